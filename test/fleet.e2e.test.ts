@@ -141,6 +141,14 @@ describe("plan and policy tests across the fleet", () => {
       ...REALMS.filter((n) => IN_STEP.has(n)).map((n) => `${n} passed`),
     ]);
     expect(html).toContain("<code>US appliance</code> (tests/cases.yaml:4): ");
+    // One environment alone: its JSON names it (a matrix job's output), its markdown says the same.
+    const one = await run(["test", "--live", "--env", "t07", "--format", "json"]);
+    expect(json(one.stdout)).toMatchObject({ environment: "t07", summary: { passed: 0, failed: 1 } });
+    const md = await run(["test", "--live", "--env", "t07", "--format", "markdown"]);
+    expect(md.stdout).toMatch(
+      /^<!-- revsync-test:t07 -->\n### revsync test in `t07`\n\n\*\*Policy tests failed\*\* against the service's policies in t07: 0 passed, 1 failed\.\n/,
+    );
+    expect(md.code).toBe(1);
   });
 });
 

@@ -4,7 +4,7 @@
  *  or that holds an environment another file holds too, is an error naming the file. */
 import { UserError } from "../errors.js";
 import type { DriftReport, Plan } from "../plan/model.js";
-import { driftOutcome, failedOutcome, FLEET_COMMANDS, planOutcome, testOutcome, type EnvOutcome, type FleetCommand, type TestReport } from "./outcome.js";
+import { driftOutcome, FLEET_COMMANDS, planOutcome, testOutcome, type EnvOutcome, type FleetCommand, type TestReport } from "./outcome.js";
 
 /** One file's JSON: `source` is how the summary names it. */
 export interface Output {
@@ -63,7 +63,7 @@ function failedOf(raw: Json, source: string, command: FleetCommand | undefined):
   if (typeof error.message !== "string") throw notOutput(source, "its error has no message");
   if (!command) throw notOutput(source, "its error does not say which command failed (no command: made by an older revsync?)");
   const environment = typeof raw.environment === "string" ? raw.environment : null;
-  return { ...failedOutcome(environment, command, undefined), error };
+  return { environment, command, status: "failed", error };
 }
 
 const text = (v: unknown): boolean => typeof v === "string";
@@ -111,7 +111,9 @@ export function mergeOutcomes(lists: readonly EnvOutcome[][], expected?: readonl
   if (!expected) return all;
   const commands = [...new Set(all.map((o) => o.command))];
   const missing = (name: string, command: FleetCommand): EnvOutcome => ({
-    ...failedOutcome(name, command, undefined),
+    environment: name,
+    command,
+    status: "failed",
     error: {
       kind: "missing",
       message: `no output of revsync ${command} for this environment among the files given: its job did not run, or failed before revsync wrote its JSON`,
