@@ -3703,12 +3703,12 @@ function referenced(text3, ref) {
   return BLOCK_START.test(safe) ? `&#${safe.charCodeAt(0)};${safe.slice(1)}` : safe;
 }
 function markdownCode(text3, where2 = {}) {
-  const shown = terminalText(text3);
-  if (shown === "" || where2.cell && shown.includes("\\|")) return htmlCode(text3);
-  const longest = Math.max(0, ...[...shown.matchAll(/`+/g)].map((m) => m[0].length));
+  const shown2 = terminalText(text3);
+  if (shown2 === "" || where2.cell && shown2.includes("\\|")) return htmlCode(text3);
+  const longest = Math.max(0, ...[...shown2.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = "`".repeat(longest + 1);
-  const pad = /^[` ]|[` ]$/.test(shown) && !/^ +$/.test(shown) ? " " : "";
-  return `${fence}${pad}${where2.cell ? shown.replace(/\|/g, "\\|") : shown}${pad}${fence}`;
+  const pad = /^[` ]|[` ]$/.test(shown2) && !/^ +$/.test(shown2) ? " " : "";
+  return `${fence}${pad}${where2.cell ? shown2.replace(/\|/g, "\\|") : shown2}${pad}${fence}`;
 }
 function mermaidLabel(text3, max) {
   const t = [...text3].map((c) => /["'[\]`\\]/.test(c) ? "'" : /[\p{L}\p{M}\p{N}\p{Sc} .,:!?/()+%*=@-]/u.test(c) ? c : "_");
@@ -3956,10 +3956,10 @@ var init_output = __esm({
        *  secrets blanked out wherever it goes, control characters shown as text on a terminal, the data's
        *  own bytes to a pipe or a file. */
       raw(data) {
-        const shown = dataOutput(data, (t) => this.redactor.redact(t), !!this.stdout.isTTY);
-        if (shown.redacted && this.once("data-redacted"))
+        const shown2 = dataOutput(data, (t) => this.redactor.redact(t), !!this.stdout.isTTY);
+        if (shown2.redacted && this.once("data-redacted"))
           this.warn("a secret of revsync's sign-in was blanked out of the data printed (the service's data holds it); --output FILE writes the data whole");
-        this.stdout.write(shown.data);
+        this.stdout.write(shown2.data);
       }
       info(text3) {
         if (!this.opts.quiet) this.stderr.write(this.terminal(`${text3}
@@ -15997,7 +15997,7 @@ function credentialsFromEnv(env2, target) {
   const missing2 = names.filter((n) => !env2[n]);
   if (missing2.length) {
     throw new UserError(
-      `no credentials: set ${missing2.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token)`,
+      `no credentials: set ${missing2.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token), or sign in through a browser with revsync login`,
       isLocal(target?.baseUrl) && target?.realm === "demo" ? "for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password" : "the tenant's onboarding gives them (client id, client secret, user name, password); in CI, keep them in the CI's secret store"
     );
   }
@@ -16040,17 +16040,23 @@ function approverNamed(env2) {
   return { configured: false, user: null };
 }
 function tokenUser(token) {
-  const part = token.split(".")[1];
-  if (token.split(".").length !== 3 || !part) return void 0;
-  try {
-    const claims = JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
-    for (const k of ["preferred_username", "sub"]) {
-      const v = claims?.[k];
-      if (typeof v === "string" && v.trim() !== "") return v;
-    }
-  } catch {
+  const claims = tokenClaims(token);
+  for (const k of ["preferred_username", "sub"]) {
+    const v = claims?.[k];
+    if (typeof v === "string" && v.trim() !== "") return v;
   }
   return void 0;
+}
+function tokenClaims(token) {
+  const parts = token.split(".");
+  const part = parts[1];
+  if (parts.length !== 3 || !part) return void 0;
+  try {
+    const claims = JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
+    return claims && typeof claims === "object" && !Array.isArray(claims) ? claims : void 0;
+  } catch {
+    return void 0;
+  }
 }
 var SECRET_VARIABLES, SIGN_IN_VARIABLES, APPROVER_FIX, TokenManager;
 var init_auth = __esm({
@@ -16112,6 +16118,18 @@ var init_auth = __esm({
       usernameFrom;
       get isStatic() {
         return this.creds.kind === "token";
+      }
+      /** The token of `revsync login` this sign-in sends, when it is one. */
+      get login() {
+        return this.creds.kind === "token" ? this.creds.login : void 0;
+      }
+      /** Why a token of `revsync login` may not be sent any more (it has lived its lifetime), in words;
+       *  undefined while it lives, and for any other sign-in. Such a token is never renewed, nor replaced
+       *  by other credentials: the person signs in again. */
+      loginEnded() {
+        const login = this.login;
+        if (!login || this.clock.now() < login.expiresAt) return void 0;
+        return `the sign-in of revsync login${this.username ? ` (${this.username})` : ""} ended at ${new Date(login.expiresAt).toISOString()}: its token lives only as long as the service gave it`;
       }
       async token() {
         if (this.creds.kind === "token") return this.creds.token;
@@ -16225,8 +16243,8 @@ function exactness(literal) {
     return { exact: false, why: beyond(t, readsAs(t)) };
   }
   const n = Number(`${d.digits}e${d.exp}`);
-  const back = Number.isFinite(n) && n !== 0 ? decimalOf(String(n)) : void 0;
-  if (back && back.digits === d.digits && back.exp === d.exp) return { exact: true };
+  const back2 = Number.isFinite(n) && n !== 0 ? decimalOf(String(n)) : void 0;
+  if (back2 && back2.digits === d.digits && back2.exp === d.exp) return { exact: true };
   if (n === 0) return { exact: false, why: `${t} is too close to 0 for a double: it would be read as 0` };
   return { exact: false, why: `${t} has more significant digits than a double keeps: it would be read as ${readsAs(t)}` };
 }
@@ -16695,7 +16713,7 @@ var init_line = __esm({
     isNumeric = isNumber;
     lineCurrency = (line) => text(line.currency_code) || text(line.transaction_currency);
     NUMBER_FIELDS = ["order_quantity", "unit_list_price", "unit_sell_price", "total_list_price", "total_sell_price"];
-    negative = (shown) => `${shown} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
+    negative = (shown2) => `${shown2} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
   }
 });
 
@@ -17919,8 +17937,8 @@ function allocationImpact(contracts, before, after, readRule) {
       const shift = lb.allocated === null || la.allocated === null ? null : Math.round((la.allocated - lb.allocated) * 100) / 100;
       return { id: l.id, before: side(lb), after: side(la), shift };
     });
-    const same = b.status === a.status && lines.every((l) => l.before.allocated === l.after.allocated);
-    if (same) continue;
+    const same2 = b.status === a.status && lines.every((l) => l.before.allocated === l.after.allocated);
+    if (same2) continue;
     const known = b.status !== "cannot allocate" && a.status !== "cannot allocate";
     const moved = known ? Math.round(lines.reduce((s, l) => s + Math.max(0, l.shift ?? 0), 0) * 100) / 100 : null;
     const why = [
@@ -18014,13 +18032,13 @@ function fitPieces(pieces, budget, leftOut) {
   if (all2 <= budget) return { text: pieces.join(""), shown: pieces.length };
   const room = budget - leftOut(pieces.length).length;
   let used = 0;
-  let shown = 0;
+  let shown2 = 0;
   for (const p of pieces) {
     if (used + p.length > room) break;
     used += p.length;
-    shown++;
+    shown2++;
   }
-  return { text: pieces.slice(0, shown).join("") + leftOut(pieces.length - shown), shown };
+  return { text: pieces.slice(0, shown2).join("") + leftOut(pieces.length - shown2), shown: shown2 };
 }
 function fitTiers(t, budget, between, leftOut) {
   const n = t.full.length;
@@ -18039,8 +18057,8 @@ function fitTiers(t, budget, between, leftOut) {
     if (best >= 0) return { full: best, rest, listed: n, text: t.full.slice(0, best).join("") + between(rest, best) + short.slice(best).join("") };
   }
   const head = between("bare", 0);
-  const { text: text3, shown } = fitPieces(t.bare, budget - head.length, leftOut);
-  return { full: 0, rest: "bare", listed: shown, text: head + text3 };
+  const { text: text3, shown: shown2 } = fitPieces(t.bare, budget - head.length, leftOut);
+  return { full: 0, rest: "bare", listed: shown2, text: head + text3 };
 }
 function nameCap(lengths, room, least, most) {
   const fits = (cap) => lengths.reduce((n, l) => n + Math.min(l, cap), 0) <= room;
@@ -18580,10 +18598,10 @@ function allocationImpactText(entries2) {
   }
   return lines.join("\n");
 }
-function movedWords(entries2, esc) {
+function movedWords(entries2, esc2) {
   const by = movedByCurrency(entries2);
   if (!by.size) return "";
-  return ` (${[...by].map(([c, v]) => `${esc(c)} ${money(v)}`).join(", ")} of revenue moves between lines)`;
+  return ` (${[...by].map(([c, v]) => `${esc2(c)} ${money(v)}`).join(", ")} of revenue moves between lines)`;
 }
 function allocationChart(e) {
   const moving = e.lines.map((l, i) => ({ l, i })).sort((a, b) => Math.abs(b.l.shift ?? 0) - Math.abs(a.l.shift ?? 0) || a.i - b.i).slice(0, CHART_LINES).sort((a, b) => a.i - b.i).map((x) => x.l);
@@ -18646,15 +18664,15 @@ function allocationImpactMarkdown(entries2, whole = WHOLE_PLAN) {
 }
 function planImpactText(impact2) {
   if (!impact2) return "";
-  const shown = [impactText(impact2.cases), allocationImpactText(impact2.allocation)].filter(Boolean);
-  if (shown.length && impact2.notes?.length) shown.push(impact2.notes.map((n) => `Note: ${terminalText(n)}`).join("\n"));
-  return shown.join("\n\n");
+  const shown2 = [impactText(impact2.cases), allocationImpactText(impact2.allocation)].filter(Boolean);
+  if (shown2.length && impact2.notes?.length) shown2.push(impact2.notes.map((n) => `Note: ${terminalText(n)}`).join("\n"));
+  return shown2.join("\n\n");
 }
 function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
   if (!impact2) return "";
-  const shown = [impactMarkdown(impact2.cases, whole), allocationImpactMarkdown(impact2.allocation, whole)].filter(Boolean);
-  if (shown.length && impact2.notes?.length)
-    shown.push(
+  const shown2 = [impactMarkdown(impact2.cases, whole), allocationImpactMarkdown(impact2.allocation, whole)].filter(Boolean);
+  if (shown2.length && impact2.notes?.length)
+    shown2.push(
       fitPieces(
         impact2.notes.map((n) => `> Note: ${markdownText(n)}
 
@@ -18664,7 +18682,7 @@ function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
 `
       ).text
     );
-  return shown.join("\n");
+  return shown2.join("\n");
 }
 var TITLE, casesChange, WHOLE_PLAN, STATUS_WORDS2, PLAIN, num, range, rule, sidePolicy, contractsMove, SHORT_STATUS, statusShift, policies, CHART_CONTRACTS, CHART_LINES;
 var init_policy_test = __esm({
@@ -18724,7 +18742,7 @@ var init_entries = __esm({
     APPLIED_ACTIONS = ["create", "update", "review", "approve"];
     isApplied = (c) => APPLIED_ACTIONS.includes(c.action);
     actionWords = (a) => a.replace(/_/g, " ");
-    keptCount = (kept) => (kept ?? []).reduce((n, k) => n + Object.keys(k.fields).length, 0);
+    keptCount = (kept2) => (kept2 ?? []).reduce((n, k) => n + Object.keys(k.fields).length, 0);
   }
 });
 
@@ -18819,8 +18837,8 @@ function modifiedWords(w, verb = "last modified") {
   return `${verb}${w.modified_by ? ` by ${w.modified_by}` : ""}${w.modified_on ? ` at ${shortIso(w.modified_on)}` : ""}`;
 }
 function whoWords(w, verb = "last changed") {
-  const words = modifiedWords(w, verb);
-  return words && ` (${words})`;
+  const words2 = modifiedWords(w, verb);
+  return words2 && ` (${words2})`;
 }
 function sameUser(a, b) {
   return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
@@ -33834,14 +33852,14 @@ function readBackReason(err) {
   if (err.status >= 200 && err.status < 300) return "the answer could not be read";
   return `the service answered ${err.status}`;
 }
-function classify(answer, req, attempt, now) {
+function classify(answer2, req, attempt, now) {
   const fail = failing(req, attempt);
-  if ("lost" in answer) return lost(answer, req, fail);
-  const { status } = answer;
-  if (answer.reauth) return fail("busy", { status, message: "the token was refused: signing in again" }, { retryable: true, outcomeUnknown: false });
+  if ("lost" in answer2) return lost(answer2, req, fail);
+  const { status } = answer2;
+  if (answer2.reauth) return fail("busy", { status, message: "the token was refused: signing in again" }, { retryable: true, outcomeUnknown: false });
   const ok = status >= 200 && status < 300;
-  if (ok && req.schema === "bytes") return { outcome: "ok", body: answer.body, unknownValues: [] };
-  const text3 = answer.body.toString("utf8");
+  if (ok && req.schema === "bytes") return { outcome: "ok", body: answer2.body, unknownValues: [] };
+  const text3 = answer2.body.toString("utf8");
   const unreadable = (message) => req.kind !== "read" ? fail("unknown", { status, message: `outcome unknown: ${message}` }, { outcomeUnknown: true }) : fail("refused", { status, message });
   if (ok && text3.trim() === "") {
     if (req.emptyOk) return { outcome: "ok", body: void 0, unknownValues: [] };
@@ -33855,7 +33873,7 @@ function classify(answer, req, attempt, now) {
   if (!ok) {
     const fallback = json || RETRY_STATUS.has(status) ? `status ${status}` : notJson;
     const message = typeof msg === "string" ? msg : problems[0]?.message ?? fallback;
-    return notOk({ status, message, problems, retryAfterMs: retryAfterMs(answer.retryAfter, now) }, req, fail);
+    return notOk({ status, message, problems, retryAfterMs: retryAfterMs(answer2.retryAfter, now) }, req, fail);
   }
   if (problems.length) return fail("refused", { status, message: typeof msg === "string" && msg ? msg : "the service reported errors", problems });
   const fn = typeof req.schema === "object" ? fileValidator(req.schema) : apiValidator(req.schema);
@@ -33888,8 +33906,8 @@ function namedAlong(body, instancePath) {
     look();
   }
   if (policy2 === void 0 && batch === void 0) return void 0;
-  const words = [policy2 !== void 0 ? `SSP policy ${JSON.stringify(policy2)}` : void 0, batch !== void 0 ? `batch ${JSON.stringify(batch)}` : void 0].filter(Boolean).join(", ");
-  return { words, ...batch !== void 0 ? { batch } : {} };
+  const words2 = [policy2 !== void 0 ? `SSP policy ${JSON.stringify(policy2)}` : void 0, batch !== void 0 ? `batch ${JSON.stringify(batch)}` : void 0].filter(Boolean).join(", ");
+  return { words: words2, ...batch !== void 0 ? { batch } : {} };
 }
 function failing(req, attempt) {
   return (outcome, err, o = {}) => {
@@ -33905,10 +33923,10 @@ function failing(req, attempt) {
     };
   };
 }
-function lost(answer, req, fail) {
-  const message = /^no (complete )?answer/.test(answer.lost) ? answer.lost : `connection failed: ${answer.lost}`;
-  if (answer.notTls) return fail("refused", { status: 0, message });
-  if (answer.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
+function lost(answer2, req, fail) {
+  const message = /^no (complete )?answer/.test(answer2.lost) ? answer2.lost : `connection failed: ${answer2.lost}`;
+  if (answer2.notTls) return fail("refused", { status: 0, message });
+  if (answer2.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
   return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: req.kind !== "read" });
 }
 function readBody(text3) {
@@ -34315,6 +34333,9 @@ function proxyEnv(e) {
   const httpsProxy = e.https_proxy || e.HTTPS_PROXY || "";
   return httpProxy || httpsProxy ? { httpProxy, httpsProxy, noProxy: e.no_proxy ?? e.NO_PROXY ?? "" } : void 0;
 }
+function realmEndpoint(authBase, realm, endpoint) {
+  return joinUrl(authBase, `/auth/realms/${encodeURIComponent(realm)}/protocol/openid-connect/${endpoint}`);
+}
 function joinUrl(base, path, query) {
   const url = new URL(base.href.replace(/\/$/, "") + path);
   for (const [k, v] of Object.entries(query ?? {})) if (v !== void 0) url.searchParams.set(k, v);
@@ -34336,8 +34357,8 @@ function connectionReason(e) {
     return `the server's TLS certificate is not trusted (${code}): check the URL's host, or give your CA bundle in NODE_EXTRA_CA_CERTS; TLS is always verified`;
   }
   if (code === "ECONNREFUSED") {
-    const refused = cause?.code === "ECONNREFUSED" ? cause : err;
-    const first = refused.address ? refused : refused.errors?.find((x) => x.address);
+    const refused2 = cause?.code === "ECONNREFUSED" ? cause : err;
+    const first = refused2.address ? refused2 : refused2.errors?.find((x) => x.address);
     const at2 = first?.address;
     const port = first?.port;
     return `connection refused${at2 ? ` by ${at2}${port ? `:${port}` : ""}` : ""}: nothing listens there; is the service (or revsync emulator) running, and is the URL right?`;
@@ -34407,7 +34428,7 @@ var init_core = __esm({
         this.base = checkUrl("base_url", opts.baseUrl);
         const authBase = checkUrl("auth_url", opts.authUrl);
         if (!opts.realm) throw new UserError("no realm: set realm in revsync.yaml or REVSYNC_REALM");
-        this.tokenUrl = joinUrl(authBase, `/auth/realms/${encodeURIComponent(opts.realm)}/protocol/openid-connect/token`);
+        this.tokenUrl = realmEndpoint(authBase, opts.realm, "token");
         this.realm = { name: opts.realm, authBase: `${authBase.origin}${authBase.pathname.replace(/\/$/, "")}` };
         this.clock = opts.clock ?? systemClock;
         this.random = opts.random ?? Math.random;
@@ -34451,11 +34472,11 @@ var init_core = __esm({
       /** Runs `fn` outside the run's time limit (--timeout bounds the time spent on the service, not the
        *  time apply's prompt waits for a person); nothing may be sent meanwhile. */
       async untimed(fn) {
-        const started = this.clock.now();
+        const started2 = this.clock.now();
         try {
           return await fn();
         } finally {
-          this.governor.excludeFromTimeLimit(this.clock.now() - started);
+          this.governor.excludeFromTimeLimit(this.clock.now() - started2);
         }
       }
       async close() {
@@ -34468,12 +34489,12 @@ var init_core = __esm({
       /** The token endpoint: safe to retry (it creates nothing the caller could duplicate). Never logs the
        *  form. Not paced by the governor: it is another host, and every request waits on it. */
       async postToken(form, user) {
-        const started = this.clock.now();
+        const started2 = this.clock.now();
         for (let attempt = 0; ; attempt++) {
-          const sent = await this.sendToken(form, user, attempt, started);
+          const sent = await this.sendToken(form, user, attempt, started2);
           if ("answer" in sent) return sent.answer;
           const delay = this.backoff(attempt, sent.wait);
-          if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started + delay > this.retry.maxTotalMs || this.clock.now() + delay >= this.governor.deadline) {
+          if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started2 + delay > this.retry.maxTotalMs || this.clock.now() + delay >= this.governor.deadline) {
             const message = `no usable answer after ${plural(attempt + 1, "attempt")} (last: ${sent.last})`;
             throw new ApiError({ method: "POST", path: "token endpoint", status: sent.status, message, retryable: true });
           }
@@ -34483,7 +34504,7 @@ var init_core = __esm({
       }
       /** One send of the token request: its answer, when it is one to act on (a token, or a refusal in its
        *  words), or why another send may do better (a retry status, its Retry-After; the connection). */
-      async sendToken(form, user, attempt, started) {
+      async sendToken(form, user, attempt, started2) {
         let status = 0;
         const t0 = this.clock.now();
         const path = new URL(this.tokenUrl).pathname;
@@ -34501,7 +34522,7 @@ var init_core = __esm({
           status = res.statusCode;
           const text3 = await res.body.text();
           this.observe("POST", path, status, t0, attempt > 0, void 0, user);
-          this.log(`POST /auth/realms/\u2026/token ${status} ${this.clock.now() - started}ms`);
+          this.log(`POST /auth/realms/\u2026/token ${status} ${this.clock.now() - started2}ms`);
           if (!RETRY_STATUS.has(status)) return { answer: this.tokenAnswer(status, text3) };
           return { status, wait: retryAfterMs(headerOf(res.headers["retry-after"]), this.clock.now()), last: `status ${status}` };
         } catch (e) {
@@ -34517,9 +34538,9 @@ var init_core = __esm({
        *  404 names the realm: no token endpoint at this path, whatever the body, means the realm is not
        *  served at this auth URL (a realm the service does not have, or the wrong auth_url). */
       tokenAnswer(status, text3) {
-        const refused = (message, hint) => new ApiError({ method: "POST", path: "token endpoint", status, message, hint });
+        const refused2 = (message, hint) => new ApiError({ method: "POST", path: "token endpoint", status, message, hint });
         if (status === 404)
-          throw refused(
+          throw refused2(
             `sign-in refused: no realm ${JSON.stringify(this.realm.name)} at ${this.realm.authBase}`,
             "check the environment's realm in revsync.yaml (or REVSYNC_REALM), and its auth_url (or REVSYNC_AUTH_URL)"
           );
@@ -34527,10 +34548,10 @@ var init_core = __esm({
         try {
           body = JSON.parse(text3);
         } catch {
-          throw refused(`answer is not JSON: ${JSON.stringify(text3.slice(0, 80))}`);
+          throw refused2(`answer is not JSON: ${JSON.stringify(text3.slice(0, 80))}`);
         }
         const fn = apiValidator("TokenResponse");
-        if (status === 200 && !fn(body)) throw refused(`unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`);
+        if (status === 200 && !fn(body)) throw refused2(`unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`);
         return { status, body };
       }
       /** What ends one request: the run's time limit, or the request's own total cap, whichever comes first.
@@ -34560,10 +34581,12 @@ var init_core = __esm({
       /** The transport: one send (plus one re-authentication after a 401, which the service did not
        *  process), and the answer as it came. Never throws for what the service answers; a failed token
        *  request is thrown (an ApiError of the token endpoint). */
-      async transport(spec, url, shown, p) {
+      async transport(spec, url, shown2, p) {
         const sends = p.sends;
         const path = `${spec.path}${spec.query ? new URL(url).search : ""}`;
         for (let reauthed = false; ; reauthed = true) {
+          const ended = this.auth.loginEnded();
+          if (ended) throw this.loginOver(spec.method, path, `not sent: ${ended}`);
           const token = await this.auth.token();
           const t0 = this.clock.now();
           const resend = reauthed || p.sends + p.throttles > 0 || !!p.reauthed;
@@ -34585,17 +34608,26 @@ var init_core = __esm({
           } catch (e) {
             const reason = this.abortReason(e, signal) ?? this.timerReason(e) ?? connectionReason(e);
             this.observe(spec.method, path, null, t0, resend, reason);
-            this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
+            this.log(`${shown2} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
             return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
           }
           const status = res.statusCode;
           this.observe(spec.method, path, status, t0, resend);
-          this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
-          const refused = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec, shown, token, reauthed, p) : void 0;
-          if (refused === "again") continue;
-          if (refused === "to the guard") return { status, body, reauth: true };
+          this.log(`${shown2} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
+          if (status === 401 && this.auth.login)
+            throw this.loginOver(spec.method, path, "the service refused the token of revsync login (it expired or was revoked); nothing was processed");
+          const refused2 = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec, shown2, token, reauthed, p) : void 0;
+          if (refused2 === "again") continue;
+          if (refused2 === "to the guard") return { status, body, reauth: true };
           return { status, retryAfter: headerOf(res.headers["retry-after"]), body };
         }
+      }
+      /** A token of revsync login that may not be used any more: the request is not sent (again), and no
+       *  other credentials stand in for the person who signed in; they sign in again. A 401, as the service
+       *  answers one: nothing was processed. */
+      loginOver(method, path, message) {
+        const again = this.auth.login?.again ?? "revsync login";
+        return new ApiError({ method, path, status: 401, message, hint: `sign in again: ${again}` });
       }
       /** One HTTP request of the service's interface, as the spec says it, with the token. */
       send(spec, url, token, signal) {
@@ -34617,16 +34649,16 @@ var init_core = __esm({
       /** A 401, which the service did not process: the token is dropped, and a read is sent again at once
        *  with a new one ("again"); a write goes back to its write unit, whose guard reads again before the
        *  send after the sign-in, once per write ("to the guard"). After that, the 401 is the answer. */
-      tokenRefused(spec, shown, token, reauthed, p) {
+      tokenRefused(spec, shown2, token, reauthed, p) {
         if (spec.kind === "read" && !reauthed) {
           this.auth.invalidate(token);
-          this.log(`${shown}: token refused, signing in again`);
+          this.log(`${shown2}: token refused, signing in again`);
           return "again";
         }
         if (spec.kind !== "read" && !p.reauthed) {
           this.auth.invalidate(token);
           p.reauthed = true;
-          this.log(`${shown}: token refused; signing in again before the write's guard and its next send`);
+          this.log(`${shown2}: token refused; signing in again before the write's guard and its next send`);
           return "to the guard";
         }
         return void 0;
@@ -34638,7 +34670,7 @@ var init_core = __esm({
         return this.exchange(spec, joinUrl(this.base, spec.path, spec.query), p);
       }
       async exchange(spec, url, p) {
-        const shown = `${spec.method} ${spec.path}${spec.query ? new URL(url).search : ""}`;
+        const shown2 = `${spec.method} ${spec.path}${spec.query ? new URL(url).search : ""}`;
         let ticket;
         try {
           ticket = await this.governor.acquire();
@@ -34646,21 +34678,21 @@ var init_core = __esm({
           if (e instanceof TimeLimitReached) throw this.timeLimit(spec, p);
           throw e;
         }
-        let answer;
+        let answer2;
         try {
-          answer = await this.transport(spec, url, shown, p);
+          answer2 = await this.transport(spec, url, shown2, p);
         } catch (e) {
           this.governor.settle(ticket, { kind: "no-answer" });
           throw e;
         }
-        const verdict = classify(answer, spec, p, this.clock.now());
+        const verdict = classify(answer2, spec, p, this.clock.now());
         if (verdict.outcome === "ok") {
           this.governor.settle(ticket, { kind: "accepted" });
-          for (const u of verdict.unknownValues) this.onUnknownValue(u, shown);
+          for (const u of verdict.unknownValues) this.onUnknownValue(u, shown2);
         } else {
           this.governor.settle(
             ticket,
-            verdict.throttled ? { kind: "turned-away", retryAfterMs: verdict.waitMs } : "lost" in answer ? { kind: "no-answer" } : { kind: "accepted" }
+            verdict.throttled ? { kind: "turned-away", retryAfterMs: verdict.waitMs } : "lost" in answer2 ? { kind: "no-answer" } : { kind: "accepted" }
           );
           if (verdict.outcomeUnknown) p.mayHaveLanded = true;
           p.last = verdict.err;
@@ -34854,9 +34886,9 @@ var init_write = __esm({
       /** A guard's blocked words, true of this write: "nothing was sent for it" only while no send of it went
        *  out; after one did (a 412 sent it back to the guard, a 429 or 503 turned it away, a read-back found
        *  it had not landed), what the service answered it. */
-      afterSends(words) {
+      afterSends(words2) {
         const sent = this.sent;
-        return sent ? words.replace(NOTHING_SENT_FOR_IT, notSentSince(sent)) : words;
+        return sent ? words2.replace(NOTHING_SENT_FOR_IT, notSentSince(sent)) : words2;
       }
       /** The guard finds what the write asks for in the service. Before any send went out: already, nothing
        *  was sent. After a send the service refused as not made (a 412): already, someone else's, made
@@ -35096,8 +35128,8 @@ var init_resources = __esm({
             const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
             why = `read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
             const asked = action.toLowerCase().startsWith("approv") ? /^approved$/i : /^rejected$/i;
-            const shown = gone.filter((id) => asked.test(records.get(id)?.status ?? "")).length;
-            return { landed: true, result: { message: why, processed_count: shown, status: left.length ? "partial" : "no longer pending" } };
+            const shown2 = gone.filter((id) => asked.test(records.get(id)?.status ?? "")).length;
+            return { landed: true, result: { message: why, processed_count: shown2, status: left.length ? "partial" : "no longer pending" } };
           }
         });
         if (o.kind === "done") return o.result;
@@ -35626,15 +35658,15 @@ function fourEyesRefusal(facts, approverConfigured, error2) {
 }
 function approvedBy(facts, read, rule2) {
   const sentAs = facts.approved_by;
-  const shown = read?.status === "approved" ? named(read.updated_by) : null;
-  Object.assign(facts, { sent_as: sentAs, confirmed: !!shown }, shown ? { approved_by: shown } : {});
-  if (!shown) return void 0;
-  const other = (rule2.fourEyes || rule2.approverConfigured) && !!sentAs && !sameUser(shown, sentAs);
-  const did = rule2.fourEyes ? preparedBy(facts, shown) : void 0;
+  const shown2 = read?.status === "approved" ? named(read.updated_by) : null;
+  Object.assign(facts, { sent_as: sentAs, confirmed: !!shown2 }, shown2 ? { approved_by: shown2 } : {});
+  if (!shown2) return void 0;
+  const other = (rule2.fourEyes || rule2.approverConfigured) && !!sentAs && !sameUser(shown2, sentAs);
+  const did = rule2.fourEyes ? preparedBy(facts, shown2) : void 0;
   if (!other && !did) return void 0;
   facts.rule = "breached";
-  const asWho = other ? `the service shows it approved by ${shown}, not by ${sentAs}, the user it was sent as (its credentials sign in as ${shown})` : "";
-  const prepared = did ? `${shown} ${did} and the service shows it approved by ${shown}` : "";
+  const asWho = other ? `the service shows it approved by ${shown2}, not by ${sentAs}, the user it was sent as (its credentials sign in as ${shown2})` : "";
+  const prepared = did ? `${shown2} ${did} and the service shows it approved by ${shown2}` : "";
   return `approved, but four eyes is broken: ${[asWho, prepared].filter(Boolean).join("; ")}; the batch is approved in the service as it stands: have its approval reviewed there, and give REVSYNC_APPROVER_* the approver's own credentials (a token's user is what the service says, not what a variable or the token's unverified claims name)`;
 }
 function approverUnconfirmed(facts, matters) {
@@ -35642,16 +35674,16 @@ function approverUnconfirmed(facts, matters) {
   return `; who approved it is not confirmed: the service's answer, read right after the approve, names nobody (it was sent as ${facts.sent_as ?? "a user its token does not name"})`;
 }
 function foundApproved(facts, o, read, rule2) {
-  const shown = read?.status === "approved" ? named(read.updated_by) : null;
+  const shown2 = read?.status === "approved" ? named(read.updated_by) : null;
   delete facts.sent_as;
-  Object.assign(facts, { approved_by: shown, confirmed: !!shown });
-  const did = rule2.fourEyes ? preparedBy(facts, shown) : void 0;
-  const unnamed = rule2.fourEyes && !did ? unnamedWords(shown, facts.reviewed_by) : void 0;
+  Object.assign(facts, { approved_by: shown2, confirmed: !!shown2 });
+  const did = rule2.fourEyes ? preparedBy(facts, shown2) : void 0;
+  const unnamed = rule2.fourEyes && !did ? unnamedWords(shown2, facts.reviewed_by) : void 0;
   if (!did && !unnamed) return void 0;
   facts.rule = "breached";
   const sentAs = rule2.sendsAs ?? "a user its token does not name";
   const when = o.answered !== void 0 ? `first: revsync's approve, sent as ${sentAs}, was sent and the service ${refusedWords(o.answered)}, and it did not land` : o.unprocessed !== void 0 ? `while revsync's approve, sent as ${sentAs}, was answered ${o.unprocessed} and not processed` : "before revsync sent anything for it";
-  const broken = unnamed ? `already approved, but four eyes could not be shown: ${unnamed}, ${when}` : `already approved, but four eyes is broken: ${shown} ${did} and the service shows it approved by ${shown}, ${when}`;
+  const broken = unnamed ? `already approved, but four eyes could not be shown: ${unnamed}, ${when}` : `already approved, but four eyes is broken: ${shown2} ${did} and the service shows it approved by ${shown2}, ${when}`;
   return `${broken}; the batch is approved in the service as it stands: have its approval reviewed there`;
 }
 function unnamedWords(approver, reviewer) {
@@ -35661,13 +35693,13 @@ function unnamedWords(approver, reviewer) {
   return void 0;
 }
 function approveWords(facts, o, read, rule2) {
-  const refused = o.kind === "refused" ? fourEyesRefusal(facts, rule2.approverConfigured, o.error) : void 0;
-  if (refused) facts.rule = "refused";
+  const refused2 = o.kind === "refused" ? fourEyesRefusal(facts, rule2.approverConfigured, o.error) : void 0;
+  if (refused2) facts.rule = "refused";
   const landed = o.kind === "done" || o.kind === "confirmed";
   const breached = landed ? approvedBy(facts, read, rule2) : o.kind === "already" ? foundApproved(facts, o, read, rule2) : void 0;
   const matters = rule2.fourEyes || rule2.approverConfigured;
   const also = matters && landed ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})${approverUnconfirmed(facts, matters) ?? ""}` : "";
-  return { ...refused ? { failed: refused } : {}, ...breached ? { breached } : {}, ...also ? { also } : {} };
+  return { ...refused2 ? { failed: refused2 } : {}, ...breached ? { breached } : {}, ...also ? { also } : {} };
 }
 var named, approverFix;
 var init_four_eyes = __esm({
@@ -35797,7 +35829,7 @@ var init_create = __esm({
 function batchWrite(core, action, policy2, batchName, guard = async () => ({ go: {} }), seen) {
   let id = policy2.id;
   const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-  const answer = (status) => ({
+  const answer2 = (status) => ({
     compliance_id: id,
     compliance_details: [{ error: [], message: status, unique_key: policy2.name }],
     error: []
@@ -35809,10 +35841,10 @@ function batchWrite(core, action, policy2, batchName, guard = async () => ({ go:
       id = read.id ?? id;
       return ssp.batchActionRequest(action, id, batchName, read.ifMatch);
     },
-    result: (b) => b ?? answer(action === "review" ? "reviewed" : "approved"),
+    result: (b) => b ?? answer2(action === "review" ? "reviewed" : "approved"),
     readBack: async () => {
       const status = (await ssp.batch(core, policy2.name, batchName))?.status;
-      if (status && target.includes(status)) return { landed: true, status, result: answer(status) };
+      if (status && target.includes(status)) return { landed: true, status, result: answer2(status) };
       return { landed: false };
     },
     firstRefusal: async (err) => {
@@ -36016,7 +36048,7 @@ function describeValue(v) {
   return "a mapping";
 }
 function article(type) {
-  const words = {
+  const words2 = {
     boolean: "a boolean (true or false)",
     integer: "a whole number",
     number: "a number",
@@ -36025,7 +36057,7 @@ function article(type) {
     object: "a mapping",
     null: "null"
   };
-  return words[type] ?? type;
+  return words2[type] ?? type;
 }
 function closest(word, candidates2) {
   return nearest(word, candidates2, { max: 1 })[0];
@@ -43449,11 +43481,11 @@ function realOf(path, hops = 0) {
   const parent = (0, import_node_path4.dirname)(path);
   return parent === path ? path : (0, import_node_path4.join)(realOf(parent, hops + 1), (0, import_node_path4.basename)(path));
 }
-function realPathInside(folder, path, words = {}) {
-  return pathInside(folder, path, words, "write");
+function realPathInside(folder, path, words2 = {}) {
+  return pathInside(folder, path, words2, "write");
 }
-function realPathInsideToRead(folder, path, words = {}) {
-  return pathInside(folder, path, words, "read");
+function realPathInsideToRead(folder, path, words2 = {}) {
+  return pathInside(folder, path, words2, "read");
 }
 function tooLong(abs) {
   const long = abs.split(import_node_path4.sep).find((part) => Buffer.byteLength(part) > NAME_MAX);
@@ -43462,14 +43494,14 @@ function tooLong(abs) {
   if (Buffer.byteLength(abs) > PATH_MAX) return `the path is ${Buffer.byteLength(abs)} bytes, over the ${PATH_MAX} a path may have`;
   return void 0;
 }
-function pathInside(folder, path, words, action) {
-  const show8 = words.show ?? ((p) => p);
+function pathInside(folder, path, words2, action) {
+  const show8 = words2.show ?? ((p) => p);
   const not = action === "write" ? "not written" : "not read";
   const long = action === "write" ? tooLong((0, import_node_path4.resolve)(path)) : void 0;
   if (long) throw new UserError(`cannot write ${show8((0, import_node_path4.resolve)(path))}: ${long}`);
   const top = (0, import_node_path4.resolve)(folder);
   const abs = (0, import_node_path4.resolve)(path);
-  const name = words.folderName ?? show8(top);
+  const name = words2.folderName ?? show8(top);
   let root;
   let real;
   try {
@@ -43510,15 +43542,15 @@ function typeWords(st) {
 }
 function readUserFileBytes(path, maxBytes, inside) {
   const real = inside ? realPathInsideToRead(inside.folder, path, inside.words) : path;
-  const shown = inside?.words?.show?.(path) ?? path;
-  const notAFile = (st) => new FileRefused(shown, `it is ${typeWords(st)}, not a regular file`);
+  const shown2 = inside?.words?.show?.(path) ?? path;
+  const notAFile = (st) => new FileRefused(shown2, `it is ${typeWords(st)}, not a regular file`);
   const before = (0, import_node_fs3.statSync)(real);
   if (!before.isFile()) throw notAFile(before);
   const fd = (0, import_node_fs3.openSync)(real, import_node_fs3.constants.O_RDONLY | (import_node_fs3.constants.O_NONBLOCK ?? 0));
   try {
     const st = (0, import_node_fs3.fstatSync)(fd);
     if (!st.isFile()) throw notAFile(st);
-    const over = () => new FileRefused(shown, `it is over ${MiB(maxBytes)}, the most revsync reads of such a file`);
+    const over = () => new FileRefused(shown2, `it is over ${MiB(maxBytes)}, the most revsync reads of such a file`);
     if (st.size > maxBytes) throw over();
     let buf = Buffer.alloc(Math.min(maxBytes + 1, Math.max(st.size + 1, 64 * 1024)));
     let n = 0;
@@ -43547,16 +43579,16 @@ function readJsonFile(path) {
     return void 0;
   }
 }
-function writeUserFile(path, data, folder = (0, import_node_path4.dirname)(path), words = {}) {
-  const target = realPathInside(folder, path, words);
+function writeUserFile(path, data, folder = (0, import_node_path4.dirname)(path), words2 = {}) {
+  const target = realPathInside(folder, path, words2);
   try {
     writeFileAtomic(target, data);
   } catch (e) {
-    throw fileError("write", words.show ? words.show(path) : path, e);
+    throw fileError("write", words2.show ? words2.show(path) : path, e);
   }
 }
-function editUserFile(path, data, folder, words = {}) {
-  const target = realPathInside(folder, path, words);
+function editUserFile(path, data, folder, words2 = {}) {
+  const target = realPathInside(folder, path, words2);
   let mode;
   try {
     mode = (0, import_node_fs3.statSync)(target).mode & 4095;
@@ -43566,7 +43598,7 @@ function editUserFile(path, data, folder, words = {}) {
     if (mode === void 0) writeFileAtomic(target, data);
     else writeFileAtomic(target, data, mode, true);
   } catch (e) {
-    throw fileError("write", words.show ? words.show(path) : path, e);
+    throw fileError("write", words2.show ? words2.show(path) : path, e);
   }
 }
 var import_node_fs3, import_node_path4, REASONS, within, PathOutside, NAME_MAX, PATH_MAX, READ_CAPS, MiB, FileRefused, readFailure;
@@ -43612,8 +43644,8 @@ var init_user_files = __esm({
     };
     MiB = (n) => n >= 1024 * 1024 ? `${(n / 1048576).toFixed(n % 1048576 ? 1 : 0)} MiB` : `${Math.round(n / 1024)} KiB`;
     FileRefused = class extends UserError {
-      constructor(shown, why) {
-        super(`cannot read ${shown}: ${why}`);
+      constructor(shown2, why) {
+        super(`cannot read ${shown2}: ${why}`);
         this.why = why;
         this.name = "FileRefused";
       }
@@ -44348,10 +44380,10 @@ function exportHint(policy2, writes) {
 function sharedPlace(name, item, desired) {
   const n = item.hierarchy_no;
   if (item.active === false || typeof n !== "number") return "";
-  const same = desired.filter((d) => d.spec.active !== false && d.spec.hierarchy_no === n).map((d) => d.name);
-  if (!same.length) return "";
-  const first = [name, ...same].sort(byCodePoint)[0];
-  return `. It is active at hierarchy_no ${n}, the place of ${same.map((x) => JSON.stringify(x)).join(", ")} in git: the interface does not say which prices an order line first, and policy tests take ${JSON.stringify(first)} (ties go by name)`;
+  const same2 = desired.filter((d) => d.spec.active !== false && d.spec.hierarchy_no === n).map((d) => d.name);
+  if (!same2.length) return "";
+  const first = [name, ...same2].sort(byCodePoint)[0];
+  return `. It is active at hierarchy_no ${n}, the place of ${same2.map((x) => JSON.stringify(x)).join(", ")} in git: the interface does not say which prices an order line first, and policy tests take ${JSON.stringify(first)} (ties go by name)`;
 }
 function unmanagedSsp(desired, live, targets) {
   const out = [];
@@ -44460,8 +44492,8 @@ function boundChecksums(c) {
   const batch = batchPayload(c);
   if (batch) return batch.values_checksum ? [{ policy: batch.policy, batch: batch.batch, sum: batch.values_checksum }] : [];
   const policy2 = createPayload(c)?.body.compliance_name ?? "";
-  const shown = c.after?.batches ?? [];
-  return shown.map((b) => ({ policy: policy2, batch: b.batch_name, sum: b.values_checksum }));
+  const shown2 = c.after?.batches ?? [];
+  return shown2.map((b) => ({ policy: policy2, batch: b.batch_name, sum: b.values_checksum }));
 }
 var SspRun;
 var init_state = __esm({
@@ -44861,9 +44893,9 @@ function valuesText(held) {
 }
 function batchValues(f, entry, policy2, live, unique) {
   const held = live.values.get(`${policy2}/${entry.name}`);
-  const shown = held && valuesText(held);
-  if (!shown) return;
-  const text3 = shown.text;
+  const shown2 = held && valuesText(held);
+  if (!shown2) return;
+  const text3 = shown2.text;
   const file = unique(import_node_path6.posix.join(import_node_path6.posix.dirname(f.file), valuesFileFor(policy2, entry.name)));
   const problem = checkValuesText(text3, file).diagnostics[0];
   if (problem) {
@@ -44873,7 +44905,7 @@ function batchValues(f, entry, policy2, live, unique) {
     f.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: values (line ${problem.line}: ${problem.message})`);
     return;
   }
-  if (shown.split) {
+  if (shown2.split) {
     f.batchComments.push(
       ` batch ${show5(entry.name)}: the service holds two sets of values: its uploaded file differs from its own values (ssp_values, what pricing uses); the values file holds the batch's own, and plan shows the difference`
     );
@@ -46303,24 +46335,24 @@ function fourEyesLine(f, address) {
   const as = f.approver_known === false ? "the apply job's approver, not known here" : (f.approver_configured ? f.approver : f.sign_in) ?? "a user the token does not name";
   return `four eyes: ${[reviewer, uploader, creator].filter(Boolean).join(", ")}; approve as ${as}${a.blocked ? ": apply would block it" : ""}`;
 }
-function keptWords(kept) {
-  const n = keptCount(kept);
+function keptWords(kept2) {
+  const n = keptCount(kept2);
   return `${plural(n, "field")} the service holds ${n === 1 ? "is" : "are"} not in git (shown above)`;
 }
-function keptText(kept, out) {
-  if (!kept?.length) return [];
+function keptText(kept2, out) {
+  if (!kept2?.length) return [];
   return [
-    ...kept.map(
+    ...kept2.map(
       (k) => `${out.paint("dim", " i")} ${out.paint("bold", terminalText(k.address))}: kept as the service holds it, not in git: ${terminalText(keptFieldsText(k, show6))}${terminalText(whoWords(k))}`
     ),
     ""
   ];
 }
-function keptMarkdown(kept, whole) {
-  if (!kept?.length) return "";
+function keptMarkdown(kept2, whole) {
+  if (!kept2?.length) return "";
   const value2 = (v) => markdownCut(JSON.stringify(v) ?? "", LINE_REASON, (x) => markdownCode(x)).md;
   const lines = fitPieces(
-    kept.map((k) => {
+    kept2.map((k) => {
       const who = whoWords(k).trimStart();
       const fields = Object.entries(k.fields).map(([f, v]) => `${markdownCode(f)}: ${value2(v)}`);
       return `- ${markdownCut(k.address, LINE_NAME, (x) => markdownCode(x)).md}: ${fields.join(", ")}${who ? ` ${markdownText(who)}` : ""}
@@ -46370,8 +46402,8 @@ function planText(plan, out) {
   lines.push(...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes));
   return lines.join("\n");
 }
-function markdownCut(text3, max, esc = markdownText) {
-  const whole = esc(text3);
+function markdownCut(text3, max, esc2 = markdownText) {
+  const whole = esc2(text3);
   if (whole.length <= max) return { md: whole, cut: false };
   const chars = [];
   let units = 0;
@@ -46384,10 +46416,10 @@ function markdownCut(text3, max, esc = markdownText) {
   let hi = chars.length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (esc(chars.slice(0, mid).join("")).length + 1 <= max) lo = mid;
+    if (esc2(chars.slice(0, mid).join("")).length + 1 <= max) lo = mid;
     else hi = mid - 1;
   }
-  return { md: `${esc(chars.slice(0, lo).join(""))}\u2026`, cut: true };
+  return { md: `${esc2(chars.slice(0, lo).join(""))}\u2026`, cut: true };
 }
 function linesWithNames(names, room, line) {
   const around = names.reduce((n, _, i) => n + line(i, "").length, 0);
@@ -46442,13 +46474,13 @@ function changeLines(changes) {
 function changesMarkdown(changes, budget, whole, fourEyes) {
   const limit = MARKDOWN_LIMIT.toLocaleString("en");
   const line = changeLines(changes);
-  const headOf2 = (rest, shown, cut) => {
+  const headOf2 = (rest, shown2, cut) => {
     const what = rest === "line" ? "one line each" : "one line each, without their reasons";
     const said = cut ? cutWords(whole) : "";
-    return shown ? `
-#### The other ${plural(changes.length - shown, "change")}, ${what}
+    return shown2 ? `
+#### The other ${plural(changes.length - shown2, "change")}, ${what}
 
-_In full, the changes would pass the comment's ${limit} characters: the first ${shown} are in full above, every change in full is in ${whole}._${said}
+_In full, the changes would pass the comment's ${limit} characters: the first ${shown2} are in full above, every change in full is in ${whole}._${said}
 
 ` : `#### Changes, ${what}
 
@@ -46462,7 +46494,7 @@ _In full, the changes would pass the comment's ${limit} characters: each is list
     (i, name) => `- \`${SYMBOL[changes[i].action]}\` <code>${name}</code>
 `
   );
-  const between = (rest, shown) => headOf2(rest, shown, rest === "line" ? line.cut : bare.cut);
+  const between = (rest, shown2) => headOf2(rest, shown2, rest === "line" ? line.cut : bare.cut);
   const leftOut = (n) => `
 _${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._
 `;
@@ -46472,10 +46504,10 @@ function planMarkdown(plan, file) {
   const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   const notes = notesMarkdown(plan.notes, whole);
-  const kept = keptMarkdown(plan.kept_live, whole);
+  const kept2 = keptMarkdown(plan.kept_live, whole);
   if (!hasChanges(plan)) {
-    const words = plan.kept_live?.length ? `**No changes.** ${keptWords(plan.kept_live).replace("shown above", "shown below")}; in every field git sets, the service ${matchesWords(plan.notes)}.` : `**No changes.** The service ${matchesWords(plan.notes)}.`;
-    return [...head, words, "", ...kept ? [kept] : [], notes].join("\n");
+    const words2 = plan.kept_live?.length ? `**No changes.** ${keptWords(plan.kept_live).replace("shown above", "shown below")}; in every field git sets, the service ${matchesWords(plan.notes)}.` : `**No changes.** The service ${matchesWords(plan.notes)}.`;
+    return [...head, words2, "", ...kept2 ? [kept2] : [], notes].join("\n");
   }
   head.push("| Action | Count |", "|---|---|");
   for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k]} ${actionWords(k)} | ${v} |`);
@@ -46483,8 +46515,8 @@ function planMarkdown(plan, file) {
   const top = head.join("\n");
   const tail = `
 ${summaryLine(plan)}
-${kept ? `
-${kept}` : ""}${notes ? `
+${kept2 ? `
+${kept2}` : ""}${notes ? `
 ${notes}` : ""}`;
   const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
   let impact2 = planImpactMarkdown(impactOf(plan), whole);
@@ -46504,10 +46536,10 @@ function driftText(report2, out) {
   if (!report2.drift.length) {
     const ignored = report2.ignored?.length ? ` (${plural(report2.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
     const head = report2.kept_live?.length ? "No drift in the fields git sets." : report2.notes?.length ? "No drift in what the service shows." : "No drift.";
-    const kept = report2.kept_live?.length ? `; ${keptWords(report2.kept_live)}` : "";
+    const kept2 = report2.kept_live?.length ? `; ${keptWords(report2.kept_live)}` : "";
     return [
       ...keptText(report2.kept_live, out),
-      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}${kept}.`,
+      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}${kept2}.`,
       ...ignoredText(report2),
       ...noteLines(report2.notes)
     ].join("\n");
@@ -46562,10 +46594,10 @@ function driftMarkdown(report2, file) {
   const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
   const notes = notesMarkdown(report2.notes, whole);
   const ignored = ignoredMarkdown(report2, whole);
-  const kept = keptMarkdown(report2.kept_live, whole);
+  const kept2 = keptMarkdown(report2.kept_live, whole);
   if (!report2.drift.length) {
     const head = report2.kept_live?.length ? `**No drift** in the fields git sets: the service ${matchesWords(report2.notes)} in them; ${keptWords(report2.kept_live).replace("shown above", "shown below")}.` : report2.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report2.notes)}.` : "**No drift.**";
-    return [...lines, head, ...ignored ? [ignored] : [], "", ...kept ? [kept] : [], notes].join("\n");
+    return [...lines, head, ...ignored ? [ignored] : [], "", ...kept2 ? [kept2] : [], notes].join("\n");
   }
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
@@ -46576,8 +46608,8 @@ _${plural(n, "more drifted resource")} not listed: even one row each, the drift 
   const tail = `${ignored}
 
 ${driftSummaryLine(report2)}
-${kept ? `
-${kept}` : ""}${notes ? `
+${kept2 ? `
+${kept2}` : ""}${notes ? `
 ${notes}` : ""}`;
   const said = (f, cut) => f.rest === null || f.listed < report2.drift.length ? "" : `
 _With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._${cut ? cutWords(whole) : ""}
@@ -46851,8 +46883,8 @@ var init_errors2 = __esm({
           },
           records: ({ total, records }, out) => {
             if (!records.length) return out.out(NONE);
-            const shown = COLUMNS.filter((c) => c.heading);
-            out.out(table2([shown.map((c) => c.heading ?? ""), ...records.map((r) => shown.map((c) => c.get(r) ?? ""))]));
+            const shown2 = COLUMNS.filter((c) => c.heading);
+            out.out(table2([shown2.map((c) => c.heading ?? ""), ...records.map((r) => shown2.map((c) => c.get(r) ?? ""))]));
             out.out(`
 ${plural3(total, "error transaction")}.`);
           }
@@ -46888,10 +46920,10 @@ __export(evidence_exports, {
   liveWords: () => liveWords,
   verifyText: () => verifyText
 });
-function approvedWords(r, esc) {
+function approvedWords(r, esc2) {
   const how = {
     "auto-approve": "confirmed by --auto-approve",
-    prompt: `confirmed by a person answering yes at the prompt${r.service_user ? ` (signed in as ${esc(r.service_user)})` : ""}`,
+    prompt: `confirmed by a person answering yes at the prompt${r.service_user ? ` (signed in as ${esc2(r.service_user)})` : ""}`,
     declined: "declined at the prompt: nothing was applied",
     cancelled: "cancelled at the prompt (Ctrl-C or end of input): nothing was applied",
     "not asked": "not asked: nothing was to be applied"
@@ -46899,37 +46931,37 @@ function approvedWords(r, esc) {
   const ci = r.ci;
   if (!ci) return how;
   const pr = ci.pull_request !== null ? `, ${ci.provider === "gitlab" ? "merge request !" : "pull request #"}${ci.pull_request}` : "";
-  return `${how}; ${ci.provider === "gitlab" ? "GitLab CI" : "GitHub Actions"} run${ci.run_url ? ` ${esc(ci.run_url)}` : ""}${ci.actor ? ` started by ${esc(ci.actor)}` : ""}${pr}`;
+  return `${how}; ${ci.provider === "gitlab" ? "GitLab CI" : "GitHub Actions"} run${ci.run_url ? ` ${esc2(ci.run_url)}` : ""}${ci.actor ? ` started by ${esc2(ci.actor)}` : ""}${pr}`;
 }
-function gitWords(r, esc) {
-  if (!r.git.commit) return `unknown (${esc(r.git.note ?? "no commit")})`;
+function gitWords(r, esc2) {
+  if (!r.git.commit) return `unknown (${esc2(r.git.note ?? "no commit")})`;
   const tree = r.git.clean === true ? "working tree clean" : r.git.clean === false ? "working tree not clean (files changed or not tracked)" : "working tree state unknown";
   return `${r.git.commit} (${tree})`;
 }
-function notCleanWords(r, esc) {
+function notCleanWords(r, esc2) {
   const list3 = r.git.not_clean ?? [];
   if (!list3.length) return "";
   const more = (r.git.not_clean_total ?? list3.length) - list3.length;
-  const each = list3.map((p) => `${esc(p.path)} (${p.what}${p.policy ? ", a policy file" : ""})`);
+  const each = list3.map((p) => `${esc2(p.path)} (${p.what}${p.policy ? ", a policy file" : ""})`);
   return `${each.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
 }
-function peopleWords(c, esc) {
+function peopleWords(c, esc2) {
   const f = c.four_eyes;
   if (!f) return void 0;
-  const rule2 = f.rule === "blocked" ? "; blocked by revsync: it would have gone as its preparer" : f.rule === "refused" ? "; refused by the service: it went as its preparer" : f.rule === "breached" ? `; four eyes broken: the service shows it approved by ${esc(named2(f.approved_by))}${f.sent_as ? `, sent as ${esc(f.sent_as)}` : ""}` : "";
+  const rule2 = f.rule === "blocked" ? "; blocked by revsync: it would have gone as its preparer" : f.rule === "refused" ? "; refused by the service: it went as its preparer" : f.rule === "breached" ? `; four eyes broken: the service shows it approved by ${esc2(named2(f.approved_by))}${f.sent_as ? `, sent as ${esc2(f.sent_as)}` : ""}` : "";
   const landed = c.outcome === "done" || c.outcome === "confirmed" || c.outcome === "breached";
-  const uploaded2 = f.uploaded_by !== void 0 ? `, uploaded by ${esc(named2(f.uploaded_by))}` : "";
+  const uploaded2 = f.uploaded_by !== void 0 ? `, uploaded by ${esc2(named2(f.uploaded_by))}` : "";
   const unconfirmed = landed && f.confirmed === false ? " (not confirmed by the service's answer)" : "";
-  return `reviewed by ${esc(named2(f.reviewed_by))}${uploaded2}, policy created by ${esc(named2(f.policy_created_by))}, ${landed ? "approved" : "to be approved"} by ${esc(named2(f.approved_by))}${unconfirmed}${rule2}`;
+  return `reviewed by ${esc2(named2(f.reviewed_by))}${uploaded2}, policy created by ${esc2(named2(f.policy_created_by))}, ${landed ? "approved" : "to be approved"} by ${esc2(named2(f.approved_by))}${unconfirmed}${rule2}`;
 }
-function pullRequestWords(r, esc) {
+function pullRequestWords(r, esc2) {
   const pr = r.pull_request_approval;
   if (!pr) return r.ci ? "not read" : "not checked: the run was not in CI";
-  const name = pr.number === null ? "none named" : `${pr.provider === "gitlab" ? "merge request !" : "pull request #"}${esc(String(pr.number))}`;
-  const approvals2 = pr.approvals.length ? pr.approvals.map((a) => `${esc(a.user)}${a.at ? ` at ${esc(a.at)}` : ""} on ${a.commit ? esc(a.commit.slice(0, 12)) : "an unnamed commit"}`).join("; ") : "none";
-  if (!pr.author && !pr.head_commit && !pr.approvals.length) return `${name}: not read (${esc(pr.problem ?? "no answer")})`;
-  const verdict = pr.holds ? `independent approval by ${pr.independent.map(esc).join(", ")}` : `no independent approval: ${esc(pr.problem ?? "")}`;
-  return `${name} by ${esc(named2(pr.author))}, head ${esc(pr.head_commit?.slice(0, 12) ?? "unknown")}, applied ${esc(pr.applied_commit?.slice(0, 12) ?? "unknown")}; approvals: ${approvals2}; ${verdict}`;
+  const name = pr.number === null ? "none named" : `${pr.provider === "gitlab" ? "merge request !" : "pull request #"}${esc2(String(pr.number))}`;
+  const approvals2 = pr.approvals.length ? pr.approvals.map((a) => `${esc2(a.user)}${a.at ? ` at ${esc2(a.at)}` : ""} on ${a.commit ? esc2(a.commit.slice(0, 12)) : "an unnamed commit"}`).join("; ") : "none";
+  if (!pr.author && !pr.head_commit && !pr.approvals.length) return `${name}: not read (${esc2(pr.problem ?? "no answer")})`;
+  const verdict = pr.holds ? `independent approval by ${pr.independent.map(esc2).join(", ")}` : `no independent approval: ${esc2(pr.problem ?? "")}`;
+  return `${name} by ${esc2(named2(pr.author))}, head ${esc2(pr.head_commit?.slice(0, 12) ?? "unknown")}, applied ${esc2(pr.applied_commit?.slice(0, 12) ?? "unknown")}; approvals: ${approvals2}; ${verdict}`;
 }
 function fourEyesText(r) {
   if (r.four_eyes === void 0) return [];
@@ -47303,10 +47335,10 @@ var init_plan3 = __esm({
       ...planViews,
       text: async () => {
         const text3 = await planText2();
-        return (shown, out) => {
-          const { plan, file } = shown;
+        return (shown2, out) => {
+          const { plan, file } = shown2;
           out.out(`Saved plan ${file ?? ""}, made ${plan.created_at.replace(/\.\d{3}Z$/, "Z")}${plan.user ? ` as ${plan.user}` : ""}.`);
-          text3(shown, out);
+          text3(shown2, out);
         };
       }
     };
@@ -47965,6 +47997,81 @@ var init_profile = __esm({
     SSP_NULL_FIELDS = /* @__PURE__ */ new Set(["file_id", "file_name"]);
     SYMBOLS = { "greater than": ">", "less than": "<", "greater or equal": ">=", "less or equal": "<=" };
     REORDERED = /* @__PURE__ */ new Set(["(root)", "compliance_spec", "batches", "when", "data_identifiers", "records", "ssp_values"]);
+  }
+});
+
+// src/emulator/authorize.ts
+function authorize(t, method, query, form, issue) {
+  if (method !== "GET" && method !== "POST") return page(405, "Method not allowed", "Use GET (the form) or POST (its answer).");
+  if (!t) return page(404, "Realm not found", "No such realm is served here.");
+  const p = method === "GET" ? query : form;
+  const clientId = p.get("client_id") ?? "";
+  if (!clientId || t.clients[clientId] === void 0) return page(400, "Client not found", "The client id is not one of this realm's clients.");
+  const redirect = loopbackRedirect(p.get("redirect_uri"));
+  if (!redirect) return page(400, "Invalid parameter: redirect_uri", "The redirect URI must be a loopback http:// address (127.0.0.1, [::1] or localhost).");
+  if (p.get("response_type") !== "token")
+    return back(redirect, {
+      error: "unsupported_response_type",
+      error_description: "this emulator serves the implicit flow: response_type=token",
+      state: p.get("state")
+    });
+  if (method === "GET") return loginForm(t, p);
+  const user = p.get("username") ?? "";
+  const record2 = t.users[user];
+  if (!record2 || record2.password !== p.get("password")) return loginForm(t, p, "Invalid username or password.");
+  const issued = issue(user, clientId, p.get("nonce") ?? void 0);
+  return back(redirect, {
+    state: p.get("state"),
+    session_state: issued.session,
+    access_token: issued.token,
+    token_type: "Bearer",
+    expires_in: String(issued.expiresIn),
+    scope: "openid profile email"
+  });
+}
+function loopbackRedirect(text3) {
+  if (!text3) return void 0;
+  let url;
+  try {
+    url = new URL(text3);
+  } catch {
+    return void 0;
+  }
+  const loopback = url.hostname === "127.0.0.1" || url.hostname === "[::1]" || url.hostname === "localhost";
+  return url.protocol === "http:" && loopback && !url.hash && !url.username && !url.password ? url : void 0;
+}
+function back(redirect, fields) {
+  const fragment = new URLSearchParams(Object.entries(fields).filter((e) => e[1] !== null));
+  return { status: 302, html: "", location: `${redirect.href}#${fragment.toString()}` };
+}
+function loginForm(t, p, problem) {
+  const hidden2 = PARAMS.map((k) => p.get(k)).map((v, i) => v === null ? "" : `<input type="hidden" name="${PARAMS[i]}" value="${esc(v)}">`).join("\n");
+  const body = `${problem ? `<p id="input-error" role="alert">${esc(problem)}</p>
+` : ""}<form id="kc-form-login" method="post">
+${hidden2}
+<label for="username">Username or email</label> <input id="username" name="username" autocomplete="username" autofocus value="${esc(p.get("username") ?? "")}"><br>
+<label for="password">Password</label> <input id="password" name="password" type="password" autocomplete="current-password"><br>
+<button id="kc-login" type="submit">Sign In</button>
+</form>`;
+  return page(200, `Sign in to ${t.realm}`, body, true);
+}
+function page(status, title, body, raw = false) {
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head>
+<body style="font-family: sans-serif; margin: 3em"><h1>${esc(title)}</h1>
+${raw ? body : `<p>${esc(body)}</p>`}
+</body></html>
+`;
+  return { status, html };
+}
+function esc(text3) {
+  return text3.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+var PARAMS;
+var init_authorize = __esm({
+  "src/emulator/authorize.ts"() {
+    "use strict";
+    PARAMS = ["client_id", "redirect_uri", "response_type", "scope", "state", "nonce"];
   }
 });
 
@@ -48640,6 +48747,7 @@ var init_server = __esm({
     "use strict";
     import_node_crypto5 = require("node:crypto");
     import_node_http = require("node:http");
+    init_authorize();
     init_faults();
     init_profile();
     init_seed();
@@ -48771,6 +48879,8 @@ var init_server = __esm({
         return result;
       }
       route(req, url, method, path, raw, entry) {
+        const auth = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/auth$/.exec(path);
+        if (auth) return this.authorizePage(req, url, method, decodeURIComponent(auth[1] ?? ""), raw, entry);
         const token = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/token$/.exec(path);
         if (token) {
           if (method !== "POST") return new Reply(405, { error: "invalid_request", error_description: "use POST" });
@@ -48870,6 +48980,59 @@ var init_server = __esm({
         const value2 = `${kind === "access" ? "at" : "rt"}.${(0, import_node_crypto5.randomBytes)(24).toString("base64url")}`;
         this.state.tokens[value2] = { ...base, kind, expiresAt: Date.now() + ttlS * 1e3 };
         return value2;
+      }
+      /** The authorization endpoint of the implicit flow (src/emulator/authorize.ts): its pages, never
+       *  cached or framed; a sign-in names its user in the journal. */
+      authorizePage(req, url, method, realm, raw, entry) {
+        const form = method === "POST" && (req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded") ? new URLSearchParams(raw) : new URLSearchParams();
+        const page2 = authorize(this.tenant(realm), method, url.searchParams, form, (user, clientId, nonce) => {
+          entry.realm = realm;
+          entry.user = user;
+          return this.issueImplicit(`http://${req.headers.host ?? "127.0.0.1"}/auth/realms/${realm}`, realm, user, clientId, nonce);
+        });
+        const headers = {
+          "cache-control": "no-store",
+          "referrer-policy": "no-referrer",
+          "x-frame-options": "DENY",
+          "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+          ...page2.location ? { location: page2.location } : {}
+        };
+        return new Reply(page2.status, page2.html, "text/html; charset=utf-8", headers);
+      }
+      /** The key the implicit flow's tokens are signed with (HS256): the emulator's own, for this run. */
+      signingKey = (0, import_node_crypto5.randomBytes)(32);
+      /** An access token of the implicit flow: a JWT as Keycloak issues one (the user in preferred_username
+       *  and sub, the client in azp, the sign-in's nonce), bound to its realm and user as every token is. No
+       *  refresh token: the implicit flow has none. */
+      issueImplicit(issuer, realm, user, clientId, nonce) {
+        const now = Date.now();
+        for (const [k, v] of Object.entries(this.state.tokens)) if (v.expiresAt <= now) delete this.state.tokens[k];
+        const session = (0, import_node_crypto5.randomUUID)();
+        const iat = Math.floor(now / 1e3);
+        const sub = (0, import_node_crypto5.createHash)("sha256").update(`${realm}
+${user}`).digest("hex").replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, "$1-$2-$3-$4-$5");
+        const claims = {
+          exp: iat + this.accessTtlS,
+          iat,
+          auth_time: iat,
+          jti: (0, import_node_crypto5.randomUUID)(),
+          iss: issuer,
+          aud: "account",
+          sub,
+          typ: "Bearer",
+          azp: clientId,
+          ...nonce === void 0 ? {} : { nonce },
+          session_state: session,
+          sid: session,
+          scope: "openid profile email",
+          preferred_username: user
+        };
+        const part = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
+        const unsigned = `${part({ alg: "HS256", typ: "JWT", kid: "emulator" })}.${part(claims)}`;
+        const token = `${unsigned}.${(0, import_node_crypto5.createHmac)("sha256", this.signingKey).update(unsigned).digest("base64url")}`;
+        this.state.tokens[token] = { kind: "access", realm, user, clientId, session, expiresAt: now + this.accessTtlS * 1e3 };
+        this.persist();
+        return { token, expiresIn: this.accessTtlS, session };
       }
       token(realm, contentType, raw) {
         const fail = (status, error2, description) => new Reply(status, { error: error2, error_description: description });
@@ -49159,18 +49322,18 @@ function findConfig(cwd, explicit) {
 }
 function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
   const root = (0, import_node_path12.dirname)(configFile);
-  const shown = (0, import_node_path12.relative)(cwd, configFile) || configFile;
-  const docs = readYamlFile(configFile, shown, diagnostics);
+  const shown2 = (0, import_node_path12.relative)(cwd, configFile) || configFile;
+  const docs = readYamlFile(configFile, shown2, diagnostics);
   const doc = docs[0];
   if (!doc) {
-    if (!diagnostics.length) diagnostics.push({ file: shown, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
+    if (!diagnostics.length) diagnostics.push({ file: shown2, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
     return void 0;
   }
   const problems = schemaDiagnostics(doc, "revsync-config.schema.json");
   diagnostics.push(...problems);
   if (problems.length) return void 0;
   const config = doc.value;
-  const ambiguous = [...batchStatusProblems(config, doc, shown), ...connectionProblems(config, doc, shown)];
+  const ambiguous = [...batchStatusProblems(config, doc, shown2), ...connectionProblems(config, doc, shown2)];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return void 0;
   return { cwd, root, configFile, policiesDir: (0, import_node_path12.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
@@ -49345,15 +49508,15 @@ function policyDocs(repo, vars, kinds, diagnostics) {
   const known = kinds.map((k) => k.fileKind);
   const inside = readInside(repo, repo.policiesDir);
   for (const abs of listYamlFiles(repo.policiesDir)) {
-    const shown = (0, import_node_path12.relative)(repo.cwd, abs) || abs;
-    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside)) {
+    const shown2 = (0, import_node_path12.relative)(repo.cwd, abs) || abs;
+    for (const src of readYamlFile(abs, shown2, diagnostics, vars, inside)) {
       const kind = src.value?.kind;
       if (typeof kind === "string" && known.includes(kind)) {
         docs.push({ src, absFile: abs, kind });
         continue;
       }
       diagnostics.push({
-        file: shown,
+        file: shown2,
         ...at(src, "/kind"),
         severity: "error",
         message: kind === void 0 ? `missing kind: expected ${known.join(" or ")}` : kind === "SspPolicyTest" ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds ${andList(known)} files` : `kind: expected ${known.map((k) => JSON.stringify(k)).join(" or ")}, got ${JSON.stringify(kind)}`
@@ -49417,20 +49580,20 @@ var init_repo = __esm({
 });
 
 // src/config/test-files.ts
-function testCase(file, c, shown, where2) {
+function testCase(file, c, shown2, where2) {
   return {
     name: c.name,
-    file: shown,
+    file: shown2,
     ...where2,
     input: c.line,
     expect: { policy: c.expect.policy ?? null, ...c.expect.ssp !== void 0 ? { ssp: c.expect.ssp } : {} },
     ...file.date_field ? { dateField: file.date_field } : {}
   };
 }
-function contractOf(file, c, shown, where2) {
+function contractOf(file, c, shown2, where2) {
   return {
     name: c.name,
-    file: shown,
+    file: shown2,
     ...where2,
     lines: c.lines.map((l) => {
       const input = { ...l.line };
@@ -49487,7 +49650,7 @@ function contractProblems(file, c, i) {
   }
   return out;
 }
-function fastCases(abs, shown, inside) {
+function fastCases(abs, shown2, inside) {
   const text3 = plainText(abs, inside);
   const read = text3 === void 0 ? void 0 : loadPlain(text3);
   if (!read || !fileValidator("policy/ssp-policy-test.schema.json")(read.value)) return void 0;
@@ -49504,8 +49667,8 @@ function fastCases(abs, shown, inside) {
     column: list3[i]?.column ?? 1
   });
   return {
-    cases: cases.map((c, i) => testCase(file, c, shown, place(starts.cases, i))),
-    contracts: contracts.map((c, i) => contractOf(file, c, shown, place(starts.contracts, i)))
+    cases: cases.map((c, i) => testCase(file, c, shown2, place(starts.cases, i))),
+    contracts: contracts.map((c, i) => contractOf(file, c, shown2, place(starts.contracts, i)))
   };
 }
 function plainText(abs, inside) {
@@ -49560,18 +49723,18 @@ function loadTests(repo, vars) {
   if (!(0, import_node_fs8.existsSync)(dir) || !(0, import_node_fs8.statSync)(dir).isDirectory()) return { cases, contracts, diagnostics, dir, found: false };
   const inside = readInside(repo, dir);
   for (const abs of listYamlFiles(dir)) {
-    const shown = (0, import_node_path13.relative)(repo.cwd, abs) || abs;
-    const fast = fastCases(abs, shown, inside);
+    const shown2 = (0, import_node_path13.relative)(repo.cwd, abs) || abs;
+    const fast = fastCases(abs, shown2, inside);
     if (fast) {
       cases.push(...fast.cases);
       contracts.push(...fast.contracts);
       continue;
     }
-    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside)) {
+    for (const src of readYamlFile(abs, shown2, diagnostics, vars, inside)) {
       const kind = src.value?.kind;
       if (kind !== "SspPolicyTest") {
         diagnostics.push({
-          file: shown,
+          file: shown2,
           ...at(src, "/kind"),
           severity: "error",
           message: `kind: a file in ${(0, import_node_path13.relative)(repo.cwd, dir) || "."} must be an SspPolicyTest, got ${JSON.stringify(kind)}`
@@ -49584,7 +49747,7 @@ function loadTests(repo, vars) {
       const file = src.value;
       if (!file.cases && !file.contracts) {
         diagnostics.push({
-          file: shown,
+          file: shown2,
           ...at(src, ""),
           severity: "error",
           message: "a policy test file holds cases:, contracts: or both; this one holds neither"
@@ -49593,19 +49756,19 @@ function loadTests(repo, vars) {
       }
       const lineErrors = (file.cases ?? []).flatMap(
         (c, i) => lineProblems(c.line, file.date_field).map((p) => ({
-          file: shown,
+          file: shown2,
           ...at(src, `/cases/${i}/line/${pointer(p.field)}`),
           severity: "error",
           message: `cases.${i}.line.${p.field}: ${p.message}`
         }))
       );
       (file.contracts ?? []).forEach((c, i) => {
-        for (const p of contractProblems(file, c, i)) lineErrors.push({ file: shown, ...at(src, p.path), severity: "error", message: p.message });
+        for (const p of contractProblems(file, c, i)) lineErrors.push({ file: shown2, ...at(src, p.path), severity: "error", message: p.message });
       });
       diagnostics.push(...lineErrors);
       if (lineErrors.length) continue;
-      (file.cases ?? []).forEach((c, i) => cases.push(testCase(file, c, shown, at(src, `/cases/${i}`))));
-      (file.contracts ?? []).forEach((c, i) => contracts.push(contractOf(file, c, shown, at(src, `/contracts/${i}`))));
+      (file.cases ?? []).forEach((c, i) => cases.push(testCase(file, c, shown2, at(src, `/cases/${i}`))));
+      (file.contracts ?? []).forEach((c, i) => contracts.push(contractOf(file, c, shown2, at(src, `/contracts/${i}`))));
     }
   }
   return { cases, contracts, diagnostics, dir, found: true };
@@ -49668,6 +49831,215 @@ var init_validate2 = __esm({
     init_drift_ignore();
     init_test_files();
     init_repo();
+  }
+});
+
+// src/tenant.ts
+function serviceUrl(baseUrl) {
+  const text3 = baseUrl.trim();
+  let u;
+  try {
+    u = new URL(text3);
+  } catch {
+    return text3.replace(/\/+$/, "");
+  }
+  const host = LOOPBACK.test(u.hostname) || u.hostname === "[0:0:0:0:0:0:0:1]" ? "localhost" : u.hostname;
+  return `${u.protocol}//${host}${u.port ? `:${u.port}` : ""}${u.pathname.replace(/\/+$/, "")}`;
+}
+function tenantIdentity(baseUrl, realm) {
+  const url = serviceUrl(baseUrl);
+  const key3 = (0, import_node_crypto6.createHash)("sha256").update(`${url}
+${realm}`).digest("hex");
+  const label = `${url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")}/${realm}`.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").slice(0, 60).replace(/^[-.]+|[-.]+$/g, "");
+  return { url, realm, key: key3, label };
+}
+var import_node_crypto6;
+var init_tenant = __esm({
+  "src/tenant.ts"() {
+    "use strict";
+    import_node_crypto6 = require("node:crypto");
+    init_loopback();
+  }
+});
+
+// src/api/sign-in-store.ts
+function signInFolder(penv, platform = process.platform) {
+  const home = penv.HOME || penv.USERPROFILE || (0, import_node_os.homedir)();
+  if (platform === "linux") {
+    const state = penv.XDG_STATE_HOME && (0, import_node_path14.isAbsolute)(penv.XDG_STATE_HOME) ? penv.XDG_STATE_HOME : (0, import_node_path14.join)(home, ".local", "state");
+    return (0, import_node_path14.join)(state, "revsync", "sign-ins");
+  }
+  return (0, import_node_path14.join)(home, ".revsync", "sign-ins");
+}
+function signInFile(folder, target, role) {
+  const bound = [target.environment, serviceUrl(target.baseUrl), serviceUrl(target.authUrl), target.realm].join("\n");
+  const hash = (0, import_node_crypto7.createHash)("sha256").update(bound).digest("hex").slice(0, 16);
+  const name = target.environment.replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 40) || "env";
+  return (0, import_node_path14.join)(folder, `${name}.${role}.${hash}.json`);
+}
+function keepSignIn(folder, target, role, token, now) {
+  privateFolder(folder);
+  const kept2 = {
+    format_version: "1",
+    environment: target.environment,
+    base_url: target.baseUrl,
+    auth_url: target.authUrl,
+    realm: target.realm,
+    role,
+    user: token.user ?? null,
+    client_id: token.clientId,
+    signed_in_at: new Date(now).toISOString(),
+    expires_at: new Date(token.expiresAt).toISOString(),
+    access_token: token.token
+  };
+  const path = signInFile(folder, target, role);
+  writeFileAtomic(path, JSON.stringify(kept2, null, 2) + "\n", 384, true);
+  return path;
+}
+function findSignIn(folder, target, role, now, platform = process.platform) {
+  const path = signInFile(folder, target, role);
+  let stats;
+  try {
+    stats = (0, import_node_fs9.lstatSync)(path);
+  } catch {
+    return void 0;
+  }
+  const problem = platform === "win32" ? void 0 : privacyProblem(stats, 384);
+  if (problem)
+    throw new UserError(
+      `the sign-in kept at ${path} is not used: ${problem}; a token someone else may have read is no one's proof of who you are`,
+      `remove it (revsync logout --env ${target.environment}) and sign in again`
+    );
+  const kept2 = readKept(path);
+  if (!kept2 || !sameTarget(kept2, target, role)) return void 0;
+  const expiresAt = Date.parse(kept2.expires_at);
+  if (!(expiresAt > now)) {
+    (0, import_node_fs9.rmSync)(path, { force: true });
+    return { kind: "ended", expiresAt: Number.isNaN(expiresAt) ? 0 : expiresAt };
+  }
+  return { kind: "live", token: kept2.access_token, user: kept2.user ?? void 0, expiresAt, path };
+}
+function forgetSignIns(folder, target) {
+  const removed = [];
+  for (const role of ROLES) {
+    const path = signInFile(folder, target, role);
+    try {
+      (0, import_node_fs9.lstatSync)(path);
+    } catch {
+      continue;
+    }
+    (0, import_node_fs9.rmSync)(path, { force: true });
+    removed.push(role);
+  }
+  return removed;
+}
+function sweepEnded(folder, now) {
+  let names;
+  try {
+    names = (0, import_node_fs9.readdirSync)(folder).filter((n) => n.endsWith(".json"));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const kept2 = readKept((0, import_node_path14.join)(folder, name));
+    if (kept2 && !(Date.parse(kept2.expires_at) > now)) (0, import_node_fs9.rmSync)((0, import_node_path14.join)(folder, name), { force: true });
+  }
+}
+function readKept(path) {
+  try {
+    const v = JSON.parse((0, import_node_fs9.readFileSync)(path, "utf8"));
+    return v && v.format_version === "1" && typeof v.access_token === "string" && typeof v.expires_at === "string" ? v : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function sameTarget(kept2, target, role) {
+  return kept2.role === role && kept2.environment === target.environment && kept2.realm === target.realm && serviceUrl(kept2.base_url) === serviceUrl(target.baseUrl) && serviceUrl(kept2.auth_url) === serviceUrl(target.authUrl);
+}
+function privacyProblem(stats, mode) {
+  if (stats.isSymbolicLink()) return "it is a symbolic link";
+  const uid = process.getuid?.();
+  if (uid !== void 0 && stats.uid !== uid) return `it belongs to another user (uid ${stats.uid})`;
+  if (stats.mode & 63)
+    return `others may read or write it (mode ${(stats.mode & 511).toString(8).padStart(4, "0")}, not ${mode.toString(8).padStart(4, "0")})`;
+  return void 0;
+}
+function privateFolder(folder) {
+  (0, import_node_fs9.mkdirSync)(folder, { recursive: true, mode: 448 });
+  for (const dir of [(0, import_node_path14.dirname)(folder), folder]) {
+    const stats = (0, import_node_fs9.lstatSync)(dir);
+    if (stats.isSymbolicLink() || !stats.isDirectory())
+      throw new UserError(`${dir} is not a folder of its own (a link or a file): revsync keeps no token there`);
+    const uid = process.getuid?.();
+    if (uid !== void 0 && stats.uid !== uid) throw new UserError(`${dir} belongs to another user (uid ${stats.uid}): revsync keeps no token there`);
+    if (process.platform !== "win32" && stats.mode & 63) (0, import_node_fs9.chmodSync)(dir, 448);
+  }
+}
+var import_node_crypto7, import_node_fs9, import_node_os, import_node_path14, ROLES;
+var init_sign_in_store = __esm({
+  "src/api/sign-in-store.ts"() {
+    "use strict";
+    import_node_crypto7 = require("node:crypto");
+    import_node_fs9 = require("node:fs");
+    import_node_os = require("node:os");
+    import_node_path14 = require("node:path");
+    init_errors();
+    init_fs_atomic();
+    init_tenant();
+    ROLES = ["signer", "approver"];
+  }
+});
+
+// src/api/kept-credentials.ts
+function loginCommand(environment, role) {
+  return `revsync login --env ${shellQuote(environment)}${role === "approver" ? " --approver" : ""}`;
+}
+function signerCredentials(penv, target, folder, now) {
+  const found = findSignIn(folder, target, "signer", now);
+  const given = NAMING_VARIABLES.signer.filter((n) => penv[n]);
+  if (given.length) return { credentials: credentialsFromEnv(penv, target), ...passedOver(found, given, target, "signer") };
+  if (found) return { credentials: kept(found, target, "signer") };
+  return { credentials: credentialsFromEnv(penv, target) };
+}
+function approverCredentials(penv, target, folder, now) {
+  const found = findSignIn(folder, target, "approver", now);
+  const given = NAMING_VARIABLES.approver.filter((n) => penv[n]);
+  if (given.length) return { credentials: approverFromEnv(penv), ...passedOver(found, given, target, "approver") };
+  return { credentials: found ? kept(found, target, "approver") : void 0 };
+}
+function approverNamedKept(penv, target, folder, now) {
+  const named3 = approverNamed(penv);
+  if (named3.configured || NAMING_VARIABLES.approver.some((n) => penv[n])) return named3;
+  const found = findSignIn(folder, target, "approver", now);
+  return found?.kind === "live" ? { configured: true, user: found.user ?? null } : named3;
+}
+function kept(found, target, role) {
+  const again = loginCommand(target.environment, role);
+  if (found.kind === "ended")
+    throw new UserError(
+      `the sign-in of revsync login${role === "approver" ? " --approver" : ""} for environment ${JSON.stringify(target.environment)} ended at ${new Date(found.expiresAt).toISOString()} (its token lives only as long as the service gave it); nothing was sent`,
+      `sign in again: ${again}`
+    );
+  return { kind: "token", token: found.token, ...found.user ? { user: found.user } : {}, login: { expiresAt: found.expiresAt, again } };
+}
+function passedOver(found, given, target, role) {
+  if (found?.kind !== "live") return {};
+  return {
+    passedOver: `${given.join(" and ")} ${given.length > 1 ? "are" : "is"} set, so ${role === "approver" ? "the approver identity" : "this run"} signs in with ${given.length > 1 ? "them" : "it"}, not with the sign-in revsync login${role === "approver" ? " --approver" : ""} kept for environment ${JSON.stringify(target.environment)}${found.user ? ` (${found.user})` : ""}; unset ${given.length > 1 ? "them" : "it"} to use that one`
+  };
+}
+var NAMING_VARIABLES;
+var init_kept_credentials = __esm({
+  "src/api/kept-credentials.ts"() {
+    "use strict";
+    init_shell_quote();
+    init_errors();
+    init_auth();
+    init_sign_in_store();
+    NAMING_VARIABLES = {
+      signer: ["REVSYNC_TOKEN", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"],
+      approver: ["REVSYNC_APPROVER_TOKEN", "REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_PASSWORD"]
+    };
   }
 });
 
@@ -49769,11 +50141,25 @@ function refuseSecretsInNames(env2, penv) {
       );
   }
 }
+function signInTarget(env2) {
+  return { environment: env2.name, baseUrl: env2.baseUrl, authUrl: env2.authUrl, realm: env2.realm };
+}
+function signInsOf(env2, flags, out, approver) {
+  const penv = envOf(flags);
+  const folder = signInFolder(penv);
+  const signer = signerCredentials(penv, signInTarget(env2), folder, Date.now());
+  const second = approver ? approverCredentials(penv, signInTarget(env2), folder, Date.now()) : { credentials: void 0 };
+  for (const words2 of [signer.passedOver, second.passedOver]) if (words2 && out.once(words2)) out.warn(words2);
+  return { credentials: signer.credentials, ...second.credentials ? { approver: second.credentials } : {} };
+}
+function approverNamedFor(env2, flags) {
+  const penv = envOf(flags);
+  return approverNamedKept(penv, signInTarget(env2), signInFolder(penv), Date.now());
+}
 function openClient(env2, flags, out, observer, opts = {}) {
   const penv = envOf(flags);
   refuseSecretsInNames(env2, penv);
-  const credentials = credentialsFromEnv(penv, env2);
-  const approver = opts.approver ? approverFromEnv(penv) : void 0;
+  const { credentials, approver } = signInsOf(env2, flags, out, opts.approver === true);
   return new ApiCore({
     ...approver ? { approver } : {},
     baseUrl: env2.baseUrl,
@@ -49810,6 +50196,8 @@ var init_context = __esm({
     "use strict";
     init_core();
     init_auth();
+    init_kept_credentials();
+    init_sign_in_store();
     init_http();
     init_service_choices();
     init_diagnostics();
@@ -49849,12 +50237,12 @@ var init_validate3 = __esm({
 // src/repo/schemas.ts
 function schemaFiles(root) {
   return REPO_SCHEMA_FILES.map((f) => {
-    const target = (0, import_node_path14.join)(root, REPO_SCHEMAS_DIR, f);
+    const target = (0, import_node_path15.join)(root, REPO_SCHEMAS_DIR, f);
     return {
       rel: `${REPO_SCHEMAS_DIR}/${f}`,
       target,
-      text: (0, import_node_fs9.readFileSync)((0, import_node_path14.join)(schemasDir, f), "utf8"),
-      current: (0, import_node_fs9.existsSync)(target) ? (0, import_node_fs9.readFileSync)(target, "utf8") : void 0
+      text: (0, import_node_fs10.readFileSync)((0, import_node_path15.join)(schemasDir, f), "utf8"),
+      current: (0, import_node_fs10.existsSync)(target) ? (0, import_node_fs10.readFileSync)(target, "utf8") : void 0
     };
   });
 }
@@ -49871,12 +50259,12 @@ function writeRepoSchemas(root, overwrite, dryRun = false) {
   }
   return out;
 }
-var import_node_fs9, import_node_path14, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA, CONFIG_SCHEMA, REPO_SCHEMA_FILES;
+var import_node_fs10, import_node_path15, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA, CONFIG_SCHEMA, REPO_SCHEMA_FILES;
 var init_schemas = __esm({
   "src/repo/schemas.ts"() {
     "use strict";
-    import_node_fs9 = require("node:fs");
-    import_node_path14 = require("node:path");
+    import_node_fs10 = require("node:fs");
+    import_node_path15 = require("node:path");
     init_user_files();
     init_ajv();
     REPO_SCHEMAS_DIR = ".revsync/schemas";
@@ -49938,7 +50326,7 @@ function defaultPin(version2) {
       return void 0;
     }
   };
-  const clone = (0, import_node_fs10.existsSync)((0, import_node_path15.join)(OWN_ROOT, ".git"));
+  const clone = (0, import_node_fs11.existsSync)((0, import_node_path16.join)(OWN_ROOT, ".git"));
   let ref = `v${version2}`;
   if (clone && git("rev-parse", "-q", "--verify", `refs/tags/${ref}`) === void 0) ref = git("rev-parse", "HEAD") ?? ref;
   const pkg = ownPackage();
@@ -49953,7 +50341,7 @@ function pinFrom(url, ref) {
   return { spec: `${normal.replace(/#.*$/, "")}#${ref}` };
 }
 function packageJson(dir, pin) {
-  const name = (0, import_node_path15.basename)(dir).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
+  const name = (0, import_node_path16.basename)(dir).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
   return `${JSON.stringify(
     {
       name: `${name || "policy-repo"}`,
@@ -49969,8 +50357,8 @@ function packageJson(dir, pin) {
 }
 async function runInit(flags, out, args) {
   const envName = checkFlags(flags);
-  const dir = (0, import_node_path15.resolve)(out.io.cwd, args[0] ?? ".");
-  const where2 = (0, import_node_path15.relative)(out.io.cwd, dir) || ".";
+  const dir = (0, import_node_path16.resolve)(out.io.cwd, args[0] ?? ".");
+  const where2 = (0, import_node_path16.relative)(out.io.cwd, dir) || ".";
   const { existing, configText, shape } = readConfig(dir, where2, envName, flags, out);
   const found = flags.pin ? {} : defaultPin(ownPackage().version);
   const scaffold = { dir, where: where2, existing, shape, pin: flags.pin ?? found.spec ?? PLACEHOLDER, found };
@@ -49994,13 +50382,13 @@ function checkFlags(flags) {
   return envName;
 }
 function readConfig(dir, where2, envName, flags, out) {
-  const configPath = (0, import_node_path15.join)(dir, "revsync.yaml");
-  const existing = (0, import_node_fs10.existsSync)(configPath) && !flags.force ? readRepoFile(configPath) : void 0;
+  const configPath = (0, import_node_path16.join)(dir, "revsync.yaml");
+  const existing = (0, import_node_fs11.existsSync)(configPath) && !flags.force ? readRepoFile(configPath) : void 0;
   const configText = existing ?? freshConfig(envName, envName.toUpperCase().replace(/[^A-Z0-9]/g, "_"), flags);
   const shape = repoShape(configText);
   if (!shape) {
     throw new UserError(
-      `${(0, import_node_path15.relative)(out.io.cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
+      `${(0, import_node_path16.relative)(out.io.cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
       "run revsync validate to see why, or init --force to write a new revsync.yaml"
     );
   }
@@ -50014,14 +50402,14 @@ function readConfig(dir, where2, envName, flags, out) {
 function filesFor({ dir, shape, pin }, configText, flags) {
   const files = /* @__PURE__ */ new Map();
   files.set("revsync.yaml", configText);
-  const policiesDir = (0, import_node_path15.join)(dir, shape.policies);
-  if (!(0, import_node_fs10.existsSync)(policiesDir) || !(0, import_node_fs10.readdirSync)(policiesDir).length) files.set(`${shape.policies}/.gitkeep`, "");
+  const policiesDir = (0, import_node_path16.join)(dir, shape.policies);
+  if (!(0, import_node_fs11.existsSync)(policiesDir) || !(0, import_node_fs11.readdirSync)(policiesDir).length) files.set(`${shape.policies}/.gitkeep`, "");
   files.set(".gitignore", `${GITIGNORE_HEADER}
 ${GITIGNORE_LINES.join("\n")}
 `);
   files.set(".vscode/settings.json", editorSettings(shape));
   if (flags.ci || flags.pin) files.set("package.json", packageJson(dir, pin));
-  for (const [from, to] of flags.ci ? CI_FILES[flags.ci] ?? [] : []) files.set(to, adaptRecipe((0, import_node_fs10.readFileSync)((0, import_node_path15.join)(CI_DIR, from), "utf8"), shape));
+  for (const [from, to] of flags.ci ? CI_FILES[flags.ci] ?? [] : []) files.set(to, adaptRecipe((0, import_node_fs11.readFileSync)((0, import_node_path16.join)(CI_DIR, from), "utf8"), shape));
   return files;
 }
 function editorSettings(shape) {
@@ -50031,20 +50419,20 @@ function editorSettings(shape) {
 `;
 }
 function writeFiles({ dir, where: where2, pin }, files, flags, out) {
-  const words = { show: (p) => (0, import_node_path15.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where2})` };
-  for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path15.join)(dir, name), words);
+  const words2 = { show: (p) => (0, import_node_path16.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where2})` };
+  for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path16.join)(dir, name), words2);
   const outcome = { written: [], kept: [], unchanged: [] };
   for (const [name, text3] of files) {
-    const path = (0, import_node_path15.join)(dir, name);
-    const current = (0, import_node_fs10.existsSync)(path) ? readRepoFile(path) : void 0;
+    const path = (0, import_node_path16.join)(dir, name);
+    const current = (0, import_node_fs11.existsSync)(path) ? readRepoFile(path) : void 0;
     const merged = current !== void 0 && current !== text3 && !flags.force ? mergeInto(name, current, flags.pin, pin) : void 0;
     if (current === text3 || merged && merged.text === current) outcome.unchanged.push(name);
     else if (merged) {
-      writeUserFile(path, merged.text, dir, words);
+      writeUserFile(path, merged.text, dir, words2);
       outcome.written.push(merged.said);
     } else if (current !== void 0 && !flags.force) outcome.kept.push(name);
     else {
-      writeUserFile(path, text3, dir, words);
+      writeUserFile(path, text3, dir, words2);
       outcome.written.push(current === void 0 ? `wrote ${name}` : `replaced ${name}`);
     }
   }
@@ -50063,14 +50451,14 @@ function readRepoFile(path) {
 }
 function pinnedIn(dir) {
   try {
-    const pkg = JSON.parse(readRepoFile((0, import_node_path15.join)(dir, "package.json")));
+    const pkg = JSON.parse(readRepoFile((0, import_node_path16.join)(dir, "package.json")));
     return { ...pkg.dependencies, ...pkg.devDependencies }.revsync;
   } catch {
     return void 0;
   }
 }
 function installStep(dir, pinned, pin) {
-  if ((0, import_node_fs10.existsSync)((0, import_node_path15.join)(dir, "node_modules", "revsync", "package.json"))) return [];
+  if ((0, import_node_fs11.existsSync)((0, import_node_path16.join)(dir, "node_modules", "revsync", "package.json"))) return [];
   if (typeof pinned === "string" && pinned !== PLACEHOLDER)
     return ["  npm install                             # installs the revsync package.json pins; commit package-lock.json"];
   if (pinned === PLACEHOLDER) return ["  npm install                             # once devDependencies.revsync names a real pin (see above)"];
@@ -50203,13 +50591,13 @@ function freshConfig(env2, prefix, flags) {
     ""
   ].join("\n");
 }
-var import_node_child_process, import_node_fs10, import_node_path15, import_node_module4, import_node_util, import_yaml3, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
+var import_node_child_process, import_node_fs11, import_node_path16, import_node_module4, import_node_util, import_yaml3, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
 var init_init = __esm({
   "src/cli/init.ts"() {
     "use strict";
     import_node_child_process = require("node:child_process");
-    import_node_fs10 = require("node:fs");
-    import_node_path15 = require("node:path");
+    import_node_fs11 = require("node:fs");
+    import_node_path16 = require("node:path");
     import_node_module4 = require("node:module");
     import_node_util = require("node:util");
     import_yaml3 = __toESM(require_dist(), 1);
@@ -50219,8 +50607,8 @@ var init_init = __esm({
     init_ajv();
     init_user_files();
     init_shell_quote();
-    OWN_ROOT = (0, import_node_path15.join)(schemasDir, "..");
-    CI_DIR = (0, import_node_path15.join)(OWN_ROOT, "examples", "ci");
+    OWN_ROOT = (0, import_node_path16.join)(schemasDir, "..");
+    CI_DIR = (0, import_node_path16.join)(OWN_ROOT, "examples", "ci");
     CI_FILES = {
       github: [
         ["github/revsync-plan.yml", ".github/workflows/revsync-plan.yml"],
@@ -50229,7 +50617,7 @@ var init_init = __esm({
       ],
       gitlab: [["gitlab/.gitlab-ci.yml", ".gitlab-ci.yml"]]
     };
-    ownPackage = () => (0, import_node_module4.createRequire)(__revsyncModuleUrl)((0, import_node_path15.join)(OWN_ROOT, "package.json"));
+    ownPackage = () => (0, import_node_module4.createRequire)(__revsyncModuleUrl)((0, import_node_path16.join)(OWN_ROOT, "package.json"));
     isLocalSpec = (spec) => /^(git\+)?(file|link):/.test(spec) || /^(\/|\.{1,2}([/\\]|$)|~|[A-Za-z]:[/\\])/.test(spec);
     PLACEHOLDER = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
     GITIGNORE_HEADER = "# Saved plans (revsync plan --out) and what the CI recipes write (plans, their markdown, drift, policy test reports): made in CI, not committed.";
@@ -50328,11 +50716,11 @@ function entries(desired, live, targets, kinds) {
   return { changes, findings, kept: keptOf(desired, live, targets, kinds) };
 }
 function keptOf(desired, live, targets, kinds) {
-  const kept = kinds.flatMap((k) => k.kept?.(desiredOf(k, desired), liveOf(k, live), targets) ?? []);
-  return plainData(kept.sort((a, b) => byCodePoint(a.address, b.address)));
+  const kept2 = kinds.flatMap((k) => k.kept?.(desiredOf(k, desired), liveOf(k, live), targets) ?? []);
+  return plainData(kept2.sort((a, b) => byCodePoint(a.address, b.address)));
 }
 function draftPlan(desired, live, meta, kinds = KINDS) {
-  const { changes, findings, kept } = entries(desired, live, meta.targets, kinds);
+  const { changes, findings, kept: kept2 } = entries(desired, live, meta.targets, kinds);
   const rank = (c) => kindOf(kinds, c.address)?.rank?.(c) ?? 0;
   changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || rank(a) - rank(b) || byCodePoint(a.address, b.address));
   return {
@@ -50349,7 +50737,7 @@ function draftPlan(desired, live, meta, kinds = KINDS) {
     changes: plainData(changes),
     summary: summarize(ACTIONS, changes, "action"),
     notes: unknownNotes(findings.unknown),
-    ...kept.length ? { kept_live: kept } : {}
+    ...kept2.length ? { kept_live: kept2 } : {}
   };
 }
 function seal(plan) {
@@ -50474,8 +50862,8 @@ function run(args, cwd, env2) {
   });
 }
 async function gitState(root, evidenceDir, env2, policyPaths = []) {
-  const inside = (0, import_node_path16.relative)(root, evidenceDir);
-  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path16.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
+  const inside = (0, import_node_path17.relative)(root, evidenceDir);
+  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path17.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
   let status;
   try {
     status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env2);
@@ -50516,11 +50904,11 @@ async function notClean(root, found, policyPaths, env2) {
   }
   const from = realOr(root);
   const isPolicy = (p) => policyPaths.some((pp) => {
-    const rel = (0, import_node_path16.relative)(pp || ".", p);
-    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path16.isAbsolute)(rel) && POLICY_FILE.test(p);
+    const rel = (0, import_node_path17.relative)(pp || ".", p);
+    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path17.isAbsolute)(rel) && POLICY_FILE.test(p);
   });
   const all2 = found.map((f) => {
-    const path = (0, import_node_path16.relative)(from, (0, import_node_path16.join)(top, f.path)) || f.path;
+    const path = (0, import_node_path17.relative)(from, (0, import_node_path17.join)(top, f.path)) || f.path;
     return { path, what: f.what, policy: isPolicy(path) };
   }).sort((a, b) => a.policy !== b.policy ? a.policy ? -1 : 1 : a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   return { not_clean: all2.slice(0, NOT_CLEAN_LISTED), not_clean_total: all2.length };
@@ -50546,7 +50934,7 @@ async function uncommittedFiles(cwd, files, env2) {
 }
 function realOr(dir) {
   try {
-    return (0, import_node_fs11.realpathSync)(dir);
+    return (0, import_node_fs12.realpathSync)(dir);
   } catch {
     return dir;
   }
@@ -50575,7 +50963,7 @@ async function changedPolicyFiles(root, paths, cwd, env2) {
   }
   const from = realOr(cwd);
   found.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-  return { commit, files: found.map((f) => `${(0, import_node_path16.relative)(from, (0, import_node_path16.join)(top, f.path)) || f.path} (${f.what})`) };
+  return { commit, files: found.map((f) => `${(0, import_node_path17.relative)(from, (0, import_node_path17.join)(top, f.path)) || f.path} (${f.what})`) };
 }
 function ciContext(env2, readEvent = () => void 0) {
   const ctx = ciOwnContext(env2, readEvent);
@@ -50617,13 +51005,13 @@ function ciOwnContext(env2, readEvent) {
   }
   return null;
 }
-var import_node_child_process2, import_node_fs11, import_node_path16, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
+var import_node_child_process2, import_node_fs12, import_node_path17, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
 var init_context2 = __esm({
   "src/evidence/context.ts"() {
     "use strict";
     import_node_child_process2 = require("node:child_process");
-    import_node_fs11 = require("node:fs");
-    import_node_path16 = require("node:path");
+    import_node_fs12 = require("node:fs");
+    import_node_path17 = require("node:path");
     NOT_CLEAN_LISTED = 50;
     POLICY_FILE = /\.(ya?ml|csv)$/i;
     nonEmpty = (v) => v && v.trim() ? v : null;
@@ -50655,8 +51043,8 @@ async function getWhole(get, url, headers, what) {
 async function readPages(get, first, headers, what, base) {
   const items = [];
   let url = first;
-  for (let page = 0; url; page++) {
-    if (page === MAX_PAGES)
+  for (let page2 = 0; url; page2++) {
+    if (page2 === MAX_PAGES)
       throw new ForgeError(
         `${what} go on past ${MAX_PAGES} pages (${MAX_PAGES * 100} items): revsync reads no further, and what it did not read (a later review, the head commit) could change the verdict`
       );
@@ -51254,7 +51642,7 @@ function _supportsColor(haveStream, { streamIsTTY, sniffFlags = true } = {}) {
     return min;
   }
   if (import_node_process.default.platform === "win32") {
-    const osRelease = import_node_os.default.release().split(".");
+    const osRelease = import_node_os2.default.release().split(".");
     if (Number(osRelease[0]) >= 10 && Number(osRelease[2]) >= 10586) {
       return Number(osRelease[2]) >= 14931 ? 3 : 2;
     }
@@ -51313,11 +51701,11 @@ function createSupportsColor(stream, options = {}) {
   });
   return translateLevel(level);
 }
-var import_node_process, import_node_os, import_node_tty, env, flagForceColor, supportsColor, supports_color_default;
+var import_node_process, import_node_os2, import_node_tty, env, flagForceColor, supportsColor, supports_color_default;
 var init_supports_color = __esm({
   "node_modules/chalk/source/vendor/supports-color/index.js"() {
     import_node_process = __toESM(require("node:process"), 1);
-    import_node_os = __toESM(require("node:os"), 1);
+    import_node_os2 = __toESM(require("node:os"), 1);
     import_node_tty = __toESM(require("node:tty"), 1);
     ({ env } = import_node_process.default);
     if (hasFlag("no-color") || hasFlag("no-colors") || hasFlag("color=false") || hasFlag("color=never")) {
@@ -54443,7 +54831,7 @@ async function makePlan2(repo, env2, core, flags, out, opts) {
   const tests = opts.impact ? loadTests(repo, varsFor(env2, envOf(flags))) : void 0;
   const broken = tests?.diagnostics.some((d) => d.severity === "error") ?? false;
   if (tests && broken) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
-  const named3 = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamed(envOf(flags));
+  const named3 = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamedFor(env2, flags);
   const approverKnown = named3.configured || !!opts.applies || !ciOf(flags);
   const meta = {
     environment: env2.name,
@@ -54472,7 +54860,6 @@ var init_reading = __esm({
     "use strict";
     init_repo();
     init_test_files();
-    init_auth();
     init_read2();
     init_make();
     init_context();
@@ -54498,7 +54885,7 @@ async function runTest(flags, out) {
 async function testRun(flags, out, view) {
   const repo = openRepo(flags);
   const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offlineRuns(repo, flags, out, view);
-  const shownDir = (0, import_node_path17.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
+  const shownDir = (0, import_node_path18.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
   const results = runs.flatMap((r) => runCases(r.cases, r.policies));
   const contracts = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
   const source = runs.length === 1 ? runs[0]?.source ?? "" : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
@@ -54519,7 +54906,7 @@ async function testRun(flags, out, view) {
 function casesFor(repo, vars, flags, view) {
   const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
   if (diagnostics.some((d) => d.severity === "error")) {
-    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path17.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
+    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path18.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
     if (!view.reportsBrokenFiles) throw problems;
     return { cases, contracts, dir, broken: problems };
   }
@@ -54579,7 +54966,7 @@ function offlineRuns(repo, flags, out, view) {
     return { ...g, cases, contracts, label };
   });
 }
-var import_node_path17, reported, rulesOf;
+var import_node_path18, reported, rulesOf;
 var init_test = __esm({
   "src/cli/test.ts"() {
     "use strict";
@@ -54592,7 +54979,7 @@ var init_test = __esm({
     init_service_choices();
     init_view();
     init_policy_test2();
-    import_node_path17 = require("node:path");
+    import_node_path18 = require("node:path");
     init_context();
     init_reading();
     init_read2();
@@ -54773,7 +55160,7 @@ function lineOf(details, omit, mask, pseudonyms, dropped) {
 async function runTestRecord(flags, out) {
   const request2 = checkRequest(flags, out);
   const repo = openRepo(flags);
-  if ((0, import_node_fs12.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
+  if ((0, import_node_fs13.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
   const env2 = openEnv(repo, flags);
   const { records, policies: policies2 } = await readSources(env2, request2.filter, flags, out);
   const recorded = recordCases(records, order(policies2), request2, out);
@@ -54789,8 +55176,8 @@ async function runTestRecord(flags, out) {
   if (safe !== text3) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
   writeUserFile(request2.target, safe);
   const dir = testsDir(repo);
-  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path18.sep))) {
-    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path18.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
+  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path19.sep))) {
+    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path19.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
   }
   sayRecorded(records.length, request2, recorded, out);
   return 0;
@@ -54804,8 +55191,8 @@ function checkRequest(flags, out) {
   const mask = new Set(list2(flags.mask, "--mask"));
   const omit = new Set(list2(flags.omit, "--omit"));
   for (const f of mask) if (omit.has(f)) throw new UserError(`${f} is in both --mask and --omit: choose one`);
-  const target = (0, import_node_path18.resolve)(out.io.cwd, flags.out);
-  return { filter, mask, omit, target, shown: (0, import_node_path18.relative)(out.io.cwd, target) || flags.out };
+  const target = (0, import_node_path19.resolve)(out.io.cwd, flags.out);
+  return { filter, mask, omit, target, shown: (0, import_node_path19.relative)(out.io.cwd, target) || flags.out };
 }
 async function readSources(env2, filter, flags, out) {
   const core = openClient(env2, flags, out);
@@ -54895,12 +55282,12 @@ function testFileText(envName, { filter, mask, omit }, { cases, comments }) {
   return `${header.map((h) => `# ${h}`).join("\n")}
 ${doc.toString({ lineWidth: 0 })}`;
 }
-function sayRecorded(read, { mask, omit, shown }, { cases, same, withoutDocument }, out) {
+function sayRecorded(read, { mask, omit, shown: shown2 }, { cases, same: same2, withoutDocument }, out) {
   const routes = /* @__PURE__ */ new Map();
   for (const c of cases) routes.set(c.expect.policy ?? "no policy", (routes.get(c.expect.policy ?? "no policy") ?? 0) + 1);
-  const skippedNote = [same ? `${plural2(same, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
+  const skippedNote = [same2 ? `${plural2(same2, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
   out.out(
-    `Recorded ${plural2(cases.length, "case")} from ${plural2(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown}: ${[
+    `Recorded ${plural2(cases.length, "case")} from ${plural2(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown2}: ${[
       ...routes
     ].map(([p, n]) => `${n} ${p}`).join(", ")}.`
   );
@@ -54909,12 +55296,12 @@ function sayRecorded(read, { mask, omit, shown }, { cases, same, withoutDocument
     out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
   }
 }
-var import_node_fs12, import_node_path18, import_yaml5, PERSONAL, CREDENTIAL, list2, plural2;
+var import_node_fs13, import_node_path19, import_yaml5, PERSONAL, CREDENTIAL, list2, plural2;
 var init_test_record = __esm({
   "src/cli/test-record.ts"() {
     "use strict";
-    import_node_fs12 = require("node:fs");
-    import_node_path18 = require("node:path");
+    import_node_fs13 = require("node:fs");
+    import_node_path19 = require("node:path");
     import_yaml5 = __toESM(require_dist(), 1);
     init_resources();
     init_errors();
@@ -54955,7 +55342,7 @@ async function runPlan(flags, out) {
     view({ plan, file: flags.out }, out);
     noteTurnedAway(core.governor, env2, flags, out);
     if (flags.out) {
-      writeUserFile((0, import_node_path19.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
+      writeUserFile((0, import_node_path20.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
       out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${shellQuote(flags.out)}`);
     }
     const actionable = hasApplied(plan);
@@ -54973,11 +55360,11 @@ async function runPlan(flags, out) {
     await core.close();
   }
 }
-var import_node_path19;
+var import_node_path20;
 var init_plan4 = __esm({
   "src/cli/plan.ts"() {
     "use strict";
-    import_node_path19 = require("node:path");
+    import_node_path20 = require("node:path");
     init_plan2();
     init_view();
     init_plan3();
@@ -55072,14 +55459,14 @@ __export(show_exports, {
 async function runShow(flags, out, args) {
   const view = await pickView(showViews, flags.format);
   const file = args[0] ?? "";
-  view({ plan: readPlanFile((0, import_node_path20.resolve)(out.io.cwd, file), false), file }, out);
+  view({ plan: readPlanFile((0, import_node_path21.resolve)(out.io.cwd, file), false), file }, out);
   return 0;
 }
-var import_node_path20;
+var import_node_path21;
 var init_show = __esm({
   "src/cli/show.ts"() {
     "use strict";
-    import_node_path20 = require("node:path");
+    import_node_path21 = require("node:path");
     init_view();
     init_plan3();
     init_plan_file();
@@ -55413,8 +55800,8 @@ async function askYes(out, question) {
   out.io.signals.on("SIGINT", cancel);
   out.io.signals.on("SIGTERM", cancel);
   try {
-    const answer = await rl.question(question, { signal: ac.signal });
-    return answer.trim() === "yes";
+    const answer2 = await rl.question(question, { signal: ac.signal });
+    return answer2.trim() === "yes";
   } catch (e) {
     if (ac.signal.aborted) {
       out.errStream.write("\n");
@@ -55503,9 +55890,9 @@ var init_live = __esm({
 // src/evidence/store.ts
 function lastRecordOf(dir, environment) {
   const tag = `-${envSlug(environment)}-`;
-  const names = (0, import_node_fs13.readdirSync)(dir).filter((n) => n.endsWith(".json") && n.includes(tag)).sort();
+  const names = (0, import_node_fs14.readdirSync)(dir).filter((n) => n.endsWith(".json") && n.includes(tag)).sort();
   for (let i = names.length - 1; i >= 0; i--) {
-    const head = headOf((0, import_node_path21.join)(dir, names[i]), environment);
+    const head = headOf((0, import_node_path22.join)(dir, names[i]), environment);
     if (head) return head;
   }
   return void 0;
@@ -55531,9 +55918,9 @@ function recordFileName(r) {
 }
 function prepareEvidenceDir(dir) {
   try {
-    (0, import_node_fs13.mkdirSync)(dir, { recursive: true });
-    if (!(0, import_node_fs13.statSync)(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
-    (0, import_node_fs13.accessSync)(dir, import_node_fs13.constants.W_OK);
+    (0, import_node_fs14.mkdirSync)(dir, { recursive: true });
+    if (!(0, import_node_fs14.statSync)(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
+    (0, import_node_fs14.accessSync)(dir, import_node_fs14.constants.W_OK);
   } catch (e) {
     const code = e.code ?? e.message;
     throw new UserError(
@@ -55545,7 +55932,7 @@ function prepareEvidenceDir(dir) {
 function readRecords(dir) {
   let entries2;
   try {
-    entries2 = (0, import_node_fs13.readdirSync)(dir, { withFileTypes: true });
+    entries2 = (0, import_node_fs14.readdirSync)(dir, { withFileTypes: true });
   } catch (e) {
     throw new UserError(`cannot read the evidence folder ${dir}: ${e.code ?? e.message}`);
   }
@@ -55553,7 +55940,7 @@ function readRecords(dir) {
     if (e.isDirectory()) return { file: e.name, unreadable: "is a folder: an evidence folder holds records only" };
     if (!e.name.endsWith(".json"))
       return { file: e.name, unreadable: "is not an evidence record (revsync writes records as .json files): an evidence folder holds records only" };
-    return readRecord((0, import_node_path21.join)(dir, e.name), e.name);
+    return readRecord((0, import_node_path22.join)(dir, e.name), e.name);
   });
 }
 function readRecord(path, file = path) {
@@ -55582,17 +55969,17 @@ function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
   let record2 = { format_version, kind, sequence, ...rest, prev: last2?.hash ?? null, ...chain_note ? { chain_note } : {}, hash: "" };
   record2 = { ...redactJson(record2, redact), hash: "" };
   record2.hash = recordHash(record2);
-  const path = (0, import_node_path21.join)(dir, recordFileName(record2));
+  const path = (0, import_node_path22.join)(dir, recordFileName(record2));
   writeFileExclusive(path, `${JSON.stringify(record2, null, 2)}
 `);
   return { path, record: record2 };
 }
-var import_node_fs13, import_node_path21, envSlug;
+var import_node_fs14, import_node_path22, envSlug;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
-    import_node_fs13 = require("node:fs");
-    import_node_path21 = require("node:path");
+    import_node_fs14 = require("node:fs");
+    import_node_path22 = require("node:path");
     init_errors();
     init_fs_atomic();
     init_redact_json();
@@ -55608,11 +55995,11 @@ function valuesOf(c) {
   const checksum = typeof c.payload?.values_checksum === "string" ? c.payload.values_checksum : null;
   return { values: { checksum, file: c.values.file, rows: c.values.rows } };
 }
-var import_node_path22, iso3, EvidenceRecorder;
+var import_node_path23, iso3, EvidenceRecorder;
 var init_recorder = __esm({
   "src/evidence/recorder.ts"() {
     "use strict";
-    import_node_path22 = require("node:path");
+    import_node_path23 = require("node:path");
     init_run2();
     init_four_eyes2();
     init_model();
@@ -55756,7 +56143,7 @@ var init_recorder = __esm({
           if (c.source) files.add(c.source.replace(/:\d+$/, ""));
           if (c.values?.file) files.add(c.values.file);
         }
-        const read = new Set([...files].map((f) => (0, import_node_path22.relative)(this.init.repoRoot, (0, import_node_path22.resolve)(this.init.cwd, f))));
+        const read = new Set([...files].map((f) => (0, import_node_path23.relative)(this.init.repoRoot, (0, import_node_path23.resolve)(this.init.cwd, f))));
         if (git.not_clean) git = { ...git, not_clean: git.not_clean.map((p) => read.has(p.path) ? { ...p, policy: true } : p) };
         const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
         if (!outside.length) return git;
@@ -55917,34 +56304,6 @@ var init_four_eyes4 = __esm({
   }
 });
 
-// src/tenant.ts
-function serviceUrl(baseUrl) {
-  const text3 = baseUrl.trim();
-  let u;
-  try {
-    u = new URL(text3);
-  } catch {
-    return text3.replace(/\/+$/, "");
-  }
-  const host = LOOPBACK.test(u.hostname) || u.hostname === "[0:0:0:0:0:0:0:1]" ? "localhost" : u.hostname;
-  return `${u.protocol}//${host}${u.port ? `:${u.port}` : ""}${u.pathname.replace(/\/+$/, "")}`;
-}
-function tenantIdentity(baseUrl, realm) {
-  const url = serviceUrl(baseUrl);
-  const key3 = (0, import_node_crypto6.createHash)("sha256").update(`${url}
-${realm}`).digest("hex");
-  const label = `${url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")}/${realm}`.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").slice(0, 60).replace(/^[-.]+|[-.]+$/g, "");
-  return { url, realm, key: key3, label };
-}
-var import_node_crypto6;
-var init_tenant = __esm({
-  "src/tenant.ts"() {
-    "use strict";
-    import_node_crypto6 = require("node:crypto");
-    init_loopback();
-  }
-});
-
 // src/evidence/look-alike.ts
 function keys(name) {
   const seen = name.normalize("NFKC").replace(UNSEEN, "");
@@ -56075,10 +56434,10 @@ function checkRecord(s) {
   return { verified: v, placed: true };
 }
 function renamedWords(file, r) {
-  const named3 = /-([0-9a-f]{12})\.json$/.exec((0, import_node_path23.basename)(file))?.[1];
+  const named3 = /-([0-9a-f]{12})\.json$/.exec((0, import_node_path24.basename)(file))?.[1];
   const hash12 = r.hash.replace(/^sha256:/, "").slice(0, 12);
   if (named3 !== hash12) return `renamed: its file name does not end with its hash's first 12 digits (${hash12})`;
-  if ((0, import_node_path23.basename)(file) !== recordFileName(r))
+  if ((0, import_node_path24.basename)(file) !== recordFileName(r))
     return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: when it finished, its environment, its hash)`;
   return void 0;
 }
@@ -56095,11 +56454,11 @@ function checkLink(env2, list3, i, prevOf, out) {
   const sibling = prev === null ? void 0 : list3.slice(0, i).find((x) => x.hash !== cur.hash && prevOf(x) === prev);
   const parent = sibling && list3.find((x) => x.hash === prev);
   if (sibling && parent) {
-    const words = `fork: two records follow #${parent.sequence} (${parent.file}): ${sibling.file} and ${cur.file}`;
+    const words2 = `fork: two records follow #${parent.sequence} (${parent.file}): ${sibling.file} and ${cur.file}`;
     for (const forked of [v, out[sibling.index]]) {
       if (forked !== v && forked.findings.includes("forked")) continue;
       forked.findings.push("forked");
-      forked.problems.push(words);
+      forked.problems.push(words2);
     }
     return;
   }
@@ -56129,12 +56488,12 @@ function brokenLink(env2, list3, i, prev) {
   const none = cur.sequence > 1 ? missing(1, cur.sequence - 1, env2) : "";
   return ["removed", `the records before it were removed: its prev ${prev} is the hash of no record in the folder${none}`];
 }
-var import_node_path23, missing, tenantKeysOf;
+var import_node_path24, missing, tenantKeysOf;
 var init_verify = __esm({
   "src/evidence/verify.ts"() {
     "use strict";
     init_four_eyes4();
-    import_node_path23 = require("node:path");
+    import_node_path24 = require("node:path");
     init_ajv();
     init_record();
     init_store();
@@ -56153,11 +56512,11 @@ __export(evidence_exports2, {
 });
 function startEvidence(flags, repo, env2, planFile) {
   if (flags.evidence !== void 0 && !flags.evidence.trim()) throw new UserError("--evidence needs a folder");
-  const dir = flags.evidence !== void 0 ? (0, import_node_path24.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
+  const dir = flags.evidence !== void 0 ? (0, import_node_path25.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
   if (dir === void 0) return void 0;
   if (flags.evidence === void 0) {
     try {
-      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path24.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
+      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path25.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
     } catch (e) {
       throw new UserError(
         `evidence: of revsync.yaml: ${e.message}; nothing was sent`,
@@ -56174,7 +56533,7 @@ function startEvidence(flags, repo, env2, planFile) {
       repoRoot: repo.root,
       cwd: cwdOf(flags),
       env: penv,
-      policyPaths: [(0, import_node_path24.relative)(repo.root, repo.configFile), (0, import_node_path24.relative)(repo.root, repo.policiesDir) || "."],
+      policyPaths: [(0, import_node_path25.relative)(repo.root, repo.configFile), (0, import_node_path25.relative)(repo.root, repo.policiesDir) || "."],
       environment: env2.name,
       baseUrl: env2.baseUrl,
       authUrl: env2.authUrl,
@@ -56204,24 +56563,24 @@ function startEvidence(flags, repo, env2, planFile) {
 function recordsAt(target) {
   let dir = false;
   try {
-    dir = (0, import_node_fs14.statSync)(target).isDirectory();
+    dir = (0, import_node_fs15.statSync)(target).isDirectory();
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
-  const folder = dir ? target : (0, import_node_path24.dirname)(target);
+  const folder = dir ? target : (0, import_node_path25.dirname)(target);
   const all2 = readRecords(folder);
   const verdicts = new Map(verifyChain(all2).records.map((v) => [v.file, v]));
   if (dir) return { stored: all2, verdicts };
-  const own2 = all2.find((s) => s.file === (0, import_node_path24.basename)(target)) ?? readRecord(target);
+  const own2 = all2.find((s) => s.file === (0, import_node_path25.basename)(target)) ?? readRecord(target);
   const verdict = verdicts.get(own2.file);
   return { stored: [{ ...own2, file: target }], verdicts: new Map(verdict ? [[target, verdict]] : []) };
 }
 async function runEvidenceVerify(flags, out, args) {
   const view = await pickView(evidenceVerifyViews, flags.format);
-  const dir = (0, import_node_path24.resolve)(cwdOf(flags), args[0] ?? "");
+  const dir = (0, import_node_path25.resolve)(cwdOf(flags), args[0] ?? "");
   let st;
   try {
-    st = (0, import_node_fs14.statSync)(dir);
+    st = (0, import_node_fs15.statSync)(dir);
   } catch {
     throw new UserError(`cannot read the evidence folder ${dir}: no such folder`);
   }
@@ -56239,8 +56598,8 @@ async function liveFindings(flags, stored, out) {
   const repo = openRepo(flags);
   const names = [...new Set(stored.map((s) => s.record?.environment).filter((n) => !!n))];
   const env2 = openEnv(repo, flags, flags.env ?? (names.length === 1 ? names[0] : void 0));
-  const same = (r) => r.environment === env2.name && r.base_url.replace(/\/+$/, "") === env2.baseUrl.replace(/\/+$/, "") && r.realm === env2.realm;
-  const mine = stored.filter((s) => !!s.record && Array.isArray(s.record.changes) && same(s.record));
+  const same2 = (r) => r.environment === env2.name && r.base_url.replace(/\/+$/, "") === env2.baseUrl.replace(/\/+$/, "") && r.realm === env2.realm;
+  const mine = stored.filter((s) => !!s.record && Array.isArray(s.record.changes) && same2(s.record));
   const skipped = stored.length - mine.length;
   if (skipped)
     out.info(
@@ -56256,7 +56615,7 @@ async function liveFindings(flags, stored, out) {
 async function runEvidenceShow(flags, out, args) {
   const view = await pickView(evidenceShowViews, flags.format);
   const target = args[0] ?? "";
-  const path = (0, import_node_path24.isAbsolute)(target) ? target : (0, import_node_path24.resolve)(cwdOf(flags), target);
+  const path = (0, import_node_path25.isAbsolute)(target) ? target : (0, import_node_path25.resolve)(cwdOf(flags), target);
   const { stored: all2, verdicts } = recordsAt(path);
   let stored = all2;
   if (flags.env) stored = stored.filter((s) => s.record?.environment === flags.env);
@@ -56292,12 +56651,12 @@ function doubtOf(v) {
     return { tag, words: `this record was changed after it was written (${v.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs14, import_node_path24, version;
+var import_node_fs15, import_node_path25, version;
 var init_evidence3 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
-    import_node_fs14 = require("node:fs");
-    import_node_path24 = require("node:path");
+    import_node_fs15 = require("node:fs");
+    import_node_path25 = require("node:path");
     init_errors();
     init_context2();
     init_live();
@@ -56311,7 +56670,7 @@ var init_evidence3 = __esm({
     init_words();
     init_number();
     init_context();
-    version = () => JSON.parse((0, import_node_fs14.readFileSync)((0, import_node_path24.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs15.readFileSync)((0, import_node_path25.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
@@ -56325,9 +56684,9 @@ function thisProcessSpace() {
     }
   };
   return {
-    host: (0, import_node_os2.hostname)(),
-    boot_id: read(() => (0, import_node_fs15.readFileSync)("/proc/sys/kernel/random/boot_id", "utf8")),
-    pid_ns: read(() => (0, import_node_fs15.readlinkSync)("/proc/self/ns/pid"))
+    host: (0, import_node_os3.hostname)(),
+    boot_id: read(() => (0, import_node_fs16.readFileSync)("/proc/sys/kernel/random/boot_id", "utf8")),
+    pid_ns: read(() => (0, import_node_fs16.readlinkSync)("/proc/self/ns/pid"))
   };
 }
 function holderState(h, s, isRunning = running) {
@@ -56351,14 +56710,14 @@ function holderOf(s) {
     revsync_version: s.revsync_version
   };
 }
-var import_node_crypto7, import_node_fs15, import_node_os2, import_node_path25, running, LocalLock;
+var import_node_crypto8, import_node_fs16, import_node_os3, import_node_path26, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
-    import_node_crypto7 = require("node:crypto");
-    import_node_fs15 = require("node:fs");
-    import_node_os2 = require("node:os");
-    import_node_path25 = require("node:path");
+    import_node_crypto8 = require("node:crypto");
+    import_node_fs16 = require("node:fs");
+    import_node_os3 = require("node:os");
+    import_node_path26 = require("node:path");
     init_tenant();
     init_user_files();
     init_lock();
@@ -56376,9 +56735,9 @@ var init_local_lock = __esm({
         this.space = space;
         this.isRunning = isRunning;
         const tenant = tenantIdentity(service.baseUrl, service.realm);
-        const name = earlier ? (0, import_node_crypto7.createHash)("sha256").update(`${service.baseUrl}
+        const name = earlier ? (0, import_node_crypto8.createHash)("sha256").update(`${service.baseUrl}
 ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.slice(0, 32)}`;
-        this.path = (0, import_node_path25.join)(dir, `${name}.json`);
+        this.path = (0, import_node_path26.join)(dir, `${name}.json`);
         this.where = `file ${this.path} of this machine`;
       }
       dir;
@@ -56424,20 +56783,20 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
       place(record2) {
         const tmp = `${this.path}.${record2.id}.tmp`;
         try {
-          (0, import_node_fs15.mkdirSync)(this.dir, { recursive: true });
+          (0, import_node_fs16.mkdirSync)(this.dir, { recursive: true });
           try {
-            (0, import_node_fs15.chmodSync)(this.dir, 1023);
+            (0, import_node_fs16.chmodSync)(this.dir, 1023);
           } catch {
           }
-          (0, import_node_fs15.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
-          (0, import_node_fs15.linkSync)(tmp, this.path);
+          (0, import_node_fs16.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
+          (0, import_node_fs16.linkSync)(tmp, this.path);
           return true;
         } catch (e) {
           if (e.code === "EEXIST") return false;
           throw new LockUnavailable(`cannot take the lock ${this.path}: ${e.message}`);
         } finally {
           try {
-            (0, import_node_fs15.unlinkSync)(tmp);
+            (0, import_node_fs16.unlinkSync)(tmp);
           } catch {
           }
         }
@@ -56446,23 +56805,23 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
       removeGone(h) {
         const guard = `${this.path}.takeover`;
         try {
-          (0, import_node_fs15.mkdirSync)(guard);
+          (0, import_node_fs16.mkdirSync)(guard);
         } catch (e) {
           if (e.code !== "EEXIST") throw new LockUnavailable(`cannot take over the lock ${this.path}: ${e.message}`);
           try {
-            if (Date.now() - (0, import_node_fs15.statSync)(guard).mtimeMs > 1e4) (0, import_node_fs15.rmdirSync)(guard);
+            if (Date.now() - (0, import_node_fs16.statSync)(guard).mtimeMs > 1e4) (0, import_node_fs16.rmdirSync)(guard);
           } catch {
           }
           return;
         }
         try {
-          if (this.read()?.id === h.id) (0, import_node_fs15.unlinkSync)(this.path);
+          if (this.read()?.id === h.id) (0, import_node_fs16.unlinkSync)(this.path);
         } finally {
-          (0, import_node_fs15.rmdirSync)(guard);
+          (0, import_node_fs16.rmdirSync)(guard);
         }
       }
       async take(request2) {
-        const id = (0, import_node_crypto7.randomBytes)(20).toString("hex");
+        const id = (0, import_node_crypto8.randomBytes)(20).toString("hex");
         const record2 = { id, ...request2, boot_id: this.space.boot_id, pid_ns: this.space.pid_ns };
         let tookOver;
         for (let attempt = 0; attempt < 3; attempt++) {
@@ -56486,7 +56845,7 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
         if (!h) return "free";
         if (h.id !== id) return { other: holderOf(h) };
         try {
-          (0, import_node_fs15.unlinkSync)(this.path);
+          (0, import_node_fs16.unlinkSync)(this.path);
         } catch (e) {
           if (e.code === "ENOENT") return "free";
           throw new LockUnavailable(`cannot release the lock ${this.path}: ${e.message}`);
@@ -56527,13 +56886,13 @@ function parseRecord(id, message, environment) {
     revsync_version: text3(r.revsync_version) ?? "(unknown)"
   };
 }
-var import_node_child_process3, import_node_crypto8, import_node_os3, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
+var import_node_child_process3, import_node_crypto9, import_node_os4, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
 var init_git_lock = __esm({
   "src/lock/git-lock.ts"() {
     "use strict";
     import_node_child_process3 = require("node:child_process");
-    import_node_crypto8 = require("node:crypto");
-    import_node_os3 = require("node:os");
+    import_node_crypto9 = require("node:crypto");
+    import_node_os4 = require("node:os");
     init_local_lock();
     init_lock();
     EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -56562,7 +56921,7 @@ var init_git_lock = __esm({
         return this.holder();
       }
       state(h) {
-        return h.host === (0, import_node_os3.hostname)() ? holderState(h, thisProcessSpace()) : "unknown";
+        return h.host === (0, import_node_os4.hostname)() ? holderState(h, thisProcessSpace()) : "unknown";
       }
       git(args, extraEnv = {}) {
         return new Promise((resolve17, reject) => {
@@ -56644,7 +57003,7 @@ ${JSON.stringify(request2)}
         }
       }
       async holder() {
-        const seen = `refs/revsync/seen/${process.pid}-${(0, import_node_crypto8.randomBytes)(4).toString("hex")}`;
+        const seen = `refs/revsync/seen/${process.pid}-${(0, import_node_crypto9.randomBytes)(4).toString("hex")}`;
         const fetch = await this.git([
           "-c",
           "gc.auto=0",
@@ -56700,8 +57059,8 @@ function lockBackend(repo, env2, flags) {
     const git = { cwd: repo.root, remote: setting.remote, environment: env2.name, env: penv };
     return new RenamedLock(new GitLock({ ...git, ref: tenantLockRef(tenantIdentity(env2.baseUrl, env2.realm)) }), new GitLock(git));
   }
-  const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os4.tmpdir)();
-  const dir = (0, import_node_path26.join)((0, import_node_path26.resolve)(tmp), "revsync-locks");
+  const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os5.tmpdir)();
+  const dir = (0, import_node_path27.join)((0, import_node_path27.resolve)(tmp), "revsync-locks");
   const service = { baseUrl: env2.baseUrl, realm: env2.realm };
   return new RenamedLock(new LocalLock(dir, service), new LocalLock(dir, service, void 0, void 0, true));
 }
@@ -56710,7 +57069,7 @@ function runner(penv) {
   let user = ci?.actor ?? null;
   if (!user) {
     try {
-      user = (0, import_node_os4.userInfo)().username || null;
+      user = (0, import_node_os5.userInfo)().username || null;
     } catch {
       user = penv.USER ?? penv.USERNAME ?? null;
     }
@@ -56738,7 +57097,7 @@ async function takeEnvLock(backend, env2, run2) {
       environment: env2.name,
       ...runner(penv),
       service_user: run2.serviceUser,
-      host: (0, import_node_os4.hostname)(),
+      host: (0, import_node_os5.hostname)(),
       pid: process.pid,
       since: (/* @__PURE__ */ new Date()).toISOString(),
       plan_checksum: run2.planChecksum,
@@ -56830,24 +57189,24 @@ async function runUnlock(flags, out, args) {
     out.info(`Environment ${JSON.stringify(env2.name)} is not locked (${await where(backend)}): nothing to release.`);
     return 0;
   }
-  const words = (h) => holderWords(h, Date.now(), env2.name);
+  const words2 = (h) => holderWords(h, Date.now(), env2.name);
   if (!(id === holder.id || id.length >= 7 && holder.id.startsWith(id))) {
     throw new UserError(
-      `the lock of environment ${JSON.stringify(env2.name)} is ${holder.id}, not ${JSON.stringify(id)}: held by ${words(holder)}; nothing was released`,
+      `the lock of environment ${JSON.stringify(env2.name)} is ${holder.id}, not ${JSON.stringify(id)}: held by ${words2(holder)}; nothing was released`,
       "check revsync lock status: another apply may have taken the lock since"
     );
   }
   if (!await mayRelease(flags, out, env2.name, holder, backend.state(holder))) return 1;
   const r = await backend.release(holder.id);
   if (r === "released") {
-    out.out(`Released the lock ${holder.id} of environment ${JSON.stringify(env2.name)}, held by ${words(holder)}.`);
+    out.out(`Released the lock ${holder.id} of environment ${JSON.stringify(env2.name)}, held by ${words2(holder)}.`);
     return 0;
   }
   if (r === "free") {
     out.info(`Environment ${JSON.stringify(env2.name)} is not locked any more: nothing to release.`);
     return 0;
   }
-  throw new UserError(`the lock of environment ${JSON.stringify(env2.name)} changed hands meanwhile: ${words(r.other)}; nothing was released`);
+  throw new UserError(`the lock of environment ${JSON.stringify(env2.name)} changed hands meanwhile: ${words2(r.other)}; nothing was released`);
 }
 async function mayRelease(flags, out, environment, holder, state) {
   const env2 = JSON.stringify(environment);
@@ -56871,13 +57230,13 @@ async function mayRelease(flags, out, environment, holder, state) {
   if (!yes) out.error("unlock cancelled: nothing was released");
   return yes;
 }
-var import_node_fs16, import_node_os4, import_node_path26, revsyncVersion, where;
+var import_node_fs17, import_node_os5, import_node_path27, revsyncVersion, where;
 var init_lock3 = __esm({
   "src/cli/lock.ts"() {
     "use strict";
-    import_node_fs16 = require("node:fs");
-    import_node_os4 = require("node:os");
-    import_node_path26 = require("node:path");
+    import_node_fs17 = require("node:fs");
+    import_node_os5 = require("node:os");
+    import_node_path27 = require("node:path");
     init_duration();
     init_errors();
     init_context2();
@@ -56890,7 +57249,7 @@ var init_lock3 = __esm({
     init_lock2();
     init_prompt();
     init_context();
-    revsyncVersion = () => JSON.parse((0, import_node_fs16.readFileSync)((0, import_node_path26.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path27.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
     where = async (backend) => await backend.describe?.().catch(() => void 0) ?? backend.where;
   }
 });
@@ -56903,7 +57262,7 @@ __export(apply_exports, {
 function openRun(flags, out, args, view) {
   const repo = openRepo(flags);
   const planFile = args[0];
-  const read = planFile ? readPlanFile((0, import_node_path27.resolve)(out.io.cwd, planFile)) : void 0;
+  const read = planFile ? readPlanFile((0, import_node_path28.resolve)(out.io.cwd, planFile)) : void 0;
   if (read && flags.target?.length) {
     throw new UserError(
       `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
@@ -56927,8 +57286,8 @@ function openRun(flags, out, args, view) {
 }
 async function warnUncommitted(run2, plan) {
   const { repo, out, flags } = run2;
-  const paths = [(0, import_node_path27.relative)(repo.root, repo.configFile), (0, import_node_path27.relative)(repo.root, repo.policiesDir) || "."];
-  for (const c of plan.changes) if (c.values?.file) paths.push((0, import_node_path27.relative)(repo.root, (0, import_node_path27.resolve)(cwdOf(flags), c.values.file)));
+  const paths = [(0, import_node_path28.relative)(repo.root, repo.configFile), (0, import_node_path28.relative)(repo.root, repo.policiesDir) || "."];
+  for (const c of plan.changes) if (c.values?.file) paths.push((0, import_node_path28.relative)(repo.root, (0, import_node_path28.resolve)(cwdOf(flags), c.values.file)));
   const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
   if (!files.length) return;
   const what = run2.saved ? "holds the saved plan to them" : "plans from them";
@@ -57077,8 +57436,8 @@ async function runApply(flags, out, _r, args) {
     }
     await releaseLock(run2);
     if (first !== "stop now") {
-      const kept = await run2.evidence?.finish(out, { exitCode: first }) ?? true;
-      return !kept && first === 0 ? 1 : first;
+      const kept2 = await run2.evidence?.finish(out, { exitCode: first }) ?? true;
+      return !kept2 && first === 0 ? 1 : first;
     }
     out.error(run2.signals.stopNowMessage());
     await run2.evidence?.finish(out, { exitCode: 130, stoppedNow: true });
@@ -57088,11 +57447,11 @@ async function runApply(flags, out, _r, args) {
     run2.signals.close();
   }
 }
-var import_node_path27, NO_LOCK;
+var import_node_path28, NO_LOCK;
 var init_apply3 = __esm({
   "src/cli/apply.ts"() {
     "use strict";
-    import_node_path27 = require("node:path");
+    import_node_path28 = require("node:path");
     init_run2();
     init_errors();
     init_lock();
@@ -57123,7 +57482,7 @@ function buildDrift(desired, live, meta, kinds = KINDS) {
     ...kinds.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
     ...kinds.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift))
   ];
-  const kept = keptOf(desired, live, meta.targets, kinds);
+  const kept2 = keptOf(desired, live, meta.targets, kinds);
   return {
     format_version: PLAN_FORMAT_VERSION,
     environment: meta.environment,
@@ -57131,7 +57490,7 @@ function buildDrift(desired, live, meta, kinds = KINDS) {
     drift: plainData(items),
     summary: summarize(DRIFT_CLASSES, items, "class"),
     notes: unknownNotes(unknown),
-    ...kept.length ? { kept_live: kept } : {}
+    ...kept2.length ? { kept_live: kept2 } : {}
   };
 }
 var unmanagedDrift;
@@ -57400,7 +57759,7 @@ function addBatch({ doc, f, b, newValues, edits, ctx, out }) {
   edits.structural = true;
   out.changes.push(`batch ${b.name} added`);
   if (file !== void 0 && text3 !== void 0)
-    out.values.push({ file: import_node_path28.posix.join(ctx.policyDir, file), text: text3, what: `values of ${batchAddress(f, b.name)}`, named: true });
+    out.values.push({ file: import_node_path29.posix.join(ctx.policyDir, file), text: text3, what: `values of ${batchAddress(f, b.name)}`, named: true });
 }
 function updateBatch({ doc, f, b, newValues, edits, ctx, out }, i, g) {
   const put2 = (path, value2, what2) => {
@@ -57417,7 +57776,7 @@ function updateBatch({ doc, f, b, newValues, edits, ctx, out }, i, g) {
   if (text3 === void 0) return;
   const what = `values of ${batchAddress(f, b.name)}`;
   if (typeof g.values === "string" && g.values !== "") {
-    const file2 = import_node_path28.posix.normalize(import_node_path28.posix.join(ctx.policyDir, g.values));
+    const file2 = import_node_path29.posix.normalize(import_node_path29.posix.join(ctx.policyDir, g.values));
     if (!sameValues(ctx.kind, ctx.readValues(file2), text3) && !refuseShared(ctx, `the values of batch ${b.name} differ from ${file2}`))
       out.values.push({ file: file2, text: text3, what });
     return;
@@ -57426,7 +57785,7 @@ function updateBatch({ doc, f, b, newValues, edits, ctx, out }, i, g) {
   const file = newValues();
   setValue(doc, ["batches", i, "values"], file, edits);
   out.changes.push(`batch ${b.name} values`);
-  out.values.push({ file: import_node_path28.posix.join(ctx.policyDir, file), text: text3, what, named: true });
+  out.values.push({ file: import_node_path29.posix.join(ctx.policyDir, file), text: text3, what, named: true });
 }
 function updateDoc(doc, current, f, edits, ctx) {
   const out = { changes: [], values: [] };
@@ -57484,7 +57843,7 @@ function valuesNamedIn(git) {
     for (const v of docs) {
       const batches = v?.batches;
       if (!Array.isArray(batches)) continue;
-      for (const b of batches) if (typeof b?.values === "string" && b.values !== "") named3.add(import_node_path28.posix.normalize(import_node_path28.posix.join(import_node_path28.posix.dirname(g.file), b.values)));
+      for (const b of batches) if (typeof b?.values === "string" && b.values !== "") named3.add(import_node_path29.posix.normalize(import_node_path29.posix.join(import_node_path29.posix.dirname(g.file), b.values)));
     }
   }
   return named3;
@@ -57517,7 +57876,7 @@ function placeFile(f, x) {
     address: f.address,
     claimValues: x.claimValues,
     plan,
-    policyDir: import_node_path28.posix.dirname(hit.file.file),
+    policyDir: import_node_path29.posix.dirname(hit.file.file),
     readValues: x.readValues,
     ...kind ? { kind } : {},
     ...opts.varHome ? { varHome: opts.varHome } : {},
@@ -57536,9 +57895,9 @@ function placeExport(files, git, header, readValues, opts = {}) {
   for (const f of files) if (!read.where.has(key(f.value.kind, f.value.metadata.name))) for (const v of f.valuesFiles) claimed.add(v.file);
   const claimValues = (policyDir, file) => {
     let path = file;
-    for (let i = 2; claimed.has(import_node_path28.posix.join(policyDir, path)) || readValues(import_node_path28.posix.join(policyDir, path)) !== void 0; i++)
+    for (let i = 2; claimed.has(import_node_path29.posix.join(policyDir, path)) || readValues(import_node_path29.posix.join(policyDir, path)) !== void 0; i++)
       path = file.replace(/\.csv$/, `-${i}.csv`);
-    claimed.add(import_node_path28.posix.join(policyDir, path));
+    claimed.add(import_node_path29.posix.join(policyDir, path));
     return path;
   };
   const x = { plan, git, read, header, readValues, claimValues, opts, matched: /* @__PURE__ */ new Set(), dirty: /* @__PURE__ */ new Map(), edits: /* @__PURE__ */ new Map() };
@@ -57555,11 +57914,11 @@ function placeExport(files, git, header, readValues, opts = {}) {
   }
   return plan;
 }
-var import_node_path28, import_yaml6, key, WHOLE_VAR, batchAddress;
+var import_node_path29, import_yaml6, key, WHOLE_VAR, batchAddress;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
-    import_node_path28 = require("node:path");
+    import_node_path29 = require("node:path");
     import_yaml6 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
@@ -57617,18 +57976,18 @@ __export(export_exports, {
 function filesUnder(dir) {
   const out = /* @__PURE__ */ new Set();
   const walk = (d) => {
-    for (const e of (0, import_node_fs17.readdirSync)(d, { withFileTypes: true })) {
+    for (const e of (0, import_node_fs18.readdirSync)(d, { withFileTypes: true })) {
       if (e.name.startsWith(".")) continue;
-      const p = (0, import_node_path29.join)(d, e.name);
+      const p = (0, import_node_path30.join)(d, e.name);
       if (e.isDirectory()) walk(p);
-      else out.add(posixOf((0, import_node_path29.relative)(dir, p)));
+      else out.add(posixOf((0, import_node_path30.relative)(dir, p)));
     }
   };
-  if ((0, import_node_fs17.existsSync)(dir)) walk(dir);
+  if ((0, import_node_fs18.existsSync)(dir)) walk(dir);
   return out;
 }
 function gitFiles(dir, vars, inside) {
-  if (!(0, import_node_fs17.existsSync)(dir)) return [];
+  if (!(0, import_node_fs18.existsSync)(dir)) return [];
   return listYamlFiles(dir).flatMap((abs) => {
     let text3;
     try {
@@ -57638,7 +57997,7 @@ function gitFiles(dir, vars, inside) {
     }
     const values2 = [];
     for (const src of readYamlFile(abs, abs, [], vars, inside)) if (!src.unresolved?.size) values2[src.index] = src.value;
-    return [{ file: posixOf((0, import_node_path29.relative)(dir, abs)), text: text3, values: values2 }];
+    return [{ file: posixOf((0, import_node_path30.relative)(dir, abs)), text: text3, values: values2 }];
   });
 }
 function varHome(ctx) {
@@ -57670,23 +58029,23 @@ async function exportPlan(ctx, core) {
   }
   const unnamed = [];
   const files = exportFiles(live, flags.target ?? [], taken, unnamed);
-  const schemaFile = (0, import_node_path29.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path30.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path29.relative)((0, import_node_path29.dirname)((0, import_node_path29.join)(dir, file)), schemaFile))}`,
+    `yaml-language-server: $schema=${posixOf((0, import_node_path30.relative)((0, import_node_path30.dirname)((0, import_node_path30.join)(dir, file)), schemaFile))}`,
     `Exported by revsync from environment ${env2.name}.`
   ];
-  const inPolicies = !(0, import_node_path29.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path29.isAbsolute)((0, import_node_path29.relative)(repo.policiesDir, dir));
+  const inPolicies = !(0, import_node_path30.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path30.isAbsolute)((0, import_node_path30.relative)(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
   return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith, taken }), files, unnamed };
 }
 function checkWrites(ctx, plan) {
   const { out, dir } = ctx;
-  const { folder: base, words } = ctx.inside;
+  const { folder: base, words: words2 } = ctx.inside;
   const outside = [];
   const unwritable2 = [];
   for (const w of plan.writes) {
     try {
-      realPathInside(base, (0, import_node_path29.join)(dir, w.file), words);
+      realPathInside(base, (0, import_node_path30.join)(dir, w.file), words2);
     } catch (e) {
       const message = e.message;
       out.error(`${message} (${w.what})`);
@@ -57705,14 +58064,14 @@ function checkWrites(ctx, plan) {
 }
 function whatToWrite(ctx, plan) {
   const { repo, env: env2, dir } = ctx;
-  const { folder: base, words } = ctx.inside;
+  const { folder: base, words: words2 } = ctx.inside;
   const { outside, unwritable: unwritable2, heldBack } = checkWrites(ctx, plan);
   const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack]);
   const writes = plan.writes.filter((w) => !left.has(w) && ctx.readValues(w.file) !== w.text);
-  const schemaFile = (0, import_node_path29.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path30.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const needsSchemas = writes.some((w) => {
     const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w.text);
-    return !!m && (0, import_node_path29.resolve)((0, import_node_path29.dirname)((0, import_node_path29.join)(dir, w.file)), m[1]) === schemaFile;
+    return !!m && (0, import_node_path30.resolve)((0, import_node_path30.dirname)((0, import_node_path30.join)(dir, w.file)), m[1]) === schemaFile;
   });
   let configText;
   if (plan.vars.length) {
@@ -57720,7 +58079,7 @@ function whatToWrite(ctx, plan) {
     const after = setEnvironmentVars(before, env2.name, plan.vars);
     if (after !== before) configText = after;
   }
-  return { writes, outside, unwritable: unwritable2, heldBack, needsSchemas, configText, base, words };
+  return { writes, outside, unwritable: unwritable2, heldBack, needsSchemas, configText, base, words: words2 };
 }
 function reportWrites(ctx, plan, w, schemas2) {
   const { flags, out, repo, env: env2 } = ctx;
@@ -57730,14 +58089,14 @@ function reportWrites(ctx, plan, w, schemas2) {
       `${dry ? x.created ? "would write" : "would update" : x.created ? "wrote" : "updated"} ${ctx.shown(x.file)}${x.created && !x.what.startsWith("values") ? "" : ` (${x.what})`}`
     );
   const envVars = repo.config.environments[env2.name]?.vars ?? {};
-  const configShown = (0, import_node_path29.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  const configShown = (0, import_node_path30.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   for (const v of plan.vars) {
     out.out(
       `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v.name} in ${configShown}: ${JSON.stringify(envVars[v.name])} -> ${JSON.stringify(v.value)} (${v.what} reads \${${v.name}}, which stays)`
     );
   }
   for (const f of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path29.relative)(repo.cwd, (0, import_node_path29.join)(repo.root, f)) || f} (the schemas the files' first line refers to)`);
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path30.relative)(repo.cwd, (0, import_node_path30.join)(repo.root, f)) || f} (the schemas the files' first line refers to)`);
 }
 function reportLeft(ctx, x, created) {
   const { out, flags } = ctx;
@@ -57762,14 +58121,14 @@ function reportLeft(ctx, x, created) {
     );
   }
 }
-function refusalWords(refused) {
-  const n = (because) => refused.filter((r) => r.because === because).length;
-  const words = [
+function refusalWords(refused2) {
+  const n = (because) => refused2.filter((r) => r.because === because).length;
+  const words2 = [
     ["shared", "difference another environment would see", "differences other environments would see"],
     ["process", "value that comes from a process variable", "values that come from process variables"],
     ["variable", "value that comes from variables export cannot set", "values that come from variables export cannot set"]
   ];
-  return words.filter(([b]) => n(b) > 0).map(([b, one, many]) => plural(n(b), one, many));
+  return words2.filter(([b]) => n(b) > 0).map(([b, one, many]) => plural(n(b), one, many));
 }
 function closing(ctx, plan, w, schemas2) {
   const { out, flags, repo } = ctx;
@@ -57782,7 +58141,7 @@ function closing(ctx, plan, w, schemas2) {
     out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
   } else if (!total) out.out("Nothing was exported: see the errors above.");
   if (flags.dryRun && total) {
-    const configShown = (0, import_node_path29.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+    const configShown = (0, import_node_path30.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
     const parts = `${newFiles} new, ${w.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w.configText !== void 0 ? `, ${configShown}` : ""}`;
     out.out(`
 Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
@@ -57805,7 +58164,7 @@ function writeAll2(ctx, w) {
   const order2 = [...w.writes.filter((f) => f.file.endsWith(".csv")), ...w.writes.filter((f) => !f.file.endsWith(".csv"))];
   try {
     for (const f of order2) {
-      editUserFile((0, import_node_path29.join)(ctx.dir, f.file), f.text, w.base, w.words);
+      editUserFile((0, import_node_path30.join)(ctx.dir, f.file), f.text, w.base, w.words);
       written.push(f);
     }
   } catch (e) {
@@ -57817,23 +58176,23 @@ async function runExport(flags, out) {
   const repo = openRepo(flags);
   const env2 = openEnv(repo, flags);
   const core = openClient(env2, flags, out);
-  const dir = (0, import_node_path29.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
-  const dirInRepo = !(0, import_node_path29.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path29.isAbsolute)((0, import_node_path29.relative)(repo.root, dir));
+  const dir = (0, import_node_path30.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
+  const dirInRepo = !(0, import_node_path30.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path30.isAbsolute)((0, import_node_path30.relative)(repo.root, dir));
   const inside = {
     folder: dirInRepo ? repo.root : dir,
     words: {
-      show: (p) => (0, import_node_path29.relative)(out.io.cwd, p) || ".",
-      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path29.relative)(out.io.cwd, dir) || "."}`
+      show: (p) => (0, import_node_path30.relative)(out.io.cwd, p) || ".",
+      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path30.relative)(out.io.cwd, dir) || "."}`
     }
   };
   const readValues = (file) => {
     try {
-      return readUserFile((0, import_node_path29.join)(dir, file), READ_CAPS.values, inside);
+      return readUserFile((0, import_node_path30.join)(dir, file), READ_CAPS.values, inside);
     } catch {
       return void 0;
     }
   };
-  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path29.relative)(out.io.cwd, (0, import_node_path29.join)(dir, file)) || file, readValues, inside };
+  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path30.relative)(out.io.cwd, (0, import_node_path30.join)(dir, file)) || file, readValues, inside };
   try {
     const x = await exportPlan(ctx, core);
     const w = whatToWrite(ctx, x.plan);
@@ -57857,12 +58216,12 @@ async function runExport(flags, out) {
     await core.close();
   }
 }
-var import_node_fs17, import_node_path29, posixOf;
+var import_node_fs18, import_node_path30, posixOf;
 var init_export2 = __esm({
   "src/cli/export.ts"() {
     "use strict";
-    import_node_fs17 = require("node:fs");
-    import_node_path29 = require("node:path");
+    import_node_fs18 = require("node:fs");
+    import_node_path30 = require("node:path");
     init_repo();
     init_walk();
     init_yaml_source();
@@ -57878,7 +58237,7 @@ var init_export2 = __esm({
     init_words();
     init_context();
     init_reading();
-    posixOf = (p) => p.split(import_node_path29.sep).join("/");
+    posixOf = (p) => p.split(import_node_path30.sep).join("/");
   }
 });
 
@@ -58064,7 +58423,7 @@ async function runSspFile(what, flags, out, args) {
   return withClient(flags, out, async (core) => {
     const bytes = what === "template" ? await template(core, flags.batch, out) : await ssp.download(core, args[0] ?? "");
     if (flags.output) {
-      writeUserFile((0, import_node_path30.resolve)(out.io.cwd, flags.output), bytes);
+      writeUserFile((0, import_node_path31.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
       const text3 = bytes.toString("latin1") + bytes.toString("utf8");
       if (out.redactor.redact(text3) !== text3)
@@ -58082,11 +58441,11 @@ async function template(core, batch, out) {
     return ssp.template(core);
   }
 }
-var import_node_path30;
+var import_node_path31;
 var init_ssp_files = __esm({
   "src/cli/ssp-files.ts"() {
     "use strict";
-    import_node_path30 = require("node:path");
+    import_node_path31 = require("node:path");
     init_resources();
     init_errors();
     init_user_files();
@@ -58129,7 +58488,7 @@ function caseFunction(nodes, shell, valueAction, wordAction) {
   const values2 = nodes.flatMap(
     (n) => n.options.flatMap((o) => o.values ? [`    ${arm(o.flags.map((f) => `${key2(n.path)} ${f}`))}) ${valueAction(o)} ;;`] : [])
   );
-  const words = nodes.map((n) => `    ${arm([key2(n.path)])}) ${wordAction(n)} ;;`);
+  const words2 = nodes.map((n) => `    ${arm([key2(n.path)])}) ${wordAction(n)} ;;`);
   const paths = nodes.filter((n) => n.path.length).map((n) => `      ${arm([`${key2(n.path.slice(0, -1))}/${last(n)}`])}) p=${sq(key2(n.path))} ;;`);
   return [
     "_revsync() {",
@@ -58154,18 +58513,18 @@ function caseFunction(nodes, shell, valueAction, wordAction) {
     "    return",
     "  fi",
     '  case "$p" in',
-    ...words,
+    ...words2,
     "  esac",
     "}"
   ];
 }
 function bash(root) {
-  const words = (list3) => `_revsync_words ${list3.map(sq).join(" ")}`;
-  const valueAction = (o) => o.file ? "_revsync_files" : o.values?.length ? words(o.values) : "COMPREPLY=()";
+  const words2 = (list3) => `_revsync_words ${list3.map(sq).join(" ")}`;
+  const valueAction = (o) => o.file ? "_revsync_files" : o.values?.length ? words2(o.values) : "COMPREPLY=()";
   const wordAction = (n) => {
     const subs = [...n.children.map(last), ...n.argumentValues];
-    const rest = subs.length ? words(subs) : n.fileArgument ? "_revsync_files" : "COMPREPLY=()";
-    return `if [[ $cur == -* ]]; then ${words(longFlags(n))}; else ${rest}; fi`;
+    const rest = subs.length ? words2(subs) : n.fileArgument ? "_revsync_files" : "COMPREPLY=()";
+    return `if [[ $cur == -* ]]; then ${words2(longFlags(n))}; else ${rest}; fi`;
   };
   return [
     "# revsync completion for bash, generated from revsync's commands by `revsync completion bash`.",
@@ -58362,6 +58721,398 @@ var init_demo = __esm({
   }
 });
 
+// src/api/callback-listener.ts
+async function listenForAnswer(judge) {
+  let settle2;
+  let fail;
+  const verdict = new Promise((resolve17, reject) => {
+    settle2 = resolve17;
+    fail = reject;
+  });
+  verdict.catch(() => void 0);
+  let taken = false;
+  const server = (0, import_node_http2.createServer)((req, res) => {
+    void handle(req, res).catch(fail);
+  });
+  const origin = () => `http://127.0.0.1:${server.address().port}`;
+  const handle = async (req, res) => {
+    const refusal = refused(req, origin());
+    if (refusal) return answer(res, refusal.status, refusal.text);
+    if (req.method === "GET") return answer(res, 200, PAGE, "text/html; charset=utf-8");
+    if (taken) return answer(res, 409, "This sign-in was answered already: revsync takes one answer.");
+    const body = await readAnswer(req);
+    if (body === void 0) return answer(res, 413, "The answer is too large.");
+    taken = true;
+    let v;
+    try {
+      v = await judge(body);
+    } catch (e) {
+      answer(res, 500, "revsync could not take the sign-in: see its terminal.");
+      throw e;
+    }
+    answer(res, v.accepted ? 200 : 400, v.message);
+    settle2(v);
+  };
+  await new Promise((resolve17, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve17());
+  });
+  return {
+    redirectUri: `${origin()}${CALLBACK_PATH}`,
+    verdict,
+    close: () => new Promise((resolve17) => {
+      server.close(() => resolve17());
+      server.closeAllConnections();
+    })
+  };
+}
+function refused(req, origin) {
+  const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+  if (path !== CALLBACK_PATH || req.method !== "GET" && req.method !== "POST") return { status: 404, text: "Not found." };
+  if (`http://${req.headers.host ?? ""}` !== origin) return { status: 400, text: "This listener answers to its own address only." };
+  if (req.method === "POST" && req.headers.origin !== origin) return { status: 403, text: "An answer is taken from revsync's own page only." };
+  return void 0;
+}
+function readAnswer(req) {
+  return new Promise((resolve17, reject) => {
+    const chunks = [];
+    let size = 0;
+    req.on("data", (c) => {
+      size += c.length;
+      if (size > MAX_ANSWER) {
+        resolve17(void 0);
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on("end", () => resolve17(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+function answer(res, status, body, type = "text/plain; charset=utf-8") {
+  res.writeHead(status, { ...HEADERS, "content-type": type, "content-length": Buffer.byteLength(body), connection: "close" });
+  res.end(body);
+}
+var import_node_crypto10, import_node_http2, CALLBACK_PATH, MAX_ANSWER, SCRIPT, SCRIPT_HASH, PAGE, HEADERS;
+var init_callback_listener = __esm({
+  "src/api/callback-listener.ts"() {
+    "use strict";
+    import_node_crypto10 = require("node:crypto");
+    import_node_http2 = require("node:http");
+    CALLBACK_PATH = "/callback";
+    MAX_ANSWER = 64 * 1024;
+    SCRIPT = [
+      "const answer = location.hash.slice(1);",
+      "history.replaceState(null, '', location.pathname);",
+      "const say = (text) => { document.getElementById('verdict').textContent = text; };",
+      "fetch(location.pathname, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: answer })",
+      "  .then((r) => r.text()).then(say, () => say('revsync did not answer: see its terminal.'));"
+    ].join("\n");
+    SCRIPT_HASH = (0, import_node_crypto10.createHash)("sha256").update(SCRIPT).digest("base64");
+    PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>revsync sign-in</title></head>
+<body style="font-family: sans-serif; margin: 3em"><h1>revsync</h1><p id="verdict">Handing the sign-in to revsync\u2026</p>
+<script>${SCRIPT}</script></body></html>
+`;
+    HEADERS = {
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+      "x-content-type-options": "nosniff",
+      "x-frame-options": "DENY",
+      "content-security-policy": `default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; connect-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`
+    };
+  }
+});
+
+// src/api/implicit-flow.ts
+function newBinding(random = import_node_crypto11.randomBytes) {
+  return { state: random(32).toString("base64url"), nonce: random(32).toString("base64url") };
+}
+function authorizeUrl(target, redirectUri, binding) {
+  const url = new URL(realmEndpoint(checkUrl("auth_url", target.authUrl), target.realm, "auth"));
+  url.search = new URLSearchParams({
+    client_id: target.clientId,
+    redirect_uri: redirectUri,
+    response_type: "token",
+    scope: "openid",
+    state: binding.state,
+    nonce: binding.nonce
+  }).toString();
+  return url.href;
+}
+function checkAnswer(fragment, binding, now) {
+  const p = new URLSearchParams(fragment.replace(/^#/, ""));
+  const state = p.get("state");
+  if (state === null || !same(state, binding.state))
+    return {
+      ok: false,
+      reason: `the answer's state ${state === null ? "is missing" : "is not the one revsync sent"}: it answers another sign-in (an earlier tab, or a page that is not the service's) and was refused; nothing was kept`
+    };
+  const error2 = p.get("error");
+  if (error2 !== null) {
+    const description = p.get("error_description");
+    return { ok: false, reason: `the service refused the sign-in: ${shown(error2)}${description ? ` (${shown(description)})` : ""}` };
+  }
+  const token = p.get("access_token");
+  if (!token) return { ok: false, reason: "the answer holds no access_token; nothing was kept" };
+  const type = p.get("token_type");
+  if (type !== null && type.toLowerCase() !== "bearer")
+    return { ok: false, reason: `the token is of type ${JSON.stringify(shown(type))}, not a bearer token (spec 5.5); nothing was kept` };
+  const claims = tokenClaims(token);
+  if (typeof claims?.nonce !== "string" || !same(claims.nonce, binding.nonce))
+    return {
+      ok: false,
+      reason: `the token ${claims ? claims.nonce === void 0 ? "carries no nonce" : "carries another nonce than revsync sent" : "is not a JWT, so it cannot show the nonce revsync sent"}: it was not issued for this sign-in and was refused; nothing was kept`
+    };
+  const expiresAt = lifetime(p.get("expires_in"), claims.exp, now);
+  if (expiresAt === void 0)
+    return {
+      ok: false,
+      reason: "the answer gives the token no lifetime (expires_in, a whole number of seconds above 0): revsync keeps a token for its lifetime only; nothing was kept"
+    };
+  if (expiresAt <= now) return { ok: false, reason: "the token has expired already (its exp claim is past); nothing was kept" };
+  return { ok: true, accepted: { token, expiresAt, user: tokenUser(token) } };
+}
+function lifetime(expiresIn, exp, now) {
+  const read = expiresIn === null ? void 0 : readWhole(expiresIn);
+  const seconds2 = read?.ok ? read.value : void 0;
+  if (seconds2 === void 0 || seconds2 <= 0) return void 0;
+  const until = now + seconds2 * 1e3;
+  return typeof exp === "number" && Number.isFinite(exp) ? Math.min(until, exp * 1e3) : until;
+}
+function shown(text3) {
+  const one = text3.replace(/\s+/g, " ").trim();
+  return one.length > SHOWN ? `${one.slice(0, SHOWN)}\u2026` : one;
+}
+function same(a, b) {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && (0, import_node_crypto11.timingSafeEqual)(x, y);
+}
+var import_node_crypto11, SHOWN;
+var init_implicit_flow = __esm({
+  "src/api/implicit-flow.ts"() {
+    "use strict";
+    import_node_crypto11 = require("node:crypto");
+    init_number();
+    init_auth();
+    init_core();
+    SHOWN = 200;
+  }
+});
+
+// src/api/login.ts
+async function signInThroughBrowser(target, deps) {
+  checkUrl("base_url", target.baseUrl);
+  if (!target.realm) throw new UserError("no realm: set realm in revsync.yaml or REVSYNC_REALM");
+  const binding = newBinding();
+  let outcome;
+  const judge = async (fragment) => {
+    const offered = new URLSearchParams(fragment.replace(/^#/, "")).get("access_token");
+    if (offered) deps.onSecret(offered);
+    const answer2 = checkAnswer(fragment, binding, deps.now());
+    if (!answer2.ok) {
+      outcome = { refused: answer2.reason };
+      return { accepted: false, message: `Not signed in: ${answer2.reason}.` };
+    }
+    const kept2 = keep(target, answer2.accepted, deps);
+    outcome = { kept: kept2 };
+    return { accepted: true, message: `Signed in to ${target.environment}${kept2.user ? ` as ${kept2.user}` : ""}. You may close this tab.` };
+  };
+  const listener = await listenForAnswer(judge);
+  try {
+    const url = authorizeUrl(target, listener.redirectUri, binding);
+    const opened = await deps.open(url);
+    deps.say(`${opened ? "Opening your browser to sign in; if it does not open, open this address" : "Open this address in a browser to sign in"}:
+  ${url}`);
+    deps.say(`Waiting for the browser (up to ${formatDuration(deps.waitMs)}; Ctrl-C to stop)\u2026`);
+    const ended = await waitFor(listener.verdict, deps);
+    if (ended === "timeout")
+      throw new UserError(
+        `no answer from the browser within ${formatDuration(deps.waitMs)}: nothing was kept`,
+        "run revsync login again (--timeout gives longer)"
+      );
+  } finally {
+    await listener.close();
+  }
+  if (!outcome) throw new UserError("the browser's answer was not taken: nothing was kept");
+  if ("refused" in outcome) throw new UserError(`not signed in: ${outcome.refused}`, "run revsync login again, and finish the sign-in in the tab it opens");
+  return outcome.kept;
+}
+function keep(target, accepted, deps) {
+  const { clientId, role, ...where2 } = target;
+  try {
+    const path = keepSignIn(deps.folder, where2, role, { ...accepted, clientId }, deps.now());
+    return { user: accepted.user, expiresAt: accepted.expiresAt, path };
+  } catch (e) {
+    if (e instanceof UserError) throw e;
+    const code = e.code;
+    throw new UserError(
+      `the token could not be kept in ${deps.folder} (${code ?? e.message}): nothing was kept`,
+      "make that folder yours and writable, or set XDG_STATE_HOME (Linux) or HOME to another"
+    );
+  }
+}
+function waitFor(verdict, deps) {
+  let timer;
+  let onAbort;
+  const timeout = new Promise((resolve17) => {
+    timer = setTimeout(() => resolve17("timeout"), deps.waitMs);
+  });
+  const aborted = new Promise((_resolve, reject) => {
+    onAbort = () => reject(new Cancelled());
+    if (deps.signal?.aborted) onAbort();
+    else deps.signal?.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([verdict, timeout, aborted]).finally(() => {
+    clearTimeout(timer);
+    if (onAbort) deps.signal?.removeEventListener("abort", onAbort);
+  });
+}
+var init_login = __esm({
+  "src/api/login.ts"() {
+    "use strict";
+    init_errors();
+    init_duration();
+    init_callback_listener();
+    init_core();
+    init_implicit_flow();
+    init_sign_in_store();
+  }
+});
+
+// src/open-browser.ts
+function browserCommands(url, penv, platform = process.platform) {
+  const browser = penv.BROWSER?.trim();
+  if (browser)
+    return browser.split(import_node_path32.delimiter).map((c) => words(c)).filter((w) => w.length > 0).map((w) => w.some((x) => x.includes("%s")) ? w.map((x) => x.replaceAll("%s", url)) : [...w, url]);
+  if (platform === "darwin") return [["open", url]];
+  if (platform === "win32") return [["rundll32", "url.dll,FileProtocolHandler", url]];
+  return [["xdg-open", url]];
+}
+async function openBrowser(url, penv, platform = process.platform) {
+  for (const [command, ...args] of browserCommands(url, penv, platform)) {
+    if (command && await started(command, args, penv)) return true;
+  }
+  return false;
+}
+function started(command, args, penv) {
+  return new Promise((resolve17) => {
+    const child = (0, import_node_child_process4.spawn)(command, args, { stdio: "ignore", detached: true, env: penv, windowsHide: true });
+    child.once("error", () => resolve17(false));
+    child.once("spawn", () => {
+      child.unref();
+      resolve17(true);
+    });
+  });
+}
+function words(command) {
+  const out = [];
+  let word;
+  let quote2;
+  for (const c of command) {
+    if (quote2) {
+      if (c === quote2) quote2 = void 0;
+      else word = (word ?? "") + c;
+    } else if (c === "'" || c === '"') {
+      quote2 = c;
+      word ??= "";
+    } else if (/\s/.test(c)) {
+      if (word !== void 0) out.push(word);
+      word = void 0;
+    } else word = (word ?? "") + c;
+  }
+  if (word !== void 0) out.push(word);
+  return out;
+}
+var import_node_child_process4, import_node_path32;
+var init_open_browser = __esm({
+  "src/open-browser.ts"() {
+    "use strict";
+    import_node_child_process4 = require("node:child_process");
+    import_node_path32 = require("node:path");
+  }
+});
+
+// src/cli/login.ts
+var login_exports = {};
+__export(login_exports, {
+  runLogin: () => runLogin,
+  runLogout: () => runLogout
+});
+async function runLogin(flags, out) {
+  const env2 = openServiceEnv(flags);
+  const penv = envOf(flags);
+  const role = flags.approver ? "approver" : "signer";
+  const clientId = penv.REVSYNC_CLIENT_ID;
+  if (!clientId)
+    throw new UserError(
+      "revsync login needs the client id: set REVSYNC_CLIENT_ID (the client id of the tenant's onboarding; no secret is needed)",
+      env2.realm === "demo" ? "for the emulator's demo tenant: REVSYNC_CLIENT_ID=revsync" : void 0
+    );
+  const waitMs = parseDuration(flags.timeout ?? "5m");
+  if (waitMs === void 0 || waitMs <= 0) throw new UserError(`--timeout must be a duration such as 90s or 5m, got ${JSON.stringify(flags.timeout)}`);
+  const folder = signInFolder(penv);
+  sweepEnded(folder, Date.now());
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  const signals2 = ioOf(flags).signals;
+  signals2.on("SIGINT", onSignal);
+  signals2.on("SIGTERM", onSignal);
+  let signedIn;
+  try {
+    signedIn = await signInThroughBrowser(
+      { ...signInTarget(env2), clientId, role },
+      {
+        folder,
+        open: (url) => openBrowser(url, penv),
+        say: (line) => out.errorLine(line),
+        onSecret: (token) => out.redactor.add(token, "the token of revsync login"),
+        now: () => Date.now(),
+        waitMs,
+        signal: stop.signal
+      }
+    );
+  } finally {
+    signals2.off("SIGINT", onSignal);
+    signals2.off("SIGTERM", onSignal);
+  }
+  const who = signedIn.user ? ` as ${signedIn.user}` : "";
+  out.info(
+    `Signed in to environment ${JSON.stringify(env2.name)}${who}${role === "approver" ? ", the four-eyes approver" : ""}, until ${new Date(signedIn.expiresAt).toISOString()}; the token is kept, readable by you alone, until then (revsync logout${envFlag(env2.name)} removes it).`
+  );
+  const winners = NAMING_VARIABLES[role].filter((n) => penv[n]);
+  if (winners.length)
+    out.warn(
+      `${winners.join(" and ")} ${winners.length > 1 ? "are" : "is"} set: commands sign in with ${winners.length > 1 ? "them" : "it"} before this sign-in; unset ${winners.length > 1 ? "them" : "it"} to use it`
+    );
+  return 0;
+}
+async function runLogout(flags, out) {
+  const env2 = openServiceEnv(flags);
+  const folder = signInFolder(envOf(flags));
+  const removed = forgetSignIns(folder, signInTarget(env2));
+  sweepEnded(folder, Date.now());
+  out.info(
+    removed.length ? `Signed out of environment ${JSON.stringify(env2.name)}: removed the kept token of ${removed.map((r) => r === "signer" ? "your sign-in" : "the approver").join(" and ")}.` : `No sign-in is kept for environment ${JSON.stringify(env2.name)}: nothing to remove.`
+  );
+  return 0;
+}
+var envFlag;
+var init_login2 = __esm({
+  "src/cli/login.ts"() {
+    "use strict";
+    init_sign_in_store();
+    init_kept_credentials();
+    init_login();
+    init_duration();
+    init_errors();
+    init_open_browser();
+    init_shell_quote();
+    init_context();
+    envFlag = (name) => ` --env ${shellQuote(name)}`;
+  }
+});
+
 // src/cli/commands.ts
 var commands_exports = {};
 __export(commands_exports, {
@@ -58380,6 +59131,7 @@ function register(program2, run2) {
     registerExport,
     registerEvidence,
     registerLock,
+    registerLogin,
     registerApprovals,
     registerErrors,
     registerSsp,
@@ -58597,6 +59349,18 @@ function registerLock(program2, run2) {
   if (env2) env2.description = "the environment whose lock to release (required: unlock takes neither the only environment nor REVSYNC_ENV)";
   unlock.action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_lock3(), lock_exports2))).runUnlock(f, out, args)));
 }
+function registerLogin(program2, run2) {
+  const where2 = (cmd) => cmd.option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)").option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
+  where2(
+    program2.command("login").description(
+      "sign in through your browser (the service's implicit flow): the token is kept, readable by you alone, for its lifetime (5 minutes by the spec), for this environment"
+    ).option("--approver", "sign in the four-eyes approver identity (approves are sent as it), not revsync's own sign-in").option("--timeout <duration>", "how long to wait for the browser's answer, e.g. 90s, 5m", "5m")
+  ).option("-q, --quiet", "print results only, no notes").option("--no-color", "plain output (also NO_COLOR)").addHelpText(
+    "after",
+    "\nExamples:\n  revsync login --env sandbox\n  revsync login --env production --approver\n  BROWSER=firefox revsync login\n\nNeeds REVSYNC_CLIENT_ID (no secret). Opens BROWSER, else the system's browser, at the realm's sign-in page\n(and prints its address); the service sends the browser back to a listener on 127.0.0.1, which takes one\nanswer whose state matches and closes. Commands use the kept token when no REVSYNC_TOKEN,\nREVSYNC_USERNAME or REVSYNC_PASSWORD (for --approver: REVSYNC_APPROVER_*) is set; once it ends they\nsay to sign in again.\nExit: 0 signed in, 1 not signed in (refused, no answer in time), 130 stopped (Ctrl-C)."
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_login2(), login_exports))).runLogin(f, out)));
+  where2(program2.command("logout").description("remove the tokens revsync login kept for this environment (yours and the approver's)")).option("-q, --quiet", "print results only, no notes").option("--no-color", "plain output (also NO_COLOR)").addHelpText("after", "\nExample:\n  revsync logout --env sandbox\n\nExit: 0 (removed, or nothing kept), 1 an error.").action(run2(async (f, out) => (await Promise.resolve().then(() => (init_login2(), login_exports))).runLogout(f, out)));
+}
 function registerEvidence(program2, run2) {
   const evidenceCmd = program2.command("evidence").description("check and print the evidence records apply --evidence writes (for auditors)").addHelpText(
     "after",
@@ -58643,14 +59407,14 @@ __export(main_exports, {
 module.exports = __toCommonJS(main_exports);
 init_esm();
 init_errors();
-var import_node_fs18 = require("node:fs");
-var import_node_path31 = require("node:path");
+var import_node_fs19 = require("node:fs");
+var import_node_path33 = require("node:path");
 init_package_root();
 init_output();
 init_io();
 init_auth();
 init_view();
-var VERSION = JSON.parse((0, import_node_fs18.readFileSync)((0, import_node_path31.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+var VERSION = JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path33.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
 function makeOutput(flags, redactor, io) {
   return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
 }

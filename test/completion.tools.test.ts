@@ -49,6 +49,8 @@ const LINES = [
   "revsync plan --env test --det",
   "revsync test --env test rec",
   "revsync completion ",
+  "revsync log",
+  "revsync login --app",
   "revsync --v",
 ];
 const OFFERS = [
@@ -64,6 +66,8 @@ const OFFERS = [
   ["--detailed-exitcode"],
   ["record"],
   ["bash", "fish", "zsh"],
+  ["login", "logout"],
+  ["--approver"],
   ["--verbose", "--version"].filter((f) => f === "--version"),
 ];
 

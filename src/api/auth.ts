@@ -5,8 +5,16 @@ import { LOOPBACK } from "./http.js";
 
 export type Credentials =
   | { kind: "password"; clientId: string; clientSecret: string; username: string; password: string }
-  /** `user`: REVSYNC_USER, the user to name when the token itself names none. */
-  | { kind: "token"; token: string; user?: string };
+  /** `user`: REVSYNC_USER, the user to name when the token itself names none. `login`: a token that
+   *  `revsync login` kept, which lives until `expiresAt` (epoch ms) and is never renewed: `again` is the
+   *  command that signs in anew, for the error that says so. */
+  | { kind: "token"; token: string; user?: string; login?: KeptLogin };
+
+/** What a token of `revsync login` carries beside itself: until when it lives, and how to get another. */
+export interface KeptLogin {
+  expiresAt: number;
+  again: string;
+}
 
 /** Whether a URL names this machine: with realm demo, the local emulator's demo tenant. */
 function isLocal(url: string | undefined): boolean {
@@ -51,7 +59,7 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv, target?: { baseUrl: s
   const missing = names.filter((n) => !env[n]);
   if (missing.length) {
     throw new UserError(
-      `no credentials: set ${missing.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token)`,
+      `no credentials: set ${missing.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token), or sign in through a browser with revsync login`,
       isLocal(target?.baseUrl) && target?.realm === "demo"
         ? "for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password"
         : "the tenant's onboarding gives them (client id, client secret, user name, password); in CI, keep them in the CI's secret store",
@@ -111,18 +119,27 @@ export function approverNamed(env: NodeJS.ProcessEnv): { configured: boolean; us
  *  needs a name for the update body's user_name): a JWT's `preferred_username`, else its `sub`. A token
  *  that is not a JWT, or names nobody, gives undefined. */
 export function tokenUser(token: string): string | undefined {
-  const part = token.split(".")[1];
-  if (token.split(".").length !== 3 || !part) return undefined;
-  try {
-    const claims = JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as Record<string, unknown> | null;
-    for (const k of ["preferred_username", "sub"]) {
-      const v = claims?.[k];
-      if (typeof v === "string" && v.trim() !== "") return v;
-    }
-  } catch {
-    // Not a JWT: it names nobody.
+  const claims = tokenClaims(token);
+  for (const k of ["preferred_username", "sub"]) {
+    const v = claims?.[k];
+    if (typeof v === "string" && v.trim() !== "") return v;
   }
   return undefined;
+}
+
+/** A JWT's claims, read without verifying its signature (the service verifies it); undefined for a
+ *  token that is not a JWT whose claims are a JSON object. */
+export function tokenClaims(token: string): Record<string, unknown> | undefined {
+  const parts = token.split(".");
+  const part = parts[1];
+  if (parts.length !== 3 || !part) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as unknown;
+    return claims && typeof claims === "object" && !Array.isArray(claims) ? (claims as Record<string, unknown>) : undefined;
+  } catch {
+    // Not a JWT: no claims.
+    return undefined;
+  }
 }
 
 export type TokenPoster = (form: URLSearchParams) => Promise<{ status: number; body: unknown }>;
@@ -168,6 +185,20 @@ export class TokenManager {
 
   get isStatic(): boolean {
     return this.creds.kind === "token";
+  }
+
+  /** The token of `revsync login` this sign-in sends, when it is one. */
+  get login(): KeptLogin | undefined {
+    return this.creds.kind === "token" ? this.creds.login : undefined;
+  }
+
+  /** Why a token of `revsync login` may not be sent any more (it has lived its lifetime), in words;
+   *  undefined while it lives, and for any other sign-in. Such a token is never renewed, nor replaced
+   *  by other credentials: the person signs in again. */
+  loginEnded(): string | undefined {
+    const login = this.login;
+    if (!login || this.clock.now() < login.expiresAt) return undefined;
+    return `the sign-in of revsync login${this.username ? ` (${this.username})` : ""} ended at ${new Date(login.expiresAt).toISOString()}: its token lives only as long as the service gave it`;
   }
 
   async token(): Promise<string> {

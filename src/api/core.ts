@@ -133,6 +133,12 @@ export function proxyEnv(e: NodeJS.ProcessEnv): { httpProxy: string; httpsProxy:
   return httpProxy || httpsProxy ? { httpProxy, httpsProxy, noProxy: e.no_proxy ?? e.NO_PROXY ?? "" } : undefined;
 }
 
+/** An endpoint of the realm's OpenID Connect service under the auth URL (spec 5.3): `token`, where the
+ *  password grant signs in, or `auth`, where a person signs in through a browser (spec 5.6). */
+export function realmEndpoint(authBase: URL, realm: string, endpoint: "token" | "auth"): string {
+  return joinUrl(authBase, `/auth/realms/${encodeURIComponent(realm)}/protocol/openid-connect/${endpoint}`);
+}
+
 function joinUrl(base: URL, path: string, query?: Record<string, string | undefined>): string {
   const url = new URL(base.href.replace(/\/$/, "") + path);
   for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
@@ -220,7 +226,7 @@ export class ApiCore {
     this.base = checkUrl("base_url", opts.baseUrl);
     const authBase = checkUrl("auth_url", opts.authUrl);
     if (!opts.realm) throw new UserError("no realm: set realm in revsync.yaml or REVSYNC_REALM");
-    this.tokenUrl = joinUrl(authBase, `/auth/realms/${encodeURIComponent(opts.realm)}/protocol/openid-connect/token`);
+    this.tokenUrl = realmEndpoint(authBase, opts.realm, "token");
     // Never a user or password the URL may hold: only where it points.
     this.realm = { name: opts.realm, authBase: `${authBase.origin}${authBase.pathname.replace(/\/$/, "")}` };
     this.clock = opts.clock ?? systemClock;
@@ -408,6 +414,8 @@ export class ApiCore {
     const sends = p.sends;
     const path = `${spec.path}${spec.query ? new URL(url).search : ""}`;
     for (let reauthed = false; ; reauthed = true) {
+      const ended = this.auth.loginEnded();
+      if (ended) throw this.loginOver(spec.method, path, `not sent: ${ended}`);
       const token = await this.auth.token();
       const t0 = this.clock.now();
       // A resend: the caller (a read's loop, the write unit) sent this request before (its progress
@@ -437,11 +445,21 @@ export class ApiCore {
       const status = res.statusCode;
       this.observe(spec.method, path, status, t0, resend);
       this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
+      if (status === 401 && this.auth.login)
+        throw this.loginOver(spec.method, path, "the service refused the token of revsync login (it expired or was revoked); nothing was processed");
       const refused = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec, shown, token, reauthed, p) : undefined;
       if (refused === "again") continue;
       if (refused === "to the guard") return { status, body, reauth: true };
       return { status, retryAfter: headerOf(res.headers["retry-after"]), body };
     }
+  }
+
+  /** A token of revsync login that may not be used any more: the request is not sent (again), and no
+   *  other credentials stand in for the person who signed in; they sign in again. A 401, as the service
+   *  answers one: nothing was processed. */
+  private loginOver(method: string, path: string, message: string): ApiError {
+    const again = this.auth.login?.again ?? "revsync login";
+    return new ApiError({ method, path, status: 401, message, hint: `sign in again: ${again}` });
   }
 
   /** One HTTP request of the service's interface, as the spec says it, with the token. */

@@ -33,6 +33,7 @@ export function register(program: Command, run: Runner): void {
     registerExport,
     registerEvidence,
     registerLock,
+    registerLogin,
     registerApprovals,
     registerErrors,
     registerSsp,
@@ -433,6 +434,36 @@ function registerLock(program: Command, run: Runner): void {
   const env = unlock.options.find((o) => o.long === "--env");
   if (env) env.description = "the environment whose lock to release (required: unlock takes neither the only environment nor REVSYNC_ENV)";
   unlock.action(run(async (f, out, _r, args) => (await import("./lock.js")).runUnlock(f, out, args)));
+}
+
+/** revsync login and logout: a person's sign-in through the browser (the spec's implicit flow), kept
+ *  for its lifetime. */
+function registerLogin(program: Command, run: Runner): void {
+  const where = (cmd: Command): Command =>
+    cmd
+      .option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)")
+      .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
+  where(
+    program
+      .command("login")
+      .description(
+        "sign in through your browser (the service's implicit flow): the token is kept, readable by you alone, for its lifetime (5 minutes by the spec), for this environment",
+      )
+      .option("--approver", "sign in the four-eyes approver identity (approves are sent as it), not revsync's own sign-in")
+      .option("--timeout <duration>", "how long to wait for the browser's answer, e.g. 90s, 5m", "5m"),
+  )
+    .option("-q, --quiet", "print results only, no notes")
+    .option("--no-color", "plain output (also NO_COLOR)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  revsync login --env sandbox\n  revsync login --env production --approver\n  BROWSER=firefox revsync login\n\nNeeds REVSYNC_CLIENT_ID (no secret). Opens BROWSER, else the system's browser, at the realm's sign-in page\n(and prints its address); the service sends the browser back to a listener on 127.0.0.1, which takes one\nanswer whose state matches and closes. Commands use the kept token when no REVSYNC_TOKEN,\nREVSYNC_USERNAME or REVSYNC_PASSWORD (for --approver: REVSYNC_APPROVER_*) is set; once it ends they\nsay to sign in again.\nExit: 0 signed in, 1 not signed in (refused, no answer in time), 130 stopped (Ctrl-C).",
+    )
+    .action(run(async (f, out) => (await import("./login.js")).runLogin(f, out)));
+  where(program.command("logout").description("remove the tokens revsync login kept for this environment (yours and the approver's)"))
+    .option("-q, --quiet", "print results only, no notes")
+    .option("--no-color", "plain output (also NO_COLOR)")
+    .addHelpText("after", "\nExample:\n  revsync logout --env sandbox\n\nExit: 0 (removed, or nothing kept), 1 an error.")
+    .action(run(async (f, out) => (await import("./login.js")).runLogout(f, out)));
 }
 
 /** revsync evidence verify and show. */

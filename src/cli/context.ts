@@ -1,5 +1,7 @@
 import { ApiCore, type ClientOptions } from "../api/core.js";
-import { approverFromEnv, credentialsFromEnv, SECRET_VARIABLES } from "../api/auth.js";
+import { SECRET_VARIABLES } from "../api/auth.js";
+import { approverCredentials, approverNamedKept, signerCredentials } from "../api/kept-credentials.js";
+import { signInFolder, type SignInTarget } from "../api/sign-in-store.js";
 import { urlCredentials } from "../api/http.js";
 import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
@@ -138,9 +140,31 @@ export function refuseSecretsInNames(env: Pick<ResolvedEnv, "name" | "realm" | "
 /** The variables that name a user of the run (not secrets: printed, and recorded in the evidence). */
 const SIGN_IN_NAMES = ["REVSYNC_CLIENT_ID", "REVSYNC_USERNAME", "REVSYNC_USER", "REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_USER"] as const;
 
+/** The environment as a token of revsync login is bound to it. */
+export function signInTarget(env: ResolvedEnv): SignInTarget {
+  return { environment: env.name, baseUrl: env.baseUrl, authUrl: env.authUrl, realm: env.realm };
+}
+
+/** The run's sign-in, and with `approver` the approver identity: the environment's variables, else the
+ *  tokens revsync login kept for this environment (src/api/kept-credentials.ts). */
+function signInsOf(env: ResolvedEnv, flags: GlobalFlags, out: Output, approver: boolean): Pick<ClientOptions, "credentials" | "approver"> {
+  const penv = envOf(flags);
+  const folder = signInFolder(penv);
+  const signer = signerCredentials(penv, signInTarget(env), folder, Date.now());
+  const second = approver ? approverCredentials(penv, signInTarget(env), folder, Date.now()) : { credentials: undefined };
+  for (const words of [signer.passedOver, second.passedOver]) if (words && out.once(words)) out.warn(words);
+  return { credentials: signer.credentials, ...(second.credentials ? { approver: second.credentials } : {}) };
+}
+
+/** Who the approver identity is, without its secret: what plan says will approve. */
+export function approverNamedFor(env: ResolvedEnv, flags: GlobalFlags): { configured: boolean; user: string | null } {
+  const penv = envOf(flags);
+  return approverNamedKept(penv, signInTarget(env), signInFolder(penv), Date.now());
+}
+
 /** `observer`: who watches every request (apply --evidence). `approver` (plan and apply): the client also
- *  holds the approver identity of REVSYNC_APPROVER_* (four eyes), when one is given; it signs in only to
- *  send approves. */
+ *  holds the approver identity of REVSYNC_APPROVER_* or of revsync login --approver (four eyes), when one
+ *  is given; it signs in only to send approves. */
 export function openClient(
   env: ResolvedEnv,
   flags: GlobalFlags,
@@ -150,8 +174,7 @@ export function openClient(
 ): ApiCore {
   const penv = envOf(flags);
   refuseSecretsInNames(env, penv);
-  const credentials = credentialsFromEnv(penv, env);
-  const approver = opts.approver ? approverFromEnv(penv) : undefined;
+  const { credentials, approver } = signInsOf(env, flags, out, opts.approver === true);
   return new ApiCore({
     ...(approver ? { approver } : {}),
     baseUrl: env.baseUrl,

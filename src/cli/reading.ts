@@ -2,12 +2,11 @@ import type { ApiCore } from "../api/core.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
 import { varsFor } from "../config/repo.js";
 import { loadTests } from "../config/test-files.js";
-import { approverNamed } from "../api/auth.js";
 import type { DesiredState } from "../kinds/kind.js";
 import { readLive, type LiveState, type ReadOptions } from "../live/read.js";
 import { makePlan as composePlan } from "../plan/make.js";
 import type { Plan } from "../plan/model.js";
-import { concurrencyOf, desiredState, envOf } from "./context.js";
+import { approverNamedFor, concurrencyOf, desiredState, envOf } from "./context.js";
 import { ciOf } from "./four-eyes.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
@@ -64,7 +63,7 @@ export async function makePlan(
   // apply holds the approver's sign-in; plan only its name (a plan job need not hold its secret). A CI
   // job that names none cannot say who the apply job's approves go as: the plan says so, never that
   // apply would block them.
-  const named = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamed(envOf(flags));
+  const named = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamedFor(env, flags);
   const approverKnown = named.configured || !!opts.applies || !ciOf(flags);
   const meta = {
     environment: env.name,

@@ -1,6 +1,7 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { createHash, createHmac, randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { authorize } from "./authorize.js";
 import { FaultTable, parseFaults, TokenBucket, withoutField, type Fault } from "./faults.js";
 import { literalAnswer, literalRefusal, type Profile } from "./profile.js";
 import { SEEDS, seedState, type SeedName } from "./seed.js";
@@ -253,6 +254,8 @@ export class Emulator {
   }
 
   private route(req: IncomingMessage, url: URL, method: string, path: string, raw: string, entry: JournalEntry): Reply {
+    const auth = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/auth$/.exec(path);
+    if (auth) return this.authorizePage(req, url, method, decodeURIComponent(auth[1] ?? ""), raw, entry);
     const token = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/token$/.exec(path);
     if (token) {
       if (method !== "POST") return new Reply(405, { error: "invalid_request", error_description: "use POST" });
@@ -357,6 +360,73 @@ export class Emulator {
     const value = `${kind === "access" ? "at" : "rt"}.${randomBytes(24).toString("base64url")}`;
     this.state.tokens[value] = { ...base, kind, expiresAt: Date.now() + ttlS * 1000 };
     return value;
+  }
+
+  /** The authorization endpoint of the implicit flow (src/emulator/authorize.ts): its pages, never
+   *  cached or framed; a sign-in names its user in the journal. */
+  private authorizePage(req: IncomingMessage, url: URL, method: string, realm: string, raw: string, entry: JournalEntry): Reply {
+    const form =
+      method === "POST" && (req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded")
+        ? new URLSearchParams(raw)
+        : new URLSearchParams();
+    const page = authorize(this.tenant(realm), method, url.searchParams, form, (user, clientId, nonce) => {
+      entry.realm = realm;
+      entry.user = user;
+      return this.issueImplicit(`http://${req.headers.host ?? "127.0.0.1"}/auth/realms/${realm}`, realm, user, clientId, nonce);
+    });
+    const headers: Record<string, string> = {
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+      "x-frame-options": "DENY",
+      "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+      ...(page.location ? { location: page.location } : {}),
+    };
+    return new Reply(page.status, page.html, "text/html; charset=utf-8", headers);
+  }
+
+  /** The key the implicit flow's tokens are signed with (HS256): the emulator's own, for this run. */
+  private readonly signingKey = randomBytes(32);
+
+  /** An access token of the implicit flow: a JWT as Keycloak issues one (the user in preferred_username
+   *  and sub, the client in azp, the sign-in's nonce), bound to its realm and user as every token is. No
+   *  refresh token: the implicit flow has none. */
+  private issueImplicit(
+    issuer: string,
+    realm: string,
+    user: string,
+    clientId: string,
+    nonce: string | undefined,
+  ): { token: string; expiresIn: number; session: string } {
+    const now = Date.now();
+    for (const [k, v] of Object.entries(this.state.tokens)) if (v.expiresAt <= now) delete this.state.tokens[k];
+    const session = randomUUID();
+    const iat = Math.floor(now / 1000);
+    const sub = createHash("sha256")
+      .update(`${realm}\n${user}`)
+      .digest("hex")
+      .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, "$1-$2-$3-$4-$5");
+    const claims = {
+      exp: iat + this.accessTtlS,
+      iat,
+      auth_time: iat,
+      jti: randomUUID(),
+      iss: issuer,
+      aud: "account",
+      sub,
+      typ: "Bearer",
+      azp: clientId,
+      ...(nonce === undefined ? {} : { nonce }),
+      session_state: session,
+      sid: session,
+      scope: "openid profile email",
+      preferred_username: user,
+    };
+    const part = (o: object): string => Buffer.from(JSON.stringify(o)).toString("base64url");
+    const unsigned = `${part({ alg: "HS256", typ: "JWT", kid: "emulator" })}.${part(claims)}`;
+    const token = `${unsigned}.${createHmac("sha256", this.signingKey).update(unsigned).digest("base64url")}`;
+    this.state.tokens[token] = { kind: "access", realm, user, clientId, session, expiresAt: now + this.accessTtlS * 1000 };
+    this.persist();
+    return { token, expiresIn: this.accessTtlS, session };
   }
 
   private token(realm: string, contentType: string, raw: string): Reply {
