@@ -12,6 +12,7 @@ export const LAYERS = [
   ["config"],
   ["kinds"],
   ["live"],
+  ["guardrails"],
   ["plan"],
   ["export"],
   ["apply"],

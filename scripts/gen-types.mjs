@@ -27,6 +27,7 @@ const outputs = [
       "schemas/policy/tenant-configuration.schema.json",
       "schemas/policy/ssp-policy.schema.json",
       "schemas/policy/ssp-policy-test.schema.json",
+      "schemas/policy/guardrail-test.schema.json",
     ],
   },
 ];
@@ -41,6 +42,7 @@ const STANDALONE = {
   sspPolicy: "policy/ssp-policy.schema.json",
   plan: "plan.schema.json",
   sspPolicyTest: "policy/ssp-policy-test.schema.json",
+  guardrailTest: "policy/guardrail-test.schema.json",
   evidenceRecord: "evidence-record.schema.json",
 };
 
@@ -76,6 +78,7 @@ const KINDS = {
   TenantConfiguration: "schemas/policy/tenant-configuration.schema.json",
   SspPolicy: "schemas/policy/ssp-policy.schema.json",
   SspPolicyTest: "schemas/policy/ssp-policy-test.schema.json",
+  GuardrailTest: "schemas/policy/guardrail-test.schema.json",
 };
 const POLICY_FILE = "schemas/policy-file.schema.json";
 const PLAN = "schemas/plan.schema.json";
@@ -83,6 +86,8 @@ const API = "schemas/api.schema.json";
 /** Schemas that hold copies of another's definitions, and where each copies them from. */
 const COPIES = [
   { target: PLAN, source: API },
+  // The guardrails' outcomes and judgement, as a plan holds them (copied before the record is copied on).
+  { target: "schemas/evidence-record.schema.json", source: PLAN },
   { target: "schemas/apply-report.schema.json", source: "schemas/evidence-record.schema.json" },
 ];
 /** The mark of a definition gen:types copied into a schema from another. */

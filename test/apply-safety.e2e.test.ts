@@ -208,6 +208,8 @@ describe("no approve of values that differ from git", () => {
 
 describe("the tenant configuration PATCH names the signed-in user", () => {
   it("a static token that names nobody: without REVSYNC_USER apply stops before sending anything; with it, user_name is that user", async () => {
+    // A service whose tokens are no JWTs: its token names nobody.
+    await fx.emu.admin("POST", "settings", { opaque_tokens: true });
     const tok = await token(fx.emu.url);
     await fx.emu.admin("DELETE", "requests");
     const none = await run(["apply", "--auto-approve"], { REVSYNC_TOKEN: tok });

@@ -58,7 +58,7 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
     (await fx.emu.admin<Entry[]>("GET", "requests")).filter((e) => e.method === "PATCH" && e.path.includes("/approve/")).map((e) => [e.status, e.user]);
 
   it("approved by bob in the round trip of revsync's approve as carol: already, approved by bob (never carol), revsync's send answered and not landed; exit 0", async () => {
-    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
     await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 600, method: "PATCH", path: "/approve/", times: 1 });
     await fx.emu.admin("DELETE", "requests");
     const applied = await applyWhileApproved(
@@ -106,7 +106,7 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
   });
 
   it("four eyes: approved by alice, its reviewer, in the round trip of revsync's approve as bob: breached, exit 1, the text says revsync's send did not land; verify fails the record", async () => {
-    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
     await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 600, method: "PATCH", path: "/approve/", times: 1 });
     const applied = await applyWhileApproved(
       ["apply", "--auto-approve", "--verbose", "--evidence", "ev", ...target],
@@ -131,7 +131,7 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
   });
 
   it("four eyes: approved by alice, its reviewer, before apply: breached (nothing sent), the reviewer taken from the plan (an approved batch no longer names it)", async () => {
-    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
     const BOB = { REVSYNC_APPROVER_USERNAME: "bob", REVSYNC_APPROVER_PASSWORD: "bob-password" };
     expect((await run(["plan", ...target, "--out", "plan.json"], BOB)).code).toBe(0);
     await batchAs("alice", "approve");
@@ -149,7 +149,7 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
   });
 
   it("four eyes: reviewed and approved by bob between plan and apply: nobody can name its reviewer, so four eyes cannot be shown: breached, exit 1, verify fails the record", async () => {
-    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
     const CAROL = { REVSYNC_APPROVER_USERNAME: "carol", REVSYNC_APPROVER_PASSWORD: "carol-password" };
     // git asks for FY26-H2 (file uploaded in the service) approved: the plan reviews, then approves it.
     const file = join(fx.repo, "policies/ssp/hardware.yaml");

@@ -147,6 +147,7 @@ const greeting: Kind<GitGreeting, Greeting[]> = {
           method: "PATCH",
           path: `${GREETINGS}/${encodeURIComponent(p.name)}`,
           body: { text: p.text },
+          bodySchema: { type: "object", required: ["text"], properties: { text: { type: "string" } }, additionalProperties: false },
           kind: "write",
           schema: LIST_SCHEMA.items,
           ifMatch: r.ifMatch,

@@ -385,7 +385,9 @@ describe("where the lock is kept", () => {
       at("    base_url: https://revenue.example.com\n    realm: acme\n    lock: { remote: 'https://ci:hunter2@git.example.com/p.git' }\n"),
       ["lock", "status"],
     );
-    expect(secret.stderr).toContain("lock.remote holds a password in its URL; credentials never live in files");
+    expect(secret.stderr).toContain(
+      "environments.production.lock.remote: it holds a password (https://[credentials]@git.example.com): credentials never live in files",
+    );
     expect(secret.stdout + secret.stderr).not.toContain("hunter2");
     // The default for such a service: the git remote origin, which a folder outside git does not have.
     const dir = at("    base_url: https://revenue.example.com\n    realm: acme\n");

@@ -115,9 +115,21 @@ export function approverNamed(env: NodeJS.ProcessEnv): { configured: boolean; us
   return { configured: false, user: null };
 }
 
-/** The user a bearer token names, read without verifying it (the service verifies it; revsync only
- *  needs a name for the update body's user_name): a JWT's `preferred_username`, else its `sub`. A token
- *  that is not a JWT, or names nobody, gives undefined. */
+/** The claims that name a token's user, in the order revsync names the user by: the user name, the
+ *  subject id, the e-mail (an OpenID Connect provider's, Keycloak's among them). */
+const NAME_CLAIMS = ["preferred_username", "sub", "email"] as const;
+
+/** Every name a bearer token gives its user (preferred_username, sub, email), read without verifying it
+ *  (the service verifies it): who the service's token says the user is, by each name the service may
+ *  record them by. Empty for a token that is not a JWT or names nobody. */
+export function tokenNames(token: string): string[] {
+  const claims = tokenClaims(token);
+  const names = NAME_CLAIMS.map((k) => claims?.[k]).filter((v): v is string => typeof v === "string" && v.trim() !== "");
+  return [...new Set(names)];
+}
+
+/** The user a bearer token names, read without verifying it (the service verifies it): a JWT's
+ *  `preferred_username`, else its `sub`. A token that is not a JWT, or names nobody, gives undefined. */
 export function tokenUser(token: string): string | undefined {
   const claims = tokenClaims(token);
   for (const k of ["preferred_username", "sub"]) {
@@ -155,9 +167,8 @@ export class TokenManager {
   private access: Held | undefined;
   private refresh: Held | undefined;
   private inflight: Promise<string> | undefined;
-  /** The signed-in user: the password grant's username; with a static token the user its claims name,
-   *  else REVSYNC_USER; undefined when none does. */
-  readonly username: string | undefined;
+  /** The user as the run's token names it (a password grant's, once signed in; a static token's). */
+  private named: { user: string | undefined; names: string[] } | undefined;
   /** Where `username` comes from: the password grant the service signed in (`sign-in`), a JWT's claims
    *  revsync reads without verifying them (`token claims`), or a variable (`variable`: REVSYNC_USER,
    *  REVSYNC_APPROVER_USER). Only the service's own answers confirm a token's user. */
@@ -172,15 +183,29 @@ export class TokenManager {
   ) {
     if (creds.kind === "token") {
       onSecret(creds.token);
-      const claimed = tokenUser(creds.token);
-      this.username = claimed ?? creds.user;
-      this.usernameFrom = claimed ? "token claims" : creds.user ? "variable" : undefined;
+      this.named = { user: tokenUser(creds.token), names: tokenNames(creds.token) };
+      this.usernameFrom = this.named.user ? "token claims" : creds.user ? "variable" : undefined;
     } else {
       onSecret(creds.clientSecret);
       onSecret(creds.password);
-      this.username = creds.username;
       this.usernameFrom = "sign-in";
     }
+  }
+
+  /** The signed-in user: as the token the service issued names it (its preferred_username, else its
+   *  sub: a password grant signed in by e-mail is the user the token names), else the password grant's
+   *  username until it has signed in; with a static token the user its claims name, else REVSYNC_USER;
+   *  undefined when none does. */
+  get username(): string | undefined {
+    if (this.named?.user) return this.named.user;
+    return this.creds.kind === "token" ? this.creds.user : this.creds.username;
+  }
+
+  /** Every name the token names its user by (preferred_username, sub, email: docs/security.md, "Who the
+   *  service says you are"), for four eyes to compare with who prepared a batch; undefined where no
+   *  token names anybody (an opaque token, or a password grant not yet signed in). Never a variable. */
+  get identity(): string[] | undefined {
+    return this.named?.names.length ? this.named.names : undefined;
   }
 
   get isStatic(): boolean {
@@ -256,6 +281,7 @@ export class TokenManager {
   private accept(body: unknown): string {
     const t = body as TokenResponse;
     this.onSecret(t.access_token);
+    this.named = { user: tokenUser(t.access_token), names: tokenNames(t.access_token) };
     if (t.refresh_token) this.onSecret(t.refresh_token);
     const now = this.clock.now();
     // Renew a little early: a tenth of the lifetime, at most 30 s.

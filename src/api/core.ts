@@ -1,6 +1,6 @@
 import { Agent, EnvHttpProxyAgent, LOOPBACK, request, urlCredentials, type Dispatcher } from "./http.js";
 import { ApiError, UserError } from "../errors.js";
-import { apiValidator } from "../schema/ajv.js";
+import { apiValidator, describeAjvErrors, fileValidator } from "../schema/ajv.js";
 import { TokenManager, type Credentials } from "./auth.js";
 import { systemClock, type Clock } from "./clock.js";
 import { classify, retryAfterMs, RETRY_STATUS, type Answer, type RequestShape, type Verdict } from "./classify.js";
@@ -88,7 +88,24 @@ export const BUDGET = { sends: 6, createSends: 3, totalMs: 120_000, timeoutMs: 6
 export interface RequestSpec extends RequestShape {
   query?: Record<string, string | undefined>;
   body?: unknown;
+  /** The request schema a body must match before it is sent: a definition of schemas/api.schema.json
+   *  (the spec's request body), or a schema document a resource kind brings. Required with a body. */
+  bodySchema?: string | object;
   ifMatch?: string;
+}
+
+/** What is wrong with a request's body against its request schema ("compliance_spec.0.ui_mode is
+ *  required"), or undefined when it is whole: a body is checked before it is sent, so that a field the
+ *  spec requires is never left out (a service that took a partial body could reset it, unseen). A body
+ *  without a schema is a mistake of revsync's own. */
+export function bodyProblem(spec: RequestSpec): string | undefined {
+  if (spec.body === undefined) return undefined;
+  if (spec.bodySchema === undefined) throw new TypeError(`${spec.method} ${spec.path}: a request body is sent only with its request schema (bodySchema)`);
+  const fn = typeof spec.bodySchema === "object" ? fileValidator(spec.bodySchema) : apiValidator(spec.bodySchema);
+  if (fn(spec.body)) return undefined;
+  return describeAjvErrors(fn.errors)
+    .map((e) => `${e.field} ${e.message}`)
+    .join("; ");
 }
 
 /** Where a request stands between its sends (a read's, in `call`; a write's, in the write unit,
@@ -541,6 +558,8 @@ export class ApiCore {
    *  the write unit (src/api/write.ts), which guards, sends and settles each of them. */
   async call<T>(spec: RequestSpec): Promise<T> {
     if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
+    const hole = bodyProblem(spec);
+    if (hole) throw new UserError(`${spec.method} ${spec.path}: the request body is not what the interface requires (${hole}); nothing was sent`);
     const url = joinUrl(this.base, spec.path, spec.query);
     const p = freshProgress();
     for (;;) {

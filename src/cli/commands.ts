@@ -10,7 +10,7 @@ import { planViews, showViews } from "../report/views/plan.js";
 import { testViews } from "../report/views/policy-test.js";
 import { sspBatchesViews } from "../report/views/ssp.js";
 import { validateViews } from "../report/views/validate.js";
-import { choiceOption, common, formatOption } from "./flags.js";
+import { choiceOption, common, formatOption, overrideOptions } from "./flags.js";
 import type { Output, Redactor } from "./output.js";
 
 export type Runner = <F extends object>(
@@ -171,7 +171,7 @@ function registerTestRecord(test: Command, run: Runner): void {
 
 /** revsync plan. */
 function registerPlan(program: Command, run: Runner): void {
-  common(
+  const cmd = common(
     program
       .command("plan")
       .description("compare the policy repo with the service and print what apply would change")
@@ -185,7 +185,8 @@ function registerPlan(program: Command, run: Runner): void {
         "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'\n  revsync plan --all-envs --format markdown > plans.md\n  revsync plan --envs sandbox,production --out plans/",
       ),
     { views: planViews, target: true, fleet: true },
-  ).action(run(async (f, out) => (await import("./plan.js")).runPlan(f, out)));
+  );
+  overrideOptions(cmd).action(run(async (f, out) => (await import("./plan.js")).runPlan(f, out)));
 }
 
 /** revsync show: a saved plan, offline. */
@@ -206,7 +207,7 @@ function registerShow(program: Command, run: Runner): void {
 
 /** revsync apply. */
 function registerApply(program: Command, run: Runner): void {
-  common(
+  const cmd = common(
     program
       .command("apply")
       .argument("[planfile]", "a plan saved with plan --out; without it, apply plans first")
@@ -222,7 +223,8 @@ function registerApply(program: Command, run: Runner): void {
         "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per tenant: apply holds the lock of the environment's tenant from its first write to its\nlast (revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM).",
       ),
     { views: applyViews, target: true },
-  ).action(run(async (f, out, r, args) => (await import("./apply.js")).runApply(f, out, r, args)));
+  );
+  overrideOptions(cmd).action(run(async (f, out, r, args) => (await import("./apply.js")).runApply(f, out, r, args)));
 }
 
 /** revsync drift. */

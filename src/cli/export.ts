@@ -42,15 +42,18 @@ function filesUnder(dir: string): Set<string> {
 }
 
 /** The policy files the folder holds, each document's value read with the environment's variables; only
- *  files that really lie inside `inside` (links followed), regular files within the cap. */
-function gitFiles(dir: string, vars: Parameters<typeof readYamlFile>[3], inside: { folder: string; words?: PathWords }): GitFile[] {
+ *  files that really lie inside `inside` (links followed), regular files within the cap. A file that
+ *  cannot be read (a link out of the folder, a FIFO, one over the cap) goes to `unreadable`, with why:
+ *  export does not write over what it cannot read, nor beside it (it may hold any policy). */
+function gitFiles(dir: string, vars: Parameters<typeof readYamlFile>[3], inside: { folder: string; words?: PathWords }, unreadable: string[]): GitFile[] {
   if (!existsSync(dir)) return [];
   return listYamlFiles(dir).flatMap((abs): GitFile[] => {
     let text: string;
     try {
       text = readUserFile(abs, READ_CAPS.text, inside);
-    } catch {
-      return []; // validate says why; export does not write over what it cannot read
+    } catch (e) {
+      unreadable.push(e instanceof Error ? e.message : String(e));
+      return [];
     }
     const values: unknown[] = [];
     for (const src of readYamlFile(abs, abs, [], vars, inside)) if (!src.unresolved?.size) values[src.index] = src.value;
@@ -71,6 +74,8 @@ interface Ctx {
   /** The folder files are read and written inside: the policy repo, or the --dir folder outside it. */
   inside: { folder: string; words: PathWords };
   readValues: (file: string) => string | undefined;
+  /** Policy files of the folder export could not read, each with why (a link out of it, say). */
+  unreadable: string[];
 }
 
 /** Where a `${NAME}` of a policy file takes its value in this environment: its own `vars:` entry (export
@@ -95,7 +100,7 @@ function varHome(ctx: Ctx): (name: string) => VarHome {
  *  cannot hold the names of. The policies folder is read by every environment of revsync.yaml: what
  *  export writes there must not change another environment's plan; a folder --dir names apart from it
  *  is this export's alone. */
-async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; files: ExportedFile[]; unnamed: string[] }> {
+async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; files: ExportedFile[]; unnamed: string[]; heldTwice: string[] }> {
   const { flags, out, repo, env, dir } = ctx;
   // Every batch's values too: export keeps them in git beside the policy file.
   const live = await readWithProgress(core, nothingInGit(), flags, out, { allDetails: true, allValues: true });
@@ -103,14 +108,15 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
   let taken: Set<string>;
   let git: GitFile[];
   try {
-    git = gitFiles(dir, varsFor(env, envOf(flags)), ctx.inside);
+    git = gitFiles(dir, varsFor(env, envOf(flags)), ctx.inside, ctx.unreadable);
     // A values file a policy file names is taken even before it is there.
     taken = new Set([...filesUnder(dir), ...valuesNamedIn(git)]);
   } catch (e) {
     throw fileError("read", ctx.shown("."), e);
   }
   const unnamed: string[] = [];
-  const files = exportFiles(live, flags.target ?? [], taken, unnamed);
+  const heldTwice: string[] = [];
+  const files = exportFiles(live, flags.target ?? [], taken, unnamed, undefined, heldTwice);
   const schemaFile = join(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file: string): string[] => [
     `yaml-language-server: $schema=${posixOf(relative(dirname(join(dir, file)), schemaFile))}`,
@@ -118,7 +124,7 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
   ];
   const inPolicies = !relative(repo.policiesDir, dir).startsWith("..") && !isAbsolute(relative(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env.name) : [];
-  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith, taken }), files, unnamed };
+  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith, taken }), files, unnamed, heldTwice };
 }
 
 /** Every write checked before any is made: where it lies (realPathInside, links followed: none outside
@@ -157,6 +163,13 @@ function whatToWrite(ctx: Ctx, plan: ExportPlan) {
   const { repo, env, dir } = ctx;
   const { folder: base, words } = ctx.inside;
   const { outside, unwritable, heldBack } = checkWrites(ctx, plan);
+  // A policy file export could not read may hold any policy: a new file beside it could be its second.
+  if (ctx.unreadable.length)
+    for (const w of plan.writes.filter((x) => x.created && x.group !== undefined && !heldBack.includes(x))) {
+      if (w.file === w.group)
+        ctx.out.error(`${ctx.shown(w.file)} not written (${w.what}): a policy file of the folder could not be read (above), and it may hold this policy`);
+      heldBack.push(w);
+    }
   const left = new Set([...outside, ...unwritable, ...heldBack]);
   const writes = plan.writes.filter((w) => !left.has(w) && ctx.readValues(w.file) !== w.text);
   // The schemas are written only when a file export writes names them in its first line (a new file
@@ -202,6 +215,8 @@ function reportLeft(ctx: Ctx, x: Awaited<ReturnType<typeof exportPlan>>, created
   for (const s of plan.skipped) out.warn(s);
   for (const b of plan.broken) out.error(`${ctx.shown(b.file)}:${b.message}`);
   for (const r of plan.refused) out.error(r.message);
+  for (const r of x.heldTwice) out.error(r);
+  for (const u of ctx.unreadable) out.error(`${u}: export neither updates it nor writes a policy file beside it that it may already hold`);
   // Left out of new files only: in a file git holds, a field the service does not show (or shows as a
   // number that is not comparable) keeps git's value.
   const keptInGit = (l: string): boolean => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
@@ -231,9 +246,10 @@ function refusalWords(refused: ExportPlan["refused"]): string[] {
 }
 
 /** The closing lines, and the exit code: 1 when anything was left as it was for a problem. */
-function closing(ctx: Ctx, plan: ExportPlan, w: ReturnType<typeof whatToWrite>, schemas: string[]): number {
+function closing(ctx: Ctx, plan: ExportPlan, w: ReturnType<typeof whatToWrite>, schemas: string[], heldTwice: readonly string[]): number {
   const { out, flags, repo } = ctx;
-  const failed = plan.broken.length + plan.refused.length + w.outside.length + w.unwritable.length + w.heldBack.length;
+  const failed =
+    plan.broken.length + plan.refused.length + w.outside.length + w.unwritable.length + w.heldBack.length + heldTwice.length + ctx.unreadable.length;
   const newFiles = w.writes.filter((x) => x.created).length;
   const total = w.writes.length + schemas.length + (w.configText !== undefined ? 1 : 0);
   if (!total && !failed) {
@@ -255,6 +271,8 @@ function closing(ctx: Ctx, plan: ExportPlan, w: ReturnType<typeof whatToWrite>, 
     w.outside.length ? plural(w.outside.length, "file outside the folder", "files outside the folder") : "",
     w.unwritable.length ? plural(w.unwritable.length, "file that cannot be written", "files that cannot be written") : "",
     w.heldBack.length ? plural(w.heldBack.length, "file held back with them", "files held back with them") : "",
+    heldTwice.length ? plural(heldTwice.length, "copy of a name the service holds twice", "copies of names the service holds twice") : "",
+    ctx.unreadable.length ? plural(ctx.unreadable.length, "policy file it could not read", "policy files it could not read") : "",
   ].filter(Boolean);
   out.error(
     `export left ${failures.join(", ")} as ${failed === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`,
@@ -301,7 +319,7 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
       return undefined;
     }
   };
-  const ctx: Ctx = { flags, out, repo, env, dir, shown: (file) => relative(out.io.cwd, join(dir, file)) || file, readValues, inside };
+  const ctx: Ctx = { flags, out, repo, env, dir, shown: (file) => relative(out.io.cwd, join(dir, file)) || file, readValues, inside, unreadable: [] };
   try {
     const x = await exportPlan(ctx, core);
     const w = whatToWrite(ctx, x.plan);
@@ -321,7 +339,7 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
     }
     reportWrites(ctx, x.plan, w, schemas);
     reportLeft(ctx, x, new Set(w.writes.filter((f) => f.created).map((f) => f.what)));
-    return closing(ctx, x.plan, w, schemas);
+    return closing(ctx, x.plan, w, schemas, x.heldTwice);
   } finally {
     await core.close();
   }

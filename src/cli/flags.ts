@@ -55,6 +55,23 @@ export function choiceOption(flags: string, description: string, choices: string
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
+/** Overrides of guardrails and freeze windows (plan shows them, apply applies them). */
+export interface OverrideFlags {
+  override?: string[];
+  reason?: string;
+}
+
+/** --override NAME (repeatable) and --reason TEXT (docs/guardrails.md, "Overrides"). */
+export function overrideOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      "--override <name>",
+      "override this guardrail or freeze window (repeatable); only one with override_by, when the approver identity or, in CI, a pull request approval is one of them",
+      collect,
+    )
+    .option("--reason <text>", "why the overrides are made: shown in the plan and kept in the evidence (required with --override)");
+}
+
 /** The flags commands share (README, "Commands"), in one place. `offline` commands (validate, init, test)
  *  leave out what only means something when talking to the service; `views`: the report the command
  *  prints, whose formats --format offers. */

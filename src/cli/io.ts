@@ -21,6 +21,10 @@ export interface CliIo {
   cwd: string;
   /** SIGINT and SIGTERM; `once` for a command that ends on the first (the emulator). */
   signals: SignalSource & { once(signal: "SIGINT" | "SIGTERM", listener: () => void): unknown };
+  /** The wall clock guardrails judge by (freeze windows, exceptions' until days, days from today):
+   *  the machine's unless a test gives its own. Never read from a flag or a variable, so that no run can
+   *  be told it is another day. */
+  now?: () => number;
 }
 
 /** The process's own streams, environment, working directory and signals. */

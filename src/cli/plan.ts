@@ -13,11 +13,13 @@ import { shellQuote } from "../shell-quote.js";
 import { plural } from "../words.js";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import { fleetNames, isFleet, runEnvironments, type FleetFlags } from "./fleet.js";
+import type { OverrideFlags } from "./flags.js";
+import { approversOf, guardrailsOf } from "./guardrails.js";
 import type { Output } from "./output.js";
 import { makePlan } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
 
-export interface PlanFlags extends FleetFlags {
+export interface PlanFlags extends FleetFlags, OverrideFlags {
   out?: string;
   detailedExitcode?: boolean;
 }
@@ -29,9 +31,11 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
   const name = selectEnv(repo, flags.env, envOf(flags));
   try {
     const env = openEnv(repo, flags, name);
+    // Checked before anything is read: a broken rule, or an override nobody listed may give, sends nothing.
+    const guardrails = guardrailsOf(repo, env, flags, approversOf(flags, env, undefined));
     const core = openClient(env, flags, out);
     try {
-      const plan = await makePlan(repo, env, core, flags, out, { impact: true });
+      const plan = await makePlan(repo, env, core, flags, out, { impact: true, ...(guardrails ? { guardrails } : {}) });
       // Markdown that leaves something out names where the whole plan is: the file --out writes, if any.
       view({ plan, file: flags.out }, out);
       noteTurnedAway(core.governor, env, flags, out);
@@ -96,7 +100,9 @@ async function planFleet(flags: PlanFlags, out: Output): Promise<number> {
   const dir = planFolder(flags, names, out.io.cwd);
   const fileOf = (name: string): string => join(flags.out ?? "", `${name}.plan.json`);
   const outcomes = await runEnvironments(repo, names, flags, out, "plan", view, async ({ env, core, flags: own, out: envOut }) => {
-    const plan = await makePlan(repo, env, core, own, envOut, { impact: true });
+    // As plan of one environment: its rules checked before it reads, the plan judged as it is made.
+    const guardrails = guardrailsOf(repo, env, own, approversOf(own, env, undefined));
+    const plan = await makePlan(repo, env, core, own, envOut, { impact: true, ...(guardrails ? { guardrails } : {}) });
     if (dir) writeUserFile(join(dir, `${env.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
     return planOutcome(plan);
   });

@@ -6,6 +6,8 @@ import type { DesiredState } from "../kinds/kind.js";
 import { readLive, type LiveState, type ReadOptions } from "../live/read.js";
 import { makePlan as composePlan } from "../plan/make.js";
 import type { Plan } from "../plan/model.js";
+import type { Judging } from "../guardrails/judge.js";
+import type { GuardrailSetup } from "../guardrails/setup.js";
 import { approverNamedFor, concurrencyOf, desiredState, envOf } from "./context.js";
 import { ciOf } from "./four-eyes.js";
 import type { GlobalFlags } from "./flags.js";
@@ -54,10 +56,11 @@ export async function makePlan(
   core: ApiCore,
   flags: GlobalFlags,
   out: Output,
-  opts: { impact: boolean; applies?: boolean },
+  opts: { impact: boolean; applies?: boolean; guardrails?: { setup: GuardrailSetup; judging: Judging } },
 ): Promise<Plan> {
   const desired = desiredState(repo, env, out, flags);
-  const tests = opts.impact ? loadTests(repo, varsFor(env, envOf(flags))) : undefined;
+  // A rule that reads the contracts' allocation shift needs the tests, whether or not the impact is shown.
+  const tests = opts.impact || opts.guardrails?.setup.needsTests ? loadTests(repo, varsFor(env, envOf(flags))) : undefined;
   const broken = tests?.diagnostics.some((d) => d.severity === "error") ?? false;
   if (tests && broken) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
   // apply holds the approver's sign-in; plan only its name (a plan job need not hold its secret). A CI
@@ -81,6 +84,7 @@ export async function makePlan(
       progress,
       ...(tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env.service.allocationRules } } : {}),
       ...(env.fourEyes ? { fourEyes: { approver: named.user, approverConfigured: named.configured, approverKnown } } : {}),
+      ...(opts.guardrails ? { guardrails: opts.guardrails } : {}),
     }),
   );
 }

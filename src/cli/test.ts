@@ -20,6 +20,7 @@ import { readWithProgress } from "./reading.js";
 import { nothingInGit } from "../live/read.js";
 import { KINDS } from "../kinds/registry.js";
 import { environmentNames, environmentVars, loadPolicies, selectEnv, varsFor, type Repo, type ResolvedEnv } from "../config/repo.js";
+import { loadGuardrailTests, runGuardrailTests, type GuardrailTestResult } from "../guardrails/tests.js";
 
 export interface TestFlags extends FleetFlags {
   live?: boolean;
@@ -69,19 +70,32 @@ async function testRun(flags: TestFlags, out: Output, view: TestView): Promise<n
   const source = runs.length === 1 ? (runs[0]?.source ?? "") : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
   // A broken test file does not hide the others' cases from a CI report: they run, the file is an
   // error case of its own, and the command still fails (exit 1) saying why, as without JUnit.
-  const broken = runs.find((r) => r.broken)?.broken;
+  const { guardrails, guardBroken } = guardrailTests(repo, view);
+  const broken = runs.find((r) => r.broken)?.broken ?? guardBroken;
   if (broken) {
-    view.results({ results, contracts, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
+    view.results({ results, contracts, guardrails, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
     reported.add(broken);
     throw broken;
   }
-  if (!results.length && !contracts.length) {
-    const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest there, or name their folder with tests: in revsync.yaml`;
-    view.results({ results, contracts, source, note, ...(flags.live ? { environment: runs[0]?.label } : {}) }, out);
+  const live = flags.live ? { environment: runs[0]?.label } : {};
+  if (!results.length && !contracts.length && !guardrails.length) {
+    const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest (or GuardrailTest) there, or name their folder with tests: in revsync.yaml`;
+    view.results({ results, contracts, source, note, ...live }, out);
     return 0;
   }
-  view.results({ results, contracts, source, ...(flags.live ? { environment: runs[0]?.label } : {}) }, out);
-  return results.every((r) => r.pass) && contracts.every((r) => r.pass) ? 0 : 1;
+  view.results({ results, contracts, guardrails, source, ...live }, out);
+  return results.every((r) => r.pass) && contracts.every((r) => r.pass) && guardrails.every((r) => r.pass) ? 0 : 1;
+}
+
+/** The guardrail tests (kind GuardrailTest), judged offline; a file with an error stops the run, or, for
+ *  a report of broken files (JUnit), is reported once the rest ran. */
+function guardrailTests(repo: Repo, view: TestView): { guardrails: GuardrailTestResult[]; guardBroken?: PolicyProblems } {
+  const { tests, diagnostics } = loadGuardrailTests(repo);
+  const guardrails = runGuardrailTests(tests, repo, KINDS);
+  if (!diagnostics.some((d) => d.severity === "error")) return { guardrails };
+  const problems = new PolicyProblems("the guardrail tests have errors", diagnostics);
+  if (!view.reportsBrokenFiles) throw problems;
+  return { guardrails, guardBroken: problems };
 }
 
 /** Loads the test files with one environment's vars; refuses (exit 1) a file with an error, at once,

@@ -45,6 +45,9 @@ export interface ResolvedEnv {
   /** four_eyes: of the environment, else of revsync.yaml (default false): no batch is approved by the
    *  user who reviewed it or created its policy, and in CI the pull request needs an independent approval. */
   fourEyes: boolean;
+  /** four_eyes: { local_apply: true }: under four eyes, apply may also run outside CI (recorded in the
+   *  evidence, flagged by verify); absent or false: outside CI it refuses. */
+  fourEyesLocalApply?: boolean;
   /** Where apply keeps the environment's lock (lock: of the environment, else of revsync.yaml, else by
    *  its URLs: a file of this machine for a service on loopback, the git remote origin otherwise).
    *  Absent for the operations commands' environment without revsync.yaml, which never lock. */
@@ -142,17 +145,53 @@ function connectionProblems(config: RevsyncConfig, doc: SourceDoc, file: string)
       if (credentials) problems.push({ ...where, message: `environments.${name}.${field}: ${credentials}` });
     }
   }
+  // The lock's git remote: a token as its user (https://TOKEN@host/...) or a password is a credential too.
+  const locks: [string, unknown][] = [
+    ["/lock/remote", (config.lock as { remote?: unknown } | undefined)?.remote],
+    ...Object.entries(config.environments ?? {}).map(([name, env]): [string, unknown] => [
+      `/environments/${name}/lock/remote`,
+      ((env as EnvironmentConfig | null)?.lock as { remote?: unknown } | undefined)?.remote,
+    ]),
+  ];
+  for (const [pointer, remote] of locks) {
+    const credentials = typeof remote === "string" ? remoteCredentials(remote) : undefined;
+    if (credentials) problems.push({ file, ...at(doc, pointer), severity: "error", message: `${pointer.slice(1).replace(/\//g, ".")}: ${credentials}` });
+  }
   return problems;
+}
+
+/** What a git remote's URL holds that is a credential, in words (never the credential): a password in
+ *  any URL, and any user of an http(s) URL (a token written as the user name signs in as well as a
+ *  password does). An ssh login name (`git@host:org/repo`, `ssh://git@host/...`) is no secret. Text with a
+ *  ${VAR} is checked once filled, where it is used. */
+export function remoteCredentials(text: string): string | undefined {
+  if (variablesIn(text).length) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return undefined; // a remote's name, or an scp-like address whose user is an ssh login
+  }
+  const web = /^(https?|ftps?):$/i.test(url.protocol);
+  if (url.password === "" && (url.username === "" || !web)) return undefined;
+  return `it holds a ${url.password !== "" ? "password" : "user name, which for an http(s) remote is a credential (a token written as the user signs in)"} (${url.protocol}//[credentials]@${url.host}): credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
 }
 
 export function environmentNames(repo: Repo): string[] {
   return Object.keys(repo.config.environments);
 }
 
-/** --env, else REVSYNC_ENV, else the only environment. */
+/** --env, else REVSYNC_ENV, else the only environment. --env and REVSYNC_ENV naming two environments
+ *  is refused: which one a run writes to is never a matter of precedence. */
 export function selectEnv(repo: Repo, wanted: string | undefined, env: NodeJS.ProcessEnv): string {
   const names = environmentNames(repo);
-  const name = wanted ?? env.REVSYNC_ENV ?? (names.length === 1 ? names[0] : undefined);
+  const fromEnv = env.REVSYNC_ENV || undefined;
+  if (wanted !== undefined && fromEnv !== undefined && wanted !== fromEnv)
+    throw new UserError(
+      `--env ${JSON.stringify(wanted)} and REVSYNC_ENV=${JSON.stringify(fromEnv)} name two environments: nothing was sent`,
+      "name one environment: unset REVSYNC_ENV, or give the same name to both",
+    );
+  const name = wanted ?? fromEnv ?? (names.length === 1 ? names[0] : undefined);
   if (!name) throw new UserError(`${CONFIG_FILE} has several environments (${names.join(", ")}): choose one with --env NAME or REVSYNC_ENV`);
   if (!names.includes(name)) throw new UserError(`no environment ${JSON.stringify(name)} in ${CONFIG_FILE}; it has: ${names.join(", ")}`);
   return name;
@@ -250,10 +289,18 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
     origins,
     service: serviceChoices(raw.service, repo.config.approvals, env),
     rateLimit: raw.rate_limit,
-    fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
+    ...fourEyesOf(raw.four_eyes ?? repo.config.four_eyes),
     ...(evidence === undefined ? {} : { evidence: resolve(repo.root, evidence) }),
     lock,
   };
+}
+
+/** four_eyes as revsync.yaml says it: true, or { local_apply } (four eyes, and whether apply may run
+ *  outside CI). */
+function fourEyesOf(raw: EnvironmentConfig["four_eyes"]): Pick<ResolvedEnv, "fourEyes" | "fourEyesLocalApply"> {
+  if (raw === undefined || raw === false) return { fourEyes: false };
+  if (raw === true) return { fourEyes: true };
+  return { fourEyes: true, ...(raw.local_apply ? { fourEyesLocalApply: true } : {}) };
 }
 
 /** The environment's URLs and realm with ${VAR} filled from the process environment, after the
@@ -293,11 +340,8 @@ function lockSetting(name: string, raw: EnvironmentConfig["lock"], remote: strin
       "remove lock: local (the default for a service not on loopback is a ref of the git remote origin), or name a remote every machine that applies reaches: lock: { remote: NAME }",
     );
   if (remote !== undefined) {
-    if (/^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*:[^/@\s]*@/i.test(remote))
-      throw new UserError(
-        `environment ${JSON.stringify(name)}: lock.remote holds a password in its URL; credentials never live in files`,
-        "name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives",
-      );
+    const credentials = remoteCredentials(remote);
+    if (credentials) throw new UserError(`environment ${JSON.stringify(name)}: lock.remote ${credentials}`);
     return { kind: "git", remote };
   }
   if (raw === "git") return { kind: "git", remote: "origin" };

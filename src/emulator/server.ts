@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, randomUUID } from "node:crypto";
+import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { authorize } from "./authorize.js";
@@ -8,6 +8,7 @@ import { SEEDS, seedState, type SeedName } from "./seed.js";
 import * as svc from "./service.js";
 import { EmuError, type Caller } from "./service.js";
 import { checkState, saveStateFile, type EmulatorState, type TenantState, type TokenRecord } from "./state.js";
+import { accessToken, subjectOf } from "./tokens.js";
 
 export interface EmulatorOptions {
   state: EmulatorState;
@@ -39,7 +40,16 @@ export interface EmulatorSettings {
   if_match: boolean;
   /** --four-eyes: the user who reviewed a batch, or uploaded it, cannot approve it. */
   four_eyes: boolean;
+  /** Access tokens that name nobody (random strings), as a service whose tokens are not JWTs issues;
+   *  default false: JWTs naming their user (sub, preferred_username, email). */
+  opaque_tokens: boolean;
+  /** How far every write moves a resource's version_id (default 1): a service whose versions come from a
+   *  counter shared with other resources moves them by more than one (the spec promises no step). */
+  version_step: number;
 }
+
+/** The settings a run starts with unless told otherwise. */
+export const DEFAULT_SETTINGS: EmulatorSettings = { if_match: true, four_eyes: false, opaque_tokens: false, version_step: 1 };
 
 export interface JournalEntry {
   seq: number;
@@ -137,6 +147,24 @@ function tooMany(retryAfter: number | null): Reply {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Settings a test posts, each known and of its type (400 naming the first that is not). */
+function checkSettings(b: Record<string, unknown>, settings: EmulatorSettings): void {
+  for (const [k, v] of Object.entries(b)) {
+    if (!(k in settings)) throw new EmuError(400, `unknown setting ${JSON.stringify(k)}; the settings are ${Object.keys(settings).join(", ")}`);
+    if (k === "version_step") {
+      if (!Number.isSafeInteger(v) || (v as number) < 1) throw new EmuError(400, `${k} must be a whole number, 1 or more`);
+    } else if (typeof v !== "boolean") throw new EmuError(400, `${k} must be true or false`);
+  }
+}
+
+/** The user a password grant names: by user name, or by e-mail (compared without case), as Keycloak
+ *  signs a user in by either by default; "" matches nobody. */
+function userNamed(t: TenantState, login: string): string {
+  if (t.users[login] || !login.includes("@")) return login;
+  const lower = login.toLowerCase();
+  return Object.entries(t.users).find(([, u]) => u.email?.toLowerCase() === lower)?.[0] ?? login;
+}
+
 export class Emulator {
   readonly faults = new FaultTable();
   journal: JournalEntry[] = [];
@@ -152,7 +180,7 @@ export class Emulator {
     accessTtlS = 300,
     refreshTtlS = 1800,
     readonly profile: Profile = "default",
-    private readonly startSettings: EmulatorSettings = { if_match: true, four_eyes: false },
+    private readonly startSettings: EmulatorSettings = DEFAULT_SETTINGS,
     rateLimit?: RateLimitOptions,
   ) {
     this.gateway = rateLimit && { bucket: new TokenBucket(rateLimit.rate, rateLimit.burst), retryAfter: rateLimit.retryAfter };
@@ -236,6 +264,8 @@ export class Emulator {
         return tooMany(f.retry_after === undefined ? 1 : f.retry_after);
       } else if (f.kind === "success_status") {
         success = f.status ?? 204;
+      } else if (f.kind === "upload" && f.upload) {
+        this.upload(f.upload);
       } else if (f.kind === "omit" && f.field) {
         omit.push(f.field);
       } else if (f.kind === "error_array") {
@@ -301,7 +331,7 @@ export class Emulator {
     }
     if (path.startsWith("/apis/policy-sets/v1/policy/tenant-configurations/") && seg.length === 7) {
       allow("PATCH");
-      return json(svc.patchTenantConfiguration(t, caller, seg[6] ?? "", parseJson(raw), ifMatch));
+      return json(svc.patchTenantConfiguration(t, caller, seg[6] ?? "", parseJson(raw), ifMatch, this.settings.version_step));
     }
     if (path === "/apis/policy-sets/v1/policy/ssp") {
       if (method === "GET") return json(svc.getSsp(t, q("policy_name"), q("batch_name")));
@@ -326,7 +356,12 @@ export class Emulator {
     }
     if (path.startsWith("/apis/policy-sets/v1/policy/ssp/") && seg.length === 9) {
       allow("PATCH");
-      return json(svc.batchAction(t, caller, seg[6] ?? "", seg[7] ?? "", seg[8] ?? "", ifMatch, this.settings.four_eyes));
+      return json(
+        svc.batchAction(t, caller, seg[6] ?? "", seg[7] ?? "", seg[8] ?? "", ifMatch, {
+          fourEyes: this.settings.four_eyes,
+          versionStep: this.settings.version_step,
+        }),
+      );
     }
     if (path === "/apis/oingest-approval/v1/pending") {
       allow("GET");
@@ -357,7 +392,11 @@ export class Emulator {
   }
 
   private issue(kind: TokenRecord["kind"], base: Omit<TokenRecord, "kind" | "expiresAt">, ttlS: number): string {
-    const value = `${kind === "access" ? "at" : "rt"}.${randomBytes(24).toString("base64url")}`;
+    const email = this.tenant(base.realm)?.users[base.user]?.email;
+    const value =
+      kind === "access"
+        ? accessToken({ ...base, ...(email ? { email } : {}), ttlS, opaque: this.settings.opaque_tokens })
+        : `rt.${randomBytes(24).toString("base64url")}`;
     this.state.tokens[value] = { ...base, kind, expiresAt: Date.now() + ttlS * 1000 };
     return value;
   }
@@ -401,10 +440,7 @@ export class Emulator {
     for (const [k, v] of Object.entries(this.state.tokens)) if (v.expiresAt <= now) delete this.state.tokens[k];
     const session = randomUUID();
     const iat = Math.floor(now / 1000);
-    const sub = createHash("sha256")
-      .update(`${realm}\n${user}`)
-      .digest("hex")
-      .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, "$1-$2-$3-$4-$5");
+    const sub = subjectOf(realm, user);
     const claims = {
       exp: iat + this.accessTtlS,
       iat,
@@ -446,7 +482,7 @@ export class Emulator {
     let session: string;
     const grant = form.get("grant_type");
     if (grant === "password") {
-      user = form.get("username") ?? "";
+      user = userNamed(t, form.get("username") ?? "");
       const u = t.users[user];
       if (!u || u.password !== form.get("password")) return fail(401, "invalid_grant", "invalid user credentials");
       session = randomUUID();
@@ -499,10 +535,7 @@ export class Emulator {
     if (path === "/__admin/settings") {
       if (method === "POST") {
         const b = body() as Partial<Record<keyof EmulatorSettings, unknown>>;
-        for (const [k, v] of Object.entries(b)) {
-          if (!(k in this.settings)) throw new EmuError(400, `unknown setting ${JSON.stringify(k)}; the settings are ${Object.keys(this.settings).join(", ")}`);
-          if (typeof v !== "boolean") throw new EmuError(400, `${k} must be true or false`);
-        }
+        checkSettings(b, this.settings);
         Object.assign(this.settings, b);
       } else if (method !== "GET") throw new EmuError(405, `${method} is not allowed on ${path}`);
       return new Reply(200, this.settings);
@@ -567,7 +600,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     opts.accessTtlS,
     opts.refreshTtlS,
     opts.profile,
-    { if_match: opts.honourIfMatch !== false, four_eyes: opts.fourEyes === true },
+    { ...DEFAULT_SETTINGS, if_match: opts.honourIfMatch !== false, four_eyes: opts.fourEyes === true },
     opts.rateLimit,
   );
   if (opts.statePath) saveStateFile(opts.statePath, opts.state);

@@ -29,6 +29,7 @@ export function exportFiles(
   taken: ReadonlySet<string> = new Set(),
   unnamed: string[] = [],
   kinds: Registry = KINDS,
+  refused: string[] = [],
 ): ExportedFile[] {
   const used = new Set<string>(taken);
   const unique = (file: string): string => {
@@ -37,9 +38,10 @@ export function exportFiles(
     used.add(path);
     return path;
   };
-  const files = kinds.flatMap((k) => k.export(liveOf(k, live), { targets, unique, unnamed }));
+  const files = kinds.flatMap((k) => k.export(liveOf(k, live), { targets, unique, unnamed, refused }));
   for (const f of files) for (const list of [f.specComments, f.batchComments, f.leftOut]) list.forEach((l, i) => (list[i] = oneLine(l)));
   unnamed.forEach((l, i) => (unnamed[i] = oneLine(l)));
+  refused.forEach((l, i) => (refused[i] = oneLine(l)));
   return files;
 }
 

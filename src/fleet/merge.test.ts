@@ -10,7 +10,7 @@ const driftIn = (environment: string, drifted: boolean): DriftReport => ({
   environment,
   created_at: "2026-11-21T00:00:00.000Z",
   drift: drifted ? [{ address: "ssp/A", class: "changed", message: "1 field differs", diff: [] }] : [],
-  summary: { changed: drifted ? 1 : 0, unmanaged: 0, unmanaged_batch: 0, missing: 0, batch_status: 0, batch_values: 0 },
+  summary: { changed: drifted ? 1 : 0, unmanaged: 0, unmanaged_batch: 0, missing: 0, batch_status: 0, batch_values: 0, duplicate: 0 },
 });
 const testIn = (environment: string, failed: number) => ({
   format_version: "1",

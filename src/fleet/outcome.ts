@@ -19,6 +19,7 @@ export interface TestReport {
   summary: { passed: number; failed: number };
   cases: { name: string; file?: string; line?: number; pass: boolean; expected?: unknown; got?: unknown; why?: string[] }[];
   contracts?: { name: string; file?: string; line?: number; pass: boolean; why?: string[] }[];
+  guardrail_tests?: { name: string; file?: string; line?: number; pass: boolean; failures?: string[]; error?: string }[];
 }
 
 export interface EnvOutcome {

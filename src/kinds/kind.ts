@@ -8,6 +8,7 @@ import type { DesiredState } from "../config/repo.js";
 import type { FileKind } from "../config/rules.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
 import type { Change, DriftItem, FourEyesFacts, KeptLive } from "../shared/entries.js";
+import type { FactDoc, Facts } from "../shared/facts.js";
 import type { FieldDiff } from "../shared/normalize.js";
 import type { Unknown } from "../shared/unknown.js";
 import type { ExportedFile } from "./export-file.js";
@@ -32,6 +33,9 @@ export interface ReadOptions {
   approvedValues?: boolean;
   /** Every value read in detail (export keeps them in git). */
   allValues?: boolean;
+  /** What guardrails measure a change's values against (a fact that needs the baseline, read by a rule
+   *  in force): the values of each policy's last approved batch whose values a change moves forward. */
+  baselineValues?: boolean;
 }
 
 /** Progress of the reads: `more` announces reads, `done` ends one (named for a terminal's progress line). */
@@ -63,6 +67,17 @@ export interface Unmanaged {
   modified_on: string | null;
   /** What drift says of it, where more than "in the service, not in git". */
   drift?: { message: string; diff: FieldDiff[] };
+}
+
+/** A name the service holds more than once (a policy of a kind, a batch of one policy): the interface names each by its name, so none of them is git's, none is written, and plan,
+ *  drift and export show the name as a problem of its own, every copy listed (docs/decisions.md, "A name
+ *  held twice addresses nothing"). */
+export interface HeldTwice {
+  address: string;
+  /** What the copies are, plural ("SSP policies", "batches of Hardware SSP"). */
+  what: string;
+  /** Each copy in words, as the service shows it (its id, file, status, who changed it last). */
+  copies: string[];
 }
 
 /** What a plan shows of who prepared an approve's batch (four eyes). */
@@ -163,6 +178,8 @@ export interface ExportContext {
   targets: string[];
   unique(file: string): string;
   unnamed: string[];
+  /** What export refuses to write, by name, with why (a name the service holds twice): export fails. */
+  refused: string[];
 }
 
 /** One resource kind. `D`: an entry of git's state (one policy file's document); `L`: what it reads of
@@ -189,6 +206,9 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
   drift(desired: readonly D[], live: L, findings: Pick<PlanFindings, "targets" | "unknown">): DriftItem[];
   /** What the service holds of this kind and git does not (plan: not in git; drift: unmanaged). */
   unmanaged(desired: readonly D[], live: L, targets: string[]): Unmanaged[];
+  /** The names the service holds more than once: each addresses nothing (plan blocks every write at
+   *  and below it; drift and export name it, every copy listed). */
+  heldTwice?(live: L): HeldTwice[];
   /** Of git's entries the service holds, the fields their files leave out and the service holds a value
    *  of (plan and drift show them; never a change). */
   kept?(desired: readonly D[], live: L, targets: string[]): KeptLive[];
@@ -223,6 +243,9 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
   /** Checks changes an evidence record applied against the service (reads shared across calls). */
   evidence(core: ApiCore): (c: AppliedChange) => Promise<Omit<LiveFinding, "later">>;
 
+  /** What guardrails read of its changes (none: every change's facts alone). */
+  guardrails?: KindFacts<D, L>;
+
   /** What the policy tests take of this kind: from the service, as git asks (over the service, or
    *  git's alone offline), and the service's state with git's values where the service shows none. */
   tests?: {
@@ -230,6 +253,20 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
     git(desired: readonly D[], live: L | undefined): TestModels;
     known?(desired: readonly D[], live: L, fromGit: Unknown): L;
   };
+}
+
+/** What guardrails read of a kind's changes beyond every change's facts (docs/guardrails.md, "Facts"). */
+export interface KindFacts<D, L> {
+  /** The facts it adds, as the docs' table lists them. */
+  facts: readonly FactDoc[];
+  /** Fields its changes have before and after beyond its file's spec (a batch's status). */
+  fields?: readonly string[];
+  /** One change's facts (every name of `facts`, null where it does not apply), from git's entries and
+   *  what was read of the service. */
+  of(c: Change, desired: readonly D[], live: L): Facts;
+  /** The policies (as the policy tests name them) a change concerns, or every one (a setting of the
+   *  tenant's): whose contracts' allocation shift is the change's. */
+  concerns(c: Change): readonly string[] | "all";
 }
 
 /** The registry's list: the kinds revsync knows, in apply order. */

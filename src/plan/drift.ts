@@ -5,6 +5,8 @@ import { KINDS } from "../kinds/registry.js";
 import { unknownNotes, type Unknown } from "../shared/unknown.js";
 import { plainData } from "../number.js";
 import { keptOf } from "./build.js";
+import { lookAlikes } from "./look-alike.js";
+import { driftHeldTwice, forgetHeldTwice, heldTwiceOf, keptHeldTwice } from "./held-twice.js";
 import { DRIFT_CLASSES, PLAN_FORMAT_VERSION, summarize, type DriftItem, type DriftReport } from "./model.js";
 
 /** What the service holds and git does not: `unmanaged`, or `unmanaged_batch` for a part of something git
@@ -26,11 +28,19 @@ export function buildDrift(
   kinds: Registry = KINDS,
 ): DriftReport {
   const unknown: Unknown = new Map();
-  const items: DriftItem[] = [
-    ...kinds.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
-    ...kinds.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift)),
-  ];
-  const kept = keptOf(desired, live, meta.targets, kinds);
+  const held = heldTwiceOf(live, meta.targets, kinds);
+  const inGit = new Set(kinds.flatMap((k) => k.addressesIn(desiredOf(k, desired))));
+  const items: DriftItem[] = driftHeldTwice(
+    [
+      ...kinds.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
+      ...kinds.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift)),
+    ],
+    held,
+    inGit,
+  );
+  forgetHeldTwice(unknown, held);
+  const kept = keptHeldTwice(keptOf(desired, live, meta.targets, kinds), held);
+  const alike = lookAlikes(desired, live, meta.targets, kinds);
   return {
     format_version: PLAN_FORMAT_VERSION,
     environment: meta.environment,
@@ -39,5 +49,6 @@ export function buildDrift(
     summary: summarize(DRIFT_CLASSES, items as unknown as { [k: string]: unknown }[], "class"),
     notes: unknownNotes(unknown),
     ...(kept.length ? { kept_live: kept } : {}),
+    ...(alike.length ? { look_alike: alike } : {}),
   };
 }

@@ -55,7 +55,7 @@ describe("a fleet's summary in markdown", () => {
         environment: "apac",
         created_at: "",
         drift: [{ address: "ssp/A", class: "unmanaged", message: "in the service, not in git", diff: [] }],
-        summary: { changed: 0, unmanaged: 1, unmanaged_batch: 0, missing: 0, batch_status: 0, batch_values: 0 },
+        summary: { changed: 0, unmanaged: 1, unmanaged_batch: 0, missing: 0, batch_status: 0, batch_values: 0, duplicate: 0 },
       }),
     ];
     const html = renderGfm(fleetMarkdown(outcomes, () => "drift.json"));

@@ -250,7 +250,7 @@ describe("drift in markdown", () => {
     environment: "production",
     created_at: "2026-11-21T00:00:00.000Z",
     drift,
-    summary: { changed: 0, unmanaged: 0, unmanaged_batch: 0, missing: 0, batch_status: 0, batch_values: drift.length },
+    summary: { changed: 0, unmanaged: 0, unmanaged_batch: 0, missing: 0, batch_status: 0, batch_values: drift.length, duplicate: 0 },
     ignored,
   });
 
@@ -307,7 +307,7 @@ describe("drift's closing line", () => {
       environment: "production",
       created_at: "2026-11-21T00:00:00.000Z",
       drift: [],
-      summary: { changed: 1, unmanaged: 2, unmanaged_batch: 2, missing: 0, batch_status: 4, batch_values: 1 },
+      summary: { changed: 1, unmanaged: 2, unmanaged_batch: 2, missing: 0, batch_status: 4, batch_values: 1, duplicate: 0 },
     };
     expect(driftSummaryLine(report)).toBe("Drift: 1 changed, 2 unmanaged, 2 unmanaged batches, 4 batch statuses, 1 batch's values.");
     expect(driftSummaryLine({ ...report, summary: { ...report.summary, unmanaged_batch: 1, batch_status: 1, batch_values: 2 } })).toBe(

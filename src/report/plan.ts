@@ -20,8 +20,10 @@ import { unknownCaveat } from "../shared/unknown.js";
 import { keptCount } from "../shared/entries.js";
 import { modifiedWords, whoWords } from "../shared/who.js";
 import { APPROVER_FIX } from "../plan/four-eyes.js";
+import { lookAlikeWords, type LookAlike } from "../plan/look-alike.js";
 import { plural } from "../words.js";
 import { fitPieces, fitTiers, MARKDOWN_LIMIT, nameCap, SECTION_BUDGET, type Fitted, type Tiers } from "./budget.js";
+import { changeGuardrailLines, guardrailsMarkdown, guardrailsText } from "./guardrails.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
 export const SYMBOL: Record<Action, string> = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
@@ -158,8 +160,14 @@ function keptMarkdown(kept: readonly KeptLive[] | undefined, whole: string): str
   return `**Kept as the service holds them, not in git** (information: each keeps its live value, and apply writes none of them):\n\n${lines.text}\n`;
 }
 
-/** The notes of a report, one per line, for text. */
-const noteLines = (notes: readonly string[] | undefined): string[] => (notes ?? []).map((n) => `Note: ${t(n)}`);
+/** The notes of a report, one per line, for text: its warnings of names that look alike first. */
+const noteLines = (notes: readonly string[] | undefined, alike?: readonly LookAlike[]): string[] => [
+  ...(alike ?? []).map((l) => `Warning: ${t(lookAlikeWords(l))}`),
+  ...(notes ?? []).map((n) => `Note: ${t(n)}`),
+];
+
+/** The warnings of names that look alike, in markdown (before the notes). */
+const alikeMarkdown = (alike: readonly LookAlike[] | undefined): string => (alike ?? []).map((l) => `> **Warning:** ${md(lookAlikeWords(l))}\n\n`).join("");
 
 export function planText(plan: Plan, out: Painter): string {
   const lines: string[] = [];
@@ -169,12 +177,13 @@ export function planText(plan: Plan, out: Painter): string {
     const head = plan.kept_live?.length
       ? `No changes. ${keptWords(plan.kept_live)}; in every field git sets, environment ${env}.`
       : `No changes. Environment ${env}.`;
-    lines.push(...keptText(plan.kept_live, out), head, ...noteLines(plan.notes));
+    lines.push(...guardrailsText(plan, out), ...keptText(plan.kept_live, out), head, ...noteLines(plan.notes, plan.look_alike));
     return lines.join("\n");
   }
   const where = `environment ${JSON.stringify(plan.environment)} (${t(plan.base_url)}, realm ${t(plan.realm)})`;
   // Never "No changes" while the plan holds entries: what apply cannot do is still the truth.
   lines.push(
+    ...guardrailsText(plan, out),
     hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
     "",
   );
@@ -188,15 +197,16 @@ export function planText(plan: Plan, out: Painter): string {
     const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
     lines.push(`${sym} ${out.paint("bold", t(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
     if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${t(c.reason ?? "")}`);
+    else if (c.reason) lines.push(`      note: ${t(c.reason)}`);
     lines.push(...entryDiffLines(c, "      ", 40));
     const who = changeWho(c);
     if (who) lines.push(`      ${out.paint("dim", t(who))}`);
     if (c.values) lines.push(`      values: ${t(valuesLine(c.values))}`);
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
     if (eyes) lines.push(`      ${t(eyes)}`);
-    lines.push("");
+    lines.push(...changeGuardrailLines(c, out), "");
   }
-  lines.push(...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes));
+  lines.push(...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
   return lines.join("\n");
 }
 
@@ -344,8 +354,11 @@ const notesMarkdown = (notes: readonly string[] | undefined, whole: string): str
 export function planMarkdown(plan: Plan, file?: string, max = MARKDOWN_LIMIT): string {
   const whole = file === undefined ? "the JSON plan (`revsync plan --format json`)" : md(file);
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
-  const notes = notesMarkdown(plan.notes, whole);
+  const notes = alikeMarkdown(plan.look_alike) + notesMarkdown(plan.notes, whole);
   const kept = keptMarkdown(plan.kept_live, whole);
+  // The guardrails come first: what holds the plan back is what a reviewer reads before anything.
+  const guardrails = guardrailsMarkdown(plan, whole);
+  if (guardrails) head.push(guardrails);
   if (!hasChanges(plan)) {
     const words = plan.kept_live?.length
       ? `**No changes.** ${keptWords(plan.kept_live).replace("shown above", "shown below")}; in every field git sets, the service ${matchesWords(plan.notes)}.`
@@ -378,7 +391,7 @@ export function driftText(report: DriftReport, out: Painter): string {
       ...keptText(report.kept_live, out),
       `${head} Environment ${JSON.stringify(report.environment)} ${matchesWords(report.notes)}${ignored}${kept}.`,
       ...ignoredText(report),
-      ...noteLines(report.notes),
+      ...noteLines(report.notes, report.look_alike),
     ].join("\n");
   }
   const lines = [`Drift in environment ${JSON.stringify(report.environment)}:`, ""];
@@ -388,7 +401,7 @@ export function driftText(report: DriftReport, out: Painter): string {
     const who = attribution(d);
     if (who) lines.push(`      ${out.paint("dim", t(who))}`);
   }
-  lines.push(...ignoredText(report), "", ...keptText(report.kept_live, out), driftSummaryLine(report), ...noteLines(report.notes));
+  lines.push(...ignoredText(report), "", ...keptText(report.kept_live, out), driftSummaryLine(report), ...noteLines(report.notes, report.look_alike));
   return lines.join("\n");
 }
 
@@ -426,6 +439,7 @@ const DRIFT_WORDS: Record<DriftClass, [string, string]> = {
   changed: ["changed", "changed"],
   unmanaged: ["unmanaged", "unmanaged"],
   unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
+  duplicate: ["name held twice", "names held twice"],
   missing: ["missing", "missing"],
   batch_status: ["batch status", "batch statuses"],
   batch_values: ["batch's values", "batches' values"],
@@ -454,7 +468,7 @@ const changeWho = (c: Change): string => (c.action === "not_in_git" ? "" : attri
 export function driftMarkdown(report: DriftReport, file?: string, max = MARKDOWN_LIMIT): string {
   const whole = file === undefined ? "the JSON report (`revsync drift --format json`)" : md(file);
   const lines = [`<!-- revsync-drift:${commentText(report.environment)} -->`, `### revsync drift in ${markdownCode(report.environment)}`, ""];
-  const notes = notesMarkdown(report.notes, whole);
+  const notes = alikeMarkdown(report.look_alike) + notesMarkdown(report.notes, whole);
   const ignored = ignoredMarkdown(report, whole);
   const kept = keptMarkdown(report.kept_live, whole);
   if (!report.drift.length) {
@@ -551,9 +565,14 @@ export function applyText(report: ApplyReport, out: Painter): string {
     lines.push(
       `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`,
     );
-  if (s.breached)
+  const broken = report.outcomes.filter((o) => o.outcome === "breached" && o.four_eyes?.rule === "breached").length;
+  if (broken)
     lines.push(
-      `Four eyes is broken by ${plural(s.breached, "approve")} that landed or were found made (named above): the service shows ${s.breached === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${s.breached === 1 ? "that approval" : "those approvals"} in the service.`,
+      `Four eyes is broken by ${plural(broken, "approve")} that landed or were found made (named above): the service shows ${broken === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${broken === 1 ? "that approval" : "those approvals"} in the service.`,
+    );
+  if (s.breached > broken)
+    lines.push(
+      `A batch other than the one reviewed, or other values, may have moved (named above): the interface names a batch by its name alone; check ${s.breached - broken === 1 ? "that batch" : "those batches"} in the service.`,
     );
   if (s.overwritten)
     lines.push(

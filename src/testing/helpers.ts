@@ -188,6 +188,8 @@ export interface CliOptions {
   input?: string;
   /** cli() only: stdout is a terminal (isTTY), as an interactive run's is. */
   tty?: boolean;
+  /** cli() only: the wall clock the run's guardrails judge by (an ISO time or epoch ms). */
+  now?: string | number;
 }
 
 /** Runs a command line through the command entry (runCli) in this process, with its own stdout, stderr,
@@ -231,6 +233,7 @@ export async function cli(
     cwd: resolve(opts.cwd ?? ROOT),
     // Nobody signals a command run in process: tests of signals run the CLI as a process.
     signals: new EventEmitter(),
+    ...(opts.now === undefined ? {} : { now: () => (typeof opts.now === "string" ? Date.parse(opts.now) : (opts.now as number)) }),
   };
   const code = await runCli([process.execPath, BIN, ...args], io);
   return { code, stdout, stderr };

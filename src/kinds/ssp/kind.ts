@@ -14,6 +14,7 @@ import { SspApply } from "./apply.js";
 import { keptSspFields, unmanagedSsp } from "./compare.js";
 import { sspDrift } from "./drift.js";
 import { exportSsp } from "./export.js";
+import { sspHeldTwice } from "./held-twice.js";
 import { sspEntry, sspRules, type DesiredSsp } from "./files.js";
 import { planPreparers } from "./four-eyes.js";
 import { sspGitProblems } from "./git-check.js";
@@ -21,6 +22,7 @@ import { batchPayload, createPayload, sspPayloadProblems } from "./payload.js";
 import { sspPlan } from "./plan.js";
 import { readSsp, sspAddress, type SspLive } from "./read.js";
 import { valuesChecksum } from "./values.js";
+import { SSP_FACT_FIELDS, SSP_FACTS, sspConcerns, sspFacts } from "./facts.js";
 import { liveWithGitsUnknowns, modelsFromGit, modelsFromGitOnly, modelsFromLive } from "./tests.js";
 
 /** A change an evidence record applied, against the policy the service holds now: a batch's status, or a
@@ -93,6 +95,7 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
   rank: (c) => createPayload(c)?.hierarchy_no ?? 0,
   drift: (desired, live, findings) => sspDrift(desired, live, findings.targets, findings.unknown),
   unmanaged: (desired, live, targets) => unmanagedSsp(desired, live.ssp, targets),
+  heldTwice: sspHeldTwice,
   kept: (desired, live, targets) => keptSspFields(desired, live.ssp, targets),
   preparers: planPreparers,
 
@@ -139,6 +142,8 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
     }
   },
   evidence: evidenceCheck,
+
+  guardrails: { facts: SSP_FACTS, fields: SSP_FACT_FIELDS, of: sspFacts, concerns: sspConcerns },
 
   tests: {
     live: (live) => ({ policies: modelsFromLive(live) }),
