@@ -27,9 +27,9 @@ var __export = (target, all2) => {
 };
 var __copyProps = (to, from, except, desc) => {
   if (from && typeof from === "object" || typeof from === "function") {
-    for (let key4 of __getOwnPropNames(from))
-      if (!__hasOwnProp.call(to, key4) && key4 !== except)
-        __defProp(to, key4, { get: () => from[key4], enumerable: !(desc = __getOwnPropDesc(from, key4)) || desc.enumerable });
+    for (let key5 of __getOwnPropNames(from))
+      if (!__hasOwnProp.call(to, key5) && key5 !== except)
+        __defProp(to, key5, { get: () => from[key5], enumerable: !(desc = __getOwnPropDesc(from, key5)) || desc.enumerable });
   }
   return to;
 };
@@ -1051,9 +1051,9 @@ var require_option = __commonJS({
             this.positiveOptions.set(option.attributeName(), option);
           }
         });
-        this.negativeOptions.forEach((value2, key4) => {
-          if (this.positiveOptions.has(key4)) {
-            this.dualOptions.add(key4);
+        this.negativeOptions.forEach((value2, key5) => {
+          if (this.positiveOptions.has(key5)) {
+            this.dualOptions.add(key5);
           }
         });
       }
@@ -1984,11 +1984,11 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {string} key
        * @return {object} value
        */
-      getOptionValue(key4) {
+      getOptionValue(key5) {
         if (this._storeOptionsAsProperties) {
-          return this[key4];
+          return this[key5];
         }
-        return this._optionValues[key4];
+        return this._optionValues[key5];
       }
       /**
        * Store option value.
@@ -1997,8 +1997,8 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {object} value
        * @return {Command} `this` command for chaining
        */
-      setOptionValue(key4, value2) {
-        return this.setOptionValueWithSource(key4, value2, void 0);
+      setOptionValue(key5, value2) {
+        return this.setOptionValueWithSource(key5, value2, void 0);
       }
       /**
        * Store option value and where the value came from.
@@ -2008,13 +2008,13 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {string} source - expected values are default/config/env/cli/implied
        * @return {Command} `this` command for chaining
        */
-      setOptionValueWithSource(key4, value2, source) {
+      setOptionValueWithSource(key5, value2, source) {
         if (this._storeOptionsAsProperties) {
-          this[key4] = value2;
+          this[key5] = value2;
         } else {
-          this._optionValues[key4] = value2;
+          this._optionValues[key5] = value2;
         }
-        this._optionValueSources[key4] = source;
+        this._optionValueSources[key5] = source;
         return this;
       }
       /**
@@ -2024,8 +2024,8 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {string} key
        * @return {string}
        */
-      getOptionValueSource(key4) {
-        return this._optionValueSources[key4];
+      getOptionValueSource(key5) {
+        return this._optionValueSources[key5];
       }
       /**
        * Get source of option value. See also .optsWithGlobals().
@@ -2034,11 +2034,11 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {string} key
        * @return {string}
        */
-      getOptionValueSourceWithGlobals(key4) {
+      getOptionValueSourceWithGlobals(key5) {
         let source;
         this._getCommandAndAncestors().forEach((cmd) => {
-          if (cmd.getOptionValueSource(key4) !== void 0) {
-            source = cmd.getOptionValueSource(key4);
+          if (cmd.getOptionValueSource(key5) !== void 0) {
+            source = cmd.getOptionValueSource(key5);
           }
         });
         return source;
@@ -2764,8 +2764,8 @@ Expecting one of '${allowedValues.join("', '")}'`);
           const result = {};
           const len = this.options.length;
           for (let i = 0; i < len; i++) {
-            const key4 = this.options[i].attributeName();
-            result[key4] = key4 === this._versionOptionName ? this._version : this[key4];
+            const key5 = this.options[i].attributeName();
+            result[key5] = key5 === this._versionOptionName ? this._version : this[key5];
           }
           return result;
         }
@@ -3208,9 +3208,9 @@ Expecting one of '${allowedValues.join("', '")}'`);
           helpWidth: context.helpWidth,
           outputHasColors: context.hasColors
         });
-        const text3 = helper.formatHelp(this, helper);
-        if (context.hasColors) return text3;
-        return this._outputConfiguration.stripColor(text3);
+        const text4 = helper.formatHelp(this, helper);
+        if (context.hasColors) return text4;
+        return this._outputConfiguration.stripColor(text4);
       }
       /**
        * @typedef HelpContext
@@ -3370,7 +3370,7 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {(string | Function)} text - string to add, or a function returning a string
        * @return {Command} `this` command for chaining
        */
-      addHelpText(position2, text3) {
+      addHelpText(position2, text4) {
         const allowedValues = ["beforeAll", "before", "after", "afterAll"];
         if (!allowedValues.includes(position2)) {
           throw new Error(`Unexpected value for position to addHelpText.
@@ -3379,10 +3379,10 @@ Expecting one of '${allowedValues.join("', '")}'`);
         const helpEvent = `${position2}Help`;
         this.on(helpEvent, (context) => {
           let helpStr;
-          if (typeof text3 === "function") {
-            helpStr = text3({ error: context.error, command: context.command });
+          if (typeof text4 === "function") {
+            helpStr = text4({ error: context.error, command: context.command });
           } else {
-            helpStr = text3;
+            helpStr = text4;
           }
           if (helpStr) {
             context.write(`${helpStr}
@@ -3494,6 +3494,13 @@ var init_esm = __esm({
 });
 
 // src/errors.ts
+function inEnvironment(e, name) {
+  if (e !== null && typeof e === "object" && !ENVIRONMENT.has(e)) ENVIRONMENT.set(e, name);
+  return e;
+}
+function environmentOf(e) {
+  return e !== null && typeof e === "object" ? ENVIRONMENT.get(e) : void 0;
+}
 function errorObject(e) {
   if (e instanceof PolicyProblems) return { error: { kind: "policy", message: e.message, hint: e.hint, diagnostics: e.diagnostics } };
   if (e instanceof UserError) return { error: { kind: "user", message: e.message, hint: e.hint } };
@@ -3529,7 +3536,7 @@ function adviceFor(status) {
       return void 0;
   }
 }
-var UserError, PolicyProblems, ApiError, STATUS_WORDS, Cancelled, InternalError;
+var UserError, PolicyProblems, ENVIRONMENT, ApiError, STATUS_WORDS, Cancelled, InternalError;
 var init_errors = __esm({
   "src/errors.ts"() {
     "use strict";
@@ -3549,6 +3556,7 @@ var init_errors = __esm({
       }
       diagnostics;
     };
+    ENVIRONMENT = /* @__PURE__ */ new WeakMap();
     ApiError = class _ApiError extends Error {
       method;
       path;
@@ -3694,24 +3702,24 @@ __export(escape_exports, {
   terminalLines: () => terminalLines,
   terminalText: () => terminalText
 });
-function markdownText(text3) {
-  return referenced(text3, reference);
+function markdownText(text4) {
+  return referenced(text4, reference);
 }
-function referenced(text3, ref) {
-  let safe = terminalText(text3).replace(SPECIAL, ref).replace(AUTOLINK, (c2) => `&#${c2.charCodeAt(0)};`);
+function referenced(text4, ref) {
+  let safe = terminalText(text4).replace(SPECIAL, ref).replace(AUTOLINK, (c2) => `&#${c2.charCodeAt(0)};`);
   if (LAST_SPACE.test(safe)) safe = `${safe.slice(0, -1)}&#${safe.charCodeAt(safe.length - 1)};`;
   return BLOCK_START.test(safe) ? `&#${safe.charCodeAt(0)};${safe.slice(1)}` : safe;
 }
-function markdownCode(text3, where2 = {}) {
-  const shown3 = terminalText(text3);
-  if (shown3 === "" || where2.cell && shown3.includes("\\|")) return htmlCode(text3);
+function markdownCode(text4, where2 = {}) {
+  const shown3 = terminalText(text4);
+  if (shown3 === "" || where2.cell && shown3.includes("\\|")) return htmlCode(text4);
   const longest = Math.max(0, ...[...shown3.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = "`".repeat(longest + 1);
   const pad = /^[` ]|[` ]$/.test(shown3) && !/^ +$/.test(shown3) ? " " : "";
   return `${fence}${pad}${where2.cell ? shown3.replace(/\|/g, "\\|") : shown3}${pad}${fence}`;
 }
-function mermaidLabel(text3, max) {
-  const t = [...text3].map((c2) => /["'[\]`\\]/.test(c2) ? "'" : /[\p{L}\p{M}\p{N}\p{Sc} .,:!?/()+%*=@-]/u.test(c2) ? c2 : "_");
+function mermaidLabel(text4, max) {
+  const t = [...text4].map((c2) => /["'[\]`\\]/.test(c2) ? "'" : /[\p{L}\p{M}\p{N}\p{Sc} .,:!?/()+%*=@-]/u.test(c2) ? c2 : "_");
   return `"${t.length > max ? `${t.slice(0, max - 1).join("")}\u2026` : t.join("")}"`;
 }
 var CONTROLS, CONTROLS_BUT_LINES, SHORT, visible, terminalText, terminalLines, SPECIAL, WORD_JOINER, reference, codeReference, AUTOLINK, BLOCK_START, LAST_SPACE, htmlCode, codeText, commentText;
@@ -3722,8 +3730,8 @@ var init_escape = __esm({
     CONTROLS_BUT_LINES = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200B\u200E\u200F\u202A-\u202E\u2060\u2066-\u2069\u2028\u2029\uFEFF]/g;
     SHORT = { "\n": "\\n", "\r": "\\r", "	": "\\t" };
     visible = (c2) => SHORT[c2] ?? `\\u${c2.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
-    terminalText = (text3) => text3.replace(CONTROLS, visible);
-    terminalLines = (text3) => text3.replace(CONTROLS_BUT_LINES, visible);
+    terminalText = (text4) => text4.replace(CONTROLS, visible);
+    terminalLines = (text4) => text4.replace(CONTROLS_BUT_LINES, visible);
     SPECIAL = /[&<>\\`*_~[\]|#$@]/g;
     WORD_JOINER = "&#8288;";
     reference = (c2) => c2 === "&" ? "&amp;" : c2 === "<" ? "&lt;" : c2 === ">" ? "&gt;" : c2 === "@" || c2 === "#" ? `&#${c2.charCodeAt(0)};${WORD_JOINER}` : `&#${c2.charCodeAt(0)};`;
@@ -3731,9 +3739,9 @@ var init_escape = __esm({
     AUTOLINK = /(?<=[wW]{3})\.|:(?=\/)|\/(?=\/)/g;
     BLOCK_START = /^(?:[-+=\s]|\d+[.)])/;
     LAST_SPACE = /\s$/;
-    htmlCode = (text3) => `<code>${codeText(text3)}</code>`;
-    codeText = (text3) => referenced(text3, codeReference);
-    commentText = (text3) => terminalText(text3).replace(/</g, "&lt;").replace(/>/g, "&gt;");
+    htmlCode = (text4) => `<code>${codeText(text4)}</code>`;
+    codeText = (text4) => referenced(text4, codeReference);
+    commentText = (text4) => terminalText(text4).replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
 });
 
@@ -3749,10 +3757,10 @@ var init_io = __esm({
 
 // src/cli/data-output.ts
 function dataOutput(data, redact, terminal2) {
-  const text3 = typeof data === "string" ? data : utf8(data);
-  if (text3 === void 0) return bytesOutput(data, redact, terminal2);
-  const safe = redact(text3);
-  return { data: terminal2 ? shownOnTerminal(safe) : safe, redacted: safe !== text3 };
+  const text4 = typeof data === "string" ? data : utf8(data);
+  if (text4 === void 0) return bytesOutput(data, redact, terminal2);
+  const safe = redact(text4);
+  return { data: terminal2 ? shownOnTerminal(safe) : safe, redacted: safe !== text4 };
 }
 function utf8(bytes) {
   try {
@@ -3779,7 +3787,7 @@ var init_data_output = __esm({
     "use strict";
     init_errors();
     init_escape();
-    shownOnTerminal = (text3) => text3.split("\r\n").map(terminalLines).join("\r\n");
+    shownOnTerminal = (text4) => text4.split("\r\n").map(terminalLines).join("\r\n");
   }
 });
 
@@ -3833,12 +3841,12 @@ function colorFor(stream, noColorFlag, env2 = process.env) {
   if (env2.NO_COLOR) return false;
   return !!stream.isTTY && env2.TERM !== "dumb";
 }
-function painter(on, key4) {
+function painter(on, key5) {
   return {
-    paint: (color, text3) => {
-      if (!on) return text3;
+    paint: (color, text4) => {
+      if (!on) return text4;
       const codes = { red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39], bold: [1, 22], dim: [2, 22] }[color];
-      return `${key4}${codes[0]}m${text3}${key4}${codes[1]}m`;
+      return `${key5}${codes[0]}m${text4}${key5}${codes[1]}m`;
     }
   };
 }
@@ -3877,11 +3885,11 @@ var init_output = __esm({
         const each = [...this.secrets.keys()].sort((a, b2) => b2.length - a.length).map((x2) => [...x2].map(charPattern).join(""));
         this.pattern = each.length ? new RegExp(each.join("|"), "g") : void 0;
       }
-      redact(text3) {
-        if (!this.pattern) return text3;
-        const out = text3.replace(this.pattern, "[redacted]");
-        if (out !== text3) {
-          for (const [secret, holder] of this.secrets) if (new RegExp([...secret].map(charPattern).join("")).test(text3)) this.hit.add(holder);
+      redact(text4) {
+        if (!this.pattern) return text4;
+        const out = text4.replace(this.pattern, "[redacted]");
+        if (out !== text4) {
+          for (const [secret, holder] of this.secrets) if (new RegExp([...secret].map(charPattern).join("")).test(text4)) this.hit.add(holder);
         }
         return out;
       }
@@ -3920,16 +3928,16 @@ var init_output = __esm({
        *  shown as text (terminalLines: an ESC sequence of a policy name cannot colour, move the cursor or
        *  clear the screen), then revsync's own colours written as the terminal's codes. Every text revsync
        *  prints goes through here (`raw`, the bytes of a file or a completion script, does not). */
-      terminal(text3) {
-        return terminalLines(this.redactor.redact(text3)).replace(this.marks, "\x1B[$1m");
+      terminal(text4) {
+        return terminalLines(this.redactor.redact(text4)).replace(this.marks, "\x1B[$1m");
       }
       /** The run's streams, environment, working directory and signals (the process's, unless given). */
       io;
       said = /* @__PURE__ */ new Set();
       /** true the first time a key is seen by this command: for warnings said once per command. */
-      once(key4) {
-        if (this.said.has(key4)) return false;
-        this.said.add(key4);
+      once(key5) {
+        if (this.said.has(key5)) return false;
+        this.said.add(key5);
         return true;
       }
       get interactive() {
@@ -3941,8 +3949,8 @@ var init_output = __esm({
       get errStream() {
         return this.stderr;
       }
-      out(text3) {
-        this.stdout.write(this.terminal(text3.endsWith("\n") ? text3 : `${text3}
+      out(text4) {
+        this.stdout.write(this.terminal(text4.endsWith("\n") ? text4 : `${text4}
 `));
       }
       /** A JSON result on stdout, with format_version first: secrets taken out of each text of it before it
@@ -3961,36 +3969,36 @@ var init_output = __esm({
           this.warn("a secret of revsync's sign-in was blanked out of the data printed (the service's data holds it); --output FILE writes the data whole");
         this.stdout.write(shown3.data);
       }
-      info(text3) {
-        if (!this.opts.quiet) this.stderr.write(this.terminal(`${text3}
+      info(text4) {
+        if (!this.opts.quiet) this.stderr.write(this.terminal(`${text4}
 `));
       }
-      warn(text3) {
-        this.stderr.write(this.terminal(`${this.err.paint("yellow", "Warning:")} ${text3}
+      warn(text4) {
+        this.stderr.write(this.terminal(`${this.err.paint("yellow", "Warning:")} ${text4}
 `));
       }
-      error(text3) {
-        this.stderr.write(this.terminal(`${this.err.paint("red", "Error:")} ${text3}
+      error(text4) {
+        this.stderr.write(this.terminal(`${this.err.paint("red", "Error:")} ${text4}
 `));
       }
       /** A line of an error report on stderr (a diagnostic), redacted. */
-      errorLine(text3) {
-        this.stderr.write(this.terminal(`${text3}
+      errorLine(text4) {
+        this.stderr.write(this.terminal(`${text4}
 `));
       }
       /** revsync's own advice: fixed text, never redacted (a secret that happens to be a word of it would
        *  garble it), and said even with --quiet. What it quotes is still shown as text. */
-      hint(text3) {
-        this.stderr.write(terminalLines(`${text3}
+      hint(text4) {
+        this.stderr.write(terminalLines(`${text4}
 `).replace(this.marks, "\x1B[$1m"));
       }
-      verbose(text3) {
-        if (this.opts.verbose) this.stderr.write(this.terminal(`${text3}
+      verbose(text4) {
+        if (this.opts.verbose) this.stderr.write(this.terminal(`${text4}
 `));
       }
       /** Paints text that goes to stdout. */
-      paint(color, text3) {
-        return this.outPainter.paint(color, text3);
+      paint(color, text4) {
+        return this.outPainter.paint(color, text4);
       }
     };
   }
@@ -4530,15 +4538,15 @@ var require_wrap_handler = __commonJS({
       }
       onRequestUpgrade(controller, statusCode, headers, socket) {
         const rawHeaders = [];
-        for (const [key4, val] of Object.entries(headers)) {
-          rawHeaders.push(Buffer.from(key4, "latin1"), toRawHeaderValue(val));
+        for (const [key5, val] of Object.entries(headers)) {
+          rawHeaders.push(Buffer.from(key5, "latin1"), toRawHeaderValue(val));
         }
         this.#handler.onUpgrade?.(statusCode, rawHeaders, socket);
       }
       onResponseStart(controller, statusCode, headers, statusMessage) {
         const rawHeaders = [];
-        for (const [key4, val] of Object.entries(headers)) {
-          rawHeaders.push(Buffer.from(key4, "latin1"), toRawHeaderValue(val));
+        for (const [key5, val] of Object.entries(headers)) {
+          rawHeaders.push(Buffer.from(key5, "latin1"), toRawHeaderValue(val));
         }
         if (this.#handler.onHeaders?.(statusCode, rawHeaders, () => controller.resume(), statusMessage) === false) {
           controller.pause();
@@ -4551,8 +4559,8 @@ var require_wrap_handler = __commonJS({
       }
       onResponseEnd(controller, trailers) {
         const rawTrailers = [];
-        for (const [key4, val] of Object.entries(trailers)) {
-          rawTrailers.push(Buffer.from(key4, "latin1"), toRawHeaderValue(val));
+        for (const [key5, val] of Object.entries(trailers)) {
+          rawTrailers.push(Buffer.from(key5, "latin1"), toRawHeaderValue(val));
         }
         this.#handler.onComplete?.(rawTrailers);
       }
@@ -4603,7 +4611,7 @@ var require_dispatcher = __commonJS({
           }
         }
         return new Proxy(this, {
-          get: (target, key4) => key4 === "dispatch" ? dispatch : target[key4]
+          get: (target, key5) => key5 === "dispatch" ? dispatch : target[key5]
         });
       }
     };
@@ -4956,9 +4964,9 @@ var require_constants = __commonJS({
       return buffer;
     }
     for (let i = 0; i < wellknownHeaderNames.length; ++i) {
-      const key4 = wellknownHeaderNames[i];
-      const lowerCasedKey = key4.toLowerCase();
-      headerNameLowerCasedRecord[key4] = headerNameLowerCasedRecord[lowerCasedKey] = lowerCasedKey;
+      const key5 = wellknownHeaderNames[i];
+      const lowerCasedKey = key5.toLowerCase();
+      headerNameLowerCasedRecord[key5] = headerNameLowerCasedRecord[lowerCasedKey] = lowerCasedKey;
     }
     module2.exports = {
       wellknownHeaderNames,
@@ -4992,16 +5000,16 @@ var require_tree = __commonJS({
        * @param {any} value
        * @param {number} index
        */
-      constructor(key4, value2, index) {
-        if (index === void 0 || index >= key4.length) {
+      constructor(key5, value2, index) {
+        if (index === void 0 || index >= key5.length) {
           throw new TypeError("Unreachable");
         }
-        const code = this.code = key4.charCodeAt(index);
+        const code = this.code = key5.charCodeAt(index);
         if (code > 127) {
           throw new TypeError("key must be ascii string");
         }
-        if (key4.length !== ++index) {
-          this.middle = new _TstNode(key4, value2, index);
+        if (key5.length !== ++index) {
+          this.middle = new _TstNode(key5, value2, index);
         } else {
           this.value = value2;
         }
@@ -5011,15 +5019,15 @@ var require_tree = __commonJS({
        * @param {any} value
        * @returns {void}
        */
-      add(key4, value2) {
-        const length = key4.length;
+      add(key5, value2) {
+        const length = key5.length;
         if (length === 0) {
           throw new TypeError("Unreachable");
         }
         let index = 0;
         let node = this;
         while (true) {
-          const code = key4.charCodeAt(index);
+          const code = key5.charCodeAt(index);
           if (code > 127) {
             throw new TypeError("key must be ascii string");
           }
@@ -5030,20 +5038,20 @@ var require_tree = __commonJS({
             } else if (node.middle !== null) {
               node = node.middle;
             } else {
-              node.middle = new _TstNode(key4, value2, index);
+              node.middle = new _TstNode(key5, value2, index);
               break;
             }
           } else if (node.code < code) {
             if (node.left !== null) {
               node = node.left;
             } else {
-              node.left = new _TstNode(key4, value2, index);
+              node.left = new _TstNode(key5, value2, index);
               break;
             }
           } else if (node.right !== null) {
             node = node.right;
           } else {
-            node.right = new _TstNode(key4, value2, index);
+            node.right = new _TstNode(key5, value2, index);
             break;
           }
         }
@@ -5052,12 +5060,12 @@ var require_tree = __commonJS({
        * @param {Uint8Array} key
        * @returns {TstNode | null}
        */
-      search(key4) {
-        const keylength = key4.length;
+      search(key5) {
+        const keylength = key5.length;
         let index = 0;
         let node = this;
         while (node !== null && index < keylength) {
-          let code = key4[index];
+          let code = key5[index];
           if (code <= 90 && code >= 65) {
             code |= 32;
           }
@@ -5083,25 +5091,25 @@ var require_tree = __commonJS({
        * @param {any} value
        * @returns {void}
        * */
-      insert(key4, value2) {
+      insert(key5, value2) {
         if (this.node === null) {
-          this.node = new TstNode(key4, value2, 0);
+          this.node = new TstNode(key5, value2, 0);
         } else {
-          this.node.add(key4, value2);
+          this.node.add(key5, value2);
         }
       }
       /**
        * @param {Uint8Array} key
        * @returns {any}
        */
-      lookup(key4) {
-        return this.node?.search(key4)?.value ?? null;
+      lookup(key5) {
+        return this.node?.search(key5)?.value ?? null;
       }
     };
     var tree = new TernarySearchTree();
     for (let i = 0; i < wellknownHeaderNames.length; ++i) {
-      const key4 = headerNameLowerCasedRecord[wellknownHeaderNames[i]];
-      tree.insert(key4, key4);
+      const key5 = headerNameLowerCasedRecord[wellknownHeaderNames[i]];
+      tree.insert(key5, key5);
     }
     module2.exports = {
       TernarySearchTree,
@@ -5334,31 +5342,31 @@ var require_util = __commonJS({
     function parseHeaders(headers, obj3) {
       if (obj3 === void 0) obj3 = {};
       for (let i = 0; i < headers.length; i += 2) {
-        const key4 = headerNameToString(headers[i]);
-        let val = obj3[key4];
+        const key5 = headerNameToString(headers[i]);
+        let val = obj3[key5];
         if (val !== void 0) {
-          if (!Object.hasOwn(obj3, key4)) {
+          if (!Object.hasOwn(obj3, key5)) {
             const headersValue = typeof headers[i + 1] === "string" ? headers[i + 1] : Array.isArray(headers[i + 1]) ? headers[i + 1].map((x2) => x2.toString("latin1")) : headers[i + 1].toString("latin1");
-            if (key4 === "__proto__") {
-              Object.defineProperty(obj3, key4, {
+            if (key5 === "__proto__") {
+              Object.defineProperty(obj3, key5, {
                 value: headersValue,
                 enumerable: true,
                 configurable: true,
                 writable: true
               });
             } else {
-              obj3[key4] = headersValue;
+              obj3[key5] = headersValue;
             }
           } else {
             if (typeof val === "string") {
               val = [val];
-              obj3[key4] = val;
+              obj3[key5] = val;
             }
             val.push(headers[i + 1].toString("latin1"));
           }
         } else {
           const headersValue = typeof headers[i + 1] === "string" ? headers[i + 1] : Array.isArray(headers[i + 1]) ? headers[i + 1].map((x2) => x2.toString("latin1")) : headers[i + 1].toString("latin1");
-          obj3[key4] = headersValue;
+          obj3[key5] = headersValue;
         }
       }
       return obj3;
@@ -5366,14 +5374,14 @@ var require_util = __commonJS({
     function parseRawHeaders(headers) {
       const headersLength = headers.length;
       const ret = new Array(headersLength);
-      let key4;
+      let key5;
       let val;
       for (let n = 0; n < headersLength; n += 2) {
-        key4 = headers[n];
+        key5 = headers[n];
         val = headers[n + 1];
-        typeof key4 !== "string" && (key4 = key4.toString());
+        typeof key5 !== "string" && (key5 = key5.toString());
         typeof val !== "string" && (val = val.toString("latin1"));
-        ret[n] = key4;
+        ret[n] = key5;
         ret[n + 1] = val;
       }
       return ret;
@@ -6095,9 +6103,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve18, reject) => {
+          return new Promise((resolve19, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve18(data);
+              return err ? reject(err) : resolve19(data);
             });
           });
         }
@@ -6135,9 +6143,9 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve18, reject) => {
+          return new Promise((resolve19, reject) => {
             this.destroy(err, (err2, data) => {
-              return err2 ? reject(err2) : resolve18(data);
+              return err2 ? reject(err2) : resolve19(data);
             });
           });
         }
@@ -6413,8 +6421,8 @@ var require_pool_base = __commonJS({
           }
           return Promise.all(closeAll);
         } else {
-          return new Promise((resolve18) => {
-            this[kClosedResolve] = resolve18;
+          return new Promise((resolve19) => {
+            this[kClosedResolve] = resolve19;
           });
         }
       }
@@ -6994,20 +7002,20 @@ var require_request = __commonJS({
           this.endHandler = null;
         }
       }
-      addHeader(key4, value2) {
-        processHeader(this, key4, value2);
+      addHeader(key5, value2) {
+        processHeader(this, key5, value2);
         return this;
       }
     };
-    function processHeader(request2, key4, val) {
+    function processHeader(request2, key5, val) {
       if (val && (typeof val === "object" && !Array.isArray(val))) {
-        throw new InvalidArgumentError2(`invalid ${key4} header`);
+        throw new InvalidArgumentError2(`invalid ${key5} header`);
       } else if (val === void 0) {
         return;
       }
-      let headerName = headerNameLowerCasedRecord[key4];
+      let headerName = headerNameLowerCasedRecord[key5];
       if (headerName === void 0) {
-        headerName = key4.toLowerCase();
+        headerName = key5.toLowerCase();
         if (headerNameLowerCasedRecord[headerName] === void 0 && !isValidHTTPToken(headerName)) {
           throw new InvalidArgumentError2("invalid header key");
         }
@@ -7017,17 +7025,17 @@ var require_request = __commonJS({
         for (let i = 0; i < val.length; i++) {
           if (typeof val[i] === "string") {
             if (!isValidHeaderValue(val[i])) {
-              throw new InvalidArgumentError2(`invalid ${key4} header`);
+              throw new InvalidArgumentError2(`invalid ${key5} header`);
             }
             arr.push(val[i]);
           } else if (val[i] === null) {
             arr.push("");
           } else if (typeof val[i] === "object") {
-            throw new InvalidArgumentError2(`invalid ${key4} header`);
+            throw new InvalidArgumentError2(`invalid ${key5} header`);
           } else {
             const str4 = `${val[i]}`;
             if (!isValidHeaderValue(str4)) {
-              throw new InvalidArgumentError2(`invalid ${key4} header`);
+              throw new InvalidArgumentError2(`invalid ${key5} header`);
             }
             arr.push(str4);
           }
@@ -7035,14 +7043,14 @@ var require_request = __commonJS({
         val = arr;
       } else if (typeof val === "string") {
         if (!isValidHeaderValue(val)) {
-          throw new InvalidArgumentError2(`invalid ${key4} header`);
+          throw new InvalidArgumentError2(`invalid ${key5} header`);
         }
       } else if (val === null) {
         val = "";
       } else {
         val = `${val}`;
         if (!isValidHeaderValue(val)) {
-          throw new InvalidArgumentError2(`invalid ${key4} header`);
+          throw new InvalidArgumentError2(`invalid ${key5} header`);
         }
       }
       if (headerName === "host") {
@@ -7063,7 +7071,7 @@ var require_request = __commonJS({
         request2.contentLength = parseInt(val, 10);
       } else if (request2.contentType === null && headerName === "content-type") {
         request2.contentType = val;
-        request2.headers.push(key4, val);
+        request2.headers.push(key5, val);
       } else if (headerName === "transfer-encoding" || headerName === "keep-alive" || headerName === "upgrade") {
         throw new InvalidArgumentError2(`invalid ${headerName} header`);
       } else if (headerName === "connection") {
@@ -7083,7 +7091,7 @@ var require_request = __commonJS({
       } else if (headerName === "expect") {
         throw new NotSupportedError("expect header not supported");
       } else {
-        request2.headers.push(key4, val);
+        request2.headers.push(key5, val);
       }
     }
     module2.exports = Request;
@@ -7103,13 +7111,13 @@ var require_connect = __commonJS({
       constructor(maxCachedSessions) {
         this._maxCachedSessions = maxCachedSessions;
         this._sessionCache = /* @__PURE__ */ new Map();
-        this._sessionRegistry = new FinalizationRegistry((key4) => {
+        this._sessionRegistry = new FinalizationRegistry((key5) => {
           if (this._sessionCache.size < this._maxCachedSessions) {
             return;
           }
-          const ref = this._sessionCache.get(key4);
+          const ref = this._sessionCache.get(key5);
           if (ref !== void 0 && ref.deref() === void 0) {
-            this._sessionCache.delete(key4);
+            this._sessionCache.delete(key5);
           }
         });
       }
@@ -7125,9 +7133,9 @@ var require_connect = __commonJS({
           this._sessionCache.delete(sessionKey);
         } else if (this._sessionCache.size >= this._maxCachedSessions) {
           let evicted = false;
-          for (const [key4, ref] of this._sessionCache) {
+          for (const [key5, ref] of this._sessionCache) {
             if (ref.deref() === void 0) {
-              this._sessionCache.delete(key4);
+              this._sessionCache.delete(key5);
               evicted = true;
               break;
             }
@@ -8928,20 +8936,20 @@ var require_webidl = __commonJS({
         const result = {};
         if (!types.isProxy(O2)) {
           const keys3 = [...Object.getOwnPropertyNames(O2), ...Object.getOwnPropertySymbols(O2)];
-          for (const key4 of keys3) {
-            const keyName = webidl.util.Stringify(key4);
-            const typedKey = keyConverter(key4, prefix, `Key ${keyName} in ${argument}`);
-            const typedValue = valueConverter(O2[key4], prefix, `${argument}[${keyName}]`);
+          for (const key5 of keys3) {
+            const keyName = webidl.util.Stringify(key5);
+            const typedKey = keyConverter(key5, prefix, `Key ${keyName} in ${argument}`);
+            const typedValue = valueConverter(O2[key5], prefix, `${argument}[${keyName}]`);
             result[typedKey] = typedValue;
           }
           return result;
         }
         const keys2 = Reflect.ownKeys(O2);
-        for (const key4 of keys2) {
-          const desc = Reflect.getOwnPropertyDescriptor(O2, key4);
+        for (const key5 of keys2) {
+          const desc = Reflect.getOwnPropertyDescriptor(O2, key5);
           if (desc?.enumerable) {
-            const typedKey = keyConverter(key4, prefix, argument);
-            const typedValue = valueConverter(O2[key4], prefix, argument);
+            const typedKey = keyConverter(key5, prefix, argument);
+            const typedValue = valueConverter(O2[key5], prefix, argument);
             result[typedKey] = typedValue;
           }
         }
@@ -8970,29 +8978,29 @@ var require_webidl = __commonJS({
           });
         }
         for (const options of converters) {
-          const { key: key4, defaultValue, required, converter } = options;
+          const { key: key5, defaultValue, required, converter } = options;
           if (required === true) {
-            if (dictionary == null || !Object.hasOwn(dictionary, key4)) {
+            if (dictionary == null || !Object.hasOwn(dictionary, key5)) {
               throw webidl.errors.exception({
                 header: prefix,
-                message: `Missing required key "${key4}".`
+                message: `Missing required key "${key5}".`
               });
             }
           }
-          let value2 = dictionary?.[key4];
+          let value2 = dictionary?.[key5];
           const hasDefault = defaultValue !== void 0;
           if (hasDefault && value2 === void 0) {
             value2 = defaultValue();
           }
           if (required || hasDefault || value2 !== void 0) {
-            value2 = converter(value2, prefix, `${argument}.${key4}`);
+            value2 = converter(value2, prefix, `${argument}.${key5}`);
             if (options.allowedValues && !options.allowedValues.includes(value2)) {
               throw webidl.errors.exception({
                 header: prefix,
                 message: `${value2} is not an accepted type. Expected one of ${options.allowedValues.join(", ")}.`
               });
             }
-            dict[key4] = value2;
+            dict[key5] = value2;
           }
         }
         return dict;
@@ -9639,18 +9647,18 @@ var require_util2 = __commonJS({
               done: true
             };
           }
-          const { [keyIndex]: key4, [valueIndex]: value2 } = values2[index];
+          const { [keyIndex]: key5, [valueIndex]: value2 } = values2[index];
           this.#index = index + 1;
           let result;
           switch (this.#kind) {
             case "key":
-              result = key4;
+              result = key5;
               break;
             case "value":
               result = value2;
               break;
             case "key+value":
-              result = [key4, value2];
+              result = [key5, value2];
               break;
           }
           return {
@@ -9716,8 +9724,8 @@ var require_util2 = __commonJS({
                 `Failed to execute 'forEach' on '${name}': parameter 1 is not of type 'Function'.`
               );
             }
-            for (const { 0: key4, 1: value2 } of makeIterator(this, "key+value")) {
-              callbackfn.call(thisArg, value2, key4, this);
+            for (const { 0: key5, 1: value2 } of makeIterator(this, "key+value")) {
+              callbackfn.call(thisArg, value2, key5, this);
             }
           }
         }
@@ -10537,8 +10545,8 @@ var require_promise = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve18, reject) => {
-        res = resolve18;
+      const promise = new Promise((resolve19, reject) => {
+        res = resolve19;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -11232,15 +11240,15 @@ var require_client_h1 = __commonJS({
         } else {
           this.headers[len - 1] = Buffer.concat([this.headers[len - 1], buf]);
         }
-        const key4 = this.headers[len - 2];
-        if (key4.length === 10) {
-          const headerName = util.bufferToLowerCasedHeaderName(key4);
+        const key5 = this.headers[len - 2];
+        if (key5.length === 10) {
+          const headerName = util.bufferToLowerCasedHeaderName(key5);
           if (headerName === "keep-alive") {
             this.keepAlive += buf.toString();
           } else if (headerName === "connection") {
             this.connection += buf.toString();
           }
-        } else if (key4.length === 14 && util.bufferToLowerCasedHeaderName(key4) === "content-length") {
+        } else if (key5.length === 14 && util.bufferToLowerCasedHeaderName(key5) === "content-length") {
           this.contentLength += buf.toString();
         }
         this.trackHeader(buf.length);
@@ -11796,15 +11804,15 @@ upgrade: ${upgrade}\r
       }
       if (Array.isArray(headers)) {
         for (let n = 0; n < headers.length; n += 2) {
-          const key4 = headers[n + 0];
+          const key5 = headers[n + 0];
           const val = headers[n + 1];
           if (Array.isArray(val)) {
             for (let i = 0; i < val.length; i++) {
-              header += `${key4}: ${val[i]}\r
+              header += `${key5}: ${val[i]}\r
 `;
             }
           } else {
-            header += `${key4}: ${val}\r
+            header += `${key5}: ${val}\r
 `;
           }
         }
@@ -11964,12 +11972,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve18, reject) => {
+      const waitForDrain = () => new Promise((resolve19, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve18;
+          callback = resolve19;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -12462,28 +12470,28 @@ var require_client_h2 = __commonJS({
       }
       const headers = {};
       for (let n = 0; n < reqHeaders.length; n += 2) {
-        const key4 = reqHeaders[n + 0];
+        const key5 = reqHeaders[n + 0];
         const val = reqHeaders[n + 1];
-        if (key4 === "cookie") {
-          if (headers[key4] != null) {
-            headers[key4] = Array.isArray(headers[key4]) ? (headers[key4].push(val), headers[key4]) : [headers[key4], val];
+        if (key5 === "cookie") {
+          if (headers[key5] != null) {
+            headers[key5] = Array.isArray(headers[key5]) ? (headers[key5].push(val), headers[key5]) : [headers[key5], val];
           } else {
-            headers[key4] = val;
+            headers[key5] = val;
           }
           continue;
         }
         if (Array.isArray(val)) {
           for (let i = 0; i < val.length; i++) {
-            if (headers[key4]) {
-              headers[key4] += `, ${val[i]}`;
+            if (headers[key5]) {
+              headers[key5] += `, ${val[i]}`;
             } else {
-              headers[key4] = val[i];
+              headers[key5] = val[i];
             }
           }
-        } else if (headers[key4]) {
-          headers[key4] += `, ${val}`;
+        } else if (headers[key5]) {
+          headers[key5] += `, ${val}`;
         } else {
-          headers[key4] = val;
+          headers[key5] = val;
         }
       }
       let stream = null;
@@ -12609,8 +12617,8 @@ var require_client_h2 = __commonJS({
       session.ref();
       if (channels.sendHeaders.hasSubscribers) {
         let header = "";
-        for (const key4 in headers) {
-          header += `${key4}: ${headers[key4]}\r
+        for (const key5 in headers) {
+          header += `${key5}: ${headers[key5]}\r
 `;
         }
         channels.sendHeaders.publish({ request: request2, headers: header, socket: session[kSocket] });
@@ -12853,12 +12861,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve18, reject) => {
+      const waitForDrain = () => new Promise((resolve19, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve18;
+          callback = resolve19;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -13175,16 +13183,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       [kClose]() {
-        return new Promise((resolve18) => {
+        return new Promise((resolve19) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve18;
+            this[kClosedResolve] = resolve19;
           } else {
-            resolve18(null);
+            resolve19(null);
           }
         });
       }
       [kDestroy](err) {
-        return new Promise((resolve18) => {
+        return new Promise((resolve19) => {
           const requests2 = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests2.length; i++) {
             const request2 = requests2[i];
@@ -13197,7 +13205,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve18(null);
+            resolve19(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -13586,33 +13594,33 @@ var require_agent = __commonJS({
         return ret;
       }
       [kDispatch](opts, handler) {
-        let key4;
+        let key5;
         if (opts.origin && (typeof opts.origin === "string" || opts.origin instanceof URL)) {
-          key4 = String(opts.origin);
+          key5 = String(opts.origin);
         } else {
           throw new InvalidArgumentError2("opts.origin must be a non-empty string or URL.");
         }
-        if (this[kOrigins].size >= this[kOptions].maxOrigins && !this[kOrigins].has(key4)) {
+        if (this[kOrigins].size >= this[kOptions].maxOrigins && !this[kOrigins].has(key5)) {
           throw new MaxOriginsReachedError();
         }
-        const result = this[kClients].get(key4);
+        const result = this[kClients].get(key5);
         let dispatcher = result && result.dispatcher;
         if (!dispatcher) {
           const closeClientIfUnused = (connected) => {
-            const result2 = this[kClients].get(key4);
+            const result2 = this[kClients].get(key5);
             if (result2) {
               if (connected) result2.count -= 1;
               if (result2.count <= 0) {
-                this[kClients].delete(key4);
+                this[kClients].delete(key5);
                 if (!result2.dispatcher.destroyed) {
                   result2.dispatcher.close();
                 }
               }
-              this[kOrigins].delete(key4);
+              this[kOrigins].delete(key5);
             }
           };
           dispatcher = this[kFactory](opts.origin, this[kOptions]).on("drain", this[kOnDrain]).on("connect", (origin, targets) => {
-            const result2 = this[kClients].get(key4);
+            const result2 = this[kClients].get(key5);
             if (result2) {
               result2.count += 1;
             }
@@ -13624,8 +13632,8 @@ var require_agent = __commonJS({
             closeClientIfUnused(false);
             this[kOnConnectionError](origin, targets, err);
           });
-          this[kClients].set(key4, { count: 0, dispatcher });
-          this[kOrigins].add(key4);
+          this[kClients].set(key5, { count: 0, dispatcher });
+          this[kOrigins].add(key5);
         }
         return dispatcher.dispatch(opts, handler);
       }
@@ -14213,7 +14221,7 @@ var require_socks5_proxy_agent = __commonJS({
         const proxyHost = this[kProxyUrl].hostname;
         const proxyPort = parseInt(this[kProxyUrl].port) || 1080;
         debug("creating SOCKS5 connection to", proxyHost, proxyPort);
-        const socket = await new Promise((resolve18, reject) => {
+        const socket = await new Promise((resolve19, reject) => {
           this[kConnector]({
             hostname: proxyHost,
             host: proxyHost,
@@ -14223,7 +14231,7 @@ var require_socks5_proxy_agent = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve18(socket2);
+              resolve19(socket2);
             }
           });
         });
@@ -14233,14 +14241,14 @@ var require_socks5_proxy_agent = __commonJS({
           socket.destroy();
         });
         await socks5Client.handshake();
-        await new Promise((resolve18, reject) => {
+        await new Promise((resolve19, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 authentication timeout"));
           }, 5e3);
           const onAuthenticated = () => {
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve18();
+            resolve19();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -14249,14 +14257,14 @@ var require_socks5_proxy_agent = __commonJS({
           };
           if (socks5Client.state === STATES.AUTHENTICATED) {
             clearTimeout(timeout);
-            resolve18();
+            resolve19();
           } else {
             socks5Client.once("authenticated", onAuthenticated);
             socks5Client.once("error", onError);
           }
         });
         await socks5Client.connect(targetHost, targetPort);
-        await new Promise((resolve18, reject) => {
+        await new Promise((resolve19, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 connection timeout"));
           }, 5e3);
@@ -14264,7 +14272,7 @@ var require_socks5_proxy_agent = __commonJS({
             debug("SOCKS5 tunnel established to", targetHost, targetPort, "via", info2);
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve18();
+            resolve19();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -14307,8 +14315,8 @@ var require_socks5_proxy_agent = __commonJS({
                       socket,
                       servername: this[kRequestTls]?.servername || targetHost
                     });
-                    await new Promise((resolve18, reject) => {
-                      finalSocket.once("secureConnect", resolve18);
+                    await new Promise((resolve19, reject) => {
+                      finalSocket.once("secureConnect", resolve19);
                       finalSocket.once("error", reject);
                     });
                   }
@@ -14604,7 +14612,7 @@ var require_proxy_agent = __commonJS({
       return headers;
     }
     function throwIfProxyAuthIsSent(headers) {
-      const existProxyAuth = headers && Object.keys(headers).find((key4) => key4.toLowerCase() === "proxy-authorization");
+      const existProxyAuth = headers && Object.keys(headers).find((key5) => key5.toLowerCase() === "proxy-authorization");
       if (existProxyAuth) {
         throw new InvalidArgumentError2("Proxy-Authorization should be sent in ProxyAgent constructor");
       }
@@ -14958,7 +14966,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return Promise.resolve(null);
         }
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve19, reject) => {
           if (this[kContentLength] && this[kContentLength] > limit || this[kBytesRead] > limit) {
             this.destroy(new AbortError());
           }
@@ -14972,11 +14980,11 @@ var require_readable = __commonJS({
               if (signal.aborted) {
                 reject(signal.reason ?? new AbortError());
               } else {
-                resolve18(null);
+                resolve19(null);
               }
             });
           } else {
-            this.on("close", resolve18);
+            this.on("close", resolve19);
           }
           this.on("error", noop).on("data", () => {
             if (this[kBytesRead] > limit) {
@@ -15004,7 +15012,7 @@ var require_readable = __commonJS({
     }
     function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve18, reject) => {
+      return new Promise((resolve19, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -15019,7 +15027,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve18,
+              resolve: resolve19,
               reject,
               length: 0,
               body: []
@@ -15093,18 +15101,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2, encoding) {
-      const { type, body, resolve: resolve18, stream, length } = consume2;
+      const { type, body, resolve: resolve19, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve18(chunksDecode(body, length, encoding));
+          resolve19(chunksDecode(body, length, encoding));
         } else if (type === "json") {
-          resolve18(JSON.parse(chunksDecode(body, length, encoding)));
+          resolve19(JSON.parse(chunksDecode(body, length, encoding)));
         } else if (type === "arrayBuffer") {
-          resolve18(chunksConcat(body, length).buffer);
+          resolve19(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve18(new Blob(body, { type: stream[kContentType] }));
+          resolve19(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve18(chunksConcat(body, length));
+          resolve19(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -15294,9 +15302,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve19, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve18(data);
+            return err ? reject(err) : resolve19(data);
           });
         });
       }
@@ -15508,9 +15516,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve19, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve18(data);
+            return err ? reject(err) : resolve19(data);
           });
         });
       }
@@ -15798,9 +15806,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve19, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve18(data);
+            return err ? reject(err) : resolve19(data);
           });
         });
       }
@@ -15893,9 +15901,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve19, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve18(data);
+            return err ? reject(err) : resolve19(data);
           });
         });
       }
@@ -15945,12 +15953,12 @@ var init_loopback = __esm({
 });
 
 // src/api/http.ts
-function urlCredentials(text3) {
+function urlCredentials(text4) {
   let url;
   try {
-    url = new URL(text3.trim());
+    url = new URL(text4.trim());
   } catch {
-    return text3.includes("@") ? "it holds an @ and is not a URL revsync can read (a user name or password would not be shown)" : void 0;
+    return text4.includes("@") ? "it holds an @ and is not a URL revsync can read (a user name or password would not be shown)" : void 0;
   }
   if (url.username === "" && url.password === "") return void 0;
   return `it holds a ${url.password !== "" ? "user name and password" : "user name"} (${url.protocol}//[credentials]@${url.host}): credentials never go in a URL; revsync signs in with REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME and REVSYNC_PASSWORD (or REVSYNC_TOKEN) from the environment`;
@@ -16266,18 +16274,18 @@ function exactness(literal) {
   if (n === 0) return { exact: false, why: `${t} is too close to 0 for a double: it would be read as 0` };
   return { exact: false, why: `${t} has more significant digits than a double keeps: it would be read as ${readsAs(t)}` };
 }
-function readNumber(text3, opts = {}) {
-  const t = text3.trim();
+function readNumber(text4, opts = {}) {
+  const t = text4.trim();
   if (!DECIMAL.test(t)) {
     const how = opts.unsigned ? "digits with an optional decimal point, 0 or more" : "digits with an optional decimal point and a leading minus";
-    return { ok: false, kind: "not a number", problem: `${JSON.stringify(text3)} is not a number: write ${how} (no exponent, no thousands separator)` };
+    return { ok: false, kind: "not a number", problem: `${JSON.stringify(text4)} is not a number: write ${how} (no exponent, no thousands separator)` };
   }
   const e = exactness(t);
   return e.exact ? { ok: true, value: Number(t) } : { ok: false, kind: "not exact", problem: e.why };
 }
-function readWhole(text3) {
-  const r = readNumber(text3);
-  if (r.ok && !Number.isInteger(r.value)) return { ok: false, kind: "not whole", problem: `${JSON.stringify(text3)} is not a whole number` };
+function readWhole(text4) {
+  const r = readNumber(text4);
+  if (r.ok && !Number.isInteger(r.value)) return { ok: false, kind: "not whole", problem: `${JSON.stringify(text4)} is not a whole number` };
   return r;
 }
 function isNumber(v2) {
@@ -16290,12 +16298,12 @@ function numberOf(v2) {
   const r = readNumber(v2);
   return r.ok ? r.value : void 0;
 }
-function parseJson(text3) {
-  const value2 = JSON.parse(text3);
+function parseJson(text4) {
+  const value2 = JSON.parse(text4);
   const none = { value: value2, inexact: 0, marked: () => value2 };
-  if (!MAYBE_INEXACT.test(text3)) return none;
+  if (!MAYBE_INEXACT.test(text4)) return none;
   let found = false;
-  for (const m of text3.matchAll(TOKENS)) {
+  for (const m of text4.matchAll(TOKENS)) {
     if (!m[0].startsWith('"') && !isExact(m[0])) {
       found = true;
       break;
@@ -16303,7 +16311,7 @@ function parseJson(text3) {
   }
   if (!found) return none;
   const marks = [];
-  const root = parseMarking(text3, marks);
+  const root = parseMarking(text4, marks);
   return {
     value: root[0],
     inexact: marks.length,
@@ -16313,17 +16321,17 @@ function parseJson(text3) {
     }
   };
 }
-function parseMarking(text3, marks) {
-  const parser = new MarkingParser(text3, marks);
+function parseMarking(text4, marks) {
+  const parser = new MarkingParser(text4, marks);
   const root = [];
   parser.value(root, 0);
   parser.space();
-  if (parser.i !== text3.length) parser.fail();
+  if (parser.i !== text4.length) parser.fail();
   return root;
 }
-function put(holder, key4, v2) {
-  if (Array.isArray(holder)) holder[key4] = v2;
-  else Object.defineProperty(holder, key4, { value: v2, writable: true, enumerable: true, configurable: true });
+function put(holder, key5, v2) {
+  if (Array.isArray(holder)) holder[key5] = v2;
+  else Object.defineProperty(holder, key5, { value: v2, writable: true, enumerable: true, configurable: true });
 }
 function plainData(v2) {
   if (isInexact(v2)) return v2.text;
@@ -16353,8 +16361,8 @@ var init_number = __esm({
     readsAs = (t) => String(Number(t.replace(/^\+/, "")));
     beyond = (t, read) => `${t} is beyond ${MAX_EXACT_WHOLE} (2^53 - 1), the largest whole number a double holds exactly: it would be read as ${read}`;
     InexactNumber = class {
-      constructor(text3) {
-        this.text = text3;
+      constructor(text4) {
+        this.text = text4;
       }
       text;
       toJSON() {
@@ -16368,8 +16376,8 @@ var init_number = __esm({
     MAYBE_INEXACT = /\d[\d.]{15}|\d[eE][-+]?\d/;
     TOKENS = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/g;
     MarkingParser = class {
-      constructor(text3, marks) {
-        this.text = text3;
+      constructor(text4, marks) {
+        this.text = text4;
         this.marks = marks;
       }
       text;
@@ -16382,18 +16390,18 @@ var init_number = __esm({
         throw new SyntaxError(`unexpected JSON at position ${this.i}`);
       }
       /** The value at `i`, put at `key` of `holder`. */
-      value(holder, key4) {
+      value(holder, key5) {
         this.space();
         const c2 = this.text[this.i];
-        if (c2 === "{") return this.object(holder, key4);
-        if (c2 === "[") return this.array(holder, key4);
-        if (c2 === '"') return put(holder, key4, this.string());
-        this.literal(holder, key4);
+        if (c2 === "{") return this.object(holder, key5);
+        if (c2 === "[") return this.array(holder, key5);
+        if (c2 === '"') return put(holder, key5, this.string());
+        this.literal(holder, key5);
       }
-      object(holder, key4) {
+      object(holder, key5) {
         this.i++;
         const o = {};
-        put(holder, key4, o);
+        put(holder, key5, o);
         this.space();
         if (this.text[this.i] === "}") {
           this.i++;
@@ -16408,10 +16416,10 @@ var init_number = __esm({
           if (this.closes("}")) return;
         }
       }
-      array(holder, key4) {
+      array(holder, key5) {
         this.i++;
         const a = [];
-        put(holder, key4, a);
+        put(holder, key5, a);
         this.space();
         if (this.text[this.i] === "]") {
           this.i++;
@@ -16438,14 +16446,14 @@ var init_number = __esm({
         return JSON.parse(hit[0]);
       }
       /** A number, true, false or null; a number that is not exact is marked where it stands. */
-      literal(holder, key4) {
+      literal(holder, key5) {
         const lit = /-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null/y;
         lit.lastIndex = this.i;
         const hit = lit.exec(this.text) ?? this.fail();
         this.i += hit[0].length;
         const v2 = JSON.parse(hit[0]);
-        put(holder, key4, v2);
-        if (typeof v2 === "number" && !isExact(hit[0])) this.marks.push({ holder, key: key4, text: hit[0] });
+        put(holder, key5, v2);
+        if (typeof v2 === "number" && !isExact(hit[0])) this.marks.push({ holder, key: key5, text: hit[0] });
       }
     };
     numberOrNull = (v2) => typeof v2 === "number" && Number.isFinite(v2) ? v2 : null;
@@ -16852,8 +16860,8 @@ var init_expr = __esm({
 });
 
 // src/policy-test/line.ts
-function parseDate(text3) {
-  const t = text3.trim();
+function parseDate(text4) {
+  const t = text4.trim();
   const iso4 = ISO.exec(t);
   const us = iso4 ? void 0 : US.exec(t);
   const [y2, m, d] = iso4 ? [iso4[1], iso4[2], iso4[3]] : us ? [us[3], us[1], us[2]] : [];
@@ -16937,9 +16945,9 @@ function slug(name) {
   if (s3.length <= SLUG_MAX) return s3;
   return `${s3.slice(0, SLUG_MAX - 9).replace(/-+$/, "")}-${fnv1a(name)}`;
 }
-function fnv1a(text3) {
+function fnv1a(text4) {
   let h = 2166136261;
-  for (let i = 0; i < text3.length; i++) h = Math.imul(h ^ text3.charCodeAt(i), 16777619) >>> 0;
+  for (let i = 0; i < text4.length; i++) h = Math.imul(h ^ text4.charCodeAt(i), 16777619) >>> 0;
   return h.toString(16).padStart(8, "0");
 }
 function byCodePoint(a, b2) {
@@ -17095,9 +17103,9 @@ var require_deep_diff = __commonJS({
           return accum + hashThisString(arrayString);
         }
         if (type === "object") {
-          for (var key4 in object) {
-            if (object.hasOwnProperty(key4)) {
-              var keyValueString = "[ type: object, key: " + key4 + ", value hash: " + getOrderIndependentHash(object[key4]) + "]";
+          for (var key5 in object) {
+            if (object.hasOwnProperty(key5)) {
+              var keyValueString = "[ type: object, key: " + key5 + ", value hash: " + getOrderIndependentHash(object[key5]) + "]";
               accum += hashThisString(keyValueString);
             }
           }
@@ -17106,21 +17114,21 @@ var require_deep_diff = __commonJS({
         var stringToHash = "[ type: " + type + " ; value: " + object + "]";
         return accum + hashThisString(stringToHash);
       }
-      function deepDiff2(lhs, rhs, changes, prefilter, path, key4, stack, orderIndependent) {
+      function deepDiff2(lhs, rhs, changes, prefilter, path, key5, stack, orderIndependent) {
         changes = changes || [];
         path = path || [];
         stack = stack || [];
         var currentPath = path.slice(0);
-        if (typeof key4 !== "undefined" && key4 !== null) {
+        if (typeof key5 !== "undefined" && key5 !== null) {
           if (prefilter) {
-            if (typeof prefilter === "function" && prefilter(currentPath, key4)) {
+            if (typeof prefilter === "function" && prefilter(currentPath, key5)) {
               return;
             } else if (typeof prefilter === "object") {
-              if (prefilter.prefilter && prefilter.prefilter(currentPath, key4)) {
+              if (prefilter.prefilter && prefilter.prefilter(currentPath, key5)) {
                 return;
               }
               if (prefilter.normalize) {
-                var alt = prefilter.normalize(currentPath, key4, lhs, rhs);
+                var alt = prefilter.normalize(currentPath, key5, lhs, rhs);
                 if (alt) {
                   lhs = alt[0];
                   rhs = alt[1];
@@ -17128,7 +17136,7 @@ var require_deep_diff = __commonJS({
               }
             }
           }
-          currentPath.push(key4);
+          currentPath.push(key5);
         }
         if (realTypeOf(lhs) === "regexp" && realTypeOf(rhs) === "regexp") {
           lhs = lhs.toString();
@@ -17137,8 +17145,8 @@ var require_deep_diff = __commonJS({
         var ltype = typeof lhs;
         var rtype = typeof rhs;
         var i, j2, k2, other;
-        var ldefined = ltype !== "undefined" || stack && stack.length > 0 && stack[stack.length - 1].lhs && Object.getOwnPropertyDescriptor(stack[stack.length - 1].lhs, key4);
-        var rdefined = rtype !== "undefined" || stack && stack.length > 0 && stack[stack.length - 1].rhs && Object.getOwnPropertyDescriptor(stack[stack.length - 1].rhs, key4);
+        var ldefined = ltype !== "undefined" || stack && stack.length > 0 && stack[stack.length - 1].lhs && Object.getOwnPropertyDescriptor(stack[stack.length - 1].lhs, key5);
+        var rdefined = rtype !== "undefined" || stack && stack.length > 0 && stack[stack.length - 1].rhs && Object.getOwnPropertyDescriptor(stack[stack.length - 1].rhs, key5);
         if (!ldefined && rdefined) {
           changes.push(new DiffNew(currentPath, rhs));
         } else if (!rdefined && ldefined) {
@@ -17216,8 +17224,8 @@ var require_deep_diff = __commonJS({
         }
         return changes;
       }
-      function orderIndependentDeepDiff(lhs, rhs, changes, prefilter, path, key4, stack) {
-        return deepDiff2(lhs, rhs, changes, prefilter, path, key4, stack, true);
+      function orderIndependentDeepDiff(lhs, rhs, changes, prefilter, path, key5, stack) {
+        return deepDiff2(lhs, rhs, changes, prefilter, path, key5, stack, true);
       }
       function accumulateDiff(lhs, rhs, prefilter, accum) {
         var observer = accum ? function(difference) {
@@ -17477,11 +17485,11 @@ function canonicalize(object, seen = /* @__PURE__ */ new Set()) {
     result = `[${values2.join(",")}]`;
   } else {
     const parts = [];
-    for (const key4 of Object.keys(object).sort()) {
-      if (object[key4] === void 0 || typeof object[key4] === "symbol") {
+    for (const key5 of Object.keys(object).sort()) {
+      if (object[key5] === void 0 || typeof object[key5] === "symbol") {
         continue;
       }
-      parts.push(`${canonicalize(key4)}:${canonicalize(object[key4], seen)}`);
+      parts.push(`${canonicalize(key5)}:${canonicalize(object[key5], seen)}`);
     }
     result = `{${parts.join(",")}}`;
   }
@@ -17495,14 +17503,14 @@ var init_canonicalize = __esm({
 
 // src/canonical-json.ts
 function canonicalJson(value2) {
-  let text3;
+  let text4;
   try {
-    text3 = canonicalize(value2);
+    text4 = canonicalize(value2);
   } catch (e) {
     throw new UserError(`canonical JSON (RFC 8785) has no form for ${unwritable(value2, "") ?? e.message}`);
   }
-  if (text3 === void 0) throw new UserError("canonical JSON (RFC 8785) has no form for undefined");
-  return text3;
+  if (text4 === void 0) throw new UserError("canonical JSON (RFC 8785) has no form for undefined");
+  return text4;
 }
 function canonicalHash(value2) {
   return `sha256:${(0, import_node_crypto2.createHash)("sha256").update(canonicalJson(value2), "utf8").digest("hex")}`;
@@ -17513,9 +17521,9 @@ function unwritable(v2, at2) {
   if (typeof v2 === "string" && LONE_SURROGATE.test(v2)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where2}`;
   if (v2 === null || typeof v2 !== "object") return void 0;
   for (const [k2, x2] of Object.entries(v2)) {
-    const key4 = k2.replace(/~/g, "~0").replace(/\//g, "~1");
-    if (LONE_SURROGATE.test(k2)) return `a key with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${at2}/${key4}`;
-    const found = unwritable(x2, `${at2}/${key4}`);
+    const key5 = k2.replace(/~/g, "~0").replace(/\//g, "~1");
+    if (LONE_SURROGATE.test(k2)) return `a key with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${at2}/${key5}`;
+    const found = unwritable(x2, `${at2}/${key5}`);
     if (found) return found;
   }
   return void 0;
@@ -17843,10 +17851,10 @@ function ruleReader(mapped = {}) {
   const exact = /* @__PURE__ */ new Map();
   for (const [k2, v2] of Object.entries(mapped)) exact.set(k2.trim().toLowerCase(), v2);
   return (t) => {
-    const key4 = t.trim().toLowerCase();
-    const hit = exact.get(key4);
+    const key5 = t.trim().toLowerCase();
+    const hit = exact.get(key5);
     if (hit) return hit;
-    const kinds = WORDS.filter(([, re2]) => re2.test(key4)).map(([k2]) => k2);
+    const kinds = WORDS.filter(([, re2]) => re2.test(key5)).map(([k2]) => k2);
     return kinds.length === 1 ? kinds[0] : void 0;
   };
 }
@@ -18180,9 +18188,9 @@ function caseXml(c2, name) {
   const outcome = c2.error ? ["error", c2.error] : c2.failure ? ["failure", c2.failure] : void 0;
   const inner = [];
   if (outcome) {
-    const [tag, { message, text: text3 }] = outcome;
+    const [tag, { message, text: text4 }] = outcome;
     const at2 = c2.where ? `${c2.where.file}:${c2.where.line}: ` : "";
-    inner.push(`      <${tag} message="${xml(at2 + message)}">${xml(text3)}</${tag}>`);
+    inner.push(`      <${tag} message="${xml(at2 + message)}">${xml(text4)}</${tag}>`);
   }
   if (c2.output !== void 0) inner.push(`      <system-out>${xml(c2.output)}</system-out>`);
   if (!inner.length) return `${head}/>`;
@@ -18256,8 +18264,8 @@ function fitTiers(t, budget, between, leftOut) {
     if (best >= 0) return { full: best, rest, listed: n, text: t.full.slice(0, best).join("") + between(rest, best) + short.slice(best).join("") };
   }
   const head = between("bare", 0);
-  const { text: text3, shown: shown3 } = fitPieces(t.bare, budget - head.length, leftOut);
-  return { full: 0, rest: "bare", listed: shown3, text: head + text3 };
+  const { text: text4, shown: shown3 } = fitPieces(t.bare, budget - head.length, leftOut);
+  return { full: 0, rest: "bare", listed: shown3, text: head + text4 };
 }
 function nameCap(lengths, room, least, most) {
   const fits = (cap) => lengths.reduce((n, l) => n + Math.min(l, cap), 0) <= room;
@@ -18570,11 +18578,11 @@ var init_string_width = __esm({
 });
 
 // src/display-width.ts
-function padDisplay(text3, width) {
-  return text3 + " ".repeat(Math.max(0, width - stringWidth(text3)));
+function padDisplay(text4, width) {
+  return text4 + " ".repeat(Math.max(0, width - stringWidth(text4)));
 }
-function displayWidth(text3) {
-  return stringWidth(text3);
+function displayWidth(text4) {
+  return stringWidth(text4);
 }
 var init_display_width = __esm({
   "src/display-width.ts"() {
@@ -18597,9 +18605,11 @@ __export(policy_test_exports, {
   impactText: () => impactText,
   planImpactMarkdown: () => planImpactMarkdown,
   planImpactText: () => planImpactText,
+  testFailures: () => testFailures,
   testJson: () => testJson,
   testJunit: () => testJunit,
   testJunitError: () => testJunitError,
+  testResultsMarkdown: () => testResultsMarkdown,
   testText: () => testText
 });
 function testText(results, source, out, contracts = []) {
@@ -18620,9 +18630,10 @@ function testText(results, source, out, contracts = []) {
   );
   return lines.join("\n");
 }
-function testJson(results, source, contracts = []) {
+function testJson(results, source, contracts = [], environment) {
   return {
     format_version: "1",
+    ...environment === void 0 ? {} : { environment },
     source,
     summary: {
       passed: results.filter((r) => r.pass).length + contracts.filter((r) => r.pass).length,
@@ -18710,14 +18721,14 @@ function impactMarkdown(entries2, whole = WHOLE_PLAN) {
   const head = [`#### Impact: ${casesChange(entries2.length)}`, "", "| Case | Now | After apply |", "|---|---|---|", ""].join("\n");
   const rows = entries2.map((e) => `| ${markdownText(e.name)} | ${markdownText(showOutcome(e.before.policy, e.before.ssp))} | ${markdownText(showOutcome(e.after.policy, e.after.ssp))} |
 `);
-  const { text: text3 } = fitPieces(
+  const { text: text4 } = fitPieces(
     rows,
     SECTION_BUDGET.cases - head.length - 1,
     (n) => n ? `
 _${n === 1 ? "1 more case" : `${n} more cases`} not shown here (this table's share of the comment is full): every case is in ${whole} (impact.cases)._
 ` : ""
   );
-  return `${head}${text3}
+  return `${head}${text4}
 `;
 }
 function columns(rows, indent) {
@@ -18892,6 +18903,29 @@ function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
     );
   return shown3.join("\n");
 }
+function testFailures(test) {
+  const entries2 = [
+    ...test.cases,
+    ...(test.contracts ?? []).map((c2) => ({ ...c2, name: `contract ${c2.name}` })),
+    ...(test.guardrail_tests ?? []).map((g2) => ({ ...g2, name: `guardrail test ${g2.name}`, why: [...g2.error ? [g2.error] : [], ...g2.failures ?? []] }))
+  ];
+  return entries2.filter((c2) => !c2.pass).map((c2) => ({
+    where: c2.file === void 0 ? "" : `${c2.file}${c2.line === void 0 ? "" : `:${c2.line}`}`,
+    name: c2.name,
+    why: (Array.isArray(c2.why) ? c2.why : []).filter((w2) => typeof w2 === "string").join("; ")
+  }));
+}
+function testResultsMarkdown(test, whole, max = MARKDOWN_LIMIT) {
+  const said = `${test.summary.failed ? "**Policy tests failed**" : "Policy tests passed"} against ${markdownText(test.source)}: ${test.summary.passed} passed, ${test.summary.failed} failed.
+
+`;
+  const lines = testFailures(test).map((f2) => `- ${markdownCode(f2.name)}${f2.where ? ` (${markdownText(f2.where)})` : ""}${f2.why ? `: ${markdownText(f2.why)}` : ""}
+`);
+  const leftOut = (n) => `
+_${plural(n, "more failure")} not listed: every one is in ${markdownText(whole)}._
+`;
+  return said + fitPieces(lines, max - 1 - said.length, leftOut).text;
+}
 var TITLE, casesChange, WHOLE_PLAN, STATUS_WORDS2, PLAIN, num, range, rule, sidePolicy, contractsMove, SHORT_STATUS, statusShift, policies, CHART_CONTRACTS, CHART_LINES;
 var init_policy_test = __esm({
   "src/report/policy-test.ts"() {
@@ -18903,6 +18937,7 @@ var init_policy_test = __esm({
     init_escape();
     init_junit();
     init_budget();
+    init_words();
     init_display_width();
     TITLE = "revsync policy tests";
     casesChange = (n) => n === 1 ? "1 policy test case changes" : `${n} policy test cases change`;
@@ -18912,7 +18947,7 @@ var init_policy_test = __esm({
       "not carved": "not reallocated: carves_allocation is off in the tenant configuration, every line keeps its sell price",
       "cannot allocate": "cannot allocate"
     };
-    PLAIN = { paint: (_color, text3) => text3 };
+    PLAIN = { paint: (_color, text4) => text4 };
     num = (v2) => v2 === null ? "-" : money(v2);
     range = (l) => l.range ? `${money(l.range.low)} - ${money(l.range.high)}` : "-";
     rule = (l) => l.position ? `${l.position}: ${l.rule === null ? "(not set)" : l.rule}` : "-";
@@ -18978,8 +19013,8 @@ function planChecksum(plan) {
   return canonicalHash({ revsync_plan_checksum: 2, plan: rest });
 }
 function legacyPlanChecksum(plan) {
-  const text3 = JSON.stringify([plan.environment, plan.base_url, plan.auth_url, plan.realm, plan.changes]);
-  return `sha256:${(0, import_node_crypto3.createHash)("sha256").update(text3).digest("hex")}`;
+  const text4 = JSON.stringify([plan.environment, plan.base_url, plan.auth_url, plan.realm, plan.changes]);
+  return `sha256:${(0, import_node_crypto3.createHash)("sha256").update(text4).digest("hex")}`;
 }
 function summarize(keys2, items, field) {
   const out = Object.fromEntries(keys2.map((k2) => [k2, 0]));
@@ -20089,10 +20124,10 @@ var require_validators = __commonJS({
             if (data6.allocation_rules !== void 0) {
               let data14 = data6.allocation_rules;
               if (data14 && typeof data14 == "object" && !Array.isArray(data14)) {
-                for (const key4 in data14) {
-                  let data15 = data14[key4];
+                for (const key42 in data14) {
+                  let data15 = data14[key42];
                   if (!(data15 === "transaction_price" || data15 === "range_top" || data15 === "range_bottom" || data15 === "mid_point")) {
-                    const err27 = { instancePath: instancePath + "/service/allocation_rules/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/definitions/ServiceChoices/properties/allocation_rules/additionalProperties/enum", keyword: "enum", params: { allowedValues: schema13.properties.allocation_rules.additionalProperties.enum }, message: "must be equal to one of the allowed values" };
+                    const err27 = { instancePath: instancePath + "/service/allocation_rules/" + key42.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/definitions/ServiceChoices/properties/allocation_rules/additionalProperties/enum", keyword: "enum", params: { allowedValues: schema13.properties.allocation_rules.additionalProperties.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err27];
                     } else {
@@ -21056,9 +21091,9 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key4 in data10) {
-              if (!(key4 === "remote")) {
-                const err21 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+            for (const key42 in data10) {
+              if (!(key42 === "remote")) {
+                const err21 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err21];
                 } else {
@@ -22531,9 +22566,9 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-                for (const key4 in data32) {
-                  if (!(key4 === "name" || key4 === "status" || key4 === "values" || key4 === "effective_start_date" || key4 === "effective_end_date")) {
-                    const err63 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+                for (const key42 in data32) {
+                  if (!(key42 === "name" || key42 === "status" || key42 === "values" || key42 === "effective_start_date" || key42 === "effective_end_date")) {
+                    const err63 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
                       vErrors = [err63];
                     } else {
@@ -27553,9 +27588,9 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key4 in data104) {
-                      if (!func2.call(schema39.properties.freeze.items.properties, key4)) {
-                        const err196 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+                    for (const key42 in data104) {
+                      if (!func2.call(schema39.properties.freeze.items.properties, key42)) {
+                        const err196 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err196];
                         } else {
@@ -28333,9 +28368,9 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key4 in data11) {
-                      if (!(key4 === "policy" || key4 === "ssp")) {
-                        const err26 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+                    for (const key42 in data11) {
+                      if (!(key42 === "policy" || key42 === "ssp")) {
+                        const err26 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err26];
                         } else {
@@ -29175,9 +29210,9 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-                for (const key4 in data19) {
-                  if (!(key4 === "name" || key4 === "reason")) {
-                    const err34 = { instancePath: instancePath + "/overrides/" + i2, schemaPath: "#/properties/overrides/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+                for (const key42 in data19) {
+                  if (!(key42 === "name" || key42 === "reason")) {
+                    const err34 = { instancePath: instancePath + "/overrides/" + i2, schemaPath: "#/properties/overrides/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
                       vErrors = [err34];
                     } else {
@@ -30202,9 +30237,9 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key4 in data32) {
-                      if (!(key4 === "by" || key4 === "reason")) {
-                        const err57 = { instancePath: instancePath + "/guardrails/" + i2 + "/override", schemaPath: "#/definitions/GuardrailOutcome/properties/override/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+                    for (const key42 in data32) {
+                      if (!(key42 === "by" || key42 === "reason")) {
+                        const err57 = { instancePath: instancePath + "/guardrails/" + i2 + "/override", schemaPath: "#/definitions/GuardrailOutcome/properties/override/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err57];
                         } else {
@@ -31519,9 +31554,9 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key4 in data40) {
-                      if (!(key4 === "path" || key4 === "what" || key4 === "policy")) {
-                        const err90 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+                    for (const key42 in data40) {
+                      if (!(key42 === "path" || key42 === "what" || key42 === "policy")) {
+                        const err90 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err90];
                         } else {
@@ -37884,13 +37919,13 @@ function instance() {
   return ajv;
 }
 function apiValidator(definition) {
-  const key4 = `api.schema.json#/definitions/${definition}`;
-  let fn = compiled.get(key4);
+  const key5 = `api.schema.json#/definitions/${definition}`;
+  let fn = compiled.get(key5);
   if (!fn) {
-    const found = standalone()[`api_${definition}`] ?? instance().getSchema(key4);
+    const found = standalone()[`api_${definition}`] ?? instance().getSchema(key5);
     if (!found) throw new Error(`no schema definition ${definition}`);
     fn = found;
-    compiled.set(key4, fn);
+    compiled.set(key5, fn);
   }
   return fn;
 }
@@ -38031,9 +38066,9 @@ function problemsOf(body) {
   const out = [];
   const seen = /* @__PURE__ */ new Set();
   const add = (p) => {
-    const key4 = JSON.stringify([p.field ?? null, p.message]);
-    if (seen.has(key4)) return;
-    seen.add(key4);
+    const key5 = JSON.stringify([p.field ?? null, p.message]);
+    if (seen.has(key5)) return;
+    seen.add(key5);
     out.push(p);
   };
   const push = (e) => {
@@ -38065,14 +38100,14 @@ function classify(answer2, req, attempt, now) {
   if (answer2.reauth) return fail("busy", { status, message: "the token was refused: signing in again" }, { retryable: true, outcomeUnknown: false });
   const ok = status >= 200 && status < 300;
   if (ok && req.schema === "bytes") return { outcome: "ok", body: answer2.body, unknownValues: [] };
-  const text3 = answer2.body.toString("utf8");
+  const text4 = answer2.body.toString("utf8");
   const unreadable = (message) => req.kind !== "read" ? fail("unknown", { status, message: `outcome unknown: ${message}` }, { outcomeUnknown: true }) : fail("refused", { status, message });
-  if (ok && text3.trim() === "") {
+  if (ok && text4.trim() === "") {
     if (req.emptyOk) return { outcome: "ok", body: void 0, unknownValues: [] };
     return unreadable(`the answer (status ${status}) has no body`);
   }
-  const { body, json, marked } = readBody(text3);
-  const notJson = `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text3.slice(0, 120))})`;
+  const { body, json, marked } = readBody(text4);
+  const notJson = `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text4.slice(0, 120))})`;
   if (ok && !json) return unreadable(notJson);
   const problems = json ? problemsOf(body) : [];
   const msg = json ? body?.message : void 0;
@@ -38135,13 +38170,13 @@ function lost(answer2, req, fail) {
   if (answer2.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
   return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: req.kind !== "read" });
 }
-function readBody(text3) {
+function readBody(text4) {
   try {
-    const parsed = text3 === "" ? void 0 : parseJson(text3);
+    const parsed = text4 === "" ? void 0 : parseJson(text4);
     const body = parsed?.value;
     return { body, json: true, marked: parsed?.inexact ? parsed.marked : () => body };
   } catch {
-    return { body: text3, json: false, marked: () => text3 };
+    return { body: text4, json: false, marked: () => text4 };
   }
 }
 function notOk(err, req, fail) {
@@ -38173,7 +38208,7 @@ var init_clock = __esm({
     "use strict";
     systemClock = {
       now: () => Date.now(),
-      sleep: (ms) => new Promise((resolve18) => setTimeout(resolve18, ms))
+      sleep: (ms) => new Promise((resolve19) => setTimeout(resolve19, ms))
     };
   }
 });
@@ -38304,8 +38339,8 @@ var init_governor = __esm({
       /** Resolves when a request may be sent: after any pause, within the window, paced by the rate.
        *  Rejects with TimeLimitReached when that moment is past the run's time limit. */
       acquire() {
-        return new Promise((resolve18, reject) => {
-          this.queue.push({ resolve: resolve18, reject });
+        return new Promise((resolve19, reject) => {
+          this.queue.push({ resolve: resolve19, reject });
           this.pump();
         });
       }
@@ -38450,8 +38485,8 @@ var init_governor = __esm({
 });
 
 // src/duration.ts
-function parseDuration(text3) {
-  const t = text3.trim();
+function parseDuration(text4) {
+  const t = text4.trim();
   if (/^\d+(\.\d+)?$/.test(t)) return Number(t) * 1e3;
   if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(t)) return void 0;
   let ms = 0;
@@ -38478,10 +38513,10 @@ function serviceChoices(service, approvals2, env2) {
   const d = DEFAULT_SERVICE_CHOICES;
   const s3 = service?.batch_status;
   const source = (which) => {
-    const key4 = `${which}_action`;
+    const key5 = `${which}_action`;
     if (env2[`REVSYNC_${which.toUpperCase()}_ACTION`]) return `REVSYNC_${which.toUpperCase()}_ACTION in the environment`;
-    if (service?.[key4]) return `service.${key4} of the environment in revsync.yaml`;
-    if (approvals2?.[key4]) return `approvals.${key4} in revsync.yaml`;
+    if (service?.[key5]) return `service.${key5} of the environment in revsync.yaml`;
+    if (approvals2?.[key5]) return `approvals.${key5} in revsync.yaml`;
     return void 0;
   };
   const approve = source("approve");
@@ -38586,7 +38621,7 @@ function notSent(e) {
 function headerOf(h) {
   return Array.isArray(h) ? h[0] : h;
 }
-var BUDGET, freshProgress, NOT_TLS, UNTRUSTED, ApiCore, UNSENT;
+var BUDGET, freshProgress, NOT_TLS, UNTRUSTED, ApiCore, NOBODY_THERE, UNSENT;
 var init_core = __esm({
   "src/api/core.ts"() {
     "use strict";
@@ -38636,6 +38671,9 @@ var init_core = __esm({
       onRequestStart;
       /** What the request observer is told each request of this client view was sent for (see tagged). */
       tag;
+      /** Whether the token endpoint ever answered this client (shared by its views): until it has, a refused
+       *  connection or a host that does not exist means nothing is there, and the sign-in stops at once. */
+      reached = { auth: false };
       constructor(opts) {
         this.service = opts.service ?? DEFAULT_SERVICE_CHOICES;
         this.base = checkUrl("base_url", opts.baseUrl);
@@ -38733,10 +38771,11 @@ var init_core = __esm({
             signal: this.requestSignal()
           });
           status = res.statusCode;
-          const text3 = await res.body.text();
+          this.reached.auth = true;
+          const text4 = await res.body.text();
           this.observe("POST", path, status, t0, attempt > 0, void 0, user);
           this.log(`POST /auth/realms/\u2026/token ${status} ${this.clock.now() - started2}ms`);
-          if (!RETRY_STATUS.has(status)) return { answer: this.tokenAnswer(status, text3) };
+          if (!RETRY_STATUS.has(status)) return { answer: this.tokenAnswer(status, text4) };
           return { status, wait: retryAfterMs(headerOf(res.headers["retry-after"]), this.clock.now()), last: `status ${status}` };
         } catch (e) {
           if (e instanceof ApiError) throw e;
@@ -38744,13 +38783,15 @@ var init_core = __esm({
           this.observe("POST", path, null, t0, attempt > 0, last2, user);
           this.log(`POST /auth/realms/\u2026/token failed: ${last2}`);
           if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last2}` });
+          if (!this.reached.auth && NOBODY_THERE.has(errorCode(e)))
+            throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last2}` });
           return { status, last: last2 };
         }
       }
       /** The token endpoint's answer (not a retry status) as JSON, a token checked against its schema; a
        *  404 names the realm: no token endpoint at this path, whatever the body, means the realm is not
        *  served at this auth URL (a realm the service does not have, or the wrong auth_url). */
-      tokenAnswer(status, text3) {
+      tokenAnswer(status, text4) {
         const refused2 = (message, hint) => new ApiError({ method: "POST", path: "token endpoint", status, message, hint });
         if (status === 404)
           throw refused2(
@@ -38759,9 +38800,9 @@ var init_core = __esm({
           );
         let body;
         try {
-          body = JSON.parse(text3);
+          body = JSON.parse(text4);
         } catch {
-          throw refused2(`answer is not JSON: ${JSON.stringify(text3.slice(0, 80))}`);
+          throw refused2(`answer is not JSON: ${JSON.stringify(text4.slice(0, 80))}`);
         }
         const fn = apiValidator("TokenResponse");
         if (status === 200 && !fn(body)) throw refused2(`unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`);
@@ -39004,6 +39045,7 @@ var init_core = __esm({
         });
       }
     };
+    NOBODY_THERE = /* @__PURE__ */ new Set(["ECONNREFUSED", "ENOTFOUND"]);
     UNSENT = /* @__PURE__ */ new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"]);
   }
 });
@@ -39502,8 +39544,8 @@ function baselineJobs(live, desired, targets) {
 function valuesJobs(live, desired, opts, copies) {
   const jobs = /* @__PURE__ */ new Map();
   const queue = (policy2, batch, name = batchNameOf(batch)) => {
-    const key4 = `${policy2}/${name}`;
-    if (!jobs.has(key4)) jobs.set(key4, { key: key4, policy: policy2, batch });
+    const key5 = `${policy2}/${name}`;
+    if (!jobs.has(key5)) jobs.set(key5, { key: key5, policy: policy2, batch });
   };
   for (const [name, lp] of live) {
     if (copies?.has(name)) continue;
@@ -39612,8 +39654,8 @@ function openingQuoteLine(body) {
   }
   return openedAt;
 }
-function parseCsv(text3) {
-  const body = text3.charCodeAt(0) === 65279 ? text3.slice(1) : text3;
+function parseCsv(text4) {
+  const body = text4.charCodeAt(0) === 65279 ? text4.slice(1) : text4;
   if (!body.includes('"')) {
     const out = [];
     const lines = body.split(/\r?\n|\r/);
@@ -39705,8 +39747,8 @@ function valuesToCsv(values2) {
 function templateCsv() {
   return formatCsv([TEMPLATE_HEADER, TEMPLATE_EXAMPLE_ROW]);
 }
-function valuesFromCsv(text3) {
-  const rows = parseCsv(text3);
+function valuesFromCsv(text4) {
+  const rows = parseCsv(text4);
   const cols = valuesColumns(rows[0]?.cells ?? []).index;
   return rows.slice(1).map((r) => {
     const c2 = (i) => r.cells[cols[i] ?? -1] ?? "";
@@ -39779,7 +39821,7 @@ function eachHeld(held, visit3) {
     );
   }
 }
-function changedFields(key4, service, git) {
+function changedFields(key5, service, git) {
   const s3 = service.split(SEP);
   const g2 = git.split(SEP);
   const fields = [];
@@ -39789,7 +39831,7 @@ function changedFields(key4, service, git) {
     const num3 = (x2) => x2.startsWith(NOT_A_NUMBER) ? x2.slice(NOT_A_NUMBER.length) : Number(x2);
     if (a !== b2) fields.push(NUMERIC.has(field) ? { field, service: num3(a), git: num3(b2) } : { field, service: a, git: b2 });
   });
-  return { key: key4, fields };
+  return { key: key5, fields };
 }
 function compareValues(desired, held) {
   const delta = { added: [], removed: [], changed: [] };
@@ -40378,9 +40420,9 @@ var init_did_you_mean = __esm({
 function sortDiagnostics(list3) {
   const seen = /* @__PURE__ */ new Set();
   return list3.filter((d) => {
-    const key4 = `${d.file}:${d.line}:${d.column}:${d.message}`;
-    if (seen.has(key4)) return false;
-    seen.add(key4);
+    const key5 = `${d.file}:${d.line}:${d.column}:${d.message}`;
+    if (seen.has(key5)) return false;
+    seen.add(key5);
     return true;
   }).sort((a, b2) => byCodePoint2(a.file, b2.file) || a.line - b2.line || a.column - b2.column);
 }
@@ -40493,11 +40535,11 @@ var require_visit = __commonJS({
     visit3.BREAK = BREAK;
     visit3.SKIP = SKIP;
     visit3.REMOVE = REMOVE;
-    function visit_(key4, node, visitor, path) {
-      const ctrl = callVisitor(key4, node, visitor, path);
+    function visit_(key5, node, visitor, path) {
+      const ctrl = callVisitor(key5, node, visitor, path);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key4, path, ctrl);
-        return visit_(key4, ctrl, visitor, path);
+        replaceNode(key5, path, ctrl);
+        return visit_(key5, ctrl, visitor, path);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
@@ -40541,11 +40583,11 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key4, node, visitor, path) {
-      const ctrl = await callVisitor(key4, node, visitor, path);
+    async function visitAsync_(key5, node, visitor, path) {
+      const ctrl = await callVisitor(key5, node, visitor, path);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key4, path, ctrl);
-        return visitAsync_(key4, ctrl, visitor, path);
+        replaceNode(key5, path, ctrl);
+        return visitAsync_(key5, ctrl, visitor, path);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
@@ -40595,27 +40637,27 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key4, node, visitor, path) {
+    function callVisitor(key5, node, visitor, path) {
       if (typeof visitor === "function")
-        return visitor(key4, node, path);
+        return visitor(key5, node, path);
       if (identity.isMap(node))
-        return visitor.Map?.(key4, node, path);
+        return visitor.Map?.(key5, node, path);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key4, node, path);
+        return visitor.Seq?.(key5, node, path);
       if (identity.isPair(node))
-        return visitor.Pair?.(key4, node, path);
+        return visitor.Pair?.(key5, node, path);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key4, node, path);
+        return visitor.Scalar?.(key5, node, path);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key4, node, path);
+        return visitor.Alias?.(key5, node, path);
       return void 0;
     }
-    function replaceNode(key4, path, node) {
+    function replaceNode(key5, path, node) {
       const parent = path[path.length - 1];
       if (identity.isCollection(parent)) {
-        parent.items[key4] = node;
+        parent.items[key5] = node;
       } else if (identity.isPair(parent)) {
-        if (key4 === "key")
+        if (key5 === "key")
           parent.key = node;
         else
           parent.value = node;
@@ -40876,7 +40918,7 @@ var require_anchors = __commonJS({
 var require_applyReviver = __commonJS({
   "node_modules/yaml/dist/doc/applyReviver.js"(exports2) {
     "use strict";
-    function applyReviver(reviver, obj3, key4, val) {
+    function applyReviver(reviver, obj3, key5, val) {
       if (val && typeof val === "object") {
         if (Array.isArray(val)) {
           for (let i = 0, len = val.length; i < len; ++i) {
@@ -40916,7 +40958,7 @@ var require_applyReviver = __commonJS({
           }
         }
       }
-      return reviver.call(obj3, key4, val);
+      return reviver.call(obj3, key5, val);
     }
     exports2.applyReviver = applyReviver;
   }
@@ -41279,14 +41321,14 @@ var require_Collection = __commonJS({
         if (isEmptyPath(path))
           this.add(value2);
         else {
-          const [key4, ...rest] = path;
-          const node = this.get(key4, true);
+          const [key5, ...rest] = path;
+          const node = this.get(key5, true);
           if (identity.isCollection(node))
             node.addIn(rest, value2);
           else if (node === void 0 && this.schema)
-            this.set(key4, collectionFromPath(this.schema, rest, value2));
+            this.set(key5, collectionFromPath(this.schema, rest, value2));
           else
-            throw new Error(`Expected YAML collection at ${key4}. Remaining path: ${rest}`);
+            throw new Error(`Expected YAML collection at ${key5}. Remaining path: ${rest}`);
         }
       }
       /**
@@ -41294,14 +41336,14 @@ var require_Collection = __commonJS({
        * @returns `true` if the item was found and removed.
        */
       deleteIn(path) {
-        const [key4, ...rest] = path;
+        const [key5, ...rest] = path;
         if (rest.length === 0)
-          return this.delete(key4);
-        const node = this.get(key4, true);
+          return this.delete(key5);
+        const node = this.get(key5, true);
         if (identity.isCollection(node))
           return node.deleteIn(rest);
         else
-          throw new Error(`Expected YAML collection at ${key4}. Remaining path: ${rest}`);
+          throw new Error(`Expected YAML collection at ${key5}. Remaining path: ${rest}`);
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -41309,8 +41351,8 @@ var require_Collection = __commonJS({
        * `true` (collections are always returned intact).
        */
       getIn(path, keepScalar) {
-        const [key4, ...rest] = path;
-        const node = this.get(key4, true);
+        const [key5, ...rest] = path;
+        const node = this.get(key5, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
         else
@@ -41328,10 +41370,10 @@ var require_Collection = __commonJS({
        * Checks if the collection includes a value with the key `key`.
        */
       hasIn(path) {
-        const [key4, ...rest] = path;
+        const [key5, ...rest] = path;
         if (rest.length === 0)
-          return this.has(key4);
-        const node = this.get(key4, true);
+          return this.has(key5);
+        const node = this.get(key5, true);
         return identity.isCollection(node) ? node.hasIn(rest) : false;
       }
       /**
@@ -41339,17 +41381,17 @@ var require_Collection = __commonJS({
        * boolean to add/remove the item from the set.
        */
       setIn(path, value2) {
-        const [key4, ...rest] = path;
+        const [key5, ...rest] = path;
         if (rest.length === 0) {
-          this.set(key4, value2);
+          this.set(key5, value2);
         } else {
-          const node = this.get(key4, true);
+          const node = this.get(key5, true);
           if (identity.isCollection(node))
             node.setIn(rest, value2);
           else if (node === void 0 && this.schema)
-            this.set(key4, collectionFromPath(this.schema, rest, value2));
+            this.set(key5, collectionFromPath(this.schema, rest, value2));
           else
-            throw new Error(`Expected YAML collection at ${key4}. Remaining path: ${rest}`);
+            throw new Error(`Expected YAML collection at ${key5}. Remaining path: ${rest}`);
         }
       }
     };
@@ -41383,14 +41425,14 @@ var require_foldFlowLines = __commonJS({
     var FOLD_FLOW = "flow";
     var FOLD_BLOCK = "block";
     var FOLD_QUOTED = "quoted";
-    function foldFlowLines(text3, indent, mode = "flow", { indentAtStart, lineWidth = 80, minContentWidth = 20, onFold, onOverflow } = {}) {
+    function foldFlowLines(text4, indent, mode = "flow", { indentAtStart, lineWidth = 80, minContentWidth = 20, onFold, onOverflow } = {}) {
       if (!lineWidth || lineWidth < 0)
-        return text3;
+        return text4;
       if (lineWidth < minContentWidth)
         minContentWidth = 0;
       const endStep = Math.max(1 + minContentWidth, 1 + lineWidth - indent.length);
-      if (text3.length <= endStep)
-        return text3;
+      if (text4.length <= endStep)
+        return text4;
       const folds = [];
       const escapedFolds = {};
       let end = lineWidth - indent.length;
@@ -41407,14 +41449,14 @@ var require_foldFlowLines = __commonJS({
       let escStart = -1;
       let escEnd = -1;
       if (mode === FOLD_BLOCK) {
-        i = consumeMoreIndentedLines(text3, i, indent.length);
+        i = consumeMoreIndentedLines(text4, i, indent.length);
         if (i !== -1)
           end = i + endStep;
       }
-      for (let ch; ch = text3[i += 1]; ) {
+      for (let ch; ch = text4[i += 1]; ) {
         if (mode === FOLD_QUOTED && ch === "\\") {
           escStart = i;
-          switch (text3[i + 1]) {
+          switch (text4[i + 1]) {
             case "x":
               i += 3;
               break;
@@ -41431,12 +41473,12 @@ var require_foldFlowLines = __commonJS({
         }
         if (ch === "\n") {
           if (mode === FOLD_BLOCK)
-            i = consumeMoreIndentedLines(text3, i, indent.length);
+            i = consumeMoreIndentedLines(text4, i, indent.length);
           end = i + indent.length + endStep;
           split = void 0;
         } else {
           if (ch === " " && prev && prev !== " " && prev !== "\n" && prev !== "	") {
-            const next = text3[i + 1];
+            const next = text4[i + 1];
             if (next && next !== " " && next !== "\n" && next !== "	")
               split = i;
           }
@@ -41448,12 +41490,12 @@ var require_foldFlowLines = __commonJS({
             } else if (mode === FOLD_QUOTED) {
               while (prev === " " || prev === "	") {
                 prev = ch;
-                ch = text3[i += 1];
+                ch = text4[i += 1];
                 overflow = true;
               }
               const j2 = i > escEnd + 1 ? i - 2 : escStart - 1;
               if (escapedFolds[j2])
-                return text3;
+                return text4;
               folds.push(j2);
               escapedFolds[j2] = true;
               end = j2 + endStep;
@@ -41468,39 +41510,39 @@ var require_foldFlowLines = __commonJS({
       if (overflow && onOverflow)
         onOverflow();
       if (folds.length === 0)
-        return text3;
+        return text4;
       if (onFold)
         onFold();
-      let res = text3.slice(0, folds[0]);
+      let res = text4.slice(0, folds[0]);
       for (let i2 = 0; i2 < folds.length; ++i2) {
         const fold = folds[i2];
-        const end2 = folds[i2 + 1] || text3.length;
+        const end2 = folds[i2 + 1] || text4.length;
         if (fold === 0)
           res = `
-${indent}${text3.slice(0, end2)}`;
+${indent}${text4.slice(0, end2)}`;
         else {
           if (mode === FOLD_QUOTED && escapedFolds[fold])
-            res += `${text3[fold]}\\`;
+            res += `${text4[fold]}\\`;
           res += `
-${indent}${text3.slice(fold + 1, end2)}`;
+${indent}${text4.slice(fold + 1, end2)}`;
         }
       }
       return res;
     }
-    function consumeMoreIndentedLines(text3, i, indent) {
+    function consumeMoreIndentedLines(text4, i, indent) {
       let end = i;
       let start = i + 1;
-      let ch = text3[start];
+      let ch = text4[start];
       while (ch === " " || ch === "	") {
         if (i < start + indent) {
-          ch = text3[++i];
+          ch = text4[++i];
         } else {
           do {
-            ch = text3[++i];
+            ch = text4[++i];
           } while (ch && ch !== "\n");
           end = i;
           start = i + 1;
-          ch = text3[start];
+          ch = text4[start];
         }
       }
       return end;
@@ -41927,19 +41969,19 @@ var require_stringifyPair = __commonJS({
     var Scalar = require_Scalar();
     var stringify = require_stringify();
     var stringifyComment = require_stringifyComment();
-    function stringifyPair({ key: key4, value: value2 }, ctx, onComment, onChompKeep) {
+    function stringifyPair({ key: key5, value: value2 }, ctx, onComment, onChompKeep) {
       const { allNullValues, doc, indent, indentStep, options: { commentString, indentSeq, simpleKeys } } = ctx;
-      let keyComment = identity.isNode(key4) && key4.comment || null;
+      let keyComment = identity.isNode(key5) && key5.comment || null;
       if (simpleKeys) {
         if (keyComment) {
           throw new Error("With simple keys, key nodes cannot have comments");
         }
-        if (identity.isCollection(key4) || !identity.isNode(key4) && typeof key4 === "object") {
+        if (identity.isCollection(key5) || !identity.isNode(key5) && typeof key5 === "object") {
           const msg = "With simple keys, collection cannot be used as a key value";
           throw new Error(msg);
         }
       }
-      let explicitKey = !simpleKeys && (!key4 || keyComment && value2 == null && !ctx.inFlow || identity.isCollection(key4) || (identity.isScalar(key4) ? key4.type === Scalar.Scalar.BLOCK_FOLDED || key4.type === Scalar.Scalar.BLOCK_LITERAL : typeof key4 === "object"));
+      let explicitKey = !simpleKeys && (!key5 || keyComment && value2 == null && !ctx.inFlow || identity.isCollection(key5) || (identity.isScalar(key5) ? key5.type === Scalar.Scalar.BLOCK_FOLDED || key5.type === Scalar.Scalar.BLOCK_LITERAL : typeof key5 === "object"));
       ctx = Object.assign({}, ctx, {
         allNullValues: false,
         implicitKey: !explicitKey && (simpleKeys || !allNullValues),
@@ -41947,7 +41989,7 @@ var require_stringifyPair = __commonJS({
       });
       let keyCommentDone = false;
       let chompKeep = false;
-      let str4 = stringify.stringify(key4, ctx, () => keyCommentDone = true, () => chompKeep = true);
+      let str4 = stringify.stringify(key5, ctx, () => keyCommentDone = true, () => chompKeep = true);
       if (!explicitKey && !ctx.inFlow && str4.length > 1024) {
         if (simpleKeys)
           throw new Error("With simple keys, single line scalar must not span more than 1024 characters");
@@ -42091,7 +42133,7 @@ var require_merge = __commonJS({
       }),
       stringify: () => MERGE_KEY
     };
-    var isMergeKey = (ctx, key4) => (merge.identify(key4) || identity.isScalar(key4) && (!key4.type || key4.type === Scalar.Scalar.PLAIN) && merge.identify(key4.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge.tag && tag.default);
+    var isMergeKey = (ctx, key5) => (merge.identify(key5) || identity.isScalar(key5) && (!key5.type || key5.type === Scalar.Scalar.PLAIN) && merge.identify(key5.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge.tag && tag.default);
     function addMergeToJSMap(ctx, map, value2) {
       const source = resolveAliasValue(ctx, value2);
       if (identity.isSeq(source))
@@ -42108,14 +42150,14 @@ var require_merge = __commonJS({
       if (!identity.isMap(source))
         throw new Error("Merge sources must be maps or map aliases");
       const srcMap = source.toJSON(null, ctx, Map);
-      for (const [key4, value3] of srcMap) {
+      for (const [key5, value3] of srcMap) {
         if (map instanceof Map) {
-          if (!map.has(key4))
-            map.set(key4, value3);
+          if (!map.has(key5))
+            map.set(key5, value3);
         } else if (map instanceof Set) {
-          map.add(key4);
-        } else if (!Object.prototype.hasOwnProperty.call(map, key4)) {
-          Object.defineProperty(map, key4, {
+          map.add(key5);
+        } else if (!Object.prototype.hasOwnProperty.call(map, key5)) {
+          Object.defineProperty(map, key5, {
             value: value3,
             writable: true,
             enumerable: true,
@@ -42143,19 +42185,19 @@ var require_addPairToJSMap = __commonJS({
     var stringify = require_stringify();
     var identity = require_identity();
     var toJS = require_toJS();
-    function addPairToJSMap(ctx, map, { key: key4, value: value2 }) {
-      if (identity.isNode(key4) && key4.addToJSMap)
-        key4.addToJSMap(ctx, map, value2);
-      else if (merge.isMergeKey(ctx, key4))
+    function addPairToJSMap(ctx, map, { key: key5, value: value2 }) {
+      if (identity.isNode(key5) && key5.addToJSMap)
+        key5.addToJSMap(ctx, map, value2);
+      else if (merge.isMergeKey(ctx, key5))
         merge.addMergeToJSMap(ctx, map, value2);
       else {
-        const jsKey = toJS.toJS(key4, "", ctx);
+        const jsKey = toJS.toJS(key5, "", ctx);
         if (map instanceof Map) {
           map.set(jsKey, toJS.toJS(value2, jsKey, ctx));
         } else if (map instanceof Set) {
           map.add(jsKey);
         } else {
-          const stringKey = stringifyKey(key4, jsKey, ctx);
+          const stringKey = stringifyKey(key5, jsKey, ctx);
           const jsValue = toJS.toJS(value2, stringKey, ctx);
           if (stringKey in map)
             Object.defineProperty(map, stringKey, {
@@ -42170,19 +42212,19 @@ var require_addPairToJSMap = __commonJS({
       }
       return map;
     }
-    function stringifyKey(key4, jsKey, ctx) {
+    function stringifyKey(key5, jsKey, ctx) {
       if (jsKey === null)
         return "";
       if (typeof jsKey !== "object")
         return String(jsKey);
-      if (identity.isNode(key4) && ctx?.doc) {
+      if (identity.isNode(key5) && ctx?.doc) {
         const strCtx = stringify.createStringifyContext(ctx.doc, {});
         strCtx.anchors = /* @__PURE__ */ new Set();
         for (const node of ctx.anchors.keys())
           strCtx.anchors.add(node.anchor);
         strCtx.inFlow = true;
         strCtx.inStringifyKey = true;
-        const strKey = key4.toString(strCtx);
+        const strKey = key5.toString(strCtx);
         if (!ctx.mapKeyWarned) {
           let jsonStr = JSON.stringify(strKey);
           if (jsonStr.length > 40)
@@ -42206,24 +42248,24 @@ var require_Pair = __commonJS({
     var stringifyPair = require_stringifyPair();
     var addPairToJSMap = require_addPairToJSMap();
     var identity = require_identity();
-    function createPair(key4, value2, ctx) {
-      const k2 = createNode.createNode(key4, void 0, ctx);
+    function createPair(key5, value2, ctx) {
+      const k2 = createNode.createNode(key5, void 0, ctx);
       const v2 = createNode.createNode(value2, void 0, ctx);
       return new Pair(k2, v2);
     }
     var Pair = class _Pair {
-      constructor(key4, value2 = null) {
+      constructor(key5, value2 = null) {
         Object.defineProperty(this, identity.NODE_TYPE, { value: identity.PAIR });
-        this.key = key4;
+        this.key = key5;
         this.value = value2;
       }
       clone(schema) {
-        let { key: key4, value: value2 } = this;
-        if (identity.isNode(key4))
-          key4 = key4.clone(schema);
+        let { key: key5, value: value2 } = this;
+        if (identity.isNode(key5))
+          key5 = key5.clone(schema);
         if (identity.isNode(value2))
           value2 = value2.clone(schema);
-        return new _Pair(key4, value2);
+        return new _Pair(key5, value2);
       }
       toJSON(_2, ctx) {
         const pair = ctx?.mapAsMap ? /* @__PURE__ */ new Map() : {};
@@ -42399,11 +42441,11 @@ var require_YAMLMap = __commonJS({
     var identity = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
-    function findPair(items, key4) {
-      const k2 = identity.isScalar(key4) ? key4.value : key4;
+    function findPair(items, key5) {
+      const k2 = identity.isScalar(key5) ? key5.value : key5;
       for (const it of items) {
         if (identity.isPair(it)) {
-          if (it.key === key4 || it.key === k2)
+          if (it.key === key5 || it.key === k2)
             return it;
           if (identity.isScalar(it.key) && it.key.value === k2)
             return it;
@@ -42426,20 +42468,20 @@ var require_YAMLMap = __commonJS({
       static from(schema, obj3, ctx) {
         const { keepUndefined, replacer } = ctx;
         const map = new this(schema);
-        const add = (key4, value2) => {
+        const add = (key5, value2) => {
           if (typeof replacer === "function")
-            value2 = replacer.call(obj3, key4, value2);
-          else if (Array.isArray(replacer) && !replacer.includes(key4))
+            value2 = replacer.call(obj3, key5, value2);
+          else if (Array.isArray(replacer) && !replacer.includes(key5))
             return;
           if (value2 !== void 0 || keepUndefined)
-            map.items.push(Pair.createPair(key4, value2, ctx));
+            map.items.push(Pair.createPair(key5, value2, ctx));
         };
         if (obj3 instanceof Map) {
-          for (const [key4, value2] of obj3)
-            add(key4, value2);
+          for (const [key5, value2] of obj3)
+            add(key5, value2);
         } else if (obj3 && typeof obj3 === "object") {
-          for (const key4 of Object.keys(obj3))
-            add(key4, obj3[key4]);
+          for (const key5 of Object.keys(obj3))
+            add(key5, obj3[key5]);
         }
         if (typeof schema.sortMapEntries === "function") {
           map.items.sort(schema.sortMapEntries);
@@ -42479,23 +42521,23 @@ var require_YAMLMap = __commonJS({
           this.items.push(_pair);
         }
       }
-      delete(key4) {
-        const it = findPair(this.items, key4);
+      delete(key5) {
+        const it = findPair(this.items, key5);
         if (!it)
           return false;
         const del = this.items.splice(this.items.indexOf(it), 1);
         return del.length > 0;
       }
-      get(key4, keepScalar) {
-        const it = findPair(this.items, key4);
+      get(key5, keepScalar) {
+        const it = findPair(this.items, key5);
         const node = it?.value;
         return (!keepScalar && identity.isScalar(node) ? node.value : node) ?? void 0;
       }
-      has(key4) {
-        return !!findPair(this.items, key4);
+      has(key5) {
+        return !!findPair(this.items, key5);
       }
-      set(key4, value2) {
-        this.add(new Pair.Pair(key4, value2), true);
+      set(key5, value2) {
+        this.add(new Pair.Pair(key5, value2), true);
       }
       /**
        * @param ctx - Conversion context, originally set in Document#toJS()
@@ -42584,15 +42626,15 @@ var require_YAMLSeq = __commonJS({
        *
        * @returns `true` if the item was found and removed.
        */
-      delete(key4) {
-        const idx = asItemIndex(key4);
+      delete(key5) {
+        const idx = asItemIndex(key5);
         if (typeof idx !== "number")
           return false;
         const del = this.items.splice(idx, 1);
         return del.length > 0;
       }
-      get(key4, keepScalar) {
-        const idx = asItemIndex(key4);
+      get(key5, keepScalar) {
+        const idx = asItemIndex(key5);
         if (typeof idx !== "number")
           return void 0;
         const it = this.items[idx];
@@ -42604,8 +42646,8 @@ var require_YAMLSeq = __commonJS({
        * `key` must contain a representation of an integer for this to succeed.
        * It may be wrapped in a `Scalar`.
        */
-      has(key4) {
-        const idx = asItemIndex(key4);
+      has(key5) {
+        const idx = asItemIndex(key5);
         return typeof idx === "number" && idx < this.items.length;
       }
       /**
@@ -42615,10 +42657,10 @@ var require_YAMLSeq = __commonJS({
        * If `key` does not contain a representation of an integer, this will throw.
        * It may be wrapped in a `Scalar`.
        */
-      set(key4, value2) {
-        const idx = asItemIndex(key4);
+      set(key5, value2) {
+        const idx = asItemIndex(key5);
         if (typeof idx !== "number")
-          throw new Error(`Expected a valid index, not ${key4}.`);
+          throw new Error(`Expected a valid index, not ${key5}.`);
         const prev = this.items[idx];
         if (identity.isScalar(prev) && Scalar.isScalarValue(value2))
           prev.value = value2;
@@ -42652,8 +42694,8 @@ var require_YAMLSeq = __commonJS({
           let i = 0;
           for (let it of obj3) {
             if (typeof replacer === "function") {
-              const key4 = obj3 instanceof Set ? it : String(i++);
-              it = replacer.call(obj3, key4, it);
+              const key5 = obj3 instanceof Set ? it : String(i++);
+              it = replacer.call(obj3, key5, it);
             }
             seq.items.push(createNode.createNode(it, void 0, ctx));
           }
@@ -42661,8 +42703,8 @@ var require_YAMLSeq = __commonJS({
         return seq;
       }
     };
-    function asItemIndex(key4) {
-      let idx = identity.isScalar(key4) ? key4.value : key4;
+    function asItemIndex(key5) {
+      let idx = identity.isScalar(key5) ? key5.value : key5;
       if (idx && typeof idx === "string")
         idx = Number(idx);
       return typeof idx === "number" && Number.isInteger(idx) && idx >= 0 ? idx : null;
@@ -43076,25 +43118,25 @@ ${cn.comment}` : item.comment;
         for (let it of iterable) {
           if (typeof replacer === "function")
             it = replacer.call(iterable, String(i++), it);
-          let key4, value2;
+          let key5, value2;
           if (Array.isArray(it)) {
             if (it.length === 2) {
-              key4 = it[0];
+              key5 = it[0];
               value2 = it[1];
             } else
               throw new TypeError(`Expected [key, value] tuple: ${it}`);
           } else if (it && it instanceof Object) {
             const keys2 = Object.keys(it);
             if (keys2.length === 1) {
-              key4 = keys2[0];
-              value2 = it[key4];
+              key5 = keys2[0];
+              value2 = it[key5];
             } else {
               throw new TypeError(`Expected tuple with one key, not ${keys2.length} keys`);
             }
           } else {
-            key4 = it;
+            key5 = it;
           }
-          pairs2.items.push(Pair.createPair(key4, value2, ctx));
+          pairs2.items.push(Pair.createPair(key5, value2, ctx));
         }
       return pairs2;
     }
@@ -43141,16 +43183,16 @@ var require_omap = __commonJS({
         if (ctx?.onCreate)
           ctx.onCreate(map);
         for (const pair of this.items) {
-          let key4, value2;
+          let key5, value2;
           if (identity.isPair(pair)) {
-            key4 = toJS.toJS(pair.key, "", ctx);
-            value2 = toJS.toJS(pair.value, key4, ctx);
+            key5 = toJS.toJS(pair.key, "", ctx);
+            value2 = toJS.toJS(pair.value, key5, ctx);
           } else {
-            key4 = toJS.toJS(pair, "", ctx);
+            key5 = toJS.toJS(pair, "", ctx);
           }
-          if (map.has(key4))
+          if (map.has(key5))
             throw new Error("Ordered maps must not include duplicate keys");
-          map.set(key4, value2);
+          map.set(key5, value2);
         }
         return map;
       }
@@ -43171,12 +43213,12 @@ var require_omap = __commonJS({
       resolve(seq, onError) {
         const pairs$1 = pairs.resolvePairs(seq, onError);
         const seenKeys = [];
-        for (const { key: key4 } of pairs$1.items) {
-          if (identity.isScalar(key4)) {
-            if (seenKeys.includes(key4.value)) {
-              onError(`Ordered maps must not include duplicate keys: ${key4.value}`);
+        for (const { key: key5 } of pairs$1.items) {
+          if (identity.isScalar(key5)) {
+            if (seenKeys.includes(key5.value)) {
+              onError(`Ordered maps must not include duplicate keys: ${key5.value}`);
             } else {
-              seenKeys.push(key4.value);
+              seenKeys.push(key5.value);
             }
           }
         }
@@ -43361,14 +43403,14 @@ var require_set = __commonJS({
         super(schema);
         this.tag = _YAMLSet.tag;
       }
-      add(key4) {
+      add(key5) {
         let pair;
-        if (identity.isPair(key4))
-          pair = key4;
-        else if (key4 && typeof key4 === "object" && "key" in key4 && "value" in key4 && key4.value === null)
-          pair = new Pair.Pair(key4.key, null);
+        if (identity.isPair(key5))
+          pair = key5;
+        else if (key5 && typeof key5 === "object" && "key" in key5 && "value" in key5 && key5.value === null)
+          pair = new Pair.Pair(key5.key, null);
         else
-          pair = new Pair.Pair(key4, null);
+          pair = new Pair.Pair(key5, null);
         const prev = YAMLMap.findPair(this.items, pair.key);
         if (!prev)
           this.items.push(pair);
@@ -43377,18 +43419,18 @@ var require_set = __commonJS({
        * If `keepPair` is `true`, returns the Pair matching `key`.
        * Otherwise, returns the value of that Pair's key.
        */
-      get(key4, keepPair) {
-        const pair = YAMLMap.findPair(this.items, key4);
+      get(key5, keepPair) {
+        const pair = YAMLMap.findPair(this.items, key5);
         return !keepPair && identity.isPair(pair) ? identity.isScalar(pair.key) ? pair.key.value : pair.key : pair;
       }
-      set(key4, value2) {
+      set(key5, value2) {
         if (typeof value2 !== "boolean")
           throw new Error(`Expected boolean value for set(key, value) in a YAML set, not ${typeof value2}`);
-        const prev = YAMLMap.findPair(this.items, key4);
+        const prev = YAMLMap.findPair(this.items, key5);
         if (prev && !value2) {
           this.items.splice(this.items.indexOf(prev), 1);
         } else if (!prev && value2) {
-          this.items.push(new Pair.Pair(key4));
+          this.items.push(new Pair.Pair(key5));
         }
       }
       toJSON(_2, ctx) {
@@ -43635,7 +43677,7 @@ var require_tags = __commonJS({
         if (Array.isArray(customTags))
           tags = [];
         else {
-          const keys2 = Array.from(schemas2.keys()).filter((key4) => key4 !== "yaml11").map((key4) => JSON.stringify(key4)).join(", ");
+          const keys2 = Array.from(schemas2.keys()).filter((key5) => key5 !== "yaml11").map((key5) => JSON.stringify(key5)).join(", ");
           throw new Error(`Unknown schema "${schemaName}"; use one of ${keys2} or define customTags array`);
         }
       }
@@ -43651,7 +43693,7 @@ var require_tags = __commonJS({
         const tagObj = typeof tag === "string" ? tagsByName[tag] : tag;
         if (!tagObj) {
           const tagName = JSON.stringify(tag);
-          const keys2 = Object.keys(tagsByName).map((key4) => JSON.stringify(key4)).join(", ");
+          const keys2 = Object.keys(tagsByName).map((key5) => JSON.stringify(key5)).join(", ");
           throw new Error(`Unknown custom tag ${tagName}; use one of ${keys2}`);
         }
         if (!tags2.includes(tagObj))
@@ -43915,8 +43957,8 @@ var require_Document = __commonJS({
        * Convert a key and a value into a `Pair` using the current schema,
        * recursively wrapping all values as `Scalar` or `Collection` nodes.
        */
-      createPair(key4, value2, options = {}) {
-        const k2 = this.createNode(key4, null, options);
+      createPair(key5, value2, options = {}) {
+        const k2 = this.createNode(key5, null, options);
         const v2 = this.createNode(value2, null, options);
         return new Pair.Pair(k2, v2);
       }
@@ -43924,8 +43966,8 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      delete(key4) {
-        return assertCollection(this.contents) ? this.contents.delete(key4) : false;
+      delete(key5) {
+        return assertCollection(this.contents) ? this.contents.delete(key5) : false;
       }
       /**
        * Removes a value from the document.
@@ -43945,8 +43987,8 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      get(key4, keepScalar) {
-        return identity.isCollection(this.contents) ? this.contents.get(key4, keepScalar) : void 0;
+      get(key5, keepScalar) {
+        return identity.isCollection(this.contents) ? this.contents.get(key5, keepScalar) : void 0;
       }
       /**
        * Returns item at `path`, or `undefined` if not found. By default unwraps
@@ -43961,8 +44003,8 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value with the key `key`.
        */
-      has(key4) {
-        return identity.isCollection(this.contents) ? this.contents.has(key4) : false;
+      has(key5) {
+        return identity.isCollection(this.contents) ? this.contents.has(key5) : false;
       }
       /**
        * Checks if the document includes a value at `path`.
@@ -43976,11 +44018,11 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      set(key4, value2) {
+      set(key5, value2) {
         if (this.contents == null) {
-          this.contents = Collection.collectionFromPath(this.schema, [key4], value2);
+          this.contents = Collection.collectionFromPath(this.schema, [key5], value2);
         } else if (assertCollection(this.contents)) {
-          this.contents.set(key4, value2);
+          this.contents.set(key5, value2);
         }
       }
       /**
@@ -44288,24 +44330,24 @@ var require_resolve_props = __commonJS({
 var require_util_contains_newline = __commonJS({
   "node_modules/yaml/dist/compose/util-contains-newline.js"(exports2) {
     "use strict";
-    function containsNewline(key4) {
-      if (!key4)
+    function containsNewline(key5) {
+      if (!key5)
         return null;
-      switch (key4.type) {
+      switch (key5.type) {
         case "alias":
         case "scalar":
         case "double-quoted-scalar":
         case "single-quoted-scalar":
-          if (key4.source.includes("\n"))
+          if (key5.source.includes("\n"))
             return true;
-          if (key4.end) {
-            for (const st of key4.end)
+          if (key5.end) {
+            for (const st of key5.end)
               if (st.type === "newline")
                 return true;
           }
           return false;
         case "flow-collection":
-          for (const it of key4.items) {
+          for (const it of key5.items) {
             for (const st of it.start)
               if (st.type === "newline")
                 return true;
@@ -44379,10 +44421,10 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start, key: key4, sep: sep5, value: value2 } = collItem;
+        const { start, key: key5, sep: sep5, value: value2 } = collItem;
         const keyProps = resolveProps.resolveProps(start, {
           indicator: "explicit-key-ind",
-          next: key4 ?? sep5?.[0],
+          next: key5 ?? sep5?.[0],
           offset,
           onError,
           parentIndent: bm.indent,
@@ -44390,10 +44432,10 @@ var require_resolve_block_map = __commonJS({
         });
         const implicitKey = !keyProps.found;
         if (implicitKey) {
-          if (key4) {
-            if (key4.type === "block-seq")
+          if (key5) {
+            if (key5.type === "block-seq")
               onError(offset, "BLOCK_AS_IMPLICIT_KEY", "A block sequence may not be used as an implicit map key");
-            else if ("indent" in key4 && key4.indent !== bm.indent)
+            else if ("indent" in key5 && key5.indent !== bm.indent)
               onError(offset, "BAD_INDENT", startColMsg);
           }
           if (!keyProps.anchor && !keyProps.tag && !sep5) {
@@ -44406,17 +44448,17 @@ var require_resolve_block_map = __commonJS({
             }
             continue;
           }
-          if (keyProps.newlineAfterProp || utilContainsNewline.containsNewline(key4)) {
-            onError(key4 ?? start[start.length - 1], "MULTILINE_IMPLICIT_KEY", "Implicit keys need to be on a single line");
+          if (keyProps.newlineAfterProp || utilContainsNewline.containsNewline(key5)) {
+            onError(key5 ?? start[start.length - 1], "MULTILINE_IMPLICIT_KEY", "Implicit keys need to be on a single line");
           }
         } else if (keyProps.found?.indent !== bm.indent) {
           onError(offset, "BAD_INDENT", startColMsg);
         }
         ctx.atKey = true;
         const keyStart = keyProps.end;
-        const keyNode = key4 ? composeNode(ctx, key4, keyProps, onError) : composeEmptyNode(ctx, keyStart, start, null, keyProps, onError);
+        const keyNode = key5 ? composeNode(ctx, key5, keyProps, onError) : composeEmptyNode(ctx, keyStart, start, null, keyProps, onError);
         if (ctx.schema.compat)
-          utilFlowIndentCheck.flowIndentCheck(bm.indent, key4, onError);
+          utilFlowIndentCheck.flowIndentCheck(bm.indent, key5, onError);
         ctx.atKey = false;
         if (utilMapIncludes.mapIncludes(ctx, map.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -44426,7 +44468,7 @@ var require_resolve_block_map = __commonJS({
           offset: keyNode.range[2],
           onError,
           parentIndent: bm.indent,
-          startOnNewline: !key4 || key4.type === "block-scalar"
+          startOnNewline: !key5 || key5.type === "block-scalar"
         });
         offset = valueProps.end;
         if (valueProps.found) {
@@ -44590,11 +44632,11 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i = 0; i < fc.items.length; ++i) {
         const collItem = fc.items[i];
-        const { start, key: key4, sep: sep5, value: value2 } = collItem;
+        const { start, key: key5, sep: sep5, value: value2 } = collItem;
         const props = resolveProps.resolveProps(start, {
           flow: fcName,
           indicator: "explicit-key-ind",
-          next: key4 ?? sep5?.[0],
+          next: key5 ?? sep5?.[0],
           offset,
           onError,
           parentIndent: fc.indent,
@@ -44615,9 +44657,9 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap4 && ctx.options.strict && utilContainsNewline.containsNewline(key4))
+          if (!isMap4 && ctx.options.strict && utilContainsNewline.containsNewline(key5))
             onError(
-              key4,
+              key5,
               // checked by containsNewline()
               "MULTILINE_IMPLICIT_KEY",
               "Implicit keys of flow sequence pairs need to be on a single line"
@@ -44664,8 +44706,8 @@ var require_resolve_flow_collection = __commonJS({
         } else {
           ctx.atKey = true;
           const keyStart = props.end;
-          const keyNode = key4 ? composeNode(ctx, key4, props, onError) : composeEmptyNode(ctx, keyStart, start, null, props, onError);
-          if (isBlock(key4))
+          const keyNode = key5 ? composeNode(ctx, key5, props, onError) : composeEmptyNode(ctx, keyStart, start, null, props, onError);
+          if (isBlock(key5))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
           const valueProps = resolveProps.resolveProps(sep5 ?? [], {
@@ -45815,9 +45857,9 @@ var require_cst_scalar = __commonJS({
         ];
         if (!addEndtoBlockProps(props, "end" in token ? token.end : void 0))
           props.push({ type: "newline", offset: -1, indent, source: "\n" });
-        for (const key4 of Object.keys(token))
-          if (key4 !== "type" && key4 !== "offset")
-            delete token[key4];
+        for (const key5 of Object.keys(token))
+          if (key5 !== "type" && key5 !== "offset")
+            delete token[key5];
         Object.assign(token, { type: "block-scalar", indent, props, source: body });
       }
     }
@@ -45865,9 +45907,9 @@ var require_cst_scalar = __commonJS({
         default: {
           const indent = "indent" in token ? token.indent : -1;
           const end = "end" in token && Array.isArray(token.end) ? token.end.filter((st) => st.type === "space" || st.type === "comment" || st.type === "newline") : [];
-          for (const key4 of Object.keys(token))
-            if (key4 !== "type" && key4 !== "offset")
-              delete token[key4];
+          for (const key5 of Object.keys(token))
+            if (key5 !== "type" && key5 !== "offset")
+              delete token[key5];
           Object.assign(token, { type, indent, source, end });
         }
       }
@@ -45922,12 +45964,12 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start, key: key4, sep: sep5, value: value2 }) {
+    function stringifyItem({ start, key: key5, sep: sep5, value: value2 }) {
       let res = "";
       for (const st of start)
         res += st.source;
-      if (key4)
-        res += stringifyToken(key4);
+      if (key5)
+        res += stringifyToken(key5);
       if (sep5)
         for (const st of sep5)
           res += st.source;
@@ -47259,7 +47301,7 @@ var require_parser = __commonJS({
                   });
                 } else if (isFlowToken(it.key) && !includesToken(it.sep, "newline")) {
                   const start2 = getFirstKeyStartProps(it.start);
-                  const key4 = it.key;
+                  const key5 = it.key;
                   const sep5 = it.sep;
                   sep5.push(this.sourceToken);
                   delete it.key;
@@ -47268,7 +47310,7 @@ var require_parser = __commonJS({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start2, key: key4, sep: sep5 }]
+                    items: [{ start: start2, key: key5, sep: sep5 }]
                   });
                 } else if (start.length > 0) {
                   it.sep = it.sep.concat(start, this.sourceToken);
@@ -48016,9 +48058,9 @@ function undefinedProblem(name, src) {
   const mean = near.length ? ` (did you mean \${${near[0]}}?)` : "";
   return `undefined variable \${${name}}${mean}: ${src.hint ?? (src.process ? "set it in the process environment" : "define it under the environment's vars in revsync.yaml")}`;
 }
-function interpolateString(text3, src) {
-  if (!text3.includes("$")) return { value: text3, problems: [] };
-  const whole = WHOLE.exec(text3);
+function interpolateString(text4, src) {
+  if (!text4.includes("$")) return { value: text4, problems: [] };
+  const whole = WHOLE.exec(text4);
   const wholeName = whole?.[1] ?? "";
   if (whole && !SIGN_IN_VARIABLES.has(wholeName) && !src.unresolved?.has(wholeName)) {
     const got2 = lookup(src, wholeName);
@@ -48027,7 +48069,7 @@ function interpolateString(text3, src) {
   const problems = [];
   const read = [];
   let unresolved = false;
-  const value2 = text3.replace(VAR, (m, name) => {
+  const value2 = text4.replace(VAR, (m, name) => {
     if (m === "$${") return "${";
     if (name === void 0) {
       problems.push(`malformed variable ${JSON.stringify(m)}: use \${NAME} with letters, digits and _ (or $\${ for a literal \${)`);
@@ -48062,11 +48104,11 @@ function variableWords(names, src) {
   });
   return each.join("; ");
 }
-function variablesIn(text3) {
-  return [...text3.matchAll(VAR)].flatMap((m) => m[0] !== "$${" && m[1] !== void 0 ? [m[1]] : []);
+function variablesIn(text4) {
+  return [...text4.matchAll(VAR)].flatMap((m) => m[0] !== "$${" && m[1] !== void 0 ? [m[1]] : []);
 }
-function literalText(text3) {
-  return text3.replaceAll("${", () => "$${");
+function literalText(text4) {
+  return text4.replaceAll("${", () => "$${");
 }
 function literalValue(value2) {
   if (typeof value2 === "string") return literalText(value2);
@@ -48076,12 +48118,12 @@ function literalValue(value2) {
   }
   return value2;
 }
-function coerceEnvText(text3, type) {
+function coerceEnvText(text4, type) {
   const types = Array.isArray(type) ? type : [type];
-  const n = readNumber(text3);
+  const n = readNumber(text4);
   if (n.ok && (types.includes("number") || types.includes("integer") && Number.isInteger(n.value))) return n.value;
-  if (types.includes("boolean") && (text3 === "true" || text3 === "false")) return text3 === "true";
-  return text3;
+  if (types.includes("boolean") && (text4 === "true" || text4 === "false")) return text4 === "true";
+  return text4;
 }
 var VAR, WHOLE, own, signInProblem;
 var init_interpolate = __esm({
@@ -48106,13 +48148,13 @@ function readYamlFile(absPath, shownPath, diagnostics, vars, inside) {
   const at2 = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
-  const text3 = readText(absPath, at2, inside);
-  if (text3 === void 0) return [];
+  const text4 = readText(absPath, at2, inside);
+  if (text4 === void 0) return [];
   const lines = new import_yaml.LineCounter();
-  const docs = (0, import_yaml.parseAllDocuments)(text3, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, customTags: [], resolveKnownTags: false, strict: true });
+  const docs = (0, import_yaml.parseAllDocuments)(text4, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, customTags: [], resolveKnownTags: false, strict: true });
   const list3 = Array.isArray(docs) ? docs : [];
   const out = [];
-  const flowVars = anyErrors(list3) ? unquotedFlowVariables(text3) : [];
+  const flowVars = anyErrors(list3) ? unquotedFlowVariables(text4) : [];
   list3.forEach((doc, index) => {
     const badSyntax = syntaxProblems(doc, lines, flowVars, at2);
     const inexact = /* @__PURE__ */ new Set();
@@ -48198,22 +48240,22 @@ function keyAndNumberProblems(doc, lines, at2, inexact) {
 function anyErrors(docs) {
   return docs.some((d) => d.errors.length > 0);
 }
-function unquotedFlowVariables(text3) {
+function unquotedFlowVariables(text4) {
   const found = [];
   let depth = 0;
   let prev = "\n";
-  for (let i = 0; i < text3.length; i++) {
-    const c2 = text3[i] ?? "";
-    if (c2 === "#" && (i === 0 || /\s/.test(text3[i - 1] ?? ""))) {
-      while (i < text3.length && text3[i] !== "\n") i++;
+  for (let i = 0; i < text4.length; i++) {
+    const c2 = text4[i] ?? "";
+    if (c2 === "#" && (i === 0 || /\s/.test(text4[i - 1] ?? ""))) {
+      while (i < text4.length && text4[i] !== "\n") i++;
       prev = "\n";
       continue;
     }
     if ((c2 === "'" || c2 === '"') && "\n:,[{-?".includes(prev)) {
-      for (i++; i < text3.length; i++) {
-        if (c2 === '"' && text3[i] === "\\") i++;
-        else if (text3[i] === c2) {
-          if (c2 === "'" && text3[i + 1] === "'") i++;
+      for (i++; i < text4.length; i++) {
+        if (c2 === '"' && text4[i] === "\\") i++;
+        else if (text4[i] === c2) {
+          if (c2 === "'" && text4[i + 1] === "'") i++;
           else break;
         }
       }
@@ -48222,9 +48264,9 @@ function unquotedFlowVariables(text3) {
     }
     if (c2 === "{" || c2 === "[") depth++;
     else if ((c2 === "}" || c2 === "]") && depth > 0) depth--;
-    else if (c2 === "$" && text3[i + 1] === "{" && depth > 0 && text3[i - 1] !== "$") {
-      const end = text3.indexOf("}", i);
-      const var_ = text3.slice(i, end < 0 ? i + 2 : end + 1);
+    else if (c2 === "$" && text4[i + 1] === "{" && depth > 0 && text4[i - 1] !== "$") {
+      const end = text4.indexOf("}", i);
+      const var_ = text4.slice(i, end < 0 ? i + 2 : end + 1);
       found.push({ offset: i, text: var_ });
       i += var_.length - 1;
       prev = "}";
@@ -48247,22 +48289,22 @@ function firstInvalidUtf8(b2) {
 function nodeAt(doc, path) {
   let node = doc.contents;
   let last2 = node;
-  for (const key4 of path) {
+  for (const key5 of path) {
     if ((0, import_yaml.isMap)(node)) {
-      const pair = node.items.find((p) => (0, import_yaml.isPair)(p) && (0, import_yaml.isScalar)(p.key) && String(p.key.value) === String(key4));
+      const pair = node.items.find((p) => (0, import_yaml.isPair)(p) && (0, import_yaml.isScalar)(p.key) && String(p.key.value) === String(key5));
       node = pair?.value;
     } else if ((0, import_yaml.isSeq)(node)) {
-      node = node.items[Number(key4)];
+      node = node.items[Number(key5)];
     } else node = void 0;
     if (!node) break;
     last2 = node;
   }
   return node ?? last2;
 }
-function keyAt(doc, path, key4) {
+function keyAt(doc, path, key5) {
   const parent = nodeAt(doc, path);
   if (!(0, import_yaml.isMap)(parent)) return parent;
-  const pair = parent.items.find((p) => (0, import_yaml.isScalar)(p.key) && String(p.key.value) === key4);
+  const pair = parent.items.find((p) => (0, import_yaml.isScalar)(p.key) && String(p.key.value) === key5);
   return pair?.key ?? parent;
 }
 function pointerOf(path, node) {
@@ -48341,10 +48383,10 @@ function sentence(e, value2, schemaRoot) {
     case "required":
       return { message: `missing required field ${JSON.stringify(p.missingProperty)}` };
     case "additionalProperties": {
-      const key4 = String(p.additionalProperty);
+      const key5 = String(p.additionalProperty);
       const allowed = allowedKeys(e.schemaPath, schemaRoot);
-      const hint = closest(key4, allowed);
-      return { key: key4, message: `unknown field ${JSON.stringify(key4)}${hint ? ` (did you mean ${JSON.stringify(hint)}?)` : ""}` };
+      const hint = closest(key5, allowed);
+      return { key: key5, message: `unknown field ${JSON.stringify(key5)}${hint ? ` (did you mean ${JSON.stringify(hint)}?)` : ""}` };
     }
     case "minLength":
       return { message: "must not be empty" };
@@ -48389,11 +48431,11 @@ function schemaDiagnostics(src, schema, skip = () => false) {
   for (const e of mergeAnyOf(fn.errors ?? [])) {
     const path = pathOf(e.instancePath);
     const value2 = valueAt2(src.value, path);
-    const { message, key: key4 } = sentence(e, value2, root);
-    const pointer2 = key4 ? `${e.instancePath}/${key4}` : e.instancePath;
+    const { message, key: key5 } = sentence(e, value2, root);
+    const pointer2 = key5 ? `${e.instancePath}/${key5}` : e.instancePath;
     if ((e.keyword === "maximum" || e.keyword === "minimum") && typeof value2 === "number" && !(Math.abs(value2) <= MAX_EXACT_WHOLE)) continue;
-    if (skip(pointer2, key4, e)) continue;
-    const node = key4 ? keyAt(src.doc, path, key4) : nodeAt(src.doc, path);
+    if (skip(pointer2, key5, e)) continue;
+    const node = key5 ? keyAt(src.doc, path, key5) : nodeAt(src.doc, path);
     const p = position(src.lines, node?.range?.[0]);
     const where2 = e.keyword === "required" ? fieldName(e.instancePath) : fieldName(pointer2);
     out.push({
@@ -48407,9 +48449,9 @@ function schemaDiagnostics(src, schema, skip = () => false) {
   }
   return out;
 }
-function at(src, pointer2, key4 = false) {
+function at(src, pointer2, key5 = false) {
   const path = pathOf(pointer2);
-  if (key4 && path.length) {
+  if (key5 && path.length) {
     const node = keyAt(src.doc, path.slice(0, -1), path[path.length - 1] ?? "");
     return position(src.lines, node?.range?.[0]);
   }
@@ -48440,12 +48482,12 @@ function duplicateNames(docs, emit) {
     if (typeof name !== "string") continue;
     const unsafe = unsafeName(name);
     if (unsafe) emit(d, "/metadata/name", `the name cannot be used: ${unsafe}`, { rule: "unsafe-name" });
-    const key4 = `${d.kind}\0${name}`;
-    const first = seen.get(key4);
+    const key5 = `${d.kind}\0${name}`;
+    const first = seen.get(key5);
     if (first) {
       const p = at(first.src, "/metadata/name");
       emit(d, "/metadata/name", `duplicate ${d.kind} name ${JSON.stringify(name)}: also defined at ${first.src.file}:${p.line}`, { rule: "duplicate-name" });
-    } else seen.set(key4, d);
+    } else seen.set(key5, d);
   }
 }
 function schemaTypeAt(schema, pointer2) {
@@ -48457,9 +48499,9 @@ function schemaTypeAt(schema, pointer2) {
   return node?.type;
 }
 function typeEnvValues(src, schema) {
-  for (const [pointer2, text3] of src.envTexts ?? []) {
-    const typed = coerceEnvText(text3, schemaTypeAt(schemaJson(schema), pointer2));
-    if (typed === text3) continue;
+  for (const [pointer2, text4] of src.envTexts ?? []) {
+    const typed = coerceEnvText(text4, schemaTypeAt(schemaJson(schema), pointer2));
+    if (typed === text4) continue;
     const parts = pointer2.split("/").slice(1);
     const last2 = parts.pop();
     let node = src.value;
@@ -48497,7 +48539,7 @@ function runRules(root, docs, kinds, parsed = /* @__PURE__ */ new Map()) {
     typeEnvValues(d.src, kind.schema);
     const reported2 = (pointer2) => !exactAt(d, pointer2) || [...d.src.unresolved ?? []].some((u) => pointer2 === u || pointer2.startsWith(`${u}/`));
     out.push(
-      ...schemaDiagnostics(d.src, kind.schema, (pointer2, key4, e) => reported2(pointer2) || !!kind.ownWords?.(pointer2, key4) || !!e && restated(pointer2, e)).map(
+      ...schemaDiagnostics(d.src, kind.schema, (pointer2, key5, e) => reported2(pointer2) || !!kind.ownWords?.(pointer2, key5) || !!e && restated(pointer2, e)).map(
         (x2) => namingVariables(d.src, x2)
       )
     );
@@ -48529,9 +48571,9 @@ var init_shell_quote = __esm({
   "src/shell-quote.ts"() {
     "use strict";
     PLAIN2 = /^[A-Za-z0-9_@+:,./-]+$/;
-    singleQuoted = (text3) => `'${text3.replace(/'/g, `'\\''`)}'`;
-    shellQuote = (text3) => PLAIN2.test(text3) ? text3 : singleQuoted(text3);
-    pasteable = (text3) => !/[\u0000-\u001f\u007f-\u009f]/.test(text3);
+    singleQuoted = (text4) => `'${text4.replace(/'/g, `'\\''`)}'`;
+    shellQuote = (text4) => PLAIN2.test(text4) ? text4 : singleQuoted(text4);
+    pasteable = (text4) => !/[\u0000-\u001f\u007f-\u009f]/.test(text4);
   }
 });
 
@@ -49087,14 +49129,14 @@ function resolveValuesPath(root, policyFile, value2) {
   return { path };
 }
 function readValuesCsv(absPath, shownPath) {
-  let text3;
+  let text4;
   try {
-    text3 = new TextDecoder("utf-8", { fatal: true }).decode(readUserFileBytes(absPath, READ_CAPS.values));
+    text4 = new TextDecoder("utf-8", { fatal: true }).decode(readUserFileBytes(absPath, READ_CAPS.values));
   } catch (e) {
     const message = e instanceof TypeError ? "file is not UTF-8 text" : `cannot read the file: ${readFailure(e)}`;
     return { values: [], diagnostics: [{ file: shownPath, line: 1, column: 1, message, severity: "error", rule: "batch-values" }], text: "" };
   }
-  return checkValuesText(text3, shownPath);
+  return checkValuesText(text4, shownPath);
 }
 function checkRow(row, index, inOrder, width, err) {
   const raw = row.cells;
@@ -49171,28 +49213,28 @@ function checkOverlaps(values2, err) {
     }
   }
 }
-function checkValuesText(text3, shownPath) {
+function checkValuesText(text4, shownPath) {
   const diagnostics = [];
   const err = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error", rule: "batch-values" });
   };
   let rows;
   try {
-    rows = parseCsv(text3);
+    rows = parseCsv(text4);
   } catch (e) {
     if (!(e instanceof CsvSyntaxError)) throw e;
     err(e.line, 1, `not valid CSV: ${e.message}`);
-    return { values: [], diagnostics, text: text3 };
+    return { values: [], diagnostics, text: text4 };
   }
   const header = rows[0];
   if (!header) {
     err(1, 1, `the file is empty: it needs the header ${TEMPLATE_HEADER.join(",")} (revsync ssp template prints it)`);
-    return { values: [], diagnostics, text: text3 };
+    return { values: [], diagnostics, text: text4 };
   }
   const { index, problems } = valuesColumns(header.cells);
   if (problems.length) {
     for (const p of problems) err(header.line, 1, p);
-    return { values: [], diagnostics, text: text3 };
+    return { values: [], diagnostics, text: text4 };
   }
   const values2 = [];
   const inOrder = index.every((v2, i) => v2 === i) && header.cells.length === index.length;
@@ -49201,7 +49243,7 @@ function checkValuesText(text3, shownPath) {
     if (v2) values2.push(v2);
   }
   checkOverlaps(values2, err);
-  return { values: values2, diagnostics, text: text3 };
+  return { values: values2, diagnostics, text: text4 };
 }
 var import_node_fs4, import_node_path5, DATE, dateSeen;
 var init_values2 = __esm({
@@ -49278,9 +49320,9 @@ function batchValues(f2, entry, policy2, live, unique) {
   const held = live.values.get(`${policy2}/${entry.name}`);
   const shown3 = held && valuesText(held);
   if (!shown3) return;
-  const text3 = shown3.text;
+  const text4 = shown3.text;
   const file = unique(import_node_path6.posix.join(import_node_path6.posix.dirname(f2.file), valuesFileFor(policy2, entry.name)));
-  const problem2 = checkValuesText(text3, file).diagnostics[0];
+  const problem2 = checkValuesText(text4, file).diagnostics[0];
   if (problem2) {
     f2.batchComments.push(
       ` batch ${show6(entry.name)}: values left out, the service's values do not pass revsync's checks (line ${problem2.line}: ${problem2.message}); git cannot review or approve them`
@@ -49295,8 +49337,8 @@ function batchValues(f2, entry, policy2, live, unique) {
     f2.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: its uploaded file (it differs from the batch's own values, which were written)`);
   }
   entry.values = import_node_path6.posix.relative(import_node_path6.posix.dirname(f2.file), file);
-  f2.valuesFiles.push({ file, text: text3 });
-  f2.batchValues.set(entry.name, text3);
+  f2.valuesFiles.push({ file, text: text4 });
+  f2.batchValues.set(entry.name, text4);
 }
 function batchDates(f2, entry, policy2, b2) {
   for (const k2 of BATCH_DATES) {
@@ -50320,16 +50362,16 @@ function tenantFieldsUpdatable(docs, ctx) {
   for (const d of docs) {
     const s3 = specOf(d);
     if (!s3 || typeof s3 !== "object") continue;
-    for (const key4 of Object.keys(s3)) {
-      if (key4 === "account_segment_delimiter" && !DELIMITERS.includes(String(s3[key4]))) {
-        ctx.emit(d, `/spec/${key4}`, `account_segment_delimiter must be one of ${DELIMITERS.join(" ")}, got ${JSON.stringify(s3[key4])}`, { rule: "delimiter" });
+    for (const key5 of Object.keys(s3)) {
+      if (key5 === "account_segment_delimiter" && !DELIMITERS.includes(String(s3[key5]))) {
+        ctx.emit(d, `/spec/${key5}`, `account_segment_delimiter must be one of ${DELIMITERS.join(" ")}, got ${JSON.stringify(s3[key5])}`, { rule: "delimiter" });
         continue;
       }
-      if (READ_ONLY_TENANT_FIELDS.includes(key4)) {
+      if (READ_ONLY_TENANT_FIELDS.includes(key5)) {
         ctx.emit(
           d,
-          `/spec/${key4}`,
-          `${key4} cannot be changed: the update API (spec 4.2) does not carry it. Updatable fields: ${UPDATABLE_TENANT_FIELDS.join(", ")}`,
+          `/spec/${key5}`,
+          `${key5} cannot be changed: the update API (spec 4.2) does not carry it. Updatable fields: ${UPDATABLE_TENANT_FIELDS.join(", ")}`,
           { key: true, rule: "not-updatable" }
         );
       }
@@ -50387,7 +50429,7 @@ var init_files2 = __esm({
       "updated_by"
     ];
     DELIMITERS = ["-", ",", "|", "~", "#", ":", ".", "$"];
-    ownWords = (pointer2, key4) => pointer2.startsWith("/spec/") && !!key4 && (READ_ONLY_TENANT_FIELDS.includes(key4) || key4 === "account_segment_delimiter");
+    ownWords = (pointer2, key5) => pointer2.startsWith("/spec/") && !!key5 && (READ_ONLY_TENANT_FIELDS.includes(key5) || key5 === "account_segment_delimiter");
   }
 });
 
@@ -50860,22 +50902,22 @@ var init_four_eyes2 = __esm({
 
 // src/tenant.ts
 function serviceUrl(baseUrl) {
-  const text3 = baseUrl.trim();
+  const text4 = baseUrl.trim();
   let u;
   try {
-    u = new URL(text3);
+    u = new URL(text4);
   } catch {
-    return text3.replace(/\/+$/, "");
+    return text4.replace(/\/+$/, "");
   }
   const host = LOOPBACK.test(u.hostname) || u.hostname === "[0:0:0:0:0:0:0:1]" ? "localhost" : u.hostname;
   return `${u.protocol}//${host}${u.port ? `:${u.port}` : ""}${u.pathname.replace(/\/+$/, "")}`;
 }
 function tenantIdentity(baseUrl, realm) {
   const url = serviceUrl(baseUrl);
-  const key4 = (0, import_node_crypto5.createHash)("sha256").update(`${url}
+  const key5 = (0, import_node_crypto5.createHash)("sha256").update(`${url}
 ${realm}`).digest("hex");
   const label = `${url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")}/${realm}`.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").slice(0, 60).replace(/^[-.]+|[-.]+$/g, "");
-  return { url, realm, key: key4, label };
+  return { url, realm, key: key5, label };
 }
 var import_node_crypto5;
 var init_tenant = __esm({
@@ -50911,7 +50953,7 @@ var init_look_alike = __esm({
     "use strict";
     import_node_module3 = require("node:module");
     init_tenant();
-    unhomoglyph = (text3) => (confusables ??= (0, import_node_module3.createRequire)(__revsyncModuleUrl)("unhomoglyph"))(text3);
+    unhomoglyph = (text4) => (confusables ??= (0, import_node_module3.createRequire)(__revsyncModuleUrl)("unhomoglyph"))(text4);
     UNSEEN = /[\s\p{Cf}\p{Cc}]/gu;
     lookAlikeKeys = (name) => keys(name);
   }
@@ -50926,11 +50968,11 @@ function lookAlikes(desired, live, targets, kinds) {
     const byKey = /* @__PURE__ */ new Map();
     for (const s3 of service) {
       if (git.has(s3)) continue;
-      for (const key4 of new Set(lookAlikeKeys(s3))) byKey.set(key4, [...byKey.get(key4) ?? [], s3]);
+      for (const key5 of new Set(lookAlikeKeys(s3))) byKey.set(key5, [...byKey.get(key5) ?? [], s3]);
     }
     for (const g2 of git) {
       if (service.has(g2)) continue;
-      const alike = new Set(lookAlikeKeys(g2).flatMap((key4) => byKey.get(key4) ?? []));
+      const alike = new Set(lookAlikeKeys(g2).flatMap((key5) => byKey.get(key5) ?? []));
       for (const s3 of alike) if (targeted(g2, targets) || targeted(s3, targets)) out.push({ git: g2, service: s3 });
     }
   }
@@ -51200,12 +51242,12 @@ function planText(plan, out) {
   lines.push(...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
   return lines.join("\n");
 }
-function markdownCut(text3, max, esc2 = markdownText) {
-  const whole = esc2(text3);
+function markdownCut(text4, max, esc2 = markdownText) {
+  const whole = esc2(text4);
   if (whole.length <= max) return { md: whole, cut: false };
   const chars = [];
   let units = 0;
-  for (const c2 of text3) {
+  for (const c2 of text4) {
     if (units + c2.length > max) break;
     chars.push(c2);
     units += c2.length;
@@ -51269,8 +51311,8 @@ function changeLines(changes) {
   });
   return { lines, cut };
 }
-function changesMarkdown(changes, budget, whole, fourEyes) {
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+function changesMarkdown(changes, budget, whole, fourEyes, max) {
+  const limit = max.toLocaleString("en");
   const line = changeLines(changes);
   const headOf2 = (rest, shown3, cut) => {
     const what = rest === "line" ? "one line each" : "one line each, without their reasons";
@@ -51298,7 +51340,7 @@ _${plural(n, "more change")} not listed: even one line each, the changes pass th
 `;
   return fitTiers({ full: fullChanges(changes, fourEyes), line: line.lines, bare: bare.lines }, budget, between, leftOut);
 }
-function planMarkdown(plan, file) {
+function planMarkdown(plan, file, max = MARKDOWN_LIMIT) {
   const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   const notes = alikeMarkdown(plan.look_alike) + notesMarkdown(plan.notes, whole);
@@ -51318,16 +51360,16 @@ ${summaryLine(plan)}
 ${kept2 ? `
 ${kept2}` : ""}${notes ? `
 ${notes}` : ""}`;
-  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
+  const room = max - 1 - top.length - tail.length;
   let impact2 = planImpactMarkdown(impactOf(plan), whole);
-  let changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
+  let changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes, max);
   if (changes.listed < plan.changes.length && impact2) {
     impact2 = `
 #### Impact
 
 _Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in ${whole} (impact)._
 `;
-    changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
+    changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes, max);
   }
   return top + changes.text + (impact2 ? `
 ${impact2}` : "") + tail;
@@ -51389,7 +51431,7 @@ function driftSummaryLine(report2) {
 function attribution(d) {
   return modifiedWords({ modified_by: d.modified_by ?? null, modified_on: d.modified_on ?? null });
 }
-function driftMarkdown(report2, file) {
+function driftMarkdown(report2, file, max = MARKDOWN_LIMIT) {
   const whole = file === void 0 ? "the JSON report (`revsync drift --format json`)" : markdownText(file);
   const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
   const notes = alikeMarkdown(report2.look_alike) + notesMarkdown(report2.notes, whole);
@@ -51401,7 +51443,7 @@ function driftMarkdown(report2, file) {
   }
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+  const limit = max.toLocaleString("en");
   const leftOut = (n) => `
 _${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._
 `;
@@ -51414,10 +51456,10 @@ ${notes}` : ""}`;
   const said = (f2, cut) => f2.rest === null || f2.listed < report2.drift.length ? "" : `
 _With every field that differs, the drift would pass the comment's ${limit} characters: ${f2.full ? `the first ${f2.full} are shown with their fields, the rest` : "each is listed"} in one row${f2.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._${cut ? cutWords(whole) : ""}
 `;
-  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length - said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }, true).length;
+  const room = max - 1 - top.length - tail.length - said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }, true).length;
   const rows = driftRows(report2.drift, room);
-  const fitted = fitTiers(rows, room, () => "", leftOut);
-  return top + fitted.text + said(fitted, fitted.rest === "line" ? rows.cut.line : fitted.rest === "bare" && rows.cut.bare) + tail;
+  const fitted2 = fitTiers(rows, room, () => "", leftOut);
+  return top + fitted2.text + said(fitted2, fitted2.rest === "line" ? rows.cut.line : fitted2.rest === "bare" && rows.cut.bare) + tail;
 }
 function driftRows(drift, room) {
   const row = (d) => `| ${d.class} | ${markdownCode(d.address, { cell: true })} | ${markdownText(d.message)} | ${markdownText(attribution(d).replace(/^last modified /, ""))} |`;
@@ -51465,9 +51507,9 @@ function applyText(report2, out) {
   const undone = s3.failed + s3.unknown + s3.overwritten + s3.breached;
   const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s3.blocked ? "finished with blocked writes" : "complete";
   const names = Object.keys(s3);
-  const counts2 = names.filter((o) => s3[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s3[o]} ${o}`);
+  const counts3 = names.filter((o) => s3[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s3[o]} ${o}`);
   const sent = names.some((o) => o !== "already" && s3[o]) || report2.outcomes.some((o) => o.answered !== void 0);
-  lines.push("", `Apply ${head}: ${counts2.join(", ")}${!sent && s3.already ? "; nothing was sent" : ""}.`);
+  lines.push("", `Apply ${head}: ${counts3.join(", ")}${!sent && s3.already ? "; nothing was sent" : ""}.`);
   const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
   if (eyes)
     lines.push(
@@ -51642,24 +51684,289 @@ ${p.total_records ?? records.length} pending.`);
 });
 
 // src/report/views/drift.ts
-var nothing, driftViews;
+var driftViews;
 var init_drift2 = __esm({
   "src/report/views/drift.ts"() {
     "use strict";
-    nothing = () => void 0;
     driftViews = {
       text: async () => {
         const { driftText: driftText2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
-        return { environment: (report2, out) => out.out(driftText2(report2, out)), end: nothing };
+        return (report2, out) => out.out(driftText2(report2, out));
       },
-      json: async () => ({
-        environment: nothing,
-        // One report has its own format_version; several are one object with a list, so the output has one too.
-        end: ({ entries: entries2, allEnvs }, out) => allEnvs ? out.json({ environments: entries2 }) : out.out(JSON.stringify(entries2[0], null, 2))
-      }),
+      json: async () => (report2, out) => out.out(JSON.stringify(report2, null, 2)),
       markdown: async () => {
         const { driftMarkdown: driftMarkdown2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
-        return { environment: (report2, out) => out.out(driftMarkdown2(report2)), end: nothing };
+        return (report2, out) => out.out(driftMarkdown2(report2));
+      }
+    };
+  }
+});
+
+// src/fleet/outcome.ts
+function planOutcome(plan) {
+  return { environment: plan.environment, command: "plan", status: plan.changes.some(isApplied) ? "changes" : "clean", plan };
+}
+function driftOutcome(drift) {
+  return { environment: drift.environment, command: "drift", status: drift.drift.length ? "changes" : "clean", drift };
+}
+function testOutcome(environment, test) {
+  return { environment, command: "test", status: test.summary.failed > 0 ? "failed" : "clean", test };
+}
+function failedOutcome(environment, command, e) {
+  return { environment, command, status: "failed", error: errorObject(e).error };
+}
+function byConcern(outcomes) {
+  return outcomes.map((o, i) => [o, i]).sort((a, b2) => RANK[a[0].status] - RANK[b2[0].status] || a[1] - b2[1]).map(([o]) => o);
+}
+function countOutcomes(outcomes) {
+  const n = (s3) => outcomes.filter((o) => o.status === s3).length;
+  return { environments: outcomes.length, failed: n("failed"), changes: n("changes"), clean: n("clean") };
+}
+function fleetExit(outcomes, opts) {
+  if (outcomes.some((o) => o.status === "failed")) return 1;
+  const counts3 = (o) => o.status === "changes" && (o.command === "drift" || o.command === "plan" && opts.planChanges);
+  return outcomes.some(counts3) ? 2 : 0;
+}
+var FLEET_COMMANDS, RANK;
+var init_outcome = __esm({
+  "src/fleet/outcome.ts"() {
+    "use strict";
+    init_errors();
+    init_model();
+    FLEET_COMMANDS = ["plan", "drift", "test"];
+    RANK = { failed: 0, changes: 1, clean: 2 };
+  }
+});
+
+// src/report/fleet.ts
+var fleet_exports = {};
+__export(fleet_exports, {
+  countsLine: () => countsLine,
+  environmentText: () => environmentText,
+  fleetJson: () => fleetJson,
+  fleetMarkdown: () => fleetMarkdown,
+  fleetMarker: () => fleetMarker,
+  fleetTitle: () => fleetTitle,
+  outcomeLabel: () => outcomeLabel,
+  outcomeWords: () => outcomeWords,
+  summaryText: () => summaryText
+});
+function outcomeLabel(o) {
+  if (o.error) return "failed";
+  if (o.command === "test") return o.status === "failed" ? "tests failed" : "passed";
+  if (o.command === "drift") return o.status === "changes" ? "drift" : "no drift";
+  if (o.status === "changes") return "changes";
+  return o.plan?.changes.length ? "nothing to apply" : "no changes";
+}
+function outcomeWords(o) {
+  if (o.error) return firstLine(String(o.error.message ?? ""));
+  if (o.test) return `${o.test.summary.passed} passed, ${o.test.summary.failed} failed`;
+  if (o.drift) {
+    const ignored = o.drift.ignored?.length ? `${o.drift.ignored.length} ignored (accepted)` : "";
+    return o.drift.drift.length ? driftSummaryLine(o.drift).replace(/^Drift: /, "").replace(/\.$/, "") : ignored;
+  }
+  const s3 = o.plan?.summary;
+  if (!s3) return "";
+  const parts = ACTIONS.filter((a) => s3[a]).map((a) => `${s3[a]} ${APPLIED_ACTIONS.includes(a) ? "to " : ""}${actionWords(a)}`);
+  return o.plan?.changes.some(isApplied) || !parts.length ? parts.join(", ") : `${parts.join(", ")} (not applied)`;
+}
+function fleetTitle(outcomes) {
+  const commands = commandsOf(outcomes);
+  const what = commands.length === 1 ? COMMAND_WORDS[commands[0]].title : `revsync ${commands.join(" and ")}`;
+  const names = new Set(outcomes.map((o) => o.environment ?? `\0${o.source ?? ""}`));
+  return `${what} across ${plural(names.size, "environment")}`;
+}
+function countsLine(outcomes) {
+  const c2 = countOutcomes(outcomes);
+  const commands = commandsOf(outcomes);
+  const words2 = commands.length === 1 ? COMMAND_WORDS[commands[0]] : { changes: "with changes or drift", clean: "with neither" };
+  return [`${c2.failed} failed`, ...c2.changes ? [`${c2.changes} ${words2.changes}`] : [], `${c2.clean} ${words2.clean}`].join(", ");
+}
+function environmentText(o, out) {
+  if (o.plan) {
+    const impact2 = planImpactText(impactOf(o.plan));
+    return planText(o.plan, out) + (impact2 ? `
+
+${impact2}` : "");
+  }
+  if (o.drift) return driftText(o.drift, out);
+  if (o.test) return testText2(o, o.test, out);
+  const e = o.error ?? {};
+  const lines = [`${out.paint("red", "Failed:")} environment ${envName(o)}: ${String(e.message ?? "")}`];
+  if (typeof e.hint === "string") lines.push(`  Hint: ${e.hint}`);
+  for (const d of diagnosticsOf(e)) lines.push(`  ${d}`);
+  return lines.join("\n");
+}
+function diagnosticsOf(e) {
+  if (!Array.isArray(e.diagnostics)) return [];
+  return e.diagnostics.map(
+    (d) => `${String(d.file)}:${String(d.line)}:${String(d.column)}: ${String(d.severity)}: ${String(d.message)}`
+  );
+}
+function testText2(o, test, out) {
+  const head = test.summary.failed > 0 ? out.paint("red", `Policy tests failed in environment ${envName(o)}`) : out.paint("green", `Policy tests passed in environment ${envName(o)}`);
+  const fails = testFailures(test).map((f2) => `${out.paint("red", "FAIL")} ${terminalText(f2.where)} ${terminalText(f2.name)}${f2.why ? `
+      why: ${terminalText(f2.why)}` : ""}`);
+  return [`${head}: ${test.summary.passed} passed, ${test.summary.failed} failed (against ${terminalText(test.source)}).`, ...fails].join("\n");
+}
+function summaryText(outcomes, out) {
+  const c2 = countOutcomes(outcomes);
+  const head = `Summary of ${fleetTitle(outcomes)}: ${countsLine(outcomes)}.`;
+  const rows = byConcern(outcomes).map((o) => [o.environment ?? `(not named: ${o.source ?? ""})`, outcomeLabel(o), outcomeWords(o)]);
+  const painted = c2.failed ? out.paint("red", head) : c2.changes ? out.paint("yellow", head) : out.paint("green", head);
+  return `${painted}
+${table(rows).split("\n").map((l) => `  ${l}`).join("\n")}`;
+}
+function fleetMarkdown(outcomes, whole) {
+  const mixed = commandsOf(outcomes).length > 1;
+  const head = `${fleetMarker(outcomes)}
+### ${markdownText(fleetTitle(outcomes))}
+
+${markdownText(countsLine(outcomes))}.
+
+`;
+  const ordered = byConcern(outcomes);
+  const room = MARKDOWN_LIMIT - 1 - head.length;
+  const tableText = summaryTable(ordered, room, mixed);
+  const shown3 = ordered.filter((o) => o.status !== "clean" && !saidInTable(o));
+  return head + tableText + sections(shown3, room - tableText.length, whole, mixed);
+}
+function summaryTable(ordered, budget, mixed) {
+  const top = `| Environment | ${mixed ? "Command | " : ""}Outcome | What |
+|---|${mixed ? "---|" : ""}---|---|
+`;
+  const name = (o) => o.environment === null ? `(not named) ${markdownText(o.source ?? "")}` : markdownCut(o.environment, ROW_NAME, (x2) => markdownCode(x2, { cell: true })).md;
+  const label = (o) => `${mixed ? `${o.command} | ` : ""}${o.status === "failed" ? `**${outcomeLabel(o)}**` : outcomeLabel(o)}`;
+  const full = ordered.map((o) => `| ${name(o)} | ${label(o)} | ${markdownCut(outcomeWords(o), ROW_WORDS).md} |
+`);
+  const bare = ordered.map((o) => `| ${name(o)} | ${label(o)} | |
+`);
+  const leftOut = (n) => `
+_${plural(n, "more environment")} not listed: even one short row each, the table passes the comment's size._
+`;
+  const fitted2 = fitTiers({ full, line: bare, bare }, budget - top.length - 1, () => "", leftOut);
+  return `${top}${fitted2.text}
+`;
+}
+function saidInTable(o) {
+  const e = o.error;
+  if (!e) return false;
+  const message = String(e.message ?? "");
+  return e.hint === void 0 && !diagnosticsOf(e).length && !message.includes("\n") && message.length <= ROW_WORDS;
+}
+function sections(shown3, budget, whole, mixed) {
+  const full = shown3.map((o) => section(o, whole(o), MARKDOWN_LIMIT, mixed));
+  const chosen = new Array(shown3.length).fill("");
+  let left = budget;
+  const bySize = full.map((s3, i) => [s3.length, i]).sort((a, b2) => a[0] - b2[0]);
+  for (const [k2, [size, i]] of bySize.entries()) {
+    const share = Math.floor(left / (bySize.length - k2));
+    const o = shown3[i];
+    const text4 = size <= share ? full[i] : fitted(o, whole(o), share, mixed);
+    chosen[i] = text4;
+    left -= text4.length;
+  }
+  return chosen.join("");
+}
+function fitted(o, whole, share, mixed) {
+  if (share < LEAST_SECTION) return "";
+  const frame = section(o, whole, 0, mixed, "").length;
+  const body = section(o, whole, share - frame, mixed);
+  if (body.length <= share) return body;
+  const line = section(o, whole, 0, mixed, `_Not shown here: beside the other environments it would pass the comment's size. It is whole in ${markdownText(whole)}._`);
+  return line.length <= share ? line : "";
+}
+function section(o, whole, max, mixed, body) {
+  const words2 = outcomeWords(o);
+  const title = `${o.environment === null ? "(not named)" : htmlCode(o.environment)}${mixed ? ` ${o.command}` : ""}: ${outcomeLabel(o)}${words2 ? `, ${markdownText(markdownCut(firstLine(words2), TITLE_WORDS, (x2) => x2).md)}` : ""}`;
+  const text4 = body ?? reportMarkdown(o, whole, max);
+  return `<details><summary>${title}</summary>
+
+${text4}
+
+</details>
+
+`;
+}
+function reportMarkdown(o, whole, max) {
+  const unmarked = (s3) => s3.replace(/^<!-- revsync-[^\n]*-->\n/, "");
+  if (o.plan) return unmarked(planMarkdown(o.plan, whole, max));
+  if (o.drift) return unmarked(driftMarkdown(o.drift, whole, max));
+  if (o.test) return testResultsMarkdown(o.test, whole, max);
+  const leftOut = (n) => `_${plural(n, "more line")} in ${markdownText(whole)}._
+`;
+  const e = o.error ?? {};
+  const said = `> ${markdownText(String(e.message ?? ""))}${typeof e.hint === "string" ? `
+
+Hint: ${markdownText(e.hint)}` : ""}`;
+  const lines = diagnosticsOf(e).map((d) => `- ${markdownText(d)}
+`);
+  return lines.length ? `${said}
+
+${fitPieces(lines, max - said.length - 2, leftOut).text}` : said;
+}
+function fleetJson(outcomes) {
+  const commands = commandsOf(outcomes);
+  return {
+    ...commands.length === 1 ? { command: commands[0] } : {},
+    environments: outcomes.map((o) => {
+      const report2 = o.plan ?? o.drift ?? o.test ?? { error: o.error };
+      return { ...report2, environment: o.environment, command: o.command, status: o.status, ...o.source === void 0 ? {} : { file: o.source } };
+    }),
+    summary: countOutcomes(outcomes)
+  };
+}
+var firstLine, COMMAND_WORDS, commandsOf, envName, ROW_NAME, ROW_WORDS, TITLE_WORDS, LEAST_SECTION, fleetMarker;
+var init_fleet = __esm({
+  "src/report/fleet.ts"() {
+    "use strict";
+    init_outcome();
+    init_model();
+    init_words();
+    init_budget();
+    init_escape();
+    init_plan2();
+    init_policy_test();
+    init_table();
+    firstLine = (s3) => s3.split("\n")[0] ?? "";
+    COMMAND_WORDS = {
+      plan: { title: "revsync plan", changes: "with changes", clean: "with nothing to apply" },
+      drift: { title: "revsync drift", changes: "drifted", clean: "without drift" },
+      test: { title: "revsync test --live", changes: "with changes", clean: "passed" }
+    };
+    commandsOf = (outcomes) => [...new Set(outcomes.map((o) => o.command))];
+    envName = (o) => o.environment === null ? `(not named; ${terminalText(o.source ?? "")})` : JSON.stringify(o.environment);
+    ROW_NAME = 120;
+    ROW_WORDS = 200;
+    TITLE_WORDS = 100;
+    LEAST_SECTION = 240;
+    fleetMarker = (outcomes) => `<!-- revsync-fleet:${commandsOf(outcomes).join("+")} -->`;
+  }
+});
+
+// src/report/views/fleet.ts
+var nothing, fleetViews;
+var init_fleet2 = __esm({
+  "src/report/views/fleet.ts"() {
+    "use strict";
+    nothing = () => void 0;
+    fleetViews = {
+      text: async () => {
+        const { environmentText: environmentText2, summaryText: summaryText2 } = await Promise.resolve().then(() => (init_fleet(), fleet_exports));
+        return {
+          environment: (o, out) => out.out(`${environmentText2(o, out)}
+
+`),
+          end: ({ outcomes }, out) => out.out(summaryText2(outcomes, out))
+        };
+      },
+      json: async () => {
+        const { fleetJson: fleetJson2 } = await Promise.resolve().then(() => (init_fleet(), fleet_exports));
+        return { environment: nothing, end: ({ outcomes }, out) => out.json(fleetJson2(outcomes)) };
+      },
+      markdown: async () => {
+        const { fleetMarkdown: fleetMarkdown2 } = await Promise.resolve().then(() => (init_fleet(), fleet_exports));
+        return { environment: nothing, end: ({ outcomes, whole }, out) => out.out(fleetMarkdown2(outcomes, whole)) };
       }
     };
   }
@@ -51853,7 +52160,7 @@ function evidenceText(file, r, out, doubt = null) {
       );
     const people = peopleWords(c2, terminalText);
     if (people) lines.push(`                four eyes: ${people}`);
-    if (outcomeWords(c2, terminalText)) lines.push(`                guardrails: ${outcomeWords(c2, terminalText)}`);
+    if (outcomeWords2(c2, terminalText)) lines.push(`                guardrails: ${outcomeWords2(c2, terminalText)}`);
     for (const d of c2.diff) lines.push(`                ${terminalText(d.path)}: ${show8(d.before)} -> ${show8(d.after)}`);
     for (const q of c2.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
   }
@@ -51865,7 +52172,7 @@ function changeRows2(c2) {
     (q) => `${markdownText(q.method)} ${markdownText(q.path)} \u2192 ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}${q.user ? ` as ${markdownText(q.user)}` : ""}`
   ).join("<br>");
   const values2 = c2.values ? [`values: ${markdownText(c2.values.file)}, ${plural(c2.values.rows, "row")}, checksum ${markdownText(c2.values.checksum ?? "none")}`] : [];
-  const guarded = outcomeWords(c2, markdownText) ? [`guardrails: ${outcomeWords(c2, markdownText)}`] : [];
+  const guarded = outcomeWords2(c2, markdownText) ? [`guardrails: ${outcomeWords2(c2, markdownText)}`] : [];
   const diff = [...values2, ...guarded, ...c2.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show8(d.before))} \u2192 ${markdownText(show8(d.after))}`)].join("<br>");
   return `| ${markdownCode(c2.action, { cell: true })} | ${markdownCode(c2.address, { cell: true })} | ${diff || "\u2014"} | ${sent || "\u2014"} | **${c2.outcome}**: ${markdownText(c2.why)} |`;
 }
@@ -51921,7 +52228,7 @@ function liveWords(f2) {
   const what = f2.note ? terminalText(f2.note) : `changed since${who}: ${f2.differs.map((d) => `${terminalText(d.path)} ${show8(d.applied)} -> ${show8(d.now)}`).join(", ")}`;
   return `live: CHANGED ${terminalText(f2.action)} ${terminalText(f2.address)}: ${what}${later}`;
 }
-var seconds, show8, requestWords, named2, outcomeWords, liveChanged;
+var seconds, show8, requestWords, named2, outcomeWords2, liveChanged;
 var init_evidence = __esm({
   "src/report/evidence.ts"() {
     "use strict";
@@ -51931,7 +52238,7 @@ var init_evidence = __esm({
     show8 = (v2) => v2 === void 0 ? "(unset)" : JSON.stringify(v2);
     requestWords = (q) => `${terminalText(q.method)} ${terminalText(q.path)} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${terminalText(q.error)})` : ""}, ${terminalText(q.started_at)}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}${q.user === void 0 ? "" : `, as ${terminalText(q.user ?? "(no user named)")}`}`;
     named2 = (u) => u ?? "(not named)";
-    outcomeWords = (c2, esc2) => (c2.guardrails ?? []).filter((o) => o.outcome !== "pass").map((o) => `${esc2(o.rule)} ${o.outcome}: ${esc2(o.message)}`).join("; ");
+    outcomeWords2 = (c2, esc2) => (c2.guardrails ?? []).filter((o) => o.outcome !== "pass").map((o) => `${esc2(o.rule)} ${o.outcome}: ${esc2(o.message)}`).join("; ");
     liveChanged = (live) => [...live?.values() ?? []].flat().filter((f2) => !f2.holds).length;
   }
 });
@@ -52167,11 +52474,11 @@ var init_plan3 = __esm({
     showViews = {
       ...planViews,
       text: async () => {
-        const text3 = await planText2();
+        const text4 = await planText2();
         return (shown3, out) => {
           const { plan, file } = shown3;
           out.out(`Saved plan ${file ?? ""}, made ${plan.created_at.replace(/\.\d{3}Z$/, "Z")}${plan.user ? ` as ${plan.user}` : ""}.`);
-          text3(shown3, out);
+          text4(shown3, out);
         };
       }
     };
@@ -52183,18 +52490,26 @@ var policy_test_exports2 = {};
 __export(policy_test_exports2, {
   testViews: () => testViews
 });
+function runJson({ results, contracts, guardrails = [], source, note, environment }, testJson2, guardrailTestJson2) {
+  if (note) return { ...testJson2(results, source, [], environment), note };
+  const json = testJson2(results, source, contracts, environment);
+  if (!guardrails.length) return json;
+  json.summary.passed += guardrails.filter((g2) => g2.pass).length;
+  json.summary.failed += guardrails.filter((g2) => !g2.pass).length;
+  return { ...json, guardrail_tests: guardrails.map(guardrailTestJson2) };
+}
 var testViews;
 var init_policy_test2 = __esm({
   "src/report/views/policy-test.ts"() {
     "use strict";
     testViews = {
       text: async () => {
-        const [{ testText: testText2 }, { guardrailTestText: guardrailTestText2 }] = await Promise.all([Promise.resolve().then(() => (init_policy_test(), policy_test_exports)), Promise.resolve().then(() => (init_guardrails(), guardrails_exports))]);
+        const [{ testText: testText3 }, { guardrailTestText: guardrailTestText2 }] = await Promise.all([Promise.resolve().then(() => (init_policy_test(), policy_test_exports)), Promise.resolve().then(() => (init_guardrails(), guardrails_exports))]);
         return {
           results: ({ results, contracts, guardrails = [], source, note }, out) => {
             if (note) return out.out(`No policy tests ran: ${note}.`);
             const guarded = guardrailTestText2(guardrails, out);
-            if (results.length || contracts.length) out.out(testText2(results, source, out, contracts));
+            if (results.length || contracts.length) out.out(testText3(results, source, out, contracts));
             if (guarded) out.out(guarded);
           }
         };
@@ -52202,20 +52517,29 @@ var init_policy_test2 = __esm({
       json: async () => {
         const [{ testJson: testJson2 }, { guardrailTestJson: guardrailTestJson2 }] = await Promise.all([Promise.resolve().then(() => (init_policy_test(), policy_test_exports)), Promise.resolve().then(() => (init_guardrails(), guardrails_exports))]);
         return {
-          results: ({ results, contracts, guardrails = [], source, note }, out) => {
-            const json = testJson2(results, source, contracts);
-            if (guardrails.length) {
-              json.summary.passed += guardrails.filter((g2) => g2.pass).length;
-              json.summary.failed += guardrails.filter((g2) => !g2.pass).length;
-            }
-            out.out(
-              JSON.stringify(
-                note ? { ...testJson2(results, source), note } : { ...json, ...guardrails.length ? { guardrail_tests: guardrails.map(guardrailTestJson2) } : {} },
-                null,
-                2
-              )
-            );
-            if (note) out.info(`Note: ${note}.`);
+          results: (run2, out) => {
+            out.out(JSON.stringify(runJson(run2, testJson2, guardrailTestJson2), null, 2));
+            if (run2.note) out.info(`Note: ${run2.note}.`);
+          }
+        };
+      },
+      markdown: async () => {
+        const [{ testJson: testJson2, testResultsMarkdown: testResultsMarkdown2 }, { guardrailTestJson: guardrailTestJson2 }, { commentText: commentText2, markdownCode: markdownCode2 }] = await Promise.all([
+          Promise.resolve().then(() => (init_policy_test(), policy_test_exports)),
+          Promise.resolve().then(() => (init_guardrails(), guardrails_exports)),
+          Promise.resolve().then(() => (init_escape(), escape_exports))
+        ]);
+        return {
+          results: (run2, out) => {
+            const { environment, note } = run2;
+            const head = `<!-- revsync-test:${commentText2(environment ?? "")} -->
+### revsync test${environment === void 0 ? "" : ` in ${markdownCode2(environment)}`}
+
+`;
+            const whole = `the JSON results (revsync test${environment === void 0 ? "" : " --live"} --format json)`;
+            const body = testResultsMarkdown2(runJson(run2, testJson2, guardrailTestJson2), whole);
+            out.out(head + (note ? `No policy tests ran: ${note}.
+` : body));
           }
         };
       },
@@ -52381,7 +52705,11 @@ function common(cmd, opts = {}) {
   cmd.option("--no-color", "plain output (also NO_COLOR)");
   if (opts.views) cmd.addOption(formatOption(opts.views));
   if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
+  if (opts.fleet) fleetOptions(cmd);
   return cmd;
+}
+function fleetOptions(cmd) {
+  return cmd.option("--all-envs", "every environment of revsync.yaml, several at once, with one summary").option("--envs <names>", "these environments (comma-separated), several at once, with one summary").option("--parallel <n>", "environments at once with --all-envs or --envs, each with its own sign-in and rate governor (default: 4)");
 }
 var FORMAT_ALIASES, collect;
 var init_flags = __esm({
@@ -52809,10 +53137,10 @@ var init_seed = __esm({
 
 // src/emulator/profile.ts
 function literalAnswer(body) {
-  const walk = (node, key4) => {
+  const walk = (node, key5) => {
     if (Array.isArray(node)) {
-      const items = node.map((v2) => walk(v2, key4));
-      return REORDERED.has(key4) ? items.reverse() : items;
+      const items = node.map((v2) => walk(v2, key5));
+      return REORDERED.has(key5) ? items.reverse() : items;
     }
     if (!node || typeof node !== "object") return node;
     const out = {};
@@ -52885,11 +53213,11 @@ function authorize(t, method, query, form, issue) {
     scope: "openid profile email"
   });
 }
-function loopbackRedirect(text3) {
-  if (!text3) return void 0;
+function loopbackRedirect(text4) {
+  if (!text4) return void 0;
   let url;
   try {
-    url = new URL(text3);
+    url = new URL(text4);
   } catch {
     return void 0;
   }
@@ -52920,8 +53248,8 @@ ${raw ? body : `<p>${esc(body)}</p>`}
 `;
   return { status, html };
 }
-function esc(text3) {
-  return text3.replace(/[&<>"']/g, (c2) => `&#${c2.charCodeAt(0)};`);
+function esc(text4) {
+  return text4.replace(/[&<>"']/g, (c2) => `&#${c2.charCodeAt(0)};`);
 }
 var PARAMS;
 var init_authorize = __esm({
@@ -52968,8 +53296,8 @@ function seededRandom(seed) {
     return ((t ^ t >>> 14) >>> 0) / 4294967296;
   };
 }
-function parseRateLimit(text3) {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*\/\s*s\s*(?:,\s*(\d+)\s*)?$/.exec(text3);
+function parseRateLimit(text4) {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*\/\s*s\s*(?:,\s*(\d+)\s*)?$/.exec(text4);
   if (!m) return void 0;
   const rate2 = Number(m[1]);
   const burst = m[2] === void 0 ? Math.max(1, Math.ceil(rate2)) : Number(m[2]);
@@ -53063,16 +53391,16 @@ function checkState(v2) {
   return STATE(v2, "state");
 }
 function loadStateFile(path) {
-  let text3;
+  let text4;
   try {
-    text3 = (0, import_node_fs5.readFileSync)(path, "utf8");
+    text4 = (0, import_node_fs5.readFileSync)(path, "utf8");
   } catch (e) {
     if (e.code === "ENOENT") return void 0;
     throw e;
   }
   let parsed;
   try {
-    parsed = JSON.parse(text3);
+    parsed = JSON.parse(text4);
   } catch (e) {
     throw new Error(`it is not JSON (${e.message})`);
   }
@@ -53555,20 +53883,20 @@ var init_tokens = __esm({
 
 // src/emulator/server.ts
 function trickle(res, body, ms) {
-  return new Promise((resolve18) => {
+  return new Promise((resolve19) => {
     let i = 0;
     const timer = setInterval(() => {
       if (res.destroyed || i >= body.length) {
         clearInterval(timer);
         if (!res.destroyed) res.end();
-        resolve18();
+        resolve19();
         return;
       }
       res.write(body.subarray(i, ++i));
     }, ms);
     res.on("close", () => {
       clearInterval(timer);
-      resolve18();
+      resolve19();
     });
   });
 }
@@ -53576,7 +53904,7 @@ function isLoopback(address) {
   return !!address && (address.startsWith("127.") || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("::ffff:127."));
 }
 function readBody2(req) {
-  return new Promise((resolve18, reject) => {
+  return new Promise((resolve19, reject) => {
     const chunks = [];
     let size = 0;
     let over = false;
@@ -53585,14 +53913,14 @@ function readBody2(req) {
       if (size > MAX_BODY) over = true;
       else chunks.push(c2);
     });
-    req.on("end", () => resolve18(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve19(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
-function parseJson2(text3) {
-  if (text3.trim() === "") throw new EmuError(400, "a JSON body is required", [{ field: "(body)", message: "is empty" }]);
+function parseJson2(text4) {
+  if (text4.trim() === "") throw new EmuError(400, "a JSON body is required", [{ field: "(body)", message: "is empty" }]);
   try {
-    return JSON.parse(text3);
+    return JSON.parse(text4);
   } catch {
     throw new EmuError(400, "the body is not valid JSON", [{ field: "(body)", message: "is not valid JSON" }]);
   }
@@ -53633,9 +53961,9 @@ async function startEmulator(opts) {
   const server = (0, import_node_http.createServer)({ keepAliveTimeout: 3e4 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());
   });
-  await new Promise((resolve18, reject) => {
+  await new Promise((resolve19, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve18());
+    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve19());
   });
   const addr = server.address();
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
@@ -53643,9 +53971,9 @@ async function startEmulator(opts) {
     url: `http://${host}:${addr.port}`,
     server,
     emulator,
-    close: () => new Promise((resolve18) => {
+    close: () => new Promise((resolve19) => {
       server.closeAllConnections();
-      server.close(() => resolve18());
+      server.close(() => resolve19());
     })
   };
 }
@@ -53730,10 +54058,10 @@ var init_server = __esm({
           req.socket.destroy();
           return;
         }
-        const text3 = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body);
-        res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": Buffer.byteLength(text3), ...reply.headers });
-        if (reply.trickleMs !== void 0) return trickle(res, Buffer.from(text3), reply.trickleMs);
-        res.end(text3);
+        const text4 = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body);
+        res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": Buffer.byteLength(text4), ...reply.headers });
+        if (reply.trickleMs !== void 0) return trickle(res, Buffer.from(text4), reply.trickleMs);
+        res.end(text4);
       }
       async dispatch(req, res, url, method, entry) {
         const raw = await readBody2(req);
@@ -54257,18 +54585,18 @@ function batchStatusProblems(config, doc, file) {
   for (const [name, env2] of Object.entries(config.environments ?? {})) {
     const texts = env2?.service?.batch_status ?? {};
     const seen = /* @__PURE__ */ new Map();
-    for (const [status, text3] of Object.entries(texts)) {
-      if (typeof text3 !== "string") continue;
-      const other = seen.get(text3);
+    for (const [status, text4] of Object.entries(texts)) {
+      if (typeof text4 !== "string") continue;
+      const other = seen.get(text4);
       if (other === void 0) {
-        seen.set(text3, status);
+        seen.set(text4, status);
         continue;
       }
       problems.push({
         file,
         ...at(doc, `/environments/${name}/service/batch_status/${status}`),
         severity: "error",
-        message: `environments.${name}.service.batch_status.${status}: ${JSON.stringify(text3)} is also the text of ${other}: each batch status needs its own text, or a batch the service shows with it could be either`
+        message: `environments.${name}.service.batch_status.${status}: ${JSON.stringify(text4)} is also the text of ${other}: each batch status needs its own text, or a batch the service shows with it could be either`
       });
     }
   }
@@ -54278,12 +54606,12 @@ function connectionProblems(config, doc, file) {
   const problems = [];
   for (const [name, env2] of Object.entries(config.environments ?? {})) {
     for (const field of CONNECTION_FIELDS) {
-      const text3 = env2?.[field];
-      if (typeof text3 !== "string") continue;
+      const text4 = env2?.[field];
+      if (typeof text4 !== "string") continue;
       const where2 = { file, ...at(doc, `/environments/${name}/${field}`), severity: "error" };
-      const named3 = variablesIn(text3).filter((v2) => SIGN_IN_VARIABLES.has(v2));
+      const named3 = variablesIn(text4).filter((v2) => SIGN_IN_VARIABLES.has(v2));
       for (const v2 of named3) problems.push({ ...where2, rule: "variables", message: `environments.${name}.${field}: ${signInProblem(v2)}` });
-      const credentials = field === "realm" || variablesIn(text3).length ? void 0 : urlCredentials(text3);
+      const credentials = field === "realm" || variablesIn(text4).length ? void 0 : urlCredentials(text4);
       if (credentials) problems.push({ ...where2, message: `environments.${name}.${field}: ${credentials}` });
     }
   }
@@ -54300,11 +54628,11 @@ function connectionProblems(config, doc, file) {
   }
   return problems;
 }
-function remoteCredentials(text3) {
-  if (variablesIn(text3).length) return void 0;
+function remoteCredentials(text4) {
+  if (variablesIn(text4).length) return void 0;
   let url;
   try {
-    url = new URL(text3.trim());
+    url = new URL(text4.trim());
   } catch {
     return void 0;
   }
@@ -54382,8 +54710,8 @@ function resolveEnv(repo, name, env2) {
   const evidence = raw.evidence ?? repo.config.evidence;
   const lockRaw = raw.lock ?? repo.config.lock;
   const lockField = raw.lock !== void 0 ? "lock/remote" : void 0;
-  const text3 = (field, value2) => String(fill(repo, name, field, value2, env2, problems).value);
-  const remote = typeof lockRaw === "object" ? lockField ? text3(lockField, lockRaw.remote) : text3("lock", lockRaw.remote) : void 0;
+  const text4 = (field, value2) => String(fill(repo, name, field, value2, env2, problems).value);
+  const remote = typeof lockRaw === "object" ? lockField ? text4(lockField, lockRaw.remote) : text4("lock", lockRaw.remote) : void 0;
   problems.push(...varProblems);
   if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
   const lock = lockSetting(name, lockRaw, remote, baseUrl, authUrl);
@@ -54410,10 +54738,10 @@ function fourEyesOf(raw) {
 function endpoints(repo, name, env2) {
   const raw = repo.config.environments[name];
   const problems = [];
-  const text3 = (field, value2) => value2 === void 0 ? void 0 : String(fill(repo, name, field, value2, env2, problems).value);
-  const baseUrl = env2.REVSYNC_BASE_URL ?? text3("base_url", raw.base_url) ?? "";
-  const authUrl = env2.REVSYNC_AUTH_URL ?? text3("auth_url", raw.auth_url) ?? baseUrl;
-  const realm = env2.REVSYNC_REALM ?? text3("realm", raw.realm) ?? "";
+  const text4 = (field, value2) => value2 === void 0 ? void 0 : String(fill(repo, name, field, value2, env2, problems).value);
+  const baseUrl = env2.REVSYNC_BASE_URL ?? text4("base_url", raw.base_url) ?? "";
+  const authUrl = env2.REVSYNC_AUTH_URL ?? text4("auth_url", raw.auth_url) ?? baseUrl;
+  const realm = env2.REVSYNC_REALM ?? text4("realm", raw.realm) ?? "";
   return { baseUrl, authUrl, realm, problems };
 }
 function endpointWarnings(repo, name, env2) {
@@ -54596,8 +54924,8 @@ function contractProblems(file, c2, i) {
   return out;
 }
 function fastCases(abs, shown3, inside) {
-  const text3 = plainText(abs, inside);
-  const read = text3 === void 0 ? void 0 : loadPlain(text3);
+  const text4 = plainText(abs, inside);
+  const read = text4 === void 0 ? void 0 : loadPlain(text4);
   if (!read || !fileValidator("policy/ssp-policy-test.schema.json")(read.value)) return void 0;
   const { starts } = read;
   const file = read.value;
@@ -54617,19 +54945,19 @@ function fastCases(abs, shown3, inside) {
   };
 }
 function plainText(abs, inside) {
-  let text3;
+  let text4;
   try {
     const st = (0, import_node_fs8.lstatSync)(abs);
     if (!st.isFile() || st.size > MAX_FILE_BYTES || st.size < 64 * 1024) return void 0;
-    text3 = new TextDecoder("utf-8", { fatal: true }).decode(readUserFileBytes(abs, MAX_FILE_BYTES, inside));
+    text4 = new TextDecoder("utf-8", { fatal: true }).decode(readUserFileBytes(abs, MAX_FILE_BYTES, inside));
   } catch {
     return void 0;
   }
-  if (/\$|!|&|\*|__proto__|constructor|prototype|\n---|\n\.\.\./.test(text3)) return void 0;
-  if (/\d[\d.]{15}|\d[eE][-+]?\d|\.(inf|nan)\b|\b0b[01]/i.test(text3)) return void 0;
-  return text3;
+  if (/\$|!|&|\*|__proto__|constructor|prototype|\n---|\n\.\.\./.test(text4)) return void 0;
+  if (/\d[\d.]{15}|\d[eE][-+]?\d|\.(inf|nan)\b|\b0b[01]/i.test(text4)) return void 0;
+  return text4;
 }
-function loadPlain(text3) {
+function loadPlain(text4) {
   const jsYaml = (0, import_node_module4.createRequire)(__revsyncModuleUrl)("js-yaml");
   const starts = { cases: [], contracts: [] };
   let depth = 0;
@@ -54652,7 +54980,7 @@ function loadPlain(text3) {
     depth--;
   };
   try {
-    return { value: jsYaml.load(text3, { schema: jsYaml.CORE_SCHEMA, json: false, listener }), starts };
+    return { value: jsYaml.load(text4, { schema: jsYaml.CORE_SCHEMA, json: false, listener }), starts };
   } catch {
     return void 0;
   }
@@ -56293,8 +56621,8 @@ function knownZone(tz) {
     return false;
   }
 }
-function readDay(text3) {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text3);
+function readDay(text4) {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text4);
   if (!m) return void 0;
   const [y2, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const t = new Date(Date.UTC(y2, mo - 1, d));
@@ -56323,16 +56651,16 @@ function quarterEndWindow(before, after, cal) {
     return { open: openings.find((o) => o.from <= now && now < o.until), next: openings.find((o) => o.from > now) };
   };
 }
-function readMoment(text3, tz, endOfDay = false) {
-  const m = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2}))?$/.exec(text3);
+function readMoment(text4, tz, endOfDay = false) {
+  const m = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2}))?$/.exec(text4);
   const day = m && readDay(m[1]);
   if (!m || !day) return void 0;
   if (m[2] === void 0) return instantOf(endOfDay ? { ...day, d: day.d + 1 } : day, tz);
   const [h, min] = [Number(m[2]), Number(m[3])];
   return h < 24 && min < 60 ? instantOf(day, tz, h, min) : void 0;
 }
-function readSpan(text3) {
-  const m = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$/.exec(text3.trim());
+function readSpan(text4) {
+  const m = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$/.exec(text4.trim());
   if (!m || m[1] === void 0 && m[2] === void 0 && m[3] === void 0) return void 0;
   const ms = (Number(m[1] ?? 0) * 24 + Number(m[2] ?? 0)) * 36e5 + Number(m[3] ?? 0) * 6e4;
   return ms > 0 ? ms : void 0;
@@ -56514,10 +56842,10 @@ function calendarOf(r, own2, top, pointer2) {
   }
   return { startMonth: m ?? 1, startDay: d ?? 1, timezone };
 }
-function readWhen(r, text3, pointer2, name) {
+function readWhen(r, text4, pointer2, name) {
   let tree;
   try {
-    tree = parseCondition(text3);
+    tree = parseCondition(text4);
   } catch (e) {
     if (!(e instanceof ExprError)) throw e;
     problem(r, pointer2, `guardrail ${name}: when: ${e.message}`, "error", e.index === void 0 ? void 0 : placeIn(r, pointer2, e.index));
@@ -56543,7 +56871,7 @@ function readWhen(r, text3, pointer2, name) {
   const kinds = [];
   conditionKind(tree, (n) => factKind(n, r.table, r.fields) ?? "any", kinds);
   for (const k2 of kinds) problem(r, pointer2, `guardrail ${name}: when: ${k2}`);
-  return kinds.length ? void 0 : { text: text3, tree };
+  return kinds.length ? void 0 : { text: text4, tree };
 }
 function checkExceptions(r, list3, pointer2, name, cal) {
   const today = dayText(dayOf(r.now, cal.timezone));
@@ -56617,13 +56945,13 @@ function windowTime(r, w2, pointer2, cal, tz) {
   if (w2.cron !== void 0) return cronTime(r, w2, pointer2, tz);
   const from = w2.from === void 0 ? void 0 : readMoment(w2.from, tz);
   const to = w2.to === void 0 ? void 0 : readMoment(w2.to, tz, true);
-  for (const [field, text3, read] of [
+  for (const [field, text4, read] of [
     ["from", w2.from, from],
     ["to", w2.to, to]
   ]) {
-    if (text3 === void 0) problem(r, pointer2, `freeze window ${w2.name}: ${field} is missing: a one-off window needs from and to`);
+    if (text4 === void 0) problem(r, pointer2, `freeze window ${w2.name}: ${field} is missing: a one-off window needs from and to`);
     else if (read === void 0)
-      problem(r, `${pointer2}/${field}`, `freeze window ${w2.name}: ${field}: ${JSON.stringify(text3)} is not a day (YYYY-MM-DD) or a time (YYYY-MM-DDTHH:MM)`);
+      problem(r, `${pointer2}/${field}`, `freeze window ${w2.name}: ${field}: ${JSON.stringify(text4)} is not a day (YYYY-MM-DD) or a time (YYYY-MM-DDTHH:MM)`);
   }
   if (from === void 0 || to === void 0) return void 0;
   if (to <= from) {
@@ -56855,10 +57183,10 @@ __export(init_exports, {
   repoShape: () => repoShape,
   runInit: () => runInit
 });
-function repoShape(text3) {
+function repoShape(text4) {
   let doc;
   try {
-    doc = (0, import_yaml4.parse)(text3);
+    doc = (0, import_yaml4.parse)(text4);
   } catch {
     return void 0;
   }
@@ -56879,10 +57207,10 @@ function repoShape(text3) {
     variables: [...variables].filter((v2) => !own2.has(v2)).sort()
   };
 }
-function adaptRecipe(text3, shape) {
+function adaptRecipe(text4, shape) {
   const envVars = (indent) => shape.variables.map((v2) => `${indent}${v2}: \${{ vars.${v2} }}
 `).join("");
-  return text3.replace(/\[sandbox, production\]/g, `[${shape.environments.join(", ")}]`).replace(/^( +)SANDBOX_BASE_URL: .*\n(?:\1(?:SANDBOX|PRODUCTION)_(?:BASE|AUTH)_URL: .*\n)*/gm, (_m, indent) => envVars(indent)).replace(
+  return text4.replace(/\[sandbox, production\]/g, `[${shape.environments.join(", ")}]`).replace(/^( +)SANDBOX_BASE_URL: .*\n(?:\1(?:SANDBOX|PRODUCTION)_(?:BASE|AUTH)_URL: .*\n)*/gm, (_m, indent) => envVars(indent)).replace(
     /URLs from SANDBOX_BASE_URL, SANDBOX_AUTH_URL,\n# PRODUCTION_BASE_URL, PRODUCTION_AUTH_URL\./,
     shape.variables.length ? `URLs and realms from ${shape.variables.join(", ")}.
 #` : "URLs from revsync.yaml.\n#"
@@ -56926,10 +57254,10 @@ function packageJson(dir, pin) {
 `;
 }
 async function runInit(flags, out, args) {
-  const envName = checkFlags(flags);
+  const envName2 = checkFlags(flags);
   const dir = (0, import_node_path17.resolve)(out.io.cwd, args[0] ?? ".");
   const where2 = (0, import_node_path17.relative)(out.io.cwd, dir) || ".";
-  const { existing, configText, shape } = readConfig(dir, where2, envName, flags, out);
+  const { existing, configText, shape } = readConfig(dir, where2, envName2, flags, out);
   const found = flags.pin ? {} : defaultPin(ownPackage().version);
   const scaffold = { dir, where: where2, existing, shape, pin: flags.pin ?? found.spec ?? PLACEHOLDER, found };
   const outcome = writeFiles(scaffold, filesFor(scaffold, configText, flags), flags, out);
@@ -56942,19 +57270,19 @@ async function runInit(flags, out, args) {
   return 0;
 }
 function checkFlags(flags) {
-  const envName = flags.env ?? "sandbox";
-  if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(envName))
-    throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(envName)}`);
+  const envName2 = flags.env ?? "sandbox";
+  if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(envName2))
+    throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(envName2)}`);
   if (flags.ci && !CI_FILES[flags.ci]) throw new UserError(`--ci must be github or gitlab, got ${JSON.stringify(flags.ci)}`);
   const credentials = flags.baseUrl ? urlCredentials(flags.baseUrl) : void 0;
   if (credentials) throw new UserError(`--base-url: ${credentials}`);
   if (flags.baseUrl && !/^https?:\/\//.test(flags.baseUrl)) throw new UserError(`--base-url must be an http(s) URL, got ${JSON.stringify(flags.baseUrl)}`);
-  return envName;
+  return envName2;
 }
-function readConfig(dir, where2, envName, flags, out) {
+function readConfig(dir, where2, envName2, flags, out) {
   const configPath = (0, import_node_path17.join)(dir, "revsync.yaml");
   const existing = (0, import_node_fs11.existsSync)(configPath) && !flags.force ? readRepoFile(configPath) : void 0;
-  const configText = existing ?? freshConfig(envName, envName.toUpperCase().replace(/[^A-Z0-9]/g, "_"), flags);
+  const configText = existing ?? freshConfig(envName2, envName2.toUpperCase().replace(/[^A-Z0-9]/g, "_"), flags);
   const shape = repoShape(configText);
   if (!shape) {
     throw new UserError(
@@ -56992,17 +57320,17 @@ function writeFiles({ dir, where: where2, pin }, files, flags, out) {
   const words2 = { show: (p) => (0, import_node_path17.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where2})` };
   for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path17.join)(dir, name), words2);
   const outcome = { written: [], kept: [], unchanged: [] };
-  for (const [name, text3] of files) {
+  for (const [name, text4] of files) {
     const path = (0, import_node_path17.join)(dir, name);
     const current = (0, import_node_fs11.existsSync)(path) ? readRepoFile(path) : void 0;
-    const merged = current !== void 0 && current !== text3 && !flags.force ? mergeInto(name, current, flags.pin, pin) : void 0;
-    if (current === text3 || merged && merged.text === current) outcome.unchanged.push(name);
+    const merged = current !== void 0 && current !== text4 && !flags.force ? mergeInto(name, current, flags.pin, pin) : void 0;
+    if (current === text4 || merged && merged.text === current) outcome.unchanged.push(name);
     else if (merged) {
       writeUserFile(path, merged.text, dir, words2);
       outcome.written.push(merged.said);
     } else if (current !== void 0 && !flags.force) outcome.kept.push(name);
     else {
-      writeUserFile(path, text3, dir, words2);
+      writeUserFile(path, text4, dir, words2);
       outcome.written.push(current === void 0 ? `wrote ${name}` : `replaced ${name}`);
     }
   }
@@ -57091,13 +57419,13 @@ ${missing2.join("\n")}
     } catch {
       return void 0;
     }
-    const section = pkg.dependencies?.revsync !== void 0 ? "dependencies" : "devDependencies";
-    const now = pkg[section]?.revsync;
+    const section2 = pkg.dependencies?.revsync !== void 0 ? "dependencies" : "devDependencies";
+    const now = pkg[section2]?.revsync;
     const want = pinFlag ?? now ?? pin;
     if (now === want) return { text: current, said: "" };
-    const wanted = { ...pkg, [section]: { ...pkg[section], revsync: want } };
-    const said = `${now === void 0 ? "added" : "changed"} ${section}.revsync in package.json: ${JSON.stringify(want)}${now === void 0 ? "" : ` (was ${JSON.stringify(now)})`}`;
-    const edited = editPin(current, section, want, wanted);
+    const wanted = { ...pkg, [section2]: { ...pkg[section2], revsync: want } };
+    const said = `${now === void 0 ? "added" : "changed"} ${section2}.revsync in package.json: ${JSON.stringify(want)}${now === void 0 ? "" : ` (was ${JSON.stringify(now)})`}`;
+    const edited = editPin(current, section2, want, wanted);
     if (edited !== void 0) return { text: edited, said };
     const indent = /^[ \t]+(?=")/m.exec(current)?.[0] ?? "  ";
     return { text: `${JSON.stringify(wanted, null, indent)}
@@ -57105,10 +57433,10 @@ ${missing2.join("\n")}
   }
   return void 0;
 }
-function editPin(current, section, want, wanted) {
-  const ok = (text3) => {
+function editPin(current, section2, want, wanted) {
+  const ok = (text4) => {
     try {
-      return (0, import_node_util.isDeepStrictEqual)(JSON.parse(text3), wanted);
+      return (0, import_node_util.isDeepStrictEqual)(JSON.parse(text4), wanted);
     } catch {
       return false;
     }
@@ -57118,7 +57446,7 @@ function editPin(current, section, want, wanted) {
   const candidates2 = [];
   for (const m of current.matchAll(/("revsync"\s*:\s*)"(?:[^"\\]|\\.)*"/g))
     candidates2.push(current.slice(0, m.index) + m[1] + value2 + current.slice(m.index + m[0].length));
-  for (const m of current.matchAll(new RegExp(`"${section}"\\s*:\\s*\\{(\\s*)`, "g"))) {
+  for (const m of current.matchAll(new RegExp(`"${section2}"\\s*:\\s*\\{(\\s*)`, "g"))) {
     const at2 = m.index + m[0].length;
     const ws = m[1] ?? "";
     if (current[at2] !== "}" || !ws.includes("\n")) {
@@ -57137,10 +57465,10 @@ ${keyIndent}${current.slice(at2)}`);
     const comma = before.endsWith("{") ? "" : ",";
     const multiline = before.includes("\n");
     const added = multiline ? `${comma}
-${unit}"${section}": {
+${unit}"${section2}": {
 ${unit}${unit}"revsync": ${value2}
 ${unit}}
-` : `${comma} "${section}": { "revsync": ${value2} }`;
+` : `${comma} "${section2}": { "revsync": ${value2} }`;
     candidates2.push(`${before}${added}${multiline ? "" : current.slice(before.length, end)}${current.slice(end)}`);
   }
   return candidates2.find(ok);
@@ -57237,1303 +57565,39 @@ var init_policy_models = __esm({
   }
 });
 
-// src/live/read.ts
-async function readLive(core, desired, opts, kinds = KINDS) {
-  let done = 0;
-  let total = kinds.length;
-  const progress = {
-    more: (n) => void (total += n),
-    done: (what) => opts.progress?.(++done, total, what)
-  };
-  const read = await Promise.all(kinds.map(async (k2) => [k2.name, await k2.read(core, desiredOf(k2, desired), opts, progress)]));
-  return new Map(read);
-}
-var nothingInGit;
-var init_read2 = __esm({
-  "src/live/read.ts"() {
-    "use strict";
-    init_kind();
-    init_registry();
-    nothingInGit = (kinds = KINDS) => new Map(kinds.map((k2) => [k2.name, []]));
-  }
-});
-
-// src/plan/held-twice.ts
-function heldTwiceOf(live, targets, kinds) {
-  return kinds.flatMap((k2) => k2.heldTwice?.(liveOf(k2, live)) ?? []).filter((h) => touchedBy(h.address, targets));
-}
-function forgetHeldTwice(unknown, held) {
-  for (const address of [...unknown.keys()]) if (held.some((h) => under(h, address))) unknown.delete(address);
-}
-function heldTwiceWords(h, inGit) {
-  const name = h.address.slice(h.address.lastIndexOf("/") + 1);
-  const held = `the service holds ${h.copies.length} ${h.what} named ${JSON.stringify(name)}: ${h.copies.map((c2, i) => `(${i + 1}) ${c2}`).join("; ")}`;
-  return inGit ? `${held}. The interface names each by that name, so revsync cannot tell which one git's file means, nor which one a write would reach: it compares neither with git and writes to none (nothing at or below this address); remove or rename the copies in the service until one holds the name, then plan again` : `${held}, and git has no file for the name. The interface names each by that name, so none of them can be managed: remove or rename the copies in the service until one holds the name`;
-}
-function planHeldTwice(changes, held, inGit) {
-  if (!held.length) return changes;
-  const out = [];
-  for (const c2 of changes) {
-    const h = held.find((x2) => under(x2, c2.address));
-    if (!h) out.push(c2);
-    else if (c2.address !== h.address && (isApplied(c2) || c2.action === "blocked"))
-      out.push(
-        shownEntry("blocked", c2.address, `${h.address} is held more than once in the service (its own entry lists each copy): nothing is written below it`, {
-          before: c2.before,
-          after: c2.after,
-          diff: c2.diff,
-          ...c2.source ? { source: c2.source } : {}
-        })
-      );
-  }
-  for (const h of held) {
-    const named3 = [...inGit].some((a) => under(h, a));
-    out.push(shownEntry(named3 ? "blocked" : "not_in_git", h.address, heldTwiceWords(h, named3)));
-  }
-  return out;
-}
-function driftHeldTwice(items, held, inGit) {
-  if (!held.length) return items;
-  const out = items.filter((i) => !held.some((h) => under(h, i.address)));
-  for (const h of held) {
-    const named3 = [...inGit].some((a) => under(h, a));
-    out.push({ address: h.address, class: "duplicate", diff: [], message: heldTwiceWords(h, named3), modified_by: null, modified_on: null });
-  }
-  return out;
-}
-var under, keptHeldTwice;
-var init_held_twice2 = __esm({
-  "src/plan/held-twice.ts"() {
-    "use strict";
-    init_entries2();
-    init_kind();
-    init_address();
-    init_model();
-    under = (h, address) => address === h.address || address.startsWith(`${h.address}/`);
-    keptHeldTwice = (kept2, held) => kept2.filter((k2) => !held.some((h) => under(h, k2.address)));
-  }
-});
-
-// src/plan/build.ts
-function entries(desired, live, targets, kinds) {
-  const findings = { targets, problems: [], unknown: /* @__PURE__ */ new Map() };
-  const changes = kinds.flatMap((k2) => k2.plan(desiredOf(k2, desired), liveOf(k2, live), findings));
-  if (findings.problems.length) {
-    throw new UserError(
-      `the plan cannot be made, so nothing was sent:
-  ${findings.problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`).join("\n  ")}`,
-      "add the fields to the policy file (revsync validate checks them offline)"
-    );
-  }
-  for (const k2 of kinds) {
-    for (const u of k2.unmanaged(desiredOf(k2, desired), liveOf(k2, live), targets)) {
-      const why = `${u.reason}${whoWords(u, "last modified")}`;
-      changes.push(
-        shownEntry("not_in_git", u.address, why, {
-          before: u.before,
-          version_id: u.version_id,
-          last_modified_on: u.last_modified_on,
-          modified_by: u.modified_by,
-          modified_on: u.modified_on
-        })
-      );
-    }
-  }
-  const held = heldTwiceOf(live, targets, kinds);
-  const inGit = new Set(kinds.flatMap((k2) => k2.addressesIn(desiredOf(k2, desired))));
-  forgetHeldTwice(findings.unknown, held);
-  return { changes: planHeldTwice(changes, held, inGit), findings, kept: keptHeldTwice(keptOf(desired, live, targets, kinds), held) };
-}
-function keptOf(desired, live, targets, kinds) {
-  const kept2 = kinds.flatMap((k2) => k2.kept?.(desiredOf(k2, desired), liveOf(k2, live), targets) ?? []);
-  return plainData(kept2.sort((a, b2) => byCodePoint(a.address, b2.address)));
-}
-function draftPlan(desired, live, meta, kinds = KINDS) {
-  const { changes, findings, kept: kept2 } = entries(desired, live, meta.targets, kinds);
-  const alike = lookAlikes(desired, live, meta.targets, kinds);
-  const rank = (c2) => kindOf2(kinds, c2.address)?.rank?.(c2) ?? 0;
-  changes.sort((a, b2) => (ORDER[a.action] ?? 9) - (ORDER[b2.action] ?? 9) || rank(a) - rank(b2) || byCodePoint(a.address, b2.address));
-  return {
-    format_version: "1",
-    environment: meta.environment,
-    created_at: (meta.now ?? /* @__PURE__ */ new Date()).toISOString(),
-    base_url: meta.baseUrl,
-    auth_url: meta.authUrl,
-    realm: meta.realm,
-    user: meta.user,
-    targets: meta.targets,
-    // The service's values as plain data (a number it gave that is not comparable, as its text): the
-    // plan reads back from its file as it was made.
-    changes: plainData(changes),
-    summary: summarize(ACTIONS, changes, "action"),
-    notes: unknownNotes(findings.unknown),
-    ...kept2.length ? { kept_live: kept2 } : {},
-    ...alike.length ? { look_alike: alike } : {}
-  };
-}
-function seal(plan) {
-  const { four_eyes, impact: impact2, ...entries2 } = plan;
-  return { ...entries2, checksum: planChecksum(plan), ...four_eyes ? { four_eyes } : {}, ...impact2 ? { impact: impact2 } : {} };
-}
-var ORDER;
-var init_build = __esm({
-  "src/plan/build.ts"() {
-    "use strict";
-    init_errors();
-    init_kind();
-    init_entries2();
-    init_registry();
-    init_address();
-    init_unknown();
-    init_who();
-    init_number();
-    init_look_alike2();
-    init_held_twice2();
-    init_model();
-    ORDER = { update: 0, create: 1, review: 2, approve: 3, blocked: 4, unsupported: 5, not_in_git: 6 };
-  }
-});
-
-// src/plan/targets.ts
-function knownAddresses(desired, live, kinds = KINDS) {
-  return new Set(kinds.flatMap((k2) => [...k2.addressesIn(desiredOf(k2, desired)), ...k2.addressesLive(liveOf(k2, live))]));
-}
-function checkTargets(targets, desired, live, kinds = KINDS) {
-  if (!targets.length) return;
-  const known = knownAddresses(desired, live, kinds);
-  const bad = targets.filter((t) => !known.has(t));
-  if (!bad.length) return;
-  const lines = bad.map((t) => {
-    const near = nearest(t, known);
-    return `${JSON.stringify(t)}${near.length ? `: did you mean ${near.map((n) => `--target ${shellQuote(n)}`).join(" or ")}?` : ""}`;
-  });
-  throw new UserError(
-    `--target matches nothing in git or in the service (addresses are exact and case-sensitive):
-  ${lines.join("\n  ")}`,
-    `addresses look like ${kinds.flatMap((k2) => k2.addressForms).join(", ")}`
-  );
-}
-function targetedDesired(desired, live, targets, kinds = KINDS) {
-  if (!targets.length) return desired;
-  const on = (a) => targeted(a, [...targets]);
-  return new Map(kinds.map((k2) => [k2.name, k2.targeted(desiredOf(k2, desired), liveOf(k2, live), on)]));
-}
-var init_targets = __esm({
-  "src/plan/targets.ts"() {
-    "use strict";
-    init_errors();
-    init_kind();
-    init_registry();
-    init_did_you_mean();
-    init_shell_quote();
-    init_address();
-  }
-});
-
-// src/shared/facts.ts
-var HOLDS_BACK;
-var init_facts3 = __esm({
-  "src/shared/facts.ts"() {
-    "use strict";
-    HOLDS_BACK = ["deny", "approval_needed", "error"];
-  }
-});
-
-// src/guardrails/identity.ts
-function listedIn(approvers, list3) {
-  const out = [];
-  for (const a of approvers) if (list3.some((u) => sameUser(u, a.user)) && !out.some((o) => sameUser(o.user, a.user))) out.push(a);
-  return out;
-}
-var approverWords;
-var init_identity = __esm({
-  "src/guardrails/identity.ts"() {
-    "use strict";
-    init_who();
-    approverWords = (approvers) => approvers.map((a) => `${a.user} (${a.via === "approver identity" ? "the approver identity" : "a pull request approval"})`).join(", ");
-  }
-});
-
-// src/guardrails/judge.ts
-function grantOverrides(setup, judging) {
-  return judging.overrides.map((o) => {
-    const named3 = [...setup.rules, ...setup.windows];
-    const target = named3.find((x2) => x2.name === o.name);
-    if (!target) {
-      const near = nearest(
-        o.name,
-        named3.map((x2) => x2.name),
-        { max: 1 }
-      )[0];
-      throw new UserError(
-        `--override ${o.name}: environment ${setup.environment} has no guardrail or freeze window of that name${near ? ` (did you mean ${near}?)` : ""}`,
-        named3.length ? `its rules and windows: ${named3.map((x2) => x2.name).join(", ")}` : void 0
-      );
-    }
-    if (!target.override_by) throw new UserError(`--override ${o.name}: it has no override_by in revsync.yaml (${target.source}), so nobody may override it`);
-    if (!o.reason.trim()) throw new UserError(`--override ${o.name} needs --reason TEXT: why it is overridden goes into the plan and the evidence`);
-    const by = listedIn(judging.approvers, target.override_by)[0];
-    if (!by)
-      throw new UserError(
-        `--override ${o.name}: only ${target.override_by.join(", ")} may override it, and ${judging.approvers.length ? `the approvers here are ${approverWords(judging.approvers)}` : "no approver is known to this run"}`,
-        "the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN) or, in CI, an approval of the pull request must be one of override_by"
-      );
-    return { name: o.name, reason: o.reason, by: by.user };
-  });
-}
-function matches(rule2, c2, env2) {
-  const m = rule2.match;
-  if (m.actions && !m.actions.includes(c2.action)) return false;
-  if (m.environments && !m.environments.includes(env2)) return false;
-  if (m.addresses && !m.addresses.some((test) => test(c2.address))) return false;
-  if (m.fields && !c2.diff.some((d) => m.fields?.some((f2) => d.path === f2 || d.path.startsWith(`${f2}.`) || d.path.startsWith(`${f2}[`)))) return false;
-  return true;
-}
-function holds2(rule2, lookup2) {
-  if (!rule2.when) return { holds: true, words: "every change it matches" };
-  try {
-    const h = conditionHolds(rule2.when.tree, lookup2);
-    const read = [...new Set(namesOf(rule2.when.tree).map((n) => n.name))].map((n) => `${n} = ${shown(lookup2(n) ?? null)}`);
-    return { holds: h, words: `${rule2.when.text}${read.length ? `: ${read.join(", ")}` : ""}` };
-  } catch (e) {
-    if (!(e instanceof ExprError)) throw e;
-    return { error: `${rule2.when.text} cannot be judged: ${e.message}` };
-  }
-}
-function outcomeOf(rule2, c2, lookup2, ctx) {
-  const base = { rule: rule2.name, effect: rule2.effect };
-  const h = holds2(rule2, lookup2);
-  if ("error" in h) return { ...base, outcome: rule2.effect === "warn" ? "warn" : "error", message: h.error };
-  if (!h.holds) return { ...base, outcome: "pass", message: `${h.words} does not hold` };
-  const exception = rule2.exceptions.find((x2) => globMatch(x2.address, c2.address) && ctx.today <= x2.until);
-  if (exception) return { ...base, outcome: "excepted", message: `excepted until ${exception.until}: ${exception.reason}; ${h.words}` };
-  if (rule2.effect === "warn") return { ...base, outcome: "warn", message: h.words };
-  if (rule2.effect === "require_approval") {
-    const approved = listedIn(ctx.judging.approvers, rule2.from ?? []);
-    const count2 = rule2.count ?? 1;
-    const by = approved.map((a) => a.user);
-    if (approved.length >= count2) return { ...base, outcome: "approved", approved_by: by, message: `approved by ${approverWords(approved)}; ${h.words}` };
-    const override2 = ctx.granted.find((o) => o.name === rule2.name);
-    if (override2)
-      return {
-        ...base,
-        outcome: "overridden",
-        approved_by: by,
-        override: { by: override2.by, reason: override2.reason },
-        message: `overridden by ${override2.by}: ${override2.reason}; ${h.words}`
-      };
-    const has = approved.length ? `; approved by ${approverWords(approved)}` : "";
-    return {
-      ...base,
-      outcome: "approval_needed",
-      approved_by: by,
-      message: `needs ${count2} approval${count2 === 1 ? "" : "s"} of ${(rule2.from ?? []).join(", ")}${has}; ${h.words}`
-    };
-  }
-  const override = ctx.granted.find((o) => o.name === rule2.name);
-  if (override)
-    return {
-      ...base,
-      outcome: "overridden",
-      override: { by: override.by, reason: override.reason },
-      message: `overridden by ${override.by}: ${override.reason}; ${h.words}`
-    };
-  return { ...base, outcome: "deny", message: h.words };
-}
-function windowStatus(w2, now, granted) {
-  const { open, next } = w2.time(now);
-  const o = open ?? next;
-  const iso4 = (t) => t === void 0 ? null : new Date(t).toISOString();
-  const local = (t) => t === void 0 ? null : localWords(t, w2.timezone);
-  const override = open ? granted.find((g2) => g2.name === w2.name) : void 0;
-  return {
-    name: w2.name,
-    kind: w2.kind,
-    what: w2.what,
-    timezone: w2.timezone,
-    in_force: !!open,
-    from: iso4(o?.from),
-    until: iso4(o?.until),
-    from_local: local(o?.from),
-    until_local: local(o?.until),
-    ...w2.description ? { description: w2.description } : {},
-    ...w2.override_by ? { override_by: w2.override_by } : {},
-    ...override ? { overridden: { by: override.by, reason: override.reason } } : {},
-    source: w2.source
-  };
-}
-function heldBack(freeze, changes, outcomes) {
-  const out = freeze.filter((w2) => w2.in_force && !w2.overridden).map((w2) => `freeze window ${w2.name} is in force until ${w2.until_local} (${w2.what}): every write waits`);
-  outcomes.forEach((list3, i) => {
-    for (const o of list3 ?? [])
-      if (HOLDS_BACK.includes(o.outcome))
-        out.push(
-          `${o.rule} ${o.outcome === "deny" ? "denies" : o.outcome === "error" ? "cannot judge" : "needs approvals for"} ${changes[i]?.address} (${changes[i]?.action}): ${o.message}`
-        );
-  });
-  return out;
-}
-function judgePlan(changes, setup, judging, kinds) {
-  const granted = grantOverrides(setup, judging);
-  const table2 = new Set(factTable(kinds).map((f2) => f2.name));
-  const today = dayText(dayOf(judging.now, setup.calendar.timezone));
-  const outcomes = changes.map((c2) => {
-    if (!isApplied(c2)) return void 0;
-    const facts = { ...c2.facts ?? {}, ...factsAt(c2.facts ?? {}, judging.now, setup.calendar) };
-    const lookup2 = lookupFor(c2, facts, table2);
-    return setup.rules.filter((r) => matches(r, c2, setup.environment)).map((r) => outcomeOf(r, c2, lookup2, { today, judging, granted }));
-  });
-  const freeze = setup.windows.map((w2) => windowStatus(w2, judging.now, granted));
-  const rules = setup.rules.map((r) => ({
-    name: r.name,
-    effect: r.effect,
-    ...r.count !== void 0 ? { count: r.count } : {},
-    ...r.from ? { from: r.from } : {},
-    ...r.override_by ? { override_by: r.override_by } : {},
-    ...r.when ? { when: r.when.text } : {},
-    ...r.description ? { description: r.description } : {},
-    source: r.source
-  }));
-  const guardrails = {
-    evaluated_at: new Date(judging.now).toISOString(),
-    timezone: setup.calendar.timezone,
-    rules,
-    freeze,
-    approvers: [...judging.approvers],
-    overrides: granted,
-    held_back: heldBack(freeze, changes, outcomes)
-  };
-  return { outcomes, guardrails };
-}
-function worstOutcome(results) {
-  const order2 = ["error", "deny", "approval_needed", "warn", "overridden", "approved", "excepted", "pass"];
-  return order2.find((o) => results.includes(o)) ?? "pass";
-}
-var shown;
-var init_judge = __esm({
-  "src/guardrails/judge.ts"() {
-    "use strict";
-    init_errors();
-    init_did_you_mean();
-    init_expr();
-    init_address();
-    init_entries();
-    init_facts3();
-    init_facts2();
-    init_identity();
-    init_time();
-    shown = (v2) => typeof v2 === "number" ? String(Number(v2.toFixed(4))) : JSON.stringify(v2);
-  }
-});
-
-// src/plan/make.ts
-function judged(plan, req, live, kinds) {
-  const g2 = req.guardrails;
-  if (!g2) return;
-  const allocation = plan.impact && !Array.isArray(plan.impact) ? plan.impact.allocation : void 0;
-  const sources = {
-    environment: req.meta.environment,
-    desired: req.desired,
-    live,
-    kinds,
-    ...req.tests?.contracts.length ? { allocation: allocation ?? [] } : {}
-  };
-  for (const c2 of plan.changes) if (isApplied(c2)) c2.facts = changeFacts(c2, sources);
-  const { outcomes, guardrails } = judgePlan(plan.changes, g2.setup, g2.judging, kinds);
-  plan.changes.forEach((c2, i) => {
-    const o = outcomes[i];
-    if (o) c2.guardrails = o;
-  });
-  plan.guardrails = guardrails;
-}
-function planImpact(plan, desired, live, tests, kinds) {
-  if (!plan.changes.length) return { cases: [], allocation: [], moved: {} };
-  const { live: known, fromGit: fromGit2 } = liveWithGitsUnknowns2(desired, live, kinds);
-  const scoped = targetedDesired(desired, known, plan.targets, kinds);
-  const before = modelsFromLive2(known, kinds);
-  const after = modelsFromGit2(scoped, known, kinds);
-  const allocation = allocationImpact(
-    tests.contracts,
-    { policies: before, carves: carvesLive(known, kinds) },
-    { policies: after, carves: carvesGit(scoped, known, kinds) },
-    ruleReader(tests.rules)
-  );
-  const cases = impact(tests.cases, before, after);
-  const notes = impactNotes(cases, allocation, fromGit2, kinds);
-  return { cases, allocation, moved: Object.fromEntries(movedByCurrency(allocation)), ...notes.length ? { notes } : {} };
-}
-async function makePlan(core, req) {
-  const kinds = req.kinds ?? KINDS;
-  const tests = req.tests && (req.tests.cases.length || req.tests.contracts.length) ? req.tests : void 0;
-  const live = await readLive(
-    core,
-    req.desired,
-    {
-      concurrency: req.concurrency,
-      targets: req.meta.targets,
-      values: true,
-      managedDetails: true,
-      approvedValues: !!tests,
-      ...req.guardrails?.setup.needsBaseline ? { baselineValues: true } : {},
-      ...req.progress ? { progress: req.progress } : {}
-    },
-    kinds
-  );
-  checkTargets(req.meta.targets, req.desired, live, kinds);
-  const plan = draftPlan(req.desired, live, req.meta, kinds);
-  if (req.fourEyes) plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: req.meta.user, ...req.fourEyes }, kinds);
-  if (tests) plan.impact = planImpact(plan, req.desired, live, tests, kinds);
-  judged(plan, req, live, kinds);
-  return seal(plan);
-}
-var init_make = __esm({
-  "src/plan/make.ts"() {
-    "use strict";
-    init_registry();
-    init_read2();
-    init_allocate();
-    init_run();
-    init_build();
-    init_four_eyes2();
-    init_policy_models();
-    init_targets();
-    init_facts2();
-    init_judge();
-    init_model();
-  }
-});
-
-// src/apply/graph.ts
-function buildSteps(plan, kinds = KINDS) {
-  const steps = plan.changes.filter(isApplied).map((change, id) => {
-    const kind = kindOf2(kinds, change.address);
-    if (!kind) throw new UserError(`${change.address} (${change.action}): revsync does not know this kind of address, so nothing was sent`);
-    return { id, change, kind, needs: [], after: [] };
-  });
-  const earlier = [];
-  for (const kind of kinds) {
-    const own2 = steps.filter((s3) => s3.kind === kind);
-    const order2 = kind.order?.(own2.map((s3) => s3.change)) ?? [];
-    own2.forEach((s3, i) => {
-      s3.after.push(...earlier);
-      s3.needs.push(...(order2[i]?.needs ?? []).map((n) => own2[n].id));
-      s3.after.push(...(order2[i]?.after ?? []).map((n) => own2[n].id));
-    });
-    earlier.push(...own2.map((s3) => s3.id));
-  }
-  return steps;
-}
-function skipDependents(steps, outcomes, running2, settle2) {
-  let changed = true;
-  while (changed) {
-    changed = false;
-    for (const s3 of steps) {
-      if (outcomes.has(s3.id) || running2.has(s3.id)) continue;
-      const bad = s3.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
-      if (!bad) continue;
-      const why = `${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`;
-      settle2({ step: s3, status: "skipped", message: `skipped: ${why}` });
-      changed = true;
-    }
-  }
-}
-async function schedule(steps, exec, opts) {
-  const outcomes = /* @__PURE__ */ new Map();
-  const running2 = /* @__PURE__ */ new Set();
-  return new Promise((resolve18) => {
-    const settle2 = (o) => {
-      outcomes.set(o.step.id, o);
-      opts.onFinish?.(o);
-    };
-    const pump = () => {
-      skipDependents(steps, outcomes, running2, settle2);
-      if (opts.isStopping()) {
-        for (const s3 of steps)
-          if (!outcomes.has(s3.id) && !running2.has(s3.id)) settle2({ step: s3, status: "skipped", message: "skipped: interrupted before it started" });
-      }
-      for (const s3 of steps) {
-        if (running2.size >= opts.concurrency) break;
-        if (outcomes.has(s3.id) || running2.has(s3.id)) continue;
-        const ready = s3.needs.every((n) => outcomes.get(n)?.status === "done") && s3.after.every((n) => outcomes.has(n));
-        if (!ready) continue;
-        running2.add(s3.id);
-        opts.onStart?.(s3, running2.size);
-        exec(s3).then(
-          (r) => settle2({ step: s3, status: "done", ...typeof r === "string" ? { message: r } : r }),
-          (e) => {
-            const { outcome, four_eyes } = e ?? {};
-            settle2({
-              step: s3,
-              status: "failed",
-              message: e instanceof Error ? e.message : String(e),
-              ...typeof outcome === "string" ? { outcome } : {},
-              ...four_eyes ? { four_eyes } : {}
-            });
-          }
-        ).finally(() => {
-          running2.delete(s3.id);
-          pump();
-        });
-      }
-      if (running2.size === 0 && outcomes.size === steps.length) resolve18(steps.map((s3) => outcomes.get(s3.id)));
-    };
-    pump();
-  });
-}
-var init_graph = __esm({
-  "src/apply/graph.ts"() {
-    "use strict";
-    init_errors();
-    init_registry();
-    init_model();
-  }
-});
-
-// src/apply/run.ts
-function outcomeOf2(o) {
-  if (o.status === "skipped") return "skipped";
-  const kind = o.outcome ?? (o.status === "done" ? "done" : "failed");
-  return OUTCOMES.includes(kind) ? kind : "failed";
-}
-function countOutcomes(outcomes) {
-  const counts2 = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
-  for (const o of outcomes) counts2[o.outcome]++;
-  return counts2;
-}
-function payloadProblems(plan, kinds = KINDS) {
-  return plan.changes.flatMap((c2) => {
-    if (!isApplied(c2)) return [];
-    const kind = kindOf2(kinds, c2.address);
-    const problems = !c2.payload ? ["no payload"] : !kind ? ["revsync does not know this kind of address"] : kind.payloadProblems(c2, plan.changes);
-    return problems.map((what) => `${c2.address} (${c2.action}): ${what}`);
-  });
-}
-function checkPayloads(plan, kinds = KINDS) {
-  const problems = payloadProblems(plan, kinds);
-  if (problems.length) {
-    throw new UserError(
-      `the plan's writes are not what it shows, so nothing was sent:
-  ${problems.join("\n  ")}`,
-      "a saved plan is applied only as revsync wrote it: run revsync plan again"
-    );
-  }
-  return plan;
-}
-function gitProblems(plan, desired, kinds = KINDS) {
-  return plan.changes.flatMap((c2) => {
-    if (!isApplied(c2)) return [];
-    const kind = kindOf2(kinds, c2.address);
-    const problems = kind ? kind.gitProblems(c2, desiredOf(kind, desired), plan.changes) : ["revsync does not know this kind of address"];
-    return problems.map((what) => `${c2.address} (${c2.action}): ${what}`);
-  });
-}
-function checkAgainstGit(plan, desired, kinds = KINDS) {
-  const problems = gitProblems(plan, desired, kinds);
-  if (problems.length) {
-    throw new UserError(
-      `the plan's writes are not what git asks for now, so nothing was sent:
-  ${problems.join("\n  ")}`,
-      "a saved plan is applied only while the policy files ask for what it writes: run revsync plan again, review it, and apply that plan"
-    );
-  }
-  return plan;
-}
-function checkApprover(core, plan, fourEyes) {
-  const approver = core.approverAuth;
-  if (!approver) return;
-  if (sameUser(approver.username, core.auth.username)) {
-    throw new UserError(
-      `the approver identity is ${approver.username}, the same user as revsync's own sign-in: approves would go as the user who prepared them, so nothing was sent`,
-      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
-    );
-  }
-  if (fourEyes && !approver.username && plan.changes.some((c2) => c2.action === "approve")) {
-    throw new UserError(
-      "four eyes: the approver's token names no user, so nobody can show that approves go as someone other than who prepared them; nothing was sent",
-      "set REVSYNC_APPROVER_USER to the approver's user id in the service"
-    );
-  }
-}
-function checkSignedIn(core, plan, fourEyes) {
-  const approves = plan.changes.some((c2) => c2.action === "approve" && isApplied(c2));
-  if (!approves) return;
-  const as = core.approverAuth ?? core.auth;
-  if (fourEyes && !as.identity) {
-    throw new UserError(
-      `four eyes: the token the service issued to ${core.approverAuth ? "the approver identity" : "revsync's sign-in, which sends the approves,"} names no user (no preferred_username or sub claim), so who approves cannot be told${as.username ? ` (${as.username} is what a variable says, not the service)` : ""}; nothing was sent`,
-      "give the approver identity credentials whose token names its user: REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD"
-    );
-  }
-  const approver = core.approverAuth?.identity;
-  const own2 = core.auth.identity;
-  const shared = approver && own2 ? approver.find((n) => own2.some((m) => sameUser(n, m))) : void 0;
-  if (core.approverAuth && shared) {
-    throw new UserError(
-      `the approver identity signs in as ${shared}, the same user as revsync's own sign-in (as the service's tokens name them): approves would go as the user who prepared them, so nothing was sent`,
-      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
-    );
-  }
-}
-function readyToApply(plan, core, opts) {
-  const applied = plan.changes.filter(isApplied);
-  for (const k2 of opts.kinds ?? KINDS) {
-    const own2 = applied.filter((c2) => kindOf2(opts.kinds ?? KINDS, c2.address) === k2);
-    if (own2.length) k2.ready?.(own2, core);
-  }
-  checkApprover(core, plan, opts.fourEyes);
-  return plan;
-}
-function outcomeWords2(action, o) {
-  if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
-  if (o.kind === "already")
-    return o.answered !== void 0 ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and the service ${refusedWords(o.answered)}: someone else's came first, and revsync's did not land)` : o.unprocessed !== void 0 ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and answered ${o.unprocessed}, not processed: someone else's made it meanwhile)` : `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
-  if (o.kind === "confirmed")
-    return `${action === "create" ? "created" : o.status ?? DONE[action]} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
-  if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);
-  if (o.kind === "unknown" && !/outcome unknown/.test(o.error.message)) throw new StepFailed(`outcome unknown: ${o.error.message}`);
-  throw o.error;
-}
-function stepResult(action, o) {
-  try {
-    return { message: outcomeWords2(action, o), outcome: o.kind, ...o.kind === "already" && o.answered !== void 0 ? { answered: o.answered } : {} };
-  } catch (e) {
-    throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
-  }
-}
-function runStep(step, applier, core) {
-  return applier.write(step.change, core);
-}
-function stepWords(action, r) {
-  const four = r.four_eyes ? { four_eyes: r.four_eyes } : {};
-  if (r.failed) throw Object.assign(new StepFailed(r.failed, r.outcome.kind), four);
-  if (r.breached) throw Object.assign(new StepFailed(r.breached, "breached"), four);
-  try {
-    const s3 = stepResult(action, r.outcome);
-    return { ...s3, message: `${s3.message}${r.also ?? ""}`, ...four };
-  } catch (e) {
-    throw Object.assign(e, four);
-  }
-}
-function reportEntry(o) {
-  return {
-    address: o.step.change.address,
-    action: o.step.change.action,
-    status: o.status,
-    outcome: outcomeOf2(o),
-    message: o.message,
-    ...o.four_eyes ? { four_eyes: o.four_eyes } : {},
-    ...o.answered !== void 0 ? { answered: o.answered } : {}
-  };
-}
-async function settle(outcomes, appliers) {
-  for (const [kind, applier] of appliers) {
-    const landed = outcomes.filter((o) => o.step.kind === kind && o.status === "done");
-    if (!applier.settle || !landed.length) continue;
-    const said = await applier.settle(landed.map((o) => o.step.change));
-    for (const o of landed) {
-      const s3 = said.get(o.step.change.address);
-      if (!s3) continue;
-      if ("unchecked" in s3) o.message = `${o.message} (${s3.unchecked})`;
-      else Object.assign(o, { status: "failed", outcome: "overwritten", message: s3.overwritten });
-    }
-  }
-}
-async function applyPlan(core, plan, opts) {
-  const kinds = opts.kinds ?? KINDS;
-  const observers2 = opts.observers ?? [];
-  const log = (line) => observers2.forEach((o) => o.log?.(line));
-  const steps = buildSteps(plan, kinds);
-  const reviewers = new Map((plan.four_eyes?.approves ?? []).flatMap((a) => a.reviewed_by ? [[a.address, a.reviewed_by]] : []));
-  const run2 = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, reviewers, log };
-  const appliers = new Map(kinds.filter((k2) => steps.some((s3) => s3.kind === k2)).map((k2) => [k2, k2.apply(run2)]));
-  let finished = 0;
-  const outcomes = await schedule(
-    steps,
-    async (s3) => stepWords(s3.change.action, await runStep(s3, appliers.get(s3.kind), opts.tagRequests ? core.tagged(stepTag(s3.change)) : core)),
-    {
-      concurrency: opts.concurrency,
-      isStopping: opts.isStopping,
-      onStart: (s3) => observers2.forEach((o) => o.stepStarted?.(s3)),
-      onFinish: (o) => {
-        finished++;
-        observers2.forEach((x2) => x2.stepFinished?.(o, finished, steps.length));
-      }
-    }
-  );
-  await settle(outcomes, appliers);
-  const entries2 = outcomes.map(reportEntry);
-  return { environment: plan.environment, outcomes: entries2, summary: countOutcomes(entries2), interrupted: opts.isStopping() };
-}
-var OUTCOMES, DONE, StepFailed, stepTag;
-var init_run2 = __esm({
-  "src/apply/run.ts"() {
-    "use strict";
-    init_write();
-    init_errors();
-    init_kind();
-    init_registry();
-    init_model();
-    init_who();
-    init_graph();
-    OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten", "breached"];
-    DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" };
-    StepFailed = class extends Error {
-      constructor(message, outcome) {
-        super(message);
-        this.outcome = outcome;
-      }
-      outcome;
-    };
-    stepTag = (c2) => `${c2.action} ${c2.address}`;
-  }
-});
-
-// src/evidence/context.ts
-function run(args, cwd, env2) {
-  return new Promise((resolve18, reject) => {
-    (0, import_node_child_process2.execFile)(
-      "git",
-      args,
-      { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => err ? reject(err) : resolve18(stdout)
-    );
-  });
-}
-async function gitState(root, evidenceDir, env2, policyPaths = []) {
-  const inside = (0, import_node_path18.relative)(root, evidenceDir);
-  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path18.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
-  let status;
-  try {
-    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env2);
-  } catch (e) {
-    const code = e.code;
-    return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository" };
-  }
-  const entries2 = status.split("\0");
-  const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x2) => x2);
-  const found = statusEntries(entries2);
-  const clean = !found.length;
-  const dirty = clean ? {} : await notClean(root, found, policyPaths, env2);
-  if (!oid || oid === "(initial)") return { commit: null, clean, note: "the repository has no commit yet", ...dirty };
-  return { commit: oid, clean, ...dirty };
-}
-function statusEntries(entries2) {
-  const found = [];
-  for (let i = 0; i < entries2.length; i++) {
-    const e = entries2[i] ?? "";
-    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/s.exec(e);
-    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/s.exec(e);
-    const other = /^([?!]) (.+)$/s.exec(e);
-    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
-    else if (renamed?.[1] && renamed[2]) {
-      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
-      i++;
-    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
-    else if (other?.[2]) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
-    else if (e && !e.startsWith("# ")) found.push({ path: e, what: "not clean (an entry git status gave in a form revsync does not know)" });
-  }
-  return found;
-}
-async function notClean(root, found, policyPaths, env2) {
-  let top = root;
-  try {
-    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
-  } catch {
-  }
-  const from = realOr(root);
-  const isPolicy = (p) => policyPaths.some((pp) => {
-    const rel = (0, import_node_path18.relative)(pp || ".", p);
-    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path18.isAbsolute)(rel) && POLICY_FILE.test(p);
-  });
-  const all2 = found.map((f2) => {
-    const path = (0, import_node_path18.relative)(from, (0, import_node_path18.join)(top, f2.path)) || f2.path;
-    return { path, what: f2.what, policy: isPolicy(path) };
-  }).sort((a, b2) => a.policy !== b2.policy ? a.policy ? -1 : 1 : a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
-  return { not_clean: all2.slice(0, NOT_CLEAN_LISTED), not_clean_total: all2.length };
-}
-async function uncommittedFiles(cwd, files, env2) {
-  if (!files.length) return [];
-  let status;
-  try {
-    status = await run(
-      ["status", "--porcelain=v2", "--untracked-files=all", "--ignored=matching", "-z", "--", ...files.map((f2) => `:(literal)${f2}`)],
-      cwd,
-      env2
-    );
-  } catch {
-    return [];
-  }
-  const out = [];
-  for (const entry of status.split("\0")) {
-    const m = /^([?!]) (.+)$/.exec(entry);
-    if (m?.[2]) out.push(`${m[2]} (${m[1] === "!" ? "ignored by git" : "untracked"})`);
-  }
-  return out;
-}
-function realOr(dir) {
-  try {
-    return (0, import_node_fs12.realpathSync)(dir);
-  } catch {
-    return dir;
-  }
-}
-function changeWords(xy) {
-  const c2 = xy[1] !== "." ? xy[1] : xy[0];
-  return c2 === "D" ? "deleted" : c2 === "A" ? "added" : c2 === "R" || c2 === "C" ? "renamed" : "modified";
-}
-async function changedPolicyFiles(root, paths, cwd, env2) {
-  let status;
-  try {
-    const specs = paths.map((p) => `:(literal)${p}`);
-    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=traditional", "--", ...specs], root, env2);
-  } catch {
-    return { commit: null, files: [] };
-  }
-  const entries2 = status.split("\0");
-  const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x2) => x2);
-  const found = statusEntries(entries2).filter((f2) => f2.what !== "untracked" && f2.what !== "ignored by git" || POLICY_FILE.test(f2.path));
-  const commit = oid && oid !== "(initial)" ? oid : null;
-  if (!found.length) return { commit, files: [] };
-  let top = root;
-  try {
-    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
-  } catch {
-  }
-  const from = realOr(cwd);
-  found.sort((a, b2) => a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
-  return { commit, files: found.map((f2) => `${(0, import_node_path18.relative)(from, (0, import_node_path18.join)(top, f2.path)) || f2.path} (${f2.what})`) };
-}
-function ciContext(env2, readEvent = () => void 0) {
-  const ctx = ciOwnContext(env2, readEvent);
-  const given = number(env2.REVSYNC_PULL_REQUEST?.trim().replace(/^[#!]/, ""));
-  return ctx && given !== null ? { ...ctx, pull_request: given } : ctx;
-}
-function ciOwnContext(env2, readEvent) {
-  if (env2.GITHUB_ACTIONS === "true") {
-    const server = env2.GITHUB_SERVER_URL ?? "https://github.com";
-    const run2 = env2.GITHUB_REPOSITORY && env2.GITHUB_RUN_ID ? `${server}/${env2.GITHUB_REPOSITORY}/actions/runs/${env2.GITHUB_RUN_ID}${env2.GITHUB_RUN_ATTEMPT ? `/attempts/${env2.GITHUB_RUN_ATTEMPT}` : ""}` : null;
-    let pr = number(/^refs\/pull\/(\d+)\//.exec(env2.GITHUB_REF ?? "")?.[1]);
-    if (pr === null && env2.GITHUB_EVENT_PATH) {
-      const event = readEvent(env2.GITHUB_EVENT_PATH);
-      const n = event?.pull_request?.number ?? void 0;
-      pr = typeof n === "number" ? n : null;
-    }
-    return {
-      provider: "github",
-      run_url: run2,
-      actor: nonEmpty(env2.GITHUB_TRIGGERING_ACTOR) ?? nonEmpty(env2.GITHUB_ACTOR),
-      pull_request: pr,
-      commit: nonEmpty(env2.GITHUB_SHA),
-      ref: nonEmpty(env2.GITHUB_REF),
-      workflow: nonEmpty(env2.GITHUB_WORKFLOW),
-      event: nonEmpty(env2.GITHUB_EVENT_NAME)
-    };
-  }
-  if (env2.GITLAB_CI === "true") {
-    return {
-      provider: "gitlab",
-      run_url: nonEmpty(env2.CI_JOB_URL) ?? nonEmpty(env2.CI_PIPELINE_URL),
-      actor: nonEmpty(env2.GITLAB_USER_LOGIN),
-      pull_request: number(env2.CI_MERGE_REQUEST_IID),
-      commit: nonEmpty(env2.CI_COMMIT_SHA),
-      ref: nonEmpty(env2.CI_COMMIT_REF_NAME),
-      workflow: nonEmpty(env2.CI_PROJECT_PATH),
-      event: nonEmpty(env2.CI_PIPELINE_SOURCE)
-    };
-  }
-  return null;
-}
-var import_node_child_process2, import_node_fs12, import_node_path18, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
-var init_context2 = __esm({
-  "src/evidence/context.ts"() {
-    "use strict";
-    import_node_child_process2 = require("node:child_process");
-    import_node_fs12 = require("node:fs");
-    import_node_path18 = require("node:path");
-    NOT_CLEAN_LISTED = 50;
-    POLICY_FILE = /\.(ya?ml|csv)$/i;
-    nonEmpty = (v2) => v2 && v2.trim() ? v2 : null;
-    number = (v2) => v2 && /^\d+$/.test(v2) ? Number(v2) : null;
-  }
-});
-
-// src/evidence/pull-request.ts
-async function getJson(get, url, headers, what) {
-  let r;
-  try {
-    r = await get(url, headers);
-  } catch (e) {
-    throw new ForgeError(`${what} could not be read (${e.message})`);
-  }
-  if (r.status !== 200)
-    throw new ForgeError(
-      `${what} could not be read: the API answered ${r.status}${r.status === 401 || r.status === 403 || r.status === 404 ? " (is the token valid, and may it read the repository's pull requests?)" : ""}`
-    );
-  if (r.body === void 0) throw new ForgeError(`${what}: the API's answer is not JSON`);
-  return r;
-}
-async function getWhole(get, url, headers, what) {
-  const r = await getJson(get, url, headers, what);
-  if (/rel="?next"?/i.test(r.link ?? "") || (r.nextPage ?? "").trim())
-    throw new ForgeError(`${what}: the API answered with only a first page, so what the rest holds is unknown`);
-  return r.body;
-}
-async function readPages(get, first, headers, what, base) {
-  const items = [];
-  let url = first;
-  for (let page2 = 0; url; page2++) {
-    if (page2 === MAX_PAGES)
-      throw new ForgeError(
-        `${what} go on past ${MAX_PAGES} pages (${MAX_PAGES * 100} items): revsync reads no further, and what it did not read (a later review, the head commit) could change the verdict`
-      );
-    const r = await getJson(get, url, headers, what);
-    if (!Array.isArray(r.body)) throw new ForgeError(`${what}: the API's answer is not a list`);
-    items.push(...r.body);
-    url = nextPage(r.link, base, what);
-  }
-  return items;
-}
-function githubExcluded(user, login, association) {
-  if (/\[bot\]$/i.test(login) || str3(user.type) === "Bot") return "a bot";
-  if (!association || !WRITERS.has(association.toUpperCase()))
-    return `no write access to the repository (author_association ${association ?? "not given"}; OWNER, MEMBER or COLLABORATOR count)`;
-  return void 0;
-}
-function nextPage(link, base, what) {
-  if (!/rel="?next"?/i.test(link ?? "")) return void 0;
-  const m = /<([^>]+)>\s*;\s*rel="?next"?/i.exec(link ?? "");
-  let url;
-  try {
-    url = m?.[1] ? new URL(m[1]) : void 0;
-  } catch {
-    url = void 0;
-  }
-  if (!url || !m?.[1]) throw new ForgeError(`${what}: the API says a next page follows, but its link cannot be read, so what the rest holds is unknown`);
-  if (url.origin !== new URL(base).origin)
-    throw new ForgeError(
-      `${what}: the API's next page is on another origin (${url.origin}) than the API's own (${new URL(base).origin}), which revsync does not follow, so what the rest holds is unknown`
-    );
-  return m[1];
-}
-async function readGithub(get, env2, n) {
-  const base = (env2.GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, "");
-  const repo = env2.GITHUB_REPOSITORY;
-  if (!repo) throw new ForgeError("GITHUB_REPOSITORY is not set, so the pull request cannot be found");
-  const token = env2.GITHUB_TOKEN;
-  if (!token) throw new ForgeError("GITHUB_TOKEN is not set: give the apply step GITHUB_TOKEN: ${{ github.token }} (with pull-requests: read)");
-  const headers = {
-    authorization: `Bearer ${token}`,
-    accept: "application/vnd.github+json",
-    "x-github-api-version": "2022-11-28",
-    "user-agent": "revsync"
-  };
-  const pr = obj2(await getWhole(get, `${base}/repos/${repo}/pulls/${n}`, headers, `pull request #${n}`));
-  const reviews = await readPages(get, `${base}/repos/${repo}/pulls/${n}/reviews?per_page=100`, headers, `the reviews of pull request #${n}`, base);
-  const approvals2 = [];
-  const latest = /* @__PURE__ */ new Map();
-  const withdrawn = /* @__PURE__ */ new Map();
-  for (const raw of reviews) {
-    const r = obj2(raw);
-    const reviewer = obj2(r.user);
-    const user = str3(reviewer.login);
-    const state = str3(r.state)?.toUpperCase();
-    if (!user || !state) continue;
-    const excluded = githubExcluded(reviewer, user, str3(r.author_association));
-    const a = { user, at: str3(r.submitted_at), commit: str3(r.commit_id), ...excluded ? { excluded } : {} };
-    if (state === "APPROVED") approvals2.push(a);
-    if (state === "APPROVED" || state === "CHANGES_REQUESTED" || state === "DISMISSED") {
-      const key4 = user.toLowerCase();
-      if (state === "CHANGES_REQUESTED" && latest.get(key4)) withdrawn.set(key4, user);
-      else withdrawn.delete(key4);
-      latest.set(key4, state === "APPROVED" ? a : null);
-    }
-  }
-  const head = str3(obj2(pr.head).sha);
-  const made = head ? await githubHeadBy(get, headers, base, repo, n, head) : { headBy: [] };
-  const merge = str3(pr.merge_commit_sha);
-  return {
-    author: str3(obj2(pr.user).login),
-    head,
-    merges: merge ? [merge] : [],
-    approvals: approvals2,
-    standing: [...latest.values()].filter((a) => a !== null),
-    ...withdrawn.size ? { withdrawn: [...withdrawn.values()] } : {},
-    ...made
-  };
-}
-async function githubHeadBy(get, headers, base, repo, n, head) {
-  const commits = await readPages(get, `${base}/repos/${repo}/pulls/${n}/commits?per_page=100`, headers, `the commits of pull request #${n}`, base);
-  const commit = commits.map(obj2).find((c2) => str3(c2.sha) === head);
-  if (!commit) return { headBy: [], headByNote: `its head commit ${head.slice(0, 12)} is not among the commits the API lists for it (it lists at most 250)` };
-  const by = ["author", "committer"].map((role) => ({ role, login: str3(obj2(commit[role]).login) }));
-  const unknown = by.filter((b2) => !b2.login).map((b2) => b2.role);
-  return {
-    headBy: [...new Set(by.flatMap((b2) => b2.login ? [b2.login] : []))],
-    ...unknown.length ? {
-      headByNote: `GitHub names no user as the ${unknown.join(" and ")} of its head commit ${head.slice(0, 12)} (the commit's e-mail is linked to no account)`
-    } : {}
-  };
-}
-async function readGitlab(get, env2, n) {
-  const base = (env2.CI_API_V4_URL ?? "").replace(/\/+$/, "");
-  if (!base) throw new ForgeError("CI_API_V4_URL is not set, so the merge request cannot be found");
-  const project = env2.CI_PROJECT_ID;
-  if (!project) throw new ForgeError("CI_PROJECT_ID is not set, so the merge request cannot be found");
-  const token = env2.GITLAB_API_TOKEN;
-  if (!token) throw new ForgeError("GITLAB_API_TOKEN is not set: set it as a masked CI/CD variable (api or read_api scope)");
-  const headers = { "private-token": token, accept: "application/json", "user-agent": "revsync" };
-  const at2 = `${base}/projects/${encodeURIComponent(project)}`;
-  const mr = obj2(await getWhole(get, `${at2}/merge_requests/${n}`, headers, `merge request !${n}`));
-  const body = obj2(await getWhole(get, `${at2}/merge_requests/${n}/approvals`, headers, `the approvals of merge request !${n}`));
-  let reset2 = false;
-  let commitNote;
-  let headByNote;
-  try {
-    const settings = obj2(await getWhole(get, `${at2}/approvals`, headers, "the project's approval settings"));
-    reset2 = settings.reset_approvals_on_push === true;
-    if (!reset2)
-      commitNote = "the project keeps approvals when commits are pushed (reset_approvals_on_push is off), so an approval may be of an older commit: turn on removing all approvals when commits are added";
-    if (settings.merge_requests_disable_committers_approval !== true)
-      headByNote = "the project lets users who add commits approve (merge_requests_disable_committers_approval is off), and GitLab names no user who pushed a commit: turn on preventing approvals by users who add commits";
-  } catch (e) {
-    if (!(e instanceof ForgeError)) throw e;
-    commitNote = `${e.message}, so which commit each approval is of is unknown`;
-    headByNote = `${e.message}, so whether a user who added commits may have approved is unknown`;
-  }
-  const head = str3(mr.sha);
-  const approvals2 = [];
-  for (const raw of Array.isArray(body.approved_by) ? body.approved_by : []) {
-    const a = obj2(raw);
-    const u = obj2(a.user);
-    const user = str3(u.username);
-    if (!user) continue;
-    const excluded = await gitlabBot(get, headers, base, u, user);
-    approvals2.push({ user, at: str3(a.approved_at), commit: reset2 ? head : null, ...excluded ? { excluded } : {} });
-  }
-  return {
-    author: str3(obj2(mr.author).username),
-    head,
-    merges: [str3(mr.merge_commit_sha), str3(mr.squash_commit_sha)].filter((s3) => !!s3),
-    approvals: approvals2,
-    standing: approvals2,
-    headBy: [],
-    ...commitNote ? { commitNote } : {},
-    ...headByNote ? { headByNote } : {}
-  };
-}
-async function gitlabBot(get, headers, base, u, user) {
-  if (u.bot === true || GITLAB_BOT_NAME.test(user)) return "a bot";
-  const id = typeof u.id === "number" && Number.isSafeInteger(u.id) ? u.id : null;
-  if (id === null) return "GitLab does not say which user this is (no user id), so whether it is a bot is unknown";
-  try {
-    return obj2(await getWhole(get, `${base}/users/${id}`, headers, `the user ${user}`)).bot === true ? "a bot" : void 0;
-  } catch (e) {
-    if (!(e instanceof ForgeError)) throw e;
-    return `${e.message}, so whether it is a bot is unknown`;
-  }
-}
-function judgeApproval(read, applied, where2) {
-  const name = where2.provider === "gitlab" ? `merge request !${where2.number}` : `pull request #${where2.number}`;
-  const short = (c2) => c2 ? c2.slice(0, 12) : "unknown";
-  const excluded = (a) => sameUser(a.user, read.author) ? "the author" : a.excluded ?? (read.headBy.some((u) => sameUser(u, a.user)) ? `made the head commit ${short(read.head)}` : void 0);
-  const others = read.standing.filter((a) => !sameUser(a.user, read.author));
-  const counting = others.filter((a) => !excluded(a));
-  const atHead = counting.filter((a) => !!read.head && a.commit === read.head);
-  let problem2 = null;
-  if (!read.author) problem2 = `the forge does not say who wrote ${name}`;
-  else if (!read.head) problem2 = `the forge does not say which commit ${name} holds`;
-  else if (!others.length) {
-    const withdrawn = (read.withdrawn ?? []).filter((u) => !sameUser(u, read.author));
-    problem2 = read.standing.length ? `${name} is approved only by its author, ${read.author}: it needs an approval by someone else` : withdrawn.length ? `${name}'s approval was withdrawn: ${withdrawn.map((u) => `${u} approved, then requested changes`).join("; ")}; it needs an approval standing now by someone other than its author, ${read.author}` : `${name} has no approval: it needs one by someone other than its author, ${read.author}`;
-  } else if (read.headByNote) problem2 = `${name} is approved, but ${read.headByNote}: no approval can be shown to be by someone other than who made its head`;
-  else if (!counting.length)
-    problem2 = `${name} has no approval that counts (${others.map((a) => `${a.user}: ${excluded(a)}`).join("; ")}): it needs one by someone other than its author, ${read.author}, who has write access, is not a bot and did not make its head commit`;
-  else if (!atHead.length)
-    problem2 = read.commitNote ? `${name} is approved by ${counting.map((a) => a.user).join(", ")}, but ${read.commitNote}` : `${name} was approved by ${counting.map((a) => a.user).join(", ")} at an older commit (${[...new Set(counting.map((a) => short(a.commit)))].join(", ")}), not at its head ${short(read.head)}: the change applied is not the one approved`;
-  else if (!applied) problem2 = "the commit this run applies is unknown (no git HEAD, no CI commit)";
-  else if (applied !== read.head && !read.merges.includes(applied))
-    problem2 = `the commit applied, ${short(applied)}, is neither the approved head ${short(read.head)} of ${name} nor the commit its merge made (${read.merges.map(short).join(", ") || "none yet"})`;
-  return {
-    provider: where2.provider,
-    number: where2.number,
-    author: read.author,
-    head_commit: read.head,
-    head_commit_by: read.headBy,
-    merge_commits: read.merges,
-    applied_commit: applied,
-    approvals: read.approvals.map((a) => {
-      const why = excluded(a);
-      return { user: a.user, at: a.at, commit: a.commit, ...why ? { excluded: why } : {} };
-    }),
-    independent: atHead.map((a) => a.user),
-    holds: problem2 === null,
-    problem: problem2
-  };
-}
-async function pullRequestApproval(ci, env2, applied, get) {
-  const empty = (number2, problem2) => ({
-    provider: ci.provider,
-    number: number2,
-    author: null,
-    head_commit: null,
-    merge_commits: [],
-    applied_commit: applied,
-    approvals: [],
-    independent: [],
-    holds: false,
-    problem: problem2
-  });
-  const n = ci.pull_request;
-  if (n === null)
-    return empty(
-      null,
-      `this ${ci.provider === "gitlab" ? "pipeline" : "run"} names no ${ci.provider === "gitlab" ? "merge" : "pull"} request (the CI recipes set REVSYNC_PULL_REQUEST to the one merged)`
-    );
-  try {
-    const read = ci.provider === "gitlab" ? await readGitlab(get, env2, n) : await readGithub(get, env2, n);
-    return judgeApproval(read, applied, { provider: ci.provider, number: n });
-  } catch (e) {
-    if (e instanceof ForgeError) return empty(n, e.message);
-    throw e;
-  }
-}
-var str3, obj2, ForgeError, MAX_PAGES, WRITERS, GITLAB_BOT_NAME;
-var init_pull_request = __esm({
-  "src/evidence/pull-request.ts"() {
-    "use strict";
-    init_who();
-    str3 = (v2) => typeof v2 === "string" && v2.trim() ? v2 : null;
-    obj2 = (v2) => v2 && typeof v2 === "object" && !Array.isArray(v2) ? v2 : {};
-    ForgeError = class extends Error {
-    };
-    MAX_PAGES = 30;
-    WRITERS = /* @__PURE__ */ new Set(["OWNER", "MEMBER", "COLLABORATOR"]);
-    GITLAB_BOT_NAME = /^(?:(?:project|group)_\d+_bot(?:_|\d|$)|service_account_)/i;
-  }
-});
-
-// src/cli/four-eyes.ts
-function ciOf(flags) {
-  return ciContext(envOf(flags), readJsonFile);
-}
-function forgeClient(penv) {
-  const agentOpts = { connect: { timeout: 1e4 } };
-  const proxy = proxyEnv(penv);
-  const dispatcher = proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts);
-  const get = async (url, headers) => {
-    checkUrl("the forge's API URL", url);
-    let res;
+// src/fleet/run.ts
+async function runFleet(names, opts) {
+  const outcomes = new Array(names.length);
+  const done = new Array(names.length).fill(false);
+  let next = 0;
+  let emitted = 0;
+  const one = async (i) => {
+    const name = names[i];
+    opts.observer?.started?.(name);
+    let outcome;
     try {
-      res = await request(url, { method: "GET", headers, dispatcher, headersTimeout: 3e4, bodyTimeout: 3e4, signal: AbortSignal.timeout(6e4) });
+      outcome = await opts.work(name);
     } catch (e) {
-      throw new Error(`GET ${new URL(url).pathname} failed: ${e.message}`);
+      outcome = opts.failed(name, e);
     }
-    const text3 = await res.body.text();
-    let body;
-    try {
-      body = JSON.parse(text3);
-    } catch {
-      body = void 0;
+    outcomes[i] = outcome;
+    done[i] = true;
+    opts.observer?.finished?.(name, outcome);
+    while (emitted < names.length && done[emitted]) {
+      opts.observer?.inOrder?.(outcomes[emitted], emitted);
+      emitted++;
     }
-    const link = res.headers.link;
-    const nextPage2 = res.headers["x-next-page"];
-    return { status: res.statusCode, body, ...typeof link === "string" ? { link } : {}, ...typeof nextPage2 === "string" ? { nextPage: nextPage2 } : {} };
   };
-  return { get, close: () => dispatcher.close() };
+  const worker = async () => {
+    while (next < names.length) await one(next++);
+  };
+  const width = Math.max(1, Math.min(Math.floor(opts.parallel), names.length));
+  await Promise.all(Array.from({ length: width }, worker));
+  return outcomes;
 }
-async function approverSignedIn(core) {
-  if (!core.approverAuth) return;
-  try {
-    await core.approverAuth.token();
-  } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
-    throw new UserError(
-      `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
-      "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)"
-    );
-  }
-}
-async function readPullRequestApproval(flags, repo, ci) {
-  const penv = envOf(flags);
-  const applied = (await gitState(repo.root, repo.root, penv)).commit ?? ci.commit;
-  const forge = forgeClient(penv);
-  try {
-    return await pullRequestApproval(ci, penv, applied, forge.get);
-  } finally {
-    await forge.close();
-  }
-}
-function approverUnverified(core) {
-  const auth = core.approverAuth ?? core.auth;
-  if (auth.usernameFrom === "sign-in") return void 0;
-  const variable = core.approverAuth ? "REVSYNC_APPROVER_USER" : "REVSYNC_USER";
-  const from = auth.usernameFrom === "token claims" ? "the token's own claims (preferred_username, read without verifying it)" : auth.usernameFrom === "variable" ? variable : "nothing: the token names no user";
-  return `four eyes: approves go as a bearer token whose user, ${auth.username ?? "unnamed"}, comes from ${from}, unverified until the service answers: apply reads each batch back right after its approve and reports one the service shows approved by another user, or by its preparer, as a breach of four eyes`;
-}
-async function signInBoth(core, plan, fourEyes) {
-  await approverSignedIn(core);
-  await core.auth.token();
-  checkSignedIn(core, plan, fourEyes);
-}
-function localApply(ctx) {
-  if (!ctx.env.fourEyesLocalApply)
-    throw new UserError(
-      "four eyes: this apply runs outside CI (GitHub Actions or GitLab CI), where no pull request's approval can be checked and the files it applies are nobody's review; nothing was sent",
-      "apply from CI, or allow this environment to apply from a workstation explicitly: four_eyes: { local_apply: true } in revsync.yaml (the evidence records it, and revsync evidence verify flags it)"
-    );
-  ctx.out.warn(
-    "four eyes: applied outside CI, as four_eyes: { local_apply: true } allows: no pull request's approval is checked and the files applied are held to no reviewed commit (recorded in the evidence); apply still keeps every batch from being approved by the user who prepared it"
-  );
-  ctx.recordLocalApply?.();
-}
-function cleanTree(tree) {
-  if (tree?.commit && !tree.files.length) return;
-  const why = !tree?.commit ? "the commit the policy repo is at cannot be told (no git, or no commit)" : `the policy files differ from commit ${tree.commit.slice(0, 12)}: ${tree.files.join(", ")}`;
-  throw new UserError(
-    `four eyes: ${why}; apply in CI plans only from a clean tree equal to the commit approved, so nothing was sent`,
-    "apply from a checkout of the merged commit, with no policy file changed after it"
-  );
-}
-async function fourEyesBeforeWriting(core, plan, ctx) {
-  const { flags, out, fourEyes } = ctx;
-  const approves = plan.changes.some((c2) => c2.action === "approve" && isApplied(c2));
-  if (approves) await signInBoth(core, plan, fourEyes);
-  const unconfirmed = fourEyes && approves ? approverUnverified(core) : void 0;
-  if (unconfirmed) out.warn(unconfirmed);
-  const ci = ciOf(flags);
-  if (!ci) {
-    if (fourEyes) localApply(ctx);
-    return void 0;
-  }
-  if (!fourEyes && !ctx.record && !ctx.approval) return void 0;
-  if (fourEyes) cleanTree(ctx.tree);
-  const approval = ctx.approval ?? await readPullRequestApproval(flags, ctx.repo, ci);
-  ctx.record?.(approval);
-  const name = ci.provider === "gitlab" ? "merge request" : "pull request";
-  if (approval.holds)
-    out.info(
-      `Four eyes: ${name} ${ci.provider === "gitlab" ? "!" : "#"}${approval.number} by ${approval.author} is approved by ${approval.independent.join(", ")} at ${approval.head_commit?.slice(0, 12)}.`
-    );
-  else if (fourEyes)
-    throw new UserError(
-      `four eyes: ${approval.problem ?? "no independent approval"}; nothing was sent`,
-      `apply only what someone other than its author approved`
-    );
-  else out.info(`The ${name}'s approval is recorded as it stands: ${approval.problem}.`);
-  return approval;
-}
-var init_four_eyes3 = __esm({
-  "src/cli/four-eyes.ts"() {
+var init_run2 = __esm({
+  "src/fleet/run.ts"() {
     "use strict";
-    init_core();
-    init_user_files();
-    init_http();
-    init_run2();
-    init_errors();
-    init_context2();
-    init_pull_request();
-    init_model();
-    init_context();
   }
 });
 
@@ -58545,11 +57609,11 @@ function waitingNote(g2) {
   const r = g2.currentRate;
   return `; waiting on the service's rate limit${r === void 0 ? "" : ` (${rate(r)} requests/s)`}`;
 }
-function turnedAwayNote(g2, envName, configured) {
+function turnedAwayNote(g2, envName2, configured) {
   if (!g2.turnedAway) return void 0;
   const r = g2.achievedRate;
   const slowed = r === void 0 ? "; revsync slowed down" : `; from then on it took about ${rate(r)} requests/s`;
-  const hint = configured ? "" : `. If you know the limit, set rate_limit for environment ${JSON.stringify(envName)} in revsync.yaml (or --rate-limit)`;
+  const hint = configured ? "" : `. If you know the limit, set rate_limit for environment ${JSON.stringify(envName2)} in revsync.yaml (or --rate-limit)`;
   return `the service's rate limit turned away ${requests(g2.turnedAway)} of ${g2.sent} (429)${slowed}${hint}.`;
 }
 function noteTurnedAway(g2, env2, flags, out) {
@@ -58821,7 +57885,7 @@ function _supportsColor(haveStream, { streamIsTTY, sniffFlags = true } = {}) {
     return 1;
   }
   if ("CI" in env) {
-    if (["GITHUB_ACTIONS", "GITEA_ACTIONS", "CIRCLECI"].some((key4) => key4 in env)) {
+    if (["GITHUB_ACTIONS", "GITEA_ACTIONS", "CIRCLECI"].some((key5) => key5 in env)) {
       return 3;
     }
     if (["TRAVIS", "APPVEYOR", "GITLAB_CI", "BUILDKITE", "DRONE"].some((sign) => sign in env) || env.CI_NAME === "codeship") {
@@ -61462,19 +60526,19 @@ async function oraPromise(action, options) {
   try {
     const promise = actionIsFunction ? action(spinner) : action;
     const result = await promise;
-    const text3 = successText === void 0 ? void 0 : typeof successText === "string" ? successText : successText(result);
+    const text4 = successText === void 0 ? void 0 : typeof successText === "string" ? successText : successText(result);
     if (successSymbol === void 0) {
-      spinner.succeed(text3);
+      spinner.succeed(text4);
     } else {
-      spinner.stopAndPersist({ symbol: successSymbol, text: text3 });
+      spinner.stopAndPersist({ symbol: successSymbol, text: text4 });
     }
     return result;
   } catch (error2) {
-    const text3 = failText === void 0 ? void 0 : typeof failText === "string" ? failText : failText(error2);
+    const text4 = failText === void 0 ? void 0 : typeof failText === "string" ? failText : failText(error2);
     if (failSymbol === void 0) {
-      spinner.fail(text3);
+      spinner.fail(text4);
     } else {
-      spinner.stopAndPersist({ symbol: failSymbol, text: text3 });
+      spinner.stopAndPersist({ symbol: failSymbol, text: text4 });
     }
     throw error2;
   }
@@ -61568,10 +60632,10 @@ var init_ora = __esm({
         }
       }
       // Helper to build complete line with symbol, text, prefix, and suffix
-      #buildOutputLine(symbol, text3, prefixText, suffixText) {
+      #buildOutputLine(symbol, text4, prefixText, suffixText) {
         const fullPrefixText = this.#getFullPrefixText(prefixText, " ");
         const separatorText = symbol ? " " : "";
-        const fullText = typeof text3 === "string" ? separatorText + text3 : "";
+        const fullText = typeof text4 === "string" ? separatorText + text4 : "";
         const fullSuffixText = this.#getFullSuffixText(suffixText, " ");
         return fullPrefixText + symbol + fullText + fullSuffixText;
       }
@@ -61706,9 +60770,9 @@ var init_ora = __esm({
       #getFullSuffixText(suffixText = this.#options.suffixText, prefix = " ") {
         return this.#formatAffix(suffixText, prefix, true);
       }
-      #computeLineCountFrom(text3, columns2) {
+      #computeLineCountFrom(text4, columns2) {
         let count2 = 0;
-        for (const line of (0, import_node_util2.stripVTControlCharacters)(text3).split("\n")) {
+        for (const line of (0, import_node_util2.stripVTControlCharacters)(text4).split("\n")) {
           count2 += Math.max(1, Math.ceil(stringWidth(line) / columns2));
         }
         return count2;
@@ -61870,9 +60934,9 @@ var init_ora = __esm({
         }
         return this;
       }
-      start(text3) {
-        if (text3 !== void 0) {
-          this.text = text3;
+      start(text4) {
+        if (text4 !== void 0) {
+          this.text = text4;
         }
         if (this.isSilent) {
           return this;
@@ -61923,27 +60987,27 @@ var init_ora = __esm({
         }
         return this;
       }
-      succeed(text3) {
-        return this.stopAndPersist({ symbol: symbols_exports.success, text: text3 });
+      succeed(text4) {
+        return this.stopAndPersist({ symbol: symbols_exports.success, text: text4 });
       }
-      fail(text3) {
-        return this.stopAndPersist({ symbol: symbols_exports.error, text: text3 });
+      fail(text4) {
+        return this.stopAndPersist({ symbol: symbols_exports.error, text: text4 });
       }
-      warn(text3) {
-        return this.stopAndPersist({ symbol: symbols_exports.warning, text: text3 });
+      warn(text4) {
+        return this.stopAndPersist({ symbol: symbols_exports.warning, text: text4 });
       }
-      info(text3) {
-        return this.stopAndPersist({ symbol: symbols_exports.info, text: text3 });
+      info(text4) {
+        return this.stopAndPersist({ symbol: symbols_exports.info, text: text4 });
       }
       stopAndPersist(options = {}) {
         if (this.isSilent) {
           return this;
         }
         const symbol = options.symbol ?? " ";
-        const text3 = options.text ?? this.text;
+        const text4 = options.text ?? this.text;
         const prefixText = options.prefixText ?? this.#options.prefixText;
         const suffixText = options.suffixText ?? this.#options.suffixText;
-        const textToWrite = this.#buildOutputLine(symbol, text3, prefixText, suffixText) + "\n";
+        const textToWrite = this.#buildOutputLine(symbol, text4, prefixText, suffixText) + "\n";
         this.stop();
         this.#internalWrite(() => this.#stream.write(textToWrite));
         return this;
@@ -61953,12 +61017,12 @@ var init_ora = __esm({
 });
 
 // src/cli/progress.ts
-async function startProgress(out, text3, quiet, governor) {
+async function startProgress(out, text4, quiet, governor) {
   const columns2 = out.io.stderr.columns ?? 0;
-  if (quiet || !out.stderrIsTTY || out.io.env.CI || columns2 <= 0) return { update: () => void 0, stop: () => void 0 };
+  if (quiet || !out.stderrIsTTY || out.io.env.CI || columns2 <= 0) return { update: () => void 0, above: (write) => write(), stop: () => void 0 };
   const { default: ora2 } = await Promise.resolve().then(() => (init_ora(), ora_exports));
-  const spinner = ora2({ text: out.terminal(text3), stream: out.io.stderr, discardStdin: false }).start();
-  let base = text3;
+  const spinner = ora2({ text: out.terminal(text4), stream: out.io.stderr, discardStdin: false }).start();
+  let base = text4;
   const render = () => {
     spinner.text = out.terminal(base + (governor ? waitingNote(governor) : ""));
   };
@@ -61967,6 +61031,11 @@ async function startProgress(out, text3, quiet, governor) {
     update: (t) => {
       base = t;
       render();
+    },
+    above: (write) => {
+      spinner.clear();
+      write();
+      spinner.render();
     },
     stop: () => {
       unwatch?.();
@@ -61981,8 +61050,1435 @@ var init_progress = __esm({
   }
 });
 
+// src/cli/fleet.ts
+function parallelOf(flags) {
+  if (flags.parallel === void 0) return 4;
+  const n = numberOf(flags.parallel) ?? NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 64)
+    throw new UserError(`--parallel must be a whole number from 1 to 64, got ${JSON.stringify(flags.parallel)}`, "--parallel 4 runs four environments at once");
+  return n;
+}
+function fleetNames(repo, flags, reads = true) {
+  if (flags.allEnvs && flags.envs !== void 0)
+    throw new UserError("--all-envs and --envs both given: use one (--envs names some environments, --all-envs every one)");
+  if (flags.env !== void 0)
+    throw new UserError(`--env and ${fleetFlag(flags)} both given: --env runs one environment, ${fleetFlag(flags)} several; use one`);
+  const asked = flags.allEnvs ? environmentNames(repo) : [...new Set((flags.envs ?? "").split(",").map((n) => n.trim()))].filter(Boolean);
+  if (!asked.length) throw new UserError("--envs names no environment", `name them with commas, e.g. --envs ${environmentNames(repo).slice(0, 2).join(",")}`);
+  for (const name of asked) selectEnv(repo, name, {});
+  if (reads && asked.length > 1) refuseOverrides(envOf(flags), fleetFlag(flags));
+  return asked;
+}
+function refuseOverrides(penv, flag) {
+  const set = overridesSet(penv);
+  if (!set.length) return;
+  const names = andList(set);
+  const one = set.length === 1;
+  throw new UserError(
+    `${names} ${one ? "is" : "are"} set, and ${flag} reads ${flag === "--all-envs" ? "every environment" : "several environments"}: ${one ? "it" : "they"} would point each of them at the same tenant, so nothing was read`,
+    `unset ${names} to check every environment with the URLs of revsync.yaml, or check the one environment ${one ? "it is" : "they are"} for with --env NAME, without ${flag}`
+  );
+}
+async function runEnvironments(repo, names, flags, out, command, view, work2) {
+  const parallel = parallelOf(flags);
+  const line = await fleetLine(out, VERB[command], names.length, flags.quiet);
+  try {
+    return await runFleet(names, {
+      parallel,
+      work: (name) => oneEnvironment(repo, name, flags, out, line, work2),
+      failed: (name, e) => {
+        line.above(() => out.error(`${terminalText(name)}: ${e?.message ?? String(e)}`));
+        return failedOutcome(name, command, e);
+      },
+      observer: { started: line.started, finished: line.finished, inOrder: (o) => line.above(() => view.environment(o, out)) }
+    });
+  } finally {
+    line.stop();
+  }
+}
+async function oneEnvironment(repo, name, flags, out, line, work2) {
+  try {
+    const own2 = { ...flags, progressTo: (text4) => line.update(name, text4) };
+    const envOut = environmentOutput(out, name, line);
+    const env2 = openEnv(repo, own2, name);
+    const core = openClient(env2, own2, envOut);
+    try {
+      const outcome = await work2({ env: env2, core, flags: own2, out: envOut });
+      noteTurnedAway(core.governor, env2, own2, envOut);
+      return outcome;
+    } finally {
+      await core.close();
+    }
+  } catch (e) {
+    throw inEnvironment(e, name);
+  }
+}
+function environmentOutput(out, name, line) {
+  const prefix = `${terminalText(name)}: `;
+  const stderr = {
+    isTTY: out.stderrIsTTY,
+    write: (chunk) => {
+      const text4 = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString();
+      line.above(() => out.errStream.write(text4.replace(/^(?=[^\n])/gm, prefix)));
+      return true;
+    }
+  };
+  return new Output(out.redactor, out.io.stdout, stderr, { ...out.opts, io: out.io });
+}
+async function fleetLine(out, verb, total, quiet) {
+  const inFlight = /* @__PURE__ */ new Map();
+  let done = 0;
+  let failed2 = 0;
+  const text4 = () => {
+    const now = [...inFlight].map(([n, s3]) => s3 ? `${terminalText(n)} (${s3})` : terminalText(n)).join(", ");
+    return `${verb} ${plural(total, "environment")}: ${done} done${failed2 ? ` (${failed2} failed)` : ""}${now ? `; now ${now}` : ""}`;
+  };
+  const progress = await startProgress(out, text4(), quiet);
+  return {
+    started: (name) => {
+      inFlight.set(name, "");
+      progress.update(text4());
+    },
+    finished: (name, o) => {
+      inFlight.delete(name);
+      done++;
+      if (o.status === "failed") failed2++;
+      progress.update(text4());
+    },
+    update: (name, s3) => {
+      if (!inFlight.has(name)) return;
+      inFlight.set(name, s3);
+      progress.update(text4());
+    },
+    above: progress.above,
+    stop: progress.stop
+  };
+}
+var isFleet, fleetFlag, VERB;
+var init_fleet3 = __esm({
+  "src/cli/fleet.ts"() {
+    "use strict";
+    init_repo();
+    init_errors();
+    init_outcome();
+    init_run2();
+    init_number();
+    init_escape();
+    init_words();
+    init_context();
+    init_output();
+    init_progress();
+    init_rate_limit();
+    isFleet = (flags) => !!flags.allEnvs || flags.envs !== void 0;
+    fleetFlag = (flags) => flags.allEnvs ? "--all-envs" : "--envs";
+    VERB = { plan: "Planning", drift: "Checking drift in", test: "Testing the policies of" };
+  }
+});
+
+// src/live/read.ts
+async function readLive(core, desired, opts, kinds = KINDS) {
+  let done = 0;
+  let total = kinds.length;
+  const progress = {
+    more: (n) => void (total += n),
+    done: (what) => opts.progress?.(++done, total, what)
+  };
+  const read = await Promise.all(kinds.map(async (k2) => [k2.name, await k2.read(core, desiredOf(k2, desired), opts, progress)]));
+  return new Map(read);
+}
+var nothingInGit;
+var init_read2 = __esm({
+  "src/live/read.ts"() {
+    "use strict";
+    init_kind();
+    init_registry();
+    nothingInGit = (kinds = KINDS) => new Map(kinds.map((k2) => [k2.name, []]));
+  }
+});
+
+// src/plan/held-twice.ts
+function heldTwiceOf(live, targets, kinds) {
+  return kinds.flatMap((k2) => k2.heldTwice?.(liveOf(k2, live)) ?? []).filter((h) => touchedBy(h.address, targets));
+}
+function forgetHeldTwice(unknown, held) {
+  for (const address of [...unknown.keys()]) if (held.some((h) => under(h, address))) unknown.delete(address);
+}
+function heldTwiceWords(h, inGit) {
+  const name = h.address.slice(h.address.lastIndexOf("/") + 1);
+  const held = `the service holds ${h.copies.length} ${h.what} named ${JSON.stringify(name)}: ${h.copies.map((c2, i) => `(${i + 1}) ${c2}`).join("; ")}`;
+  return inGit ? `${held}. The interface names each by that name, so revsync cannot tell which one git's file means, nor which one a write would reach: it compares neither with git and writes to none (nothing at or below this address); remove or rename the copies in the service until one holds the name, then plan again` : `${held}, and git has no file for the name. The interface names each by that name, so none of them can be managed: remove or rename the copies in the service until one holds the name`;
+}
+function planHeldTwice(changes, held, inGit) {
+  if (!held.length) return changes;
+  const out = [];
+  for (const c2 of changes) {
+    const h = held.find((x2) => under(x2, c2.address));
+    if (!h) out.push(c2);
+    else if (c2.address !== h.address && (isApplied(c2) || c2.action === "blocked"))
+      out.push(
+        shownEntry("blocked", c2.address, `${h.address} is held more than once in the service (its own entry lists each copy): nothing is written below it`, {
+          before: c2.before,
+          after: c2.after,
+          diff: c2.diff,
+          ...c2.source ? { source: c2.source } : {}
+        })
+      );
+  }
+  for (const h of held) {
+    const named3 = [...inGit].some((a) => under(h, a));
+    out.push(shownEntry(named3 ? "blocked" : "not_in_git", h.address, heldTwiceWords(h, named3)));
+  }
+  return out;
+}
+function driftHeldTwice(items, held, inGit) {
+  if (!held.length) return items;
+  const out = items.filter((i) => !held.some((h) => under(h, i.address)));
+  for (const h of held) {
+    const named3 = [...inGit].some((a) => under(h, a));
+    out.push({ address: h.address, class: "duplicate", diff: [], message: heldTwiceWords(h, named3), modified_by: null, modified_on: null });
+  }
+  return out;
+}
+var under, keptHeldTwice;
+var init_held_twice2 = __esm({
+  "src/plan/held-twice.ts"() {
+    "use strict";
+    init_entries2();
+    init_kind();
+    init_address();
+    init_model();
+    under = (h, address) => address === h.address || address.startsWith(`${h.address}/`);
+    keptHeldTwice = (kept2, held) => kept2.filter((k2) => !held.some((h) => under(h, k2.address)));
+  }
+});
+
+// src/plan/build.ts
+function entries(desired, live, targets, kinds) {
+  const findings = { targets, problems: [], unknown: /* @__PURE__ */ new Map() };
+  const changes = kinds.flatMap((k2) => k2.plan(desiredOf(k2, desired), liveOf(k2, live), findings));
+  if (findings.problems.length) {
+    throw new UserError(
+      `the plan cannot be made, so nothing was sent:
+  ${findings.problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`).join("\n  ")}`,
+      "add the fields to the policy file (revsync validate checks them offline)"
+    );
+  }
+  for (const k2 of kinds) {
+    for (const u of k2.unmanaged(desiredOf(k2, desired), liveOf(k2, live), targets)) {
+      const why = `${u.reason}${whoWords(u, "last modified")}`;
+      changes.push(
+        shownEntry("not_in_git", u.address, why, {
+          before: u.before,
+          version_id: u.version_id,
+          last_modified_on: u.last_modified_on,
+          modified_by: u.modified_by,
+          modified_on: u.modified_on
+        })
+      );
+    }
+  }
+  const held = heldTwiceOf(live, targets, kinds);
+  const inGit = new Set(kinds.flatMap((k2) => k2.addressesIn(desiredOf(k2, desired))));
+  forgetHeldTwice(findings.unknown, held);
+  return { changes: planHeldTwice(changes, held, inGit), findings, kept: keptHeldTwice(keptOf(desired, live, targets, kinds), held) };
+}
+function keptOf(desired, live, targets, kinds) {
+  const kept2 = kinds.flatMap((k2) => k2.kept?.(desiredOf(k2, desired), liveOf(k2, live), targets) ?? []);
+  return plainData(kept2.sort((a, b2) => byCodePoint(a.address, b2.address)));
+}
+function draftPlan(desired, live, meta, kinds = KINDS) {
+  const { changes, findings, kept: kept2 } = entries(desired, live, meta.targets, kinds);
+  const alike = lookAlikes(desired, live, meta.targets, kinds);
+  const rank = (c2) => kindOf2(kinds, c2.address)?.rank?.(c2) ?? 0;
+  changes.sort((a, b2) => (ORDER[a.action] ?? 9) - (ORDER[b2.action] ?? 9) || rank(a) - rank(b2) || byCodePoint(a.address, b2.address));
+  return {
+    format_version: "1",
+    environment: meta.environment,
+    created_at: (meta.now ?? /* @__PURE__ */ new Date()).toISOString(),
+    base_url: meta.baseUrl,
+    auth_url: meta.authUrl,
+    realm: meta.realm,
+    user: meta.user,
+    targets: meta.targets,
+    // The service's values as plain data (a number it gave that is not comparable, as its text): the
+    // plan reads back from its file as it was made.
+    changes: plainData(changes),
+    summary: summarize(ACTIONS, changes, "action"),
+    notes: unknownNotes(findings.unknown),
+    ...kept2.length ? { kept_live: kept2 } : {},
+    ...alike.length ? { look_alike: alike } : {}
+  };
+}
+function seal(plan) {
+  const { four_eyes, impact: impact2, ...entries2 } = plan;
+  return { ...entries2, checksum: planChecksum(plan), ...four_eyes ? { four_eyes } : {}, ...impact2 ? { impact: impact2 } : {} };
+}
+var ORDER;
+var init_build = __esm({
+  "src/plan/build.ts"() {
+    "use strict";
+    init_errors();
+    init_kind();
+    init_entries2();
+    init_registry();
+    init_address();
+    init_unknown();
+    init_who();
+    init_number();
+    init_look_alike2();
+    init_held_twice2();
+    init_model();
+    ORDER = { update: 0, create: 1, review: 2, approve: 3, blocked: 4, unsupported: 5, not_in_git: 6 };
+  }
+});
+
+// src/plan/targets.ts
+function knownAddresses(desired, live, kinds = KINDS) {
+  return new Set(kinds.flatMap((k2) => [...k2.addressesIn(desiredOf(k2, desired)), ...k2.addressesLive(liveOf(k2, live))]));
+}
+function checkTargets(targets, desired, live, kinds = KINDS) {
+  if (!targets.length) return;
+  const known = knownAddresses(desired, live, kinds);
+  const bad = targets.filter((t) => !known.has(t));
+  if (!bad.length) return;
+  const lines = bad.map((t) => {
+    const near = nearest(t, known);
+    return `${JSON.stringify(t)}${near.length ? `: did you mean ${near.map((n) => `--target ${shellQuote(n)}`).join(" or ")}?` : ""}`;
+  });
+  throw new UserError(
+    `--target matches nothing in git or in the service (addresses are exact and case-sensitive):
+  ${lines.join("\n  ")}`,
+    `addresses look like ${kinds.flatMap((k2) => k2.addressForms).join(", ")}`
+  );
+}
+function targetedDesired(desired, live, targets, kinds = KINDS) {
+  if (!targets.length) return desired;
+  const on = (a) => targeted(a, [...targets]);
+  return new Map(kinds.map((k2) => [k2.name, k2.targeted(desiredOf(k2, desired), liveOf(k2, live), on)]));
+}
+var init_targets = __esm({
+  "src/plan/targets.ts"() {
+    "use strict";
+    init_errors();
+    init_kind();
+    init_registry();
+    init_did_you_mean();
+    init_shell_quote();
+    init_address();
+  }
+});
+
+// src/shared/facts.ts
+var HOLDS_BACK;
+var init_facts3 = __esm({
+  "src/shared/facts.ts"() {
+    "use strict";
+    HOLDS_BACK = ["deny", "approval_needed", "error"];
+  }
+});
+
+// src/guardrails/identity.ts
+function listedIn(approvers, list3) {
+  const out = [];
+  for (const a of approvers) if (list3.some((u) => sameUser(u, a.user)) && !out.some((o) => sameUser(o.user, a.user))) out.push(a);
+  return out;
+}
+var approverWords;
+var init_identity = __esm({
+  "src/guardrails/identity.ts"() {
+    "use strict";
+    init_who();
+    approverWords = (approvers) => approvers.map((a) => `${a.user} (${a.via === "approver identity" ? "the approver identity" : "a pull request approval"})`).join(", ");
+  }
+});
+
+// src/guardrails/judge.ts
+function grantOverrides(setup, judging) {
+  return judging.overrides.map((o) => {
+    const named3 = [...setup.rules, ...setup.windows];
+    const target = named3.find((x2) => x2.name === o.name);
+    if (!target) {
+      const near = nearest(
+        o.name,
+        named3.map((x2) => x2.name),
+        { max: 1 }
+      )[0];
+      throw new UserError(
+        `--override ${o.name}: environment ${setup.environment} has no guardrail or freeze window of that name${near ? ` (did you mean ${near}?)` : ""}`,
+        named3.length ? `its rules and windows: ${named3.map((x2) => x2.name).join(", ")}` : void 0
+      );
+    }
+    if (!target.override_by) throw new UserError(`--override ${o.name}: it has no override_by in revsync.yaml (${target.source}), so nobody may override it`);
+    if (!o.reason.trim()) throw new UserError(`--override ${o.name} needs --reason TEXT: why it is overridden goes into the plan and the evidence`);
+    const by = listedIn(judging.approvers, target.override_by)[0];
+    if (!by)
+      throw new UserError(
+        `--override ${o.name}: only ${target.override_by.join(", ")} may override it, and ${judging.approvers.length ? `the approvers here are ${approverWords(judging.approvers)}` : "no approver is known to this run"}`,
+        "the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN) or, in CI, an approval of the pull request must be one of override_by"
+      );
+    return { name: o.name, reason: o.reason, by: by.user };
+  });
+}
+function matches(rule2, c2, env2) {
+  const m = rule2.match;
+  if (m.actions && !m.actions.includes(c2.action)) return false;
+  if (m.environments && !m.environments.includes(env2)) return false;
+  if (m.addresses && !m.addresses.some((test) => test(c2.address))) return false;
+  if (m.fields && !c2.diff.some((d) => m.fields?.some((f2) => d.path === f2 || d.path.startsWith(`${f2}.`) || d.path.startsWith(`${f2}[`)))) return false;
+  return true;
+}
+function holds2(rule2, lookup2) {
+  if (!rule2.when) return { holds: true, words: "every change it matches" };
+  try {
+    const h = conditionHolds(rule2.when.tree, lookup2);
+    const read = [...new Set(namesOf(rule2.when.tree).map((n) => n.name))].map((n) => `${n} = ${shown(lookup2(n) ?? null)}`);
+    return { holds: h, words: `${rule2.when.text}${read.length ? `: ${read.join(", ")}` : ""}` };
+  } catch (e) {
+    if (!(e instanceof ExprError)) throw e;
+    return { error: `${rule2.when.text} cannot be judged: ${e.message}` };
+  }
+}
+function outcomeOf(rule2, c2, lookup2, ctx) {
+  const base = { rule: rule2.name, effect: rule2.effect };
+  const h = holds2(rule2, lookup2);
+  if ("error" in h) return { ...base, outcome: rule2.effect === "warn" ? "warn" : "error", message: h.error };
+  if (!h.holds) return { ...base, outcome: "pass", message: `${h.words} does not hold` };
+  const exception = rule2.exceptions.find((x2) => globMatch(x2.address, c2.address) && ctx.today <= x2.until);
+  if (exception) return { ...base, outcome: "excepted", message: `excepted until ${exception.until}: ${exception.reason}; ${h.words}` };
+  if (rule2.effect === "warn") return { ...base, outcome: "warn", message: h.words };
+  if (rule2.effect === "require_approval") {
+    const approved = listedIn(ctx.judging.approvers, rule2.from ?? []);
+    const count2 = rule2.count ?? 1;
+    const by = approved.map((a) => a.user);
+    if (approved.length >= count2) return { ...base, outcome: "approved", approved_by: by, message: `approved by ${approverWords(approved)}; ${h.words}` };
+    const override2 = ctx.granted.find((o) => o.name === rule2.name);
+    if (override2)
+      return {
+        ...base,
+        outcome: "overridden",
+        approved_by: by,
+        override: { by: override2.by, reason: override2.reason },
+        message: `overridden by ${override2.by}: ${override2.reason}; ${h.words}`
+      };
+    const has = approved.length ? `; approved by ${approverWords(approved)}` : "";
+    return {
+      ...base,
+      outcome: "approval_needed",
+      approved_by: by,
+      message: `needs ${count2} approval${count2 === 1 ? "" : "s"} of ${(rule2.from ?? []).join(", ")}${has}; ${h.words}`
+    };
+  }
+  const override = ctx.granted.find((o) => o.name === rule2.name);
+  if (override)
+    return {
+      ...base,
+      outcome: "overridden",
+      override: { by: override.by, reason: override.reason },
+      message: `overridden by ${override.by}: ${override.reason}; ${h.words}`
+    };
+  return { ...base, outcome: "deny", message: h.words };
+}
+function windowStatus(w2, now, granted) {
+  const { open, next } = w2.time(now);
+  const o = open ?? next;
+  const iso4 = (t) => t === void 0 ? null : new Date(t).toISOString();
+  const local = (t) => t === void 0 ? null : localWords(t, w2.timezone);
+  const override = open ? granted.find((g2) => g2.name === w2.name) : void 0;
+  return {
+    name: w2.name,
+    kind: w2.kind,
+    what: w2.what,
+    timezone: w2.timezone,
+    in_force: !!open,
+    from: iso4(o?.from),
+    until: iso4(o?.until),
+    from_local: local(o?.from),
+    until_local: local(o?.until),
+    ...w2.description ? { description: w2.description } : {},
+    ...w2.override_by ? { override_by: w2.override_by } : {},
+    ...override ? { overridden: { by: override.by, reason: override.reason } } : {},
+    source: w2.source
+  };
+}
+function heldBack(freeze, changes, outcomes) {
+  const out = freeze.filter((w2) => w2.in_force && !w2.overridden).map((w2) => `freeze window ${w2.name} is in force until ${w2.until_local} (${w2.what}): every write waits`);
+  outcomes.forEach((list3, i) => {
+    for (const o of list3 ?? [])
+      if (HOLDS_BACK.includes(o.outcome))
+        out.push(
+          `${o.rule} ${o.outcome === "deny" ? "denies" : o.outcome === "error" ? "cannot judge" : "needs approvals for"} ${changes[i]?.address} (${changes[i]?.action}): ${o.message}`
+        );
+  });
+  return out;
+}
+function judgePlan(changes, setup, judging, kinds) {
+  const granted = grantOverrides(setup, judging);
+  const table2 = new Set(factTable(kinds).map((f2) => f2.name));
+  const today = dayText(dayOf(judging.now, setup.calendar.timezone));
+  const outcomes = changes.map((c2) => {
+    if (!isApplied(c2)) return void 0;
+    const facts = { ...c2.facts ?? {}, ...factsAt(c2.facts ?? {}, judging.now, setup.calendar) };
+    const lookup2 = lookupFor(c2, facts, table2);
+    return setup.rules.filter((r) => matches(r, c2, setup.environment)).map((r) => outcomeOf(r, c2, lookup2, { today, judging, granted }));
+  });
+  const freeze = setup.windows.map((w2) => windowStatus(w2, judging.now, granted));
+  const rules = setup.rules.map((r) => ({
+    name: r.name,
+    effect: r.effect,
+    ...r.count !== void 0 ? { count: r.count } : {},
+    ...r.from ? { from: r.from } : {},
+    ...r.override_by ? { override_by: r.override_by } : {},
+    ...r.when ? { when: r.when.text } : {},
+    ...r.description ? { description: r.description } : {},
+    source: r.source
+  }));
+  const guardrails = {
+    evaluated_at: new Date(judging.now).toISOString(),
+    timezone: setup.calendar.timezone,
+    rules,
+    freeze,
+    approvers: [...judging.approvers],
+    overrides: granted,
+    held_back: heldBack(freeze, changes, outcomes)
+  };
+  return { outcomes, guardrails };
+}
+function worstOutcome(results) {
+  const order2 = ["error", "deny", "approval_needed", "warn", "overridden", "approved", "excepted", "pass"];
+  return order2.find((o) => results.includes(o)) ?? "pass";
+}
+var shown;
+var init_judge = __esm({
+  "src/guardrails/judge.ts"() {
+    "use strict";
+    init_errors();
+    init_did_you_mean();
+    init_expr();
+    init_address();
+    init_entries();
+    init_facts3();
+    init_facts2();
+    init_identity();
+    init_time();
+    shown = (v2) => typeof v2 === "number" ? String(Number(v2.toFixed(4))) : JSON.stringify(v2);
+  }
+});
+
+// src/plan/make.ts
+function judged(plan, req, live, kinds) {
+  const g2 = req.guardrails;
+  if (!g2) return;
+  const allocation = plan.impact && !Array.isArray(plan.impact) ? plan.impact.allocation : void 0;
+  const sources = {
+    environment: req.meta.environment,
+    desired: req.desired,
+    live,
+    kinds,
+    ...req.tests?.contracts.length ? { allocation: allocation ?? [] } : {}
+  };
+  for (const c2 of plan.changes) if (isApplied(c2)) c2.facts = changeFacts(c2, sources);
+  const { outcomes, guardrails } = judgePlan(plan.changes, g2.setup, g2.judging, kinds);
+  plan.changes.forEach((c2, i) => {
+    const o = outcomes[i];
+    if (o) c2.guardrails = o;
+  });
+  plan.guardrails = guardrails;
+}
+function planImpact(plan, desired, live, tests, kinds) {
+  if (!plan.changes.length) return { cases: [], allocation: [], moved: {} };
+  const { live: known, fromGit: fromGit2 } = liveWithGitsUnknowns2(desired, live, kinds);
+  const scoped = targetedDesired(desired, known, plan.targets, kinds);
+  const before = modelsFromLive2(known, kinds);
+  const after = modelsFromGit2(scoped, known, kinds);
+  const allocation = allocationImpact(
+    tests.contracts,
+    { policies: before, carves: carvesLive(known, kinds) },
+    { policies: after, carves: carvesGit(scoped, known, kinds) },
+    ruleReader(tests.rules)
+  );
+  const cases = impact(tests.cases, before, after);
+  const notes = impactNotes(cases, allocation, fromGit2, kinds);
+  return { cases, allocation, moved: Object.fromEntries(movedByCurrency(allocation)), ...notes.length ? { notes } : {} };
+}
+async function makePlan(core, req) {
+  const kinds = req.kinds ?? KINDS;
+  const tests = req.tests && (req.tests.cases.length || req.tests.contracts.length) ? req.tests : void 0;
+  const live = await readLive(
+    core,
+    req.desired,
+    {
+      concurrency: req.concurrency,
+      targets: req.meta.targets,
+      values: true,
+      managedDetails: true,
+      approvedValues: !!tests,
+      ...req.guardrails?.setup.needsBaseline ? { baselineValues: true } : {},
+      ...req.progress ? { progress: req.progress } : {}
+    },
+    kinds
+  );
+  checkTargets(req.meta.targets, req.desired, live, kinds);
+  const plan = draftPlan(req.desired, live, req.meta, kinds);
+  if (req.fourEyes) plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: req.meta.user, ...req.fourEyes }, kinds);
+  if (tests) plan.impact = planImpact(plan, req.desired, live, tests, kinds);
+  judged(plan, req, live, kinds);
+  return seal(plan);
+}
+var init_make = __esm({
+  "src/plan/make.ts"() {
+    "use strict";
+    init_registry();
+    init_read2();
+    init_allocate();
+    init_run();
+    init_build();
+    init_four_eyes2();
+    init_policy_models();
+    init_targets();
+    init_facts2();
+    init_judge();
+    init_model();
+  }
+});
+
+// src/apply/graph.ts
+function buildSteps(plan, kinds = KINDS) {
+  const steps = plan.changes.filter(isApplied).map((change, id) => {
+    const kind = kindOf2(kinds, change.address);
+    if (!kind) throw new UserError(`${change.address} (${change.action}): revsync does not know this kind of address, so nothing was sent`);
+    return { id, change, kind, needs: [], after: [] };
+  });
+  const earlier = [];
+  for (const kind of kinds) {
+    const own2 = steps.filter((s3) => s3.kind === kind);
+    const order2 = kind.order?.(own2.map((s3) => s3.change)) ?? [];
+    own2.forEach((s3, i) => {
+      s3.after.push(...earlier);
+      s3.needs.push(...(order2[i]?.needs ?? []).map((n) => own2[n].id));
+      s3.after.push(...(order2[i]?.after ?? []).map((n) => own2[n].id));
+    });
+    earlier.push(...own2.map((s3) => s3.id));
+  }
+  return steps;
+}
+function skipDependents(steps, outcomes, running2, settle2) {
+  let changed = true;
+  while (changed) {
+    changed = false;
+    for (const s3 of steps) {
+      if (outcomes.has(s3.id) || running2.has(s3.id)) continue;
+      const bad = s3.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
+      if (!bad) continue;
+      const why = `${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`;
+      settle2({ step: s3, status: "skipped", message: `skipped: ${why}` });
+      changed = true;
+    }
+  }
+}
+async function schedule(steps, exec, opts) {
+  const outcomes = /* @__PURE__ */ new Map();
+  const running2 = /* @__PURE__ */ new Set();
+  return new Promise((resolve19) => {
+    const settle2 = (o) => {
+      outcomes.set(o.step.id, o);
+      opts.onFinish?.(o);
+    };
+    const pump = () => {
+      skipDependents(steps, outcomes, running2, settle2);
+      if (opts.isStopping()) {
+        for (const s3 of steps)
+          if (!outcomes.has(s3.id) && !running2.has(s3.id)) settle2({ step: s3, status: "skipped", message: "skipped: interrupted before it started" });
+      }
+      for (const s3 of steps) {
+        if (running2.size >= opts.concurrency) break;
+        if (outcomes.has(s3.id) || running2.has(s3.id)) continue;
+        const ready = s3.needs.every((n) => outcomes.get(n)?.status === "done") && s3.after.every((n) => outcomes.has(n));
+        if (!ready) continue;
+        running2.add(s3.id);
+        opts.onStart?.(s3, running2.size);
+        exec(s3).then(
+          (r) => settle2({ step: s3, status: "done", ...typeof r === "string" ? { message: r } : r }),
+          (e) => {
+            const { outcome, four_eyes } = e ?? {};
+            settle2({
+              step: s3,
+              status: "failed",
+              message: e instanceof Error ? e.message : String(e),
+              ...typeof outcome === "string" ? { outcome } : {},
+              ...four_eyes ? { four_eyes } : {}
+            });
+          }
+        ).finally(() => {
+          running2.delete(s3.id);
+          pump();
+        });
+      }
+      if (running2.size === 0 && outcomes.size === steps.length) resolve19(steps.map((s3) => outcomes.get(s3.id)));
+    };
+    pump();
+  });
+}
+var init_graph = __esm({
+  "src/apply/graph.ts"() {
+    "use strict";
+    init_errors();
+    init_registry();
+    init_model();
+  }
+});
+
+// src/apply/run.ts
+function outcomeOf2(o) {
+  if (o.status === "skipped") return "skipped";
+  const kind = o.outcome ?? (o.status === "done" ? "done" : "failed");
+  return OUTCOMES.includes(kind) ? kind : "failed";
+}
+function countOutcomes2(outcomes) {
+  const counts3 = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
+  for (const o of outcomes) counts3[o.outcome]++;
+  return counts3;
+}
+function payloadProblems(plan, kinds = KINDS) {
+  return plan.changes.flatMap((c2) => {
+    if (!isApplied(c2)) return [];
+    const kind = kindOf2(kinds, c2.address);
+    const problems = !c2.payload ? ["no payload"] : !kind ? ["revsync does not know this kind of address"] : kind.payloadProblems(c2, plan.changes);
+    return problems.map((what) => `${c2.address} (${c2.action}): ${what}`);
+  });
+}
+function checkPayloads(plan, kinds = KINDS) {
+  const problems = payloadProblems(plan, kinds);
+  if (problems.length) {
+    throw new UserError(
+      `the plan's writes are not what it shows, so nothing was sent:
+  ${problems.join("\n  ")}`,
+      "a saved plan is applied only as revsync wrote it: run revsync plan again"
+    );
+  }
+  return plan;
+}
+function gitProblems(plan, desired, kinds = KINDS) {
+  return plan.changes.flatMap((c2) => {
+    if (!isApplied(c2)) return [];
+    const kind = kindOf2(kinds, c2.address);
+    const problems = kind ? kind.gitProblems(c2, desiredOf(kind, desired), plan.changes) : ["revsync does not know this kind of address"];
+    return problems.map((what) => `${c2.address} (${c2.action}): ${what}`);
+  });
+}
+function checkAgainstGit(plan, desired, kinds = KINDS) {
+  const problems = gitProblems(plan, desired, kinds);
+  if (problems.length) {
+    throw new UserError(
+      `the plan's writes are not what git asks for now, so nothing was sent:
+  ${problems.join("\n  ")}`,
+      "a saved plan is applied only while the policy files ask for what it writes: run revsync plan again, review it, and apply that plan"
+    );
+  }
+  return plan;
+}
+function checkApprover(core, plan, fourEyes) {
+  const approver = core.approverAuth;
+  if (!approver) return;
+  if (sameUser(approver.username, core.auth.username)) {
+    throw new UserError(
+      `the approver identity is ${approver.username}, the same user as revsync's own sign-in: approves would go as the user who prepared them, so nothing was sent`,
+      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
+    );
+  }
+  if (fourEyes && !approver.username && plan.changes.some((c2) => c2.action === "approve")) {
+    throw new UserError(
+      "four eyes: the approver's token names no user, so nobody can show that approves go as someone other than who prepared them; nothing was sent",
+      "set REVSYNC_APPROVER_USER to the approver's user id in the service"
+    );
+  }
+}
+function checkSignedIn(core, plan, fourEyes) {
+  const approves = plan.changes.some((c2) => c2.action === "approve" && isApplied(c2));
+  if (!approves) return;
+  const as = core.approverAuth ?? core.auth;
+  if (fourEyes && !as.identity) {
+    throw new UserError(
+      `four eyes: the token the service issued to ${core.approverAuth ? "the approver identity" : "revsync's sign-in, which sends the approves,"} names no user (no preferred_username or sub claim), so who approves cannot be told${as.username ? ` (${as.username} is what a variable says, not the service)` : ""}; nothing was sent`,
+      "give the approver identity credentials whose token names its user: REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD"
+    );
+  }
+  const approver = core.approverAuth?.identity;
+  const own2 = core.auth.identity;
+  const shared = approver && own2 ? approver.find((n) => own2.some((m) => sameUser(n, m))) : void 0;
+  if (core.approverAuth && shared) {
+    throw new UserError(
+      `the approver identity signs in as ${shared}, the same user as revsync's own sign-in (as the service's tokens name them): approves would go as the user who prepared them, so nothing was sent`,
+      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
+    );
+  }
+}
+function readyToApply(plan, core, opts) {
+  const applied = plan.changes.filter(isApplied);
+  for (const k2 of opts.kinds ?? KINDS) {
+    const own2 = applied.filter((c2) => kindOf2(opts.kinds ?? KINDS, c2.address) === k2);
+    if (own2.length) k2.ready?.(own2, core);
+  }
+  checkApprover(core, plan, opts.fourEyes);
+  return plan;
+}
+function outcomeWords3(action, o) {
+  if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
+  if (o.kind === "already")
+    return o.answered !== void 0 ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and the service ${refusedWords(o.answered)}: someone else's came first, and revsync's did not land)` : o.unprocessed !== void 0 ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and answered ${o.unprocessed}, not processed: someone else's made it meanwhile)` : `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
+  if (o.kind === "confirmed")
+    return `${action === "create" ? "created" : o.status ?? DONE[action]} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
+  if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);
+  if (o.kind === "unknown" && !/outcome unknown/.test(o.error.message)) throw new StepFailed(`outcome unknown: ${o.error.message}`);
+  throw o.error;
+}
+function stepResult(action, o) {
+  try {
+    return { message: outcomeWords3(action, o), outcome: o.kind, ...o.kind === "already" && o.answered !== void 0 ? { answered: o.answered } : {} };
+  } catch (e) {
+    throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
+  }
+}
+function runStep(step, applier, core) {
+  return applier.write(step.change, core);
+}
+function stepWords(action, r) {
+  const four = r.four_eyes ? { four_eyes: r.four_eyes } : {};
+  if (r.failed) throw Object.assign(new StepFailed(r.failed, r.outcome.kind), four);
+  if (r.breached) throw Object.assign(new StepFailed(r.breached, "breached"), four);
+  try {
+    const s3 = stepResult(action, r.outcome);
+    return { ...s3, message: `${s3.message}${r.also ?? ""}`, ...four };
+  } catch (e) {
+    throw Object.assign(e, four);
+  }
+}
+function reportEntry(o) {
+  return {
+    address: o.step.change.address,
+    action: o.step.change.action,
+    status: o.status,
+    outcome: outcomeOf2(o),
+    message: o.message,
+    ...o.four_eyes ? { four_eyes: o.four_eyes } : {},
+    ...o.answered !== void 0 ? { answered: o.answered } : {}
+  };
+}
+async function settle(outcomes, appliers) {
+  for (const [kind, applier] of appliers) {
+    const landed = outcomes.filter((o) => o.step.kind === kind && o.status === "done");
+    if (!applier.settle || !landed.length) continue;
+    const said = await applier.settle(landed.map((o) => o.step.change));
+    for (const o of landed) {
+      const s3 = said.get(o.step.change.address);
+      if (!s3) continue;
+      if ("unchecked" in s3) o.message = `${o.message} (${s3.unchecked})`;
+      else Object.assign(o, { status: "failed", outcome: "overwritten", message: s3.overwritten });
+    }
+  }
+}
+async function applyPlan(core, plan, opts) {
+  const kinds = opts.kinds ?? KINDS;
+  const observers2 = opts.observers ?? [];
+  const log = (line) => observers2.forEach((o) => o.log?.(line));
+  const steps = buildSteps(plan, kinds);
+  const reviewers = new Map((plan.four_eyes?.approves ?? []).flatMap((a) => a.reviewed_by ? [[a.address, a.reviewed_by]] : []));
+  const run2 = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, reviewers, log };
+  const appliers = new Map(kinds.filter((k2) => steps.some((s3) => s3.kind === k2)).map((k2) => [k2, k2.apply(run2)]));
+  let finished = 0;
+  const outcomes = await schedule(
+    steps,
+    async (s3) => stepWords(s3.change.action, await runStep(s3, appliers.get(s3.kind), opts.tagRequests ? core.tagged(stepTag(s3.change)) : core)),
+    {
+      concurrency: opts.concurrency,
+      isStopping: opts.isStopping,
+      onStart: (s3) => observers2.forEach((o) => o.stepStarted?.(s3)),
+      onFinish: (o) => {
+        finished++;
+        observers2.forEach((x2) => x2.stepFinished?.(o, finished, steps.length));
+      }
+    }
+  );
+  await settle(outcomes, appliers);
+  const entries2 = outcomes.map(reportEntry);
+  return { environment: plan.environment, outcomes: entries2, summary: countOutcomes2(entries2), interrupted: opts.isStopping() };
+}
+var OUTCOMES, DONE, StepFailed, stepTag;
+var init_run3 = __esm({
+  "src/apply/run.ts"() {
+    "use strict";
+    init_write();
+    init_errors();
+    init_kind();
+    init_registry();
+    init_model();
+    init_who();
+    init_graph();
+    OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten", "breached"];
+    DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" };
+    StepFailed = class extends Error {
+      constructor(message, outcome) {
+        super(message);
+        this.outcome = outcome;
+      }
+      outcome;
+    };
+    stepTag = (c2) => `${c2.action} ${c2.address}`;
+  }
+});
+
+// src/evidence/context.ts
+function run(args, cwd, env2) {
+  return new Promise((resolve19, reject) => {
+    (0, import_node_child_process2.execFile)(
+      "git",
+      args,
+      { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
+      (err, stdout) => err ? reject(err) : resolve19(stdout)
+    );
+  });
+}
+async function gitState(root, evidenceDir, env2, policyPaths = []) {
+  const inside = (0, import_node_path18.relative)(root, evidenceDir);
+  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path18.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
+  let status;
+  try {
+    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env2);
+  } catch (e) {
+    const code = e.code;
+    return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository" };
+  }
+  const entries2 = status.split("\0");
+  const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x2) => x2);
+  const found = statusEntries(entries2);
+  const clean = !found.length;
+  const dirty = clean ? {} : await notClean(root, found, policyPaths, env2);
+  if (!oid || oid === "(initial)") return { commit: null, clean, note: "the repository has no commit yet", ...dirty };
+  return { commit: oid, clean, ...dirty };
+}
+function statusEntries(entries2) {
+  const found = [];
+  for (let i = 0; i < entries2.length; i++) {
+    const e = entries2[i] ?? "";
+    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/s.exec(e);
+    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/s.exec(e);
+    const other = /^([?!]) (.+)$/s.exec(e);
+    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
+    else if (renamed?.[1] && renamed[2]) {
+      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
+      i++;
+    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
+    else if (other?.[2]) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
+    else if (e && !e.startsWith("# ")) found.push({ path: e, what: "not clean (an entry git status gave in a form revsync does not know)" });
+  }
+  return found;
+}
+async function notClean(root, found, policyPaths, env2) {
+  let top = root;
+  try {
+    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
+  } catch {
+  }
+  const from = realOr(root);
+  const isPolicy = (p) => policyPaths.some((pp) => {
+    const rel = (0, import_node_path18.relative)(pp || ".", p);
+    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path18.isAbsolute)(rel) && POLICY_FILE.test(p);
+  });
+  const all2 = found.map((f2) => {
+    const path = (0, import_node_path18.relative)(from, (0, import_node_path18.join)(top, f2.path)) || f2.path;
+    return { path, what: f2.what, policy: isPolicy(path) };
+  }).sort((a, b2) => a.policy !== b2.policy ? a.policy ? -1 : 1 : a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
+  return { not_clean: all2.slice(0, NOT_CLEAN_LISTED), not_clean_total: all2.length };
+}
+async function uncommittedFiles(cwd, files, env2) {
+  if (!files.length) return [];
+  let status;
+  try {
+    status = await run(
+      ["status", "--porcelain=v2", "--untracked-files=all", "--ignored=matching", "-z", "--", ...files.map((f2) => `:(literal)${f2}`)],
+      cwd,
+      env2
+    );
+  } catch {
+    return [];
+  }
+  const out = [];
+  for (const entry of status.split("\0")) {
+    const m = /^([?!]) (.+)$/.exec(entry);
+    if (m?.[2]) out.push(`${m[2]} (${m[1] === "!" ? "ignored by git" : "untracked"})`);
+  }
+  return out;
+}
+function realOr(dir) {
+  try {
+    return (0, import_node_fs12.realpathSync)(dir);
+  } catch {
+    return dir;
+  }
+}
+function changeWords(xy) {
+  const c2 = xy[1] !== "." ? xy[1] : xy[0];
+  return c2 === "D" ? "deleted" : c2 === "A" ? "added" : c2 === "R" || c2 === "C" ? "renamed" : "modified";
+}
+async function changedPolicyFiles(root, paths, cwd, env2) {
+  let status;
+  try {
+    const specs = paths.map((p) => `:(literal)${p}`);
+    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=traditional", "--", ...specs], root, env2);
+  } catch {
+    return { commit: null, files: [] };
+  }
+  const entries2 = status.split("\0");
+  const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x2) => x2);
+  const found = statusEntries(entries2).filter((f2) => f2.what !== "untracked" && f2.what !== "ignored by git" || POLICY_FILE.test(f2.path));
+  const commit = oid && oid !== "(initial)" ? oid : null;
+  if (!found.length) return { commit, files: [] };
+  let top = root;
+  try {
+    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
+  } catch {
+  }
+  const from = realOr(cwd);
+  found.sort((a, b2) => a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
+  return { commit, files: found.map((f2) => `${(0, import_node_path18.relative)(from, (0, import_node_path18.join)(top, f2.path)) || f2.path} (${f2.what})`) };
+}
+function ciContext(env2, readEvent = () => void 0) {
+  const ctx = ciOwnContext(env2, readEvent);
+  const given = number(env2.REVSYNC_PULL_REQUEST?.trim().replace(/^[#!]/, ""));
+  return ctx && given !== null ? { ...ctx, pull_request: given } : ctx;
+}
+function ciOwnContext(env2, readEvent) {
+  if (env2.GITHUB_ACTIONS === "true") {
+    const server = env2.GITHUB_SERVER_URL ?? "https://github.com";
+    const run2 = env2.GITHUB_REPOSITORY && env2.GITHUB_RUN_ID ? `${server}/${env2.GITHUB_REPOSITORY}/actions/runs/${env2.GITHUB_RUN_ID}${env2.GITHUB_RUN_ATTEMPT ? `/attempts/${env2.GITHUB_RUN_ATTEMPT}` : ""}` : null;
+    let pr = number(/^refs\/pull\/(\d+)\//.exec(env2.GITHUB_REF ?? "")?.[1]);
+    if (pr === null && env2.GITHUB_EVENT_PATH) {
+      const event = readEvent(env2.GITHUB_EVENT_PATH);
+      const n = event?.pull_request?.number ?? void 0;
+      pr = typeof n === "number" ? n : null;
+    }
+    return {
+      provider: "github",
+      run_url: run2,
+      actor: nonEmpty(env2.GITHUB_TRIGGERING_ACTOR) ?? nonEmpty(env2.GITHUB_ACTOR),
+      pull_request: pr,
+      commit: nonEmpty(env2.GITHUB_SHA),
+      ref: nonEmpty(env2.GITHUB_REF),
+      workflow: nonEmpty(env2.GITHUB_WORKFLOW),
+      event: nonEmpty(env2.GITHUB_EVENT_NAME)
+    };
+  }
+  if (env2.GITLAB_CI === "true") {
+    return {
+      provider: "gitlab",
+      run_url: nonEmpty(env2.CI_JOB_URL) ?? nonEmpty(env2.CI_PIPELINE_URL),
+      actor: nonEmpty(env2.GITLAB_USER_LOGIN),
+      pull_request: number(env2.CI_MERGE_REQUEST_IID),
+      commit: nonEmpty(env2.CI_COMMIT_SHA),
+      ref: nonEmpty(env2.CI_COMMIT_REF_NAME),
+      workflow: nonEmpty(env2.CI_PROJECT_PATH),
+      event: nonEmpty(env2.CI_PIPELINE_SOURCE)
+    };
+  }
+  return null;
+}
+var import_node_child_process2, import_node_fs12, import_node_path18, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
+var init_context2 = __esm({
+  "src/evidence/context.ts"() {
+    "use strict";
+    import_node_child_process2 = require("node:child_process");
+    import_node_fs12 = require("node:fs");
+    import_node_path18 = require("node:path");
+    NOT_CLEAN_LISTED = 50;
+    POLICY_FILE = /\.(ya?ml|csv)$/i;
+    nonEmpty = (v2) => v2 && v2.trim() ? v2 : null;
+    number = (v2) => v2 && /^\d+$/.test(v2) ? Number(v2) : null;
+  }
+});
+
+// src/evidence/pull-request.ts
+async function getJson(get, url, headers, what) {
+  let r;
+  try {
+    r = await get(url, headers);
+  } catch (e) {
+    throw new ForgeError(`${what} could not be read (${e.message})`);
+  }
+  if (r.status !== 200)
+    throw new ForgeError(
+      `${what} could not be read: the API answered ${r.status}${r.status === 401 || r.status === 403 || r.status === 404 ? " (is the token valid, and may it read the repository's pull requests?)" : ""}`
+    );
+  if (r.body === void 0) throw new ForgeError(`${what}: the API's answer is not JSON`);
+  return r;
+}
+async function getWhole(get, url, headers, what) {
+  const r = await getJson(get, url, headers, what);
+  if (/rel="?next"?/i.test(r.link ?? "") || (r.nextPage ?? "").trim())
+    throw new ForgeError(`${what}: the API answered with only a first page, so what the rest holds is unknown`);
+  return r.body;
+}
+async function readPages(get, first, headers, what, base) {
+  const items = [];
+  let url = first;
+  for (let page2 = 0; url; page2++) {
+    if (page2 === MAX_PAGES)
+      throw new ForgeError(
+        `${what} go on past ${MAX_PAGES} pages (${MAX_PAGES * 100} items): revsync reads no further, and what it did not read (a later review, the head commit) could change the verdict`
+      );
+    const r = await getJson(get, url, headers, what);
+    if (!Array.isArray(r.body)) throw new ForgeError(`${what}: the API's answer is not a list`);
+    items.push(...r.body);
+    url = nextPage(r.link, base, what);
+  }
+  return items;
+}
+function githubExcluded(user, login, association) {
+  if (/\[bot\]$/i.test(login) || str3(user.type) === "Bot") return "a bot";
+  if (!association || !WRITERS.has(association.toUpperCase()))
+    return `no write access to the repository (author_association ${association ?? "not given"}; OWNER, MEMBER or COLLABORATOR count)`;
+  return void 0;
+}
+function nextPage(link, base, what) {
+  if (!/rel="?next"?/i.test(link ?? "")) return void 0;
+  const m = /<([^>]+)>\s*;\s*rel="?next"?/i.exec(link ?? "");
+  let url;
+  try {
+    url = m?.[1] ? new URL(m[1]) : void 0;
+  } catch {
+    url = void 0;
+  }
+  if (!url || !m?.[1]) throw new ForgeError(`${what}: the API says a next page follows, but its link cannot be read, so what the rest holds is unknown`);
+  if (url.origin !== new URL(base).origin)
+    throw new ForgeError(
+      `${what}: the API's next page is on another origin (${url.origin}) than the API's own (${new URL(base).origin}), which revsync does not follow, so what the rest holds is unknown`
+    );
+  return m[1];
+}
+async function readGithub(get, env2, n) {
+  const base = (env2.GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, "");
+  const repo = env2.GITHUB_REPOSITORY;
+  if (!repo) throw new ForgeError("GITHUB_REPOSITORY is not set, so the pull request cannot be found");
+  const token = env2.GITHUB_TOKEN;
+  if (!token) throw new ForgeError("GITHUB_TOKEN is not set: give the apply step GITHUB_TOKEN: ${{ github.token }} (with pull-requests: read)");
+  const headers = {
+    authorization: `Bearer ${token}`,
+    accept: "application/vnd.github+json",
+    "x-github-api-version": "2022-11-28",
+    "user-agent": "revsync"
+  };
+  const pr = obj2(await getWhole(get, `${base}/repos/${repo}/pulls/${n}`, headers, `pull request #${n}`));
+  const reviews = await readPages(get, `${base}/repos/${repo}/pulls/${n}/reviews?per_page=100`, headers, `the reviews of pull request #${n}`, base);
+  const approvals2 = [];
+  const latest = /* @__PURE__ */ new Map();
+  const withdrawn = /* @__PURE__ */ new Map();
+  for (const raw of reviews) {
+    const r = obj2(raw);
+    const reviewer = obj2(r.user);
+    const user = str3(reviewer.login);
+    const state = str3(r.state)?.toUpperCase();
+    if (!user || !state) continue;
+    const excluded = githubExcluded(reviewer, user, str3(r.author_association));
+    const a = { user, at: str3(r.submitted_at), commit: str3(r.commit_id), ...excluded ? { excluded } : {} };
+    if (state === "APPROVED") approvals2.push(a);
+    if (state === "APPROVED" || state === "CHANGES_REQUESTED" || state === "DISMISSED") {
+      const key5 = user.toLowerCase();
+      if (state === "CHANGES_REQUESTED" && latest.get(key5)) withdrawn.set(key5, user);
+      else withdrawn.delete(key5);
+      latest.set(key5, state === "APPROVED" ? a : null);
+    }
+  }
+  const head = str3(obj2(pr.head).sha);
+  const made = head ? await githubHeadBy(get, headers, base, repo, n, head) : { headBy: [] };
+  const merge = str3(pr.merge_commit_sha);
+  return {
+    author: str3(obj2(pr.user).login),
+    head,
+    merges: merge ? [merge] : [],
+    approvals: approvals2,
+    standing: [...latest.values()].filter((a) => a !== null),
+    ...withdrawn.size ? { withdrawn: [...withdrawn.values()] } : {},
+    ...made
+  };
+}
+async function githubHeadBy(get, headers, base, repo, n, head) {
+  const commits = await readPages(get, `${base}/repos/${repo}/pulls/${n}/commits?per_page=100`, headers, `the commits of pull request #${n}`, base);
+  const commit = commits.map(obj2).find((c2) => str3(c2.sha) === head);
+  if (!commit) return { headBy: [], headByNote: `its head commit ${head.slice(0, 12)} is not among the commits the API lists for it (it lists at most 250)` };
+  const by = ["author", "committer"].map((role) => ({ role, login: str3(obj2(commit[role]).login) }));
+  const unknown = by.filter((b2) => !b2.login).map((b2) => b2.role);
+  return {
+    headBy: [...new Set(by.flatMap((b2) => b2.login ? [b2.login] : []))],
+    ...unknown.length ? {
+      headByNote: `GitHub names no user as the ${unknown.join(" and ")} of its head commit ${head.slice(0, 12)} (the commit's e-mail is linked to no account)`
+    } : {}
+  };
+}
+async function readGitlab(get, env2, n) {
+  const base = (env2.CI_API_V4_URL ?? "").replace(/\/+$/, "");
+  if (!base) throw new ForgeError("CI_API_V4_URL is not set, so the merge request cannot be found");
+  const project = env2.CI_PROJECT_ID;
+  if (!project) throw new ForgeError("CI_PROJECT_ID is not set, so the merge request cannot be found");
+  const token = env2.GITLAB_API_TOKEN;
+  if (!token) throw new ForgeError("GITLAB_API_TOKEN is not set: set it as a masked CI/CD variable (api or read_api scope)");
+  const headers = { "private-token": token, accept: "application/json", "user-agent": "revsync" };
+  const at2 = `${base}/projects/${encodeURIComponent(project)}`;
+  const mr = obj2(await getWhole(get, `${at2}/merge_requests/${n}`, headers, `merge request !${n}`));
+  const body = obj2(await getWhole(get, `${at2}/merge_requests/${n}/approvals`, headers, `the approvals of merge request !${n}`));
+  let reset2 = false;
+  let commitNote;
+  let headByNote;
+  try {
+    const settings = obj2(await getWhole(get, `${at2}/approvals`, headers, "the project's approval settings"));
+    reset2 = settings.reset_approvals_on_push === true;
+    if (!reset2)
+      commitNote = "the project keeps approvals when commits are pushed (reset_approvals_on_push is off), so an approval may be of an older commit: turn on removing all approvals when commits are added";
+    if (settings.merge_requests_disable_committers_approval !== true)
+      headByNote = "the project lets users who add commits approve (merge_requests_disable_committers_approval is off), and GitLab names no user who pushed a commit: turn on preventing approvals by users who add commits";
+  } catch (e) {
+    if (!(e instanceof ForgeError)) throw e;
+    commitNote = `${e.message}, so which commit each approval is of is unknown`;
+    headByNote = `${e.message}, so whether a user who added commits may have approved is unknown`;
+  }
+  const head = str3(mr.sha);
+  const approvals2 = [];
+  for (const raw of Array.isArray(body.approved_by) ? body.approved_by : []) {
+    const a = obj2(raw);
+    const u = obj2(a.user);
+    const user = str3(u.username);
+    if (!user) continue;
+    const excluded = await gitlabBot(get, headers, base, u, user);
+    approvals2.push({ user, at: str3(a.approved_at), commit: reset2 ? head : null, ...excluded ? { excluded } : {} });
+  }
+  return {
+    author: str3(obj2(mr.author).username),
+    head,
+    merges: [str3(mr.merge_commit_sha), str3(mr.squash_commit_sha)].filter((s3) => !!s3),
+    approvals: approvals2,
+    standing: approvals2,
+    headBy: [],
+    ...commitNote ? { commitNote } : {},
+    ...headByNote ? { headByNote } : {}
+  };
+}
+async function gitlabBot(get, headers, base, u, user) {
+  if (u.bot === true || GITLAB_BOT_NAME.test(user)) return "a bot";
+  const id = typeof u.id === "number" && Number.isSafeInteger(u.id) ? u.id : null;
+  if (id === null) return "GitLab does not say which user this is (no user id), so whether it is a bot is unknown";
+  try {
+    return obj2(await getWhole(get, `${base}/users/${id}`, headers, `the user ${user}`)).bot === true ? "a bot" : void 0;
+  } catch (e) {
+    if (!(e instanceof ForgeError)) throw e;
+    return `${e.message}, so whether it is a bot is unknown`;
+  }
+}
+function judgeApproval(read, applied, where2) {
+  const name = where2.provider === "gitlab" ? `merge request !${where2.number}` : `pull request #${where2.number}`;
+  const short = (c2) => c2 ? c2.slice(0, 12) : "unknown";
+  const excluded = (a) => sameUser(a.user, read.author) ? "the author" : a.excluded ?? (read.headBy.some((u) => sameUser(u, a.user)) ? `made the head commit ${short(read.head)}` : void 0);
+  const others = read.standing.filter((a) => !sameUser(a.user, read.author));
+  const counting = others.filter((a) => !excluded(a));
+  const atHead = counting.filter((a) => !!read.head && a.commit === read.head);
+  let problem2 = null;
+  if (!read.author) problem2 = `the forge does not say who wrote ${name}`;
+  else if (!read.head) problem2 = `the forge does not say which commit ${name} holds`;
+  else if (!others.length) {
+    const withdrawn = (read.withdrawn ?? []).filter((u) => !sameUser(u, read.author));
+    problem2 = read.standing.length ? `${name} is approved only by its author, ${read.author}: it needs an approval by someone else` : withdrawn.length ? `${name}'s approval was withdrawn: ${withdrawn.map((u) => `${u} approved, then requested changes`).join("; ")}; it needs an approval standing now by someone other than its author, ${read.author}` : `${name} has no approval: it needs one by someone other than its author, ${read.author}`;
+  } else if (read.headByNote) problem2 = `${name} is approved, but ${read.headByNote}: no approval can be shown to be by someone other than who made its head`;
+  else if (!counting.length)
+    problem2 = `${name} has no approval that counts (${others.map((a) => `${a.user}: ${excluded(a)}`).join("; ")}): it needs one by someone other than its author, ${read.author}, who has write access, is not a bot and did not make its head commit`;
+  else if (!atHead.length)
+    problem2 = read.commitNote ? `${name} is approved by ${counting.map((a) => a.user).join(", ")}, but ${read.commitNote}` : `${name} was approved by ${counting.map((a) => a.user).join(", ")} at an older commit (${[...new Set(counting.map((a) => short(a.commit)))].join(", ")}), not at its head ${short(read.head)}: the change applied is not the one approved`;
+  else if (!applied) problem2 = "the commit this run applies is unknown (no git HEAD, no CI commit)";
+  else if (applied !== read.head && !read.merges.includes(applied))
+    problem2 = `the commit applied, ${short(applied)}, is neither the approved head ${short(read.head)} of ${name} nor the commit its merge made (${read.merges.map(short).join(", ") || "none yet"})`;
+  return {
+    provider: where2.provider,
+    number: where2.number,
+    author: read.author,
+    head_commit: read.head,
+    head_commit_by: read.headBy,
+    merge_commits: read.merges,
+    applied_commit: applied,
+    approvals: read.approvals.map((a) => {
+      const why = excluded(a);
+      return { user: a.user, at: a.at, commit: a.commit, ...why ? { excluded: why } : {} };
+    }),
+    independent: atHead.map((a) => a.user),
+    holds: problem2 === null,
+    problem: problem2
+  };
+}
+async function pullRequestApproval(ci, env2, applied, get) {
+  const empty = (number2, problem2) => ({
+    provider: ci.provider,
+    number: number2,
+    author: null,
+    head_commit: null,
+    merge_commits: [],
+    applied_commit: applied,
+    approvals: [],
+    independent: [],
+    holds: false,
+    problem: problem2
+  });
+  const n = ci.pull_request;
+  if (n === null)
+    return empty(
+      null,
+      `this ${ci.provider === "gitlab" ? "pipeline" : "run"} names no ${ci.provider === "gitlab" ? "merge" : "pull"} request (the CI recipes set REVSYNC_PULL_REQUEST to the one merged)`
+    );
+  try {
+    const read = ci.provider === "gitlab" ? await readGitlab(get, env2, n) : await readGithub(get, env2, n);
+    return judgeApproval(read, applied, { provider: ci.provider, number: n });
+  } catch (e) {
+    if (e instanceof ForgeError) return empty(n, e.message);
+    throw e;
+  }
+}
+var str3, obj2, ForgeError, MAX_PAGES, WRITERS, GITLAB_BOT_NAME;
+var init_pull_request = __esm({
+  "src/evidence/pull-request.ts"() {
+    "use strict";
+    init_who();
+    str3 = (v2) => typeof v2 === "string" && v2.trim() ? v2 : null;
+    obj2 = (v2) => v2 && typeof v2 === "object" && !Array.isArray(v2) ? v2 : {};
+    ForgeError = class extends Error {
+    };
+    MAX_PAGES = 30;
+    WRITERS = /* @__PURE__ */ new Set(["OWNER", "MEMBER", "COLLABORATOR"]);
+    GITLAB_BOT_NAME = /^(?:(?:project|group)_\d+_bot(?:_|\d|$)|service_account_)/i;
+  }
+});
+
+// src/cli/four-eyes.ts
+function ciOf(flags) {
+  return ciContext(envOf(flags), readJsonFile);
+}
+function forgeClient(penv) {
+  const agentOpts = { connect: { timeout: 1e4 } };
+  const proxy = proxyEnv(penv);
+  const dispatcher = proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts);
+  const get = async (url, headers) => {
+    checkUrl("the forge's API URL", url);
+    let res;
+    try {
+      res = await request(url, { method: "GET", headers, dispatcher, headersTimeout: 3e4, bodyTimeout: 3e4, signal: AbortSignal.timeout(6e4) });
+    } catch (e) {
+      throw new Error(`GET ${new URL(url).pathname} failed: ${e.message}`);
+    }
+    const text4 = await res.body.text();
+    let body;
+    try {
+      body = JSON.parse(text4);
+    } catch {
+      body = void 0;
+    }
+    const link = res.headers.link;
+    const nextPage2 = res.headers["x-next-page"];
+    return { status: res.statusCode, body, ...typeof link === "string" ? { link } : {}, ...typeof nextPage2 === "string" ? { nextPage: nextPage2 } : {} };
+  };
+  return { get, close: () => dispatcher.close() };
+}
+async function approverSignedIn(core) {
+  if (!core.approverAuth) return;
+  try {
+    await core.approverAuth.token();
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    throw new UserError(
+      `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
+      "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)"
+    );
+  }
+}
+async function readPullRequestApproval(flags, repo, ci) {
+  const penv = envOf(flags);
+  const applied = (await gitState(repo.root, repo.root, penv)).commit ?? ci.commit;
+  const forge = forgeClient(penv);
+  try {
+    return await pullRequestApproval(ci, penv, applied, forge.get);
+  } finally {
+    await forge.close();
+  }
+}
+function approverUnverified(core) {
+  const auth = core.approverAuth ?? core.auth;
+  if (auth.usernameFrom === "sign-in") return void 0;
+  const variable = core.approverAuth ? "REVSYNC_APPROVER_USER" : "REVSYNC_USER";
+  const from = auth.usernameFrom === "token claims" ? "the token's own claims (preferred_username, read without verifying it)" : auth.usernameFrom === "variable" ? variable : "nothing: the token names no user";
+  return `four eyes: approves go as a bearer token whose user, ${auth.username ?? "unnamed"}, comes from ${from}, unverified until the service answers: apply reads each batch back right after its approve and reports one the service shows approved by another user, or by its preparer, as a breach of four eyes`;
+}
+async function signInBoth(core, plan, fourEyes) {
+  await approverSignedIn(core);
+  await core.auth.token();
+  checkSignedIn(core, plan, fourEyes);
+}
+function localApply(ctx) {
+  if (!ctx.env.fourEyesLocalApply)
+    throw new UserError(
+      "four eyes: this apply runs outside CI (GitHub Actions or GitLab CI), where no pull request's approval can be checked and the files it applies are nobody's review; nothing was sent",
+      "apply from CI, or allow this environment to apply from a workstation explicitly: four_eyes: { local_apply: true } in revsync.yaml (the evidence records it, and revsync evidence verify flags it)"
+    );
+  ctx.out.warn(
+    "four eyes: applied outside CI, as four_eyes: { local_apply: true } allows: no pull request's approval is checked and the files applied are held to no reviewed commit (recorded in the evidence); apply still keeps every batch from being approved by the user who prepared it"
+  );
+  ctx.recordLocalApply?.();
+}
+function cleanTree(tree) {
+  if (tree?.commit && !tree.files.length) return;
+  const why = !tree?.commit ? "the commit the policy repo is at cannot be told (no git, or no commit)" : `the policy files differ from commit ${tree.commit.slice(0, 12)}: ${tree.files.join(", ")}`;
+  throw new UserError(
+    `four eyes: ${why}; apply in CI plans only from a clean tree equal to the commit approved, so nothing was sent`,
+    "apply from a checkout of the merged commit, with no policy file changed after it"
+  );
+}
+async function fourEyesBeforeWriting(core, plan, ctx) {
+  const { flags, out, fourEyes } = ctx;
+  const approves = plan.changes.some((c2) => c2.action === "approve" && isApplied(c2));
+  if (approves) await signInBoth(core, plan, fourEyes);
+  const unconfirmed = fourEyes && approves ? approverUnverified(core) : void 0;
+  if (unconfirmed) out.warn(unconfirmed);
+  const ci = ciOf(flags);
+  if (!ci) {
+    if (fourEyes) localApply(ctx);
+    return void 0;
+  }
+  if (!fourEyes && !ctx.record && !ctx.approval) return void 0;
+  if (fourEyes) cleanTree(ctx.tree);
+  const approval = ctx.approval ?? await readPullRequestApproval(flags, ctx.repo, ci);
+  ctx.record?.(approval);
+  const name = ci.provider === "gitlab" ? "merge request" : "pull request";
+  if (approval.holds)
+    out.info(
+      `Four eyes: ${name} ${ci.provider === "gitlab" ? "!" : "#"}${approval.number} by ${approval.author} is approved by ${approval.independent.join(", ")} at ${approval.head_commit?.slice(0, 12)}.`
+    );
+  else if (fourEyes)
+    throw new UserError(
+      `four eyes: ${approval.problem ?? "no independent approval"}; nothing was sent`,
+      `apply only what someone other than its author approved`
+    );
+  else out.info(`The ${name}'s approval is recorded as it stands: ${approval.problem}.`);
+  return approval;
+}
+var init_four_eyes3 = __esm({
+  "src/cli/four-eyes.ts"() {
+    "use strict";
+    init_core();
+    init_user_files();
+    init_http();
+    init_run3();
+    init_errors();
+    init_context2();
+    init_pull_request();
+    init_model();
+    init_context();
+  }
+});
+
 // src/cli/reading.ts
 async function withProgress(core, flags, out, work2) {
+  const to = flags.progressTo;
+  if (to) return work2((done, total) => to(`${done}/${total}${waitingNote(core.governor)}`));
   const progress = await startProgress(out, "Reading the service\u2026", flags.quiet, core.governor);
   try {
     return await work2((done, total, what) => progress.update(`Reading the service: ${done}/${total} (${what})`));
@@ -62038,6 +62534,7 @@ var init_reading = __esm({
     init_context();
     init_four_eyes3();
     init_progress();
+    init_rate_limit();
   }
 });
 
@@ -62161,6 +62658,7 @@ __export(test_exports, {
   runTest: () => runTest
 });
 async function runTest(flags, out) {
+  if (isFleet(flags)) return liveFleet(flags, out);
   const view = await pickView(testViews, flags.format);
   try {
     return await testRun(flags, out, view);
@@ -62183,12 +62681,13 @@ async function testRun(flags, out, view) {
     reported.add(broken);
     throw broken;
   }
+  const live = flags.live ? { environment: runs[0]?.label } : {};
   if (!results.length && !contracts.length && !guardrails.length) {
     const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest (or GuardrailTest) there, or name their folder with tests: in revsync.yaml`;
-    view.results({ results, contracts, source, note }, out);
+    view.results({ results, contracts, source, note, ...live }, out);
     return 0;
   }
-  view.results({ results, contracts, guardrails, source }, out);
+  view.results({ results, contracts, guardrails, source, ...live }, out);
   return results.every((r) => r.pass) && contracts.every((r) => r.pass) && guardrails.every((r) => r.pass) ? 0 : 1;
 }
 function guardrailTests(repo, view) {
@@ -62209,17 +62708,48 @@ function casesFor(repo, vars, flags, view) {
   return { cases, contracts, dir };
 }
 async function liveRun(repo, flags, out, view) {
-  const env2 = openEnv(repo, flags);
+  const name = selectEnv(repo, flags.env, envOf(flags));
+  let core;
+  try {
+    const env2 = openEnv(repo, flags, name);
+    return await liveIn(repo, env2, () => core = openClient(env2, flags, out), flags, out, view);
+  } catch (e) {
+    throw inEnvironment(e, name);
+  } finally {
+    await core?.close();
+  }
+}
+async function liveIn(repo, env2, client, flags, out, view) {
   const { cases, contracts, dir, broken } = casesFor(repo, env2, flags, view);
   const base = { cases, contracts, dir, broken, rules: env2.service.allocationRules, source: `the service's policies in ${env2.name}`, label: env2.name };
   if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
-  const core = openClient(env2, flags, out);
-  try {
-    const live = await readWithProgress(core, nothingInGit(), flags, out, { approvedValues: true });
-    return { ...base, policies: modelsFromLive2(live), carves: carvesLive(live) };
-  } finally {
-    await core.close();
-  }
+  const live = await readWithProgress(client(), nothingInGit(), flags, out, { approvedValues: true });
+  return { ...base, policies: modelsFromLive2(live), carves: carvesLive(live) };
+}
+async function liveFleet(flags, out) {
+  if (!flags.live)
+    throw new UserError(
+      `${flags.allEnvs ? "--all-envs" : "--envs"} without --live: offline, revsync test already runs git's policies with each environment's vars`,
+      "add --live to run each environment's cases against its service's policies"
+    );
+  if (flags.format === "junit")
+    throw new UserError(
+      "--format junit names one environment's cases: across environments, use text, json or markdown",
+      "or run revsync test --live --env NAME --format junit for each"
+    );
+  const view = await pickView(fleetViews, flags.format);
+  const [{ testJson: testJson2 }] = await Promise.all([Promise.resolve().then(() => (init_policy_test(), policy_test_exports))]);
+  const repo = openRepo(flags);
+  const names = fleetNames(repo, flags);
+  const strict = { results: () => void 0 };
+  const outcomes = await runEnvironments(repo, names, flags, out, "test", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
+    const r = await liveIn(repo, env2, () => core, own2, envOut, strict);
+    const results = runCases(r.cases, r.policies);
+    const contracts = runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves });
+    return testOutcome(env2.name, testJson2(results, r.source, contracts, env2.name));
+  });
+  view.end({ outcomes, whole: () => "this command's JSON output (--format json)" }, out);
+  return fleetExit(outcomes, { planChanges: false });
 }
 function offlineRuns(repo, flags, out, view) {
   const penv = envOf(flags);
@@ -62244,10 +62774,10 @@ function offlineRuns(repo, flags, out, view) {
     for (const s3 of git.skipped) skipped.add(s3);
     const carves2 = carvesGit(desired);
     const rules = rulesOf(repo, name);
-    const key4 = names.length > 1 ? canonicalJson([git.models, cases, contracts, contracts.length ? [carves2, rules] : []]) : "";
-    const group = groups.get(key4);
+    const key5 = names.length > 1 ? canonicalJson([git.models, cases, contracts, contracts.length ? [carves2, rules] : []]) : "";
+    const group = groups.get(key5);
     if (group) group.names.push(name ?? "");
-    else groups.set(key4, { cases, contracts, dir, broken, policies: git.models, carves: carves2, rules, source: "git's policies", names: [name ?? ""] });
+    else groups.set(key5, { cases, contracts, dir, broken, policies: git.models, carves: carves2, rules, source: "git's policies", names: [name ?? ""] });
   }
   if (skipped.size) {
     out.warn(
@@ -62277,6 +62807,9 @@ var init_test = __esm({
     init_policy_test2();
     import_node_path20 = require("node:path");
     init_context();
+    init_fleet3();
+    init_outcome();
+    init_fleet2();
     init_reading();
     init_read2();
     init_registry();
@@ -62333,13 +62866,13 @@ var init_mapping = __esm({
     init_interpolate();
     init_kind();
     init_registry();
-    oneLine = (text3) => text3.replace(
+    oneLine = (text4) => text4.replace(
       // eslint-disable-next-line no-control-regex
       /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g,
       (c2) => `\\u${c2.charCodeAt(0).toString(16).padStart(4, "0")}`
     );
     YAML11_NOT_TEXT = /^(?:\d{4}-\d\d?-\d\d?(?:(?:[Tt]|[ \t]+)\d\d?:\d\d:\d\d(?:\.\d*)?(?:[ \t]*(?:Z|[-+]\d\d?(?::\d\d)?))?)?|[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|[-+]?(?:0b[01_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?))$/;
-    yaml11NotText = (text3) => YAML11_NOT_TEXT.test(text3);
+    yaml11NotText = (text4) => YAML11_NOT_TEXT.test(text4);
   }
 });
 
@@ -62448,9 +62981,9 @@ function lineOf(details, omit, mask, pseudonyms, dropped) {
     if (mask.has(k2)) {
       const seen = pseudonyms.get(k2) ?? /* @__PURE__ */ new Map();
       pseudonyms.set(k2, seen);
-      const key4 = String(v2);
-      if (!seen.has(key4)) seen.set(key4, `masked-${seen.size + 1}`);
-      line[k2] = seen.get(key4);
+      const key5 = String(v2);
+      if (!seen.has(key5)) seen.set(key5, `masked-${seen.size + 1}`);
+      line[k2] = seen.get(key5);
     } else line[k2] = v2;
   }
   return line;
@@ -62469,9 +63002,9 @@ async function runTestRecord(flags, out) {
     );
   }
   warnTested(policies2, request2, out);
-  const text3 = testFileText(env2.name, request2, recorded);
-  const safe = out.redactor.redact(text3);
-  if (safe !== text3) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
+  const text4 = testFileText(env2.name, request2, recorded);
+  const safe = out.redactor.redact(text4);
+  if (safe !== text4) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
   writeUserFile(request2.target, safe);
   const dir = testsDir(repo);
   if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path21.sep))) {
@@ -62516,12 +63049,12 @@ function recordCases(records, ordered, { mask, omit }, out) {
       continue;
     }
     const line = lineOf(details, omit, mask, pseudonyms, dropped);
-    const key4 = JSON.stringify(line);
-    if (seen.has(key4)) {
+    const key5 = JSON.stringify(line);
+    if (seen.has(key5)) {
       recorded.same++;
       continue;
     }
-    seen.add(key4);
+    seen.add(key5);
     const id = r.error_id ?? `record ${recorded.cases.length + 1}`;
     const bad = lineProblems(line);
     if (bad.length) {
@@ -62551,11 +63084,11 @@ function warnTested(policies2, { mask, omit }, out) {
       );
   }
 }
-function testFileText(envName, { filter, mask, omit }, { cases, comments }) {
+function testFileText(envName2, { filter, mask, omit }, { cases, comments }) {
   const when = (/* @__PURE__ */ new Date()).toISOString().slice(0, 10);
   const filters = Object.entries(filter).map(([k2, v2]) => `${k2}=${String(v2)}`).join(", ");
   const header = [
-    `Recorded by revsync test record --from-errors on ${when}, from the error transactions of environment ${envName} (${filters}).`,
+    `Recorded by revsync test record --from-errors on ${when}, from the error transactions of environment ${envName2} (${filters}).`,
     "Each case is an order line as the service wrote it (spec 4.10 document_details) and pins the policy, and the SSP,",
     "that the service's policies gave it then. The date for batch values is the first of date, ssp_date, order_date a line has.",
     ...mask.size ? [`Masked: ${[...mask].join(", ")}.`] : [],
@@ -62564,7 +63097,7 @@ function testFileText(envName, { filter, mask, omit }, { cases, comments }) {
   const doc = new import_yaml6.Document({
     apiVersion: "revsync/v1",
     kind: "SspPolicyTest",
-    metadata: { name: `Recorded order lines (${envName}, ${when})` },
+    metadata: { name: `Recorded order lines (${envName2}, ${when})` },
     cases
   });
   quotedWhereNeeded(doc.contents);
@@ -62631,45 +63164,99 @@ __export(plan_exports2, {
   runPlan: () => runPlan
 });
 async function runPlan(flags, out) {
+  if (isFleet(flags)) return planFleet(flags, out);
   const view = await pickView(planViews, flags.format);
   const repo = openRepo(flags);
-  const env2 = openEnv(repo, flags);
-  const guardrails = guardrailsOf(repo, env2, flags, approversOf(flags, env2, void 0));
-  const core = openClient(env2, flags, out);
+  const name = selectEnv(repo, flags.env, envOf(flags));
   try {
-    const plan = await makePlan2(repo, env2, core, flags, out, { impact: true, ...guardrails ? { guardrails } : {} });
-    view({ plan, file: flags.out }, out);
-    noteTurnedAway(core.governor, env2, flags, out);
-    if (flags.out) {
-      writeUserFile((0, import_node_path22.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
-      out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${shellQuote(flags.out)}`);
+    const env2 = openEnv(repo, flags, name);
+    const guardrails = guardrailsOf(repo, env2, flags, approversOf(flags, env2, void 0));
+    const core = openClient(env2, flags, out);
+    try {
+      const plan = await makePlan2(repo, env2, core, flags, out, { impact: true, ...guardrails ? { guardrails } : {} });
+      view({ plan, file: flags.out }, out);
+      noteTurnedAway(core.governor, env2, flags, out);
+      if (flags.out) {
+        writeUserFile((0, import_node_path22.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
+        out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${shellQuote(flags.out)}`);
+      }
+      return planExit(plan, flags, out);
+    } finally {
+      await core.close();
     }
-    const actionable = hasApplied(plan);
-    if (!actionable && hasChanges(plan)) {
-      const s3 = plan.summary;
-      const parts = [
-        s3.blocked ? `${s3.blocked} blocked` : "",
-        s3.not_in_git ? `${s3.not_in_git} not in git` : "",
-        s3.unsupported ? `${s3.unsupported} unsupported` : ""
-      ].filter(Boolean);
-      out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing`);
-    }
-    return flags.detailedExitcode && actionable ? 2 : 0;
-  } finally {
-    await core.close();
+  } catch (e) {
+    throw inEnvironment(e, name);
   }
 }
-var import_node_path22;
+function planExit(plan, flags, out) {
+  const actionable = hasApplied(plan);
+  if (!actionable && hasChanges(plan)) {
+    const s3 = plan.summary;
+    const parts = [
+      s3.blocked ? `${s3.blocked} blocked` : "",
+      s3.not_in_git ? `${s3.not_in_git} not in git` : "",
+      s3.unsupported ? `${s3.unsupported} unsupported` : ""
+    ].filter(Boolean);
+    out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing`);
+  }
+  return flags.detailedExitcode && actionable ? 2 : 0;
+}
+function planFolder(flags, names, cwd) {
+  if (flags.out === void 0) return void 0;
+  const dir = (0, import_node_path22.resolve)(cwd, flags.out);
+  const bad = names.find((n) => !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(n));
+  if (bad !== void 0)
+    throw new UserError(
+      `environment ${JSON.stringify(bad)} cannot name a plan file in ${flags.out} (letters, digits, ".", "_" and "-" only), so nothing was read`,
+      `save its plan on its own: revsync plan --env ${shellQuote(bad)} --out FILE`
+    );
+  let isFile = false;
+  try {
+    isFile = !(0, import_node_fs15.statSync)(dir).isDirectory();
+  } catch {
+  }
+  if (isFile) throw new UserError(`--out ${flags.out} is a file: with several environments --out names a folder, which gets one plan file per environment`);
+  return dir;
+}
+async function planFleet(flags, out) {
+  const view = await pickView(fleetViews, flags.format);
+  const repo = openRepo(flags);
+  const names = fleetNames(repo, flags);
+  const dir = planFolder(flags, names, out.io.cwd);
+  const fileOf = (name) => (0, import_node_path22.join)(flags.out ?? "", `${name}.plan.json`);
+  const outcomes = await runEnvironments(repo, names, flags, out, "plan", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
+    const guardrails = guardrailsOf(repo, env2, own2, approversOf(own2, env2, void 0));
+    const plan = await makePlan2(repo, env2, core, own2, envOut, { impact: true, ...guardrails ? { guardrails } : {} });
+    if (dir) writeUserFile((0, import_node_path22.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
+    return planOutcome(plan);
+  });
+  const whole = (o) => dir && o.plan ? fileOf(o.plan.environment) : "this command's JSON output (--format json)";
+  view.end({ outcomes, whole }, out);
+  const saved = outcomes.flatMap((o) => o.plan ? [fileOf(o.plan.environment)] : []);
+  if (dir && saved.length)
+    out.info(
+      `Saved ${plural(saved.length, "plan")} in ${flags.out}, one per environment (<environment>.plan.json). Apply one exactly with: revsync apply ${shellQuote(saved[0] ?? "")}`
+    );
+  return fleetExit(outcomes, { planChanges: !!flags.detailedExitcode });
+}
+var import_node_path22, import_node_fs15;
 var init_plan4 = __esm({
   "src/cli/plan.ts"() {
     "use strict";
     import_node_path22 = require("node:path");
+    import_node_fs15 = require("node:fs");
+    init_repo();
+    init_errors();
+    init_outcome();
     init_plan2();
     init_view();
+    init_fleet2();
     init_plan3();
     init_user_files();
     init_shell_quote();
+    init_words();
     init_context();
+    init_fleet3();
     init_guardrails2();
     init_reading();
     init_rate_limit();
@@ -62690,6 +63277,9 @@ function readPlanFile(path, forApply = true) {
     if (code) throw new UserError(`cannot read the plan ${path}: ${code}`);
     throw new UserError(`${path} is not a revsync plan: it is not valid JSON (${e.message})`);
   }
+  return planFromJson(raw, path, outcome);
+}
+function planFromJson(raw, path, outcome) {
   const version2 = raw?.format_version;
   if (!raw || typeof raw !== "object" || typeof version2 !== "string") throw new UserError(`${path} is not a revsync plan (no format_version)`);
   const major = version2.split(".")[0];
@@ -62777,7 +63367,7 @@ var init_show = __esm({
 function applySignals(source, warn) {
   let stopping = false;
   let stop = () => void 0;
-  const stopNow = new Promise((resolve18) => stop = () => resolve18("stop now"));
+  const stopNow = new Promise((resolve19) => stop = () => resolve19("stop now"));
   const running2 = /* @__PURE__ */ new Map();
   const done = [];
   const handler = (signal) => () => {
@@ -62909,7 +63499,7 @@ var init_record = __esm({
   "src/evidence/record.ts"() {
     "use strict";
     init_canonical_json();
-    init_run2();
+    init_run3();
     EVIDENCE_FORMAT_VERSION = "1";
     LANDED = /* @__PURE__ */ new Set(["done", "already", "confirmed", "breached"]);
   }
@@ -62964,7 +63554,7 @@ var init_live = __esm({
 // src/evidence/store.ts
 function lastRecordOf(dir, environment) {
   const tag = `-${envSlug(environment)}-`;
-  const names = (0, import_node_fs15.readdirSync)(dir).filter((n) => n.endsWith(".json") && n.includes(tag)).sort();
+  const names = (0, import_node_fs16.readdirSync)(dir).filter((n) => n.endsWith(".json") && n.includes(tag)).sort();
   for (let i = names.length - 1; i >= 0; i--) {
     const head = headOf((0, import_node_path24.join)(dir, names[i]), environment);
     if (head) return head;
@@ -62972,16 +63562,16 @@ function lastRecordOf(dir, environment) {
   return void 0;
 }
 function headOf(path, environment) {
-  let text3;
+  let text4;
   try {
-    text3 = readUserFile(path, READ_CAPS.json);
+    text4 = readUserFile(path, READ_CAPS.json);
   } catch {
     return void 0;
   }
   const start = /^\{\n {2}"format_version": "[^"\\]*",\n {2}"kind": "revsync-apply-evidence",\n {2}"sequence": (\d+),\n {2}"revsync_version": "[^"\\]*",\n {2}"environment": ("(?:[^"\\]|\\.)*"),/.exec(
-    text3.slice(0, 4096)
+    text4.slice(0, 4096)
   );
-  const end = /"hash": "(sha256:[0-9a-f]{64})"\n\}\n?$/.exec(text3.slice(-200));
+  const end = /"hash": "(sha256:[0-9a-f]{64})"\n\}\n?$/.exec(text4.slice(-200));
   if (start && end) return JSON.parse(start[2]) === environment ? { sequence: Number(start[1]), hash: end[1] } : void 0;
   const r = readRecord(path).record;
   return r && r.environment === environment ? r : void 0;
@@ -62992,9 +63582,9 @@ function recordFileName(r) {
 }
 function prepareEvidenceDir(dir) {
   try {
-    (0, import_node_fs15.mkdirSync)(dir, { recursive: true });
-    if (!(0, import_node_fs15.statSync)(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
-    (0, import_node_fs15.accessSync)(dir, import_node_fs15.constants.W_OK);
+    (0, import_node_fs16.mkdirSync)(dir, { recursive: true });
+    if (!(0, import_node_fs16.statSync)(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
+    (0, import_node_fs16.accessSync)(dir, import_node_fs16.constants.W_OK);
   } catch (e) {
     const code = e.code ?? e.message;
     throw new UserError(
@@ -63006,7 +63596,7 @@ function prepareEvidenceDir(dir) {
 function readRecords(dir) {
   let entries2;
   try {
-    entries2 = (0, import_node_fs15.readdirSync)(dir, { withFileTypes: true });
+    entries2 = (0, import_node_fs16.readdirSync)(dir, { withFileTypes: true });
   } catch (e) {
     throw new UserError(`cannot read the evidence folder ${dir}: ${e.code ?? e.message}`);
   }
@@ -63018,9 +63608,9 @@ function readRecords(dir) {
   });
 }
 function readRecord(path, file = path) {
-  let text3;
+  let text4;
   try {
-    text3 = readUserFile(path, READ_CAPS.json);
+    text4 = readUserFile(path, READ_CAPS.json);
   } catch (e) {
     return {
       file,
@@ -63028,7 +63618,7 @@ function readRecord(path, file = path) {
     };
   }
   try {
-    const record2 = JSON.parse(text3);
+    const record2 = JSON.parse(text4);
     if (!record2 || typeof record2 !== "object" || record2.kind !== "revsync-apply-evidence") return { file, unreadable: "is not a revsync evidence record" };
     return { file, record: record2 };
   } catch (e) {
@@ -63048,11 +63638,11 @@ function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
 `);
   return { path, record: record2 };
 }
-var import_node_fs15, import_node_path24, envSlug;
+var import_node_fs16, import_node_path24, envSlug;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
-    import_node_fs15 = require("node:fs");
+    import_node_fs16 = require("node:fs");
     import_node_path24 = require("node:path");
     init_errors();
     init_fs_atomic();
@@ -63074,7 +63664,7 @@ var init_recorder = __esm({
   "src/evidence/recorder.ts"() {
     "use strict";
     import_node_path25 = require("node:path");
-    init_run2();
+    init_run3();
     init_four_eyes2();
     init_model();
     init_context2();
@@ -63263,7 +63853,7 @@ var init_recorder = __esm({
           this.finished.set(`${o.action} ${o.address}`, { outcome: o.outcome, message: o.message, ...o.four_eyes ? { four_eyes: { ...o.four_eyes } } : {} });
         const changes = this.changes(plan, { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null });
         const acted = changes.filter((_2, n) => isApplied(plan.changes[n]));
-        const summary = { ...countOutcomes(acted), not_applied: changes.length - acted.length };
+        const summary = { ...countOutcomes2(acted), not_applied: changes.length - acted.length };
         const i = this.init;
         const content = {
           format_version: EVIDENCE_FORMAT_VERSION,
@@ -63655,7 +64245,7 @@ function startEvidence(flags, repo, env2, planFile) {
 function recordsAt(target) {
   let dir = false;
   try {
-    dir = (0, import_node_fs16.statSync)(target).isDirectory();
+    dir = (0, import_node_fs17.statSync)(target).isDirectory();
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
@@ -63672,7 +64262,7 @@ async function runEvidenceVerify(flags, out, args) {
   const dir = (0, import_node_path27.resolve)(cwdOf(flags), args[0] ?? "");
   let st;
   try {
-    st = (0, import_node_fs16.statSync)(dir);
+    st = (0, import_node_fs17.statSync)(dir);
   } catch {
     throw new UserError(`cannot read the evidence folder ${dir}: no such folder`);
   }
@@ -63743,11 +64333,11 @@ function doubtOf(v2) {
     return { tag, words: `this record was changed after it was written (${v2.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v2.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs16, import_node_path27, version;
+var import_node_fs17, import_node_path27, version;
 var init_evidence3 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
-    import_node_fs16 = require("node:fs");
+    import_node_fs17 = require("node:fs");
     import_node_path27 = require("node:path");
     init_errors();
     init_context2();
@@ -63762,7 +64352,7 @@ var init_evidence3 = __esm({
     init_words();
     init_number();
     init_context();
-    version = () => JSON.parse((0, import_node_fs16.readFileSync)((0, import_node_path27.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path27.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
@@ -63777,8 +64367,8 @@ function thisProcessSpace() {
   };
   return {
     host: (0, import_node_os3.hostname)(),
-    boot_id: read(() => (0, import_node_fs17.readFileSync)("/proc/sys/kernel/random/boot_id", "utf8")),
-    pid_ns: read(() => (0, import_node_fs17.readlinkSync)("/proc/self/ns/pid"))
+    boot_id: read(() => (0, import_node_fs18.readFileSync)("/proc/sys/kernel/random/boot_id", "utf8")),
+    pid_ns: read(() => (0, import_node_fs18.readlinkSync)("/proc/self/ns/pid"))
   };
 }
 function holderState(h, s3, isRunning = running) {
@@ -63802,12 +64392,12 @@ function holderOf(s3) {
     revsync_version: s3.revsync_version
   };
 }
-var import_node_crypto9, import_node_fs17, import_node_os3, import_node_path28, running, LocalLock;
+var import_node_crypto9, import_node_fs18, import_node_os3, import_node_path28, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
     import_node_crypto9 = require("node:crypto");
-    import_node_fs17 = require("node:fs");
+    import_node_fs18 = require("node:fs");
     import_node_os3 = require("node:os");
     import_node_path28 = require("node:path");
     init_tenant();
@@ -63848,15 +64438,15 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
         return holderState(stored?.id === h.id ? stored : h, this.space, this.isRunning);
       }
       read() {
-        let text3;
+        let text4;
         try {
-          text3 = readUserFile(this.path, READ_CAPS.lock);
+          text4 = readUserFile(this.path, READ_CAPS.lock);
         } catch (e) {
           if (e.code === "ENOENT") return void 0;
           throw new LockUnavailable(`cannot read the lock ${this.path}: ${readFailure(e)}`);
         }
         try {
-          return JSON.parse(text3);
+          return JSON.parse(text4);
         } catch {
           throw new LockUnavailable(
             `the lock ${this.path} is not a lock record revsync wrote`,
@@ -63875,20 +64465,20 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
       place(record2) {
         const tmp = `${this.path}.${record2.id}.tmp`;
         try {
-          (0, import_node_fs17.mkdirSync)(this.dir, { recursive: true });
+          (0, import_node_fs18.mkdirSync)(this.dir, { recursive: true });
           try {
-            (0, import_node_fs17.chmodSync)(this.dir, 1023);
+            (0, import_node_fs18.chmodSync)(this.dir, 1023);
           } catch {
           }
-          (0, import_node_fs17.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
-          (0, import_node_fs17.linkSync)(tmp, this.path);
+          (0, import_node_fs18.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
+          (0, import_node_fs18.linkSync)(tmp, this.path);
           return true;
         } catch (e) {
           if (e.code === "EEXIST") return false;
           throw new LockUnavailable(`cannot take the lock ${this.path}: ${e.message}`);
         } finally {
           try {
-            (0, import_node_fs17.unlinkSync)(tmp);
+            (0, import_node_fs18.unlinkSync)(tmp);
           } catch {
           }
         }
@@ -63897,19 +64487,19 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
       removeGone(h) {
         const guard = `${this.path}.takeover`;
         try {
-          (0, import_node_fs17.mkdirSync)(guard);
+          (0, import_node_fs18.mkdirSync)(guard);
         } catch (e) {
           if (e.code !== "EEXIST") throw new LockUnavailable(`cannot take over the lock ${this.path}: ${e.message}`);
           try {
-            if (Date.now() - (0, import_node_fs17.statSync)(guard).mtimeMs > 1e4) (0, import_node_fs17.rmdirSync)(guard);
+            if (Date.now() - (0, import_node_fs18.statSync)(guard).mtimeMs > 1e4) (0, import_node_fs18.rmdirSync)(guard);
           } catch {
           }
           return;
         }
         try {
-          if (this.read()?.id === h.id) (0, import_node_fs17.unlinkSync)(this.path);
+          if (this.read()?.id === h.id) (0, import_node_fs18.unlinkSync)(this.path);
         } finally {
-          (0, import_node_fs17.rmdirSync)(guard);
+          (0, import_node_fs18.rmdirSync)(guard);
         }
       }
       async take(request2) {
@@ -63937,7 +64527,7 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
         if (!h) return "free";
         if (h.id !== id) return { other: holderOf(h) };
         try {
-          (0, import_node_fs17.unlinkSync)(this.path);
+          (0, import_node_fs18.unlinkSync)(this.path);
         } catch (e) {
           if (e.code === "ENOENT") return "free";
           throw new LockUnavailable(`cannot release the lock ${this.path}: ${e.message}`);
@@ -63964,18 +64554,18 @@ function parseRecord(id, message, environment) {
     if (v2 && typeof v2 === "object") r = v2;
   } catch {
   }
-  const text3 = (v2) => typeof v2 === "string" && v2 ? v2 : null;
+  const text4 = (v2) => typeof v2 === "string" && v2 ? v2 : null;
   return {
     id,
-    environment: text3(r.environment) ?? environment,
-    user: text3(r.user),
-    service_user: text3(r.service_user),
-    host: text3(r.host) ?? "(unknown host)",
+    environment: text4(r.environment) ?? environment,
+    user: text4(r.user),
+    service_user: text4(r.service_user),
+    host: text4(r.host) ?? "(unknown host)",
     pid: typeof r.pid === "number" ? r.pid : 0,
-    ci_run_url: text3(r.ci_run_url),
-    since: text3(r.since) ?? "(unknown)",
-    plan_checksum: text3(r.plan_checksum),
-    revsync_version: text3(r.revsync_version) ?? "(unknown)"
+    ci_run_url: text4(r.ci_run_url),
+    since: text4(r.since) ?? "(unknown)",
+    plan_checksum: text4(r.plan_checksum),
+    revsync_version: text4(r.revsync_version) ?? "(unknown)"
   };
 }
 var import_node_child_process3, import_node_crypto10, import_node_os4, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
@@ -63989,7 +64579,7 @@ var init_git_lock = __esm({
     init_lock();
     EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     GIT_TIMEOUT_MS = 6e4;
-    withoutCredentials = (text3) => text3.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@");
+    withoutCredentials = (text4) => text4.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@");
     GitLock = class _GitLock {
       constructor(opts) {
         this.opts = opts;
@@ -64016,7 +64606,7 @@ var init_git_lock = __esm({
         return h.host === (0, import_node_os4.hostname)() ? holderState(h, thisProcessSpace()) : "unknown";
       }
       git(args, extraEnv = {}) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve19, reject) => {
           const child = (0, import_node_child_process3.execFile)(
             "git",
             args,
@@ -64039,7 +64629,7 @@ var init_git_lock = __esm({
                 return;
               }
               const killed = err && err.killed;
-              resolve18({
+              resolve19({
                 code: err ? typeof err.code === "number" ? err.code ?? 1 : 1 : 0,
                 stdout: String(stdout),
                 stderr: withoutCredentials(String(stderr)) + (killed ? `
@@ -64322,11 +64912,11 @@ async function mayRelease(flags, out, environment, holder, state) {
   if (!yes) out.error("unlock cancelled: nothing was released");
   return yes;
 }
-var import_node_fs18, import_node_os5, import_node_path29, revsyncVersion, where;
+var import_node_fs19, import_node_os5, import_node_path29, revsyncVersion, where;
 var init_lock3 = __esm({
   "src/cli/lock.ts"() {
     "use strict";
-    import_node_fs18 = require("node:fs");
+    import_node_fs19 = require("node:fs");
     import_node_os5 = require("node:os");
     import_node_path29 = require("node:path");
     init_duration();
@@ -64341,7 +64931,7 @@ var init_lock3 = __esm({
     init_lock2();
     init_prompt();
     init_context();
-    revsyncVersion = () => JSON.parse((0, import_node_fs18.readFileSync)((0, import_node_path29.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path29.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
     where = async (backend) => await backend.describe?.().catch(() => void 0) ?? backend.where;
   }
 });
@@ -64578,7 +65168,7 @@ var init_apply3 = __esm({
   "src/cli/apply.ts"() {
     "use strict";
     import_node_path30 = require("node:path");
-    init_run2();
+    init_run3();
     init_errors();
     init_lock();
     init_shell_quote();
@@ -64719,52 +65309,47 @@ var drift_exports = {};
 __export(drift_exports, {
   runDrift: () => runDrift
 });
-function refuseOverrides(penv) {
-  const set = overridesSet(penv);
-  if (!set.length) return;
-  const names = andList(set);
-  throw new UserError(
-    `${names} ${set.length === 1 ? "is" : "are"} set, and --all-envs reads every environment: ${set.length === 1 ? "it" : "they"} would point each of them at the same tenant, so nothing was read`,
-    `unset ${names} to check every environment with the URLs of revsync.yaml, or check the one environment ${set.length === 1 ? "it is" : "they are"} for with --env NAME, without --all-envs`
-  );
+async function driftReport(repo, env2, core, flags, out) {
+  const desired = desiredState(repo, env2, out, flags);
+  const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true });
+  checkTargets(flags.target ?? [], desired, live);
+  return applyIgnore(buildDrift(desired, live, { environment: env2.name, targets: flags.target ?? [] }), repo.config.drift?.ignore ?? [], todayUtc());
 }
 async function runDrift(flags, out) {
+  if (isFleet(flags)) return driftFleet(flags, out);
   const view = await pickView(driftViews, flags.format);
   const repo = openRepo(flags);
-  const penv = envOf(flags);
-  if (flags.allEnvs) refuseOverrides(penv);
-  const names = flags.allEnvs ? environmentNames(repo) : [selectEnv(repo, flags.env, penv)];
-  const entries2 = [];
-  let code = 0;
-  for (const name of names) {
+  const name = selectEnv(repo, flags.env, envOf(flags));
+  try {
+    const env2 = openEnv(repo, flags, name);
+    const core = openClient(env2, flags, out);
     try {
-      const env2 = openEnv(repo, flags, name);
-      const core = openClient(env2, flags, out);
-      try {
-        const desired = desiredState(repo, env2, out, flags);
-        const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true });
-        checkTargets(flags.target ?? [], desired, live);
-        const report2 = applyIgnore(
-          buildDrift(desired, live, { environment: env2.name, targets: flags.target ?? [] }),
-          repo.config.drift?.ignore ?? [],
-          todayUtc()
-        );
-        entries2.push(report2);
-        view.environment(report2, out);
-        noteTurnedAway(core.governor, env2, flags, out);
-        if (report2.drift.length && code === 0) code = 2;
-      } finally {
-        await core.close();
-      }
-    } catch (e) {
-      if (!flags.allEnvs) throw e;
-      out.error(`${name}: ${e.message}`);
-      entries2.push({ environment: name, ...errorObject(e) });
-      code = 1;
+      const report2 = await driftReport(repo, env2, core, flags, out);
+      view(report2, out);
+      noteTurnedAway(core.governor, env2, flags, out);
+      return report2.drift.length ? 2 : 0;
+    } finally {
+      await core.close();
     }
+  } catch (e) {
+    throw inEnvironment(e, name);
   }
-  view.end({ entries: entries2, allEnvs: !!flags.allEnvs }, out);
-  return code;
+}
+async function driftFleet(flags, out) {
+  const view = await pickView(fleetViews, flags.format);
+  const repo = openRepo(flags);
+  const names = fleetNames(repo, flags);
+  const outcomes = await runEnvironments(
+    repo,
+    names,
+    flags,
+    out,
+    "drift",
+    view,
+    async ({ env: env2, core, flags: own2, out: envOut }) => driftOutcome(await driftReport(repo, env2, core, own2, envOut))
+  );
+  view.end({ outcomes, whole: () => "this command's JSON output (--format json)" }, out);
+  return fleetExit(outcomes, { planChanges: false });
 }
 var init_drift4 = __esm({
   "src/cli/drift.ts"() {
@@ -64772,15 +65357,179 @@ var init_drift4 = __esm({
     init_drift_ignore();
     init_repo();
     init_errors();
+    init_outcome();
     init_drift3();
     init_ignore();
     init_targets();
     init_view();
     init_drift2();
-    init_words();
+    init_fleet2();
     init_context();
+    init_fleet3();
     init_reading();
     init_rate_limit();
+  }
+});
+
+// src/fleet/merge.ts
+function notOutput(source, why) {
+  return new UserError(
+    `${source} is not a JSON output of revsync plan, drift or test --live: ${why}`,
+    "give revsync summary the files that revsync plan --format json (or --out), drift --format json and test --live --format json wrote, a failed run's included"
+  );
+}
+function outcomesOf(output, checkPlan) {
+  const { source, data } = output;
+  if (!isObject(data)) throw notOutput(source, "it is not a JSON object");
+  const version2 = data.format_version;
+  if (typeof version2 !== "string") throw notOutput(source, "it has no format_version");
+  if (version2.split(".")[0] !== "1") throw new UserError(`${source} has format ${version2}; this revsync reads format 1: upgrade revsync`);
+  if (Array.isArray(data.environments)) {
+    const command = data.command;
+    return data.environments.map((e, i) => entryOf(e, `${source} (environments[${i}])`, isCommand(command) ? command : void 0, checkPlan));
+  }
+  return [{ ...entryOf(data, source, void 0, checkPlan), source }];
+}
+function entryOf(raw, source, fleetCommand, checkPlan) {
+  if (!isObject(raw)) throw notOutput(source, "an environment's entry is not a JSON object");
+  const { status: _status, command: own2, file: _file, ...report2 } = raw;
+  const command = isCommand(own2) ? own2 : fleetCommand;
+  if (isObject(report2.error)) return failedOf(report2, source, command);
+  if (Array.isArray(report2.changes) && typeof report2.checksum === "string") return planOutcome(checkPlan(report2, source));
+  if (Array.isArray(report2.drift)) return driftOutcome(checkDrift(report2, source));
+  if (Array.isArray(report2.cases) && isObject(report2.summary)) {
+    const test = checkTest(report2, source);
+    if (typeof test.environment !== "string")
+      throw notOutput(source, "its policy tests name no environment (revsync test without --live runs git's policies, in no environment)");
+    return testOutcome(test.environment, test);
+  }
+  throw notOutput(source, "it holds no plan, drift report, policy test results or error");
+}
+function failedOf(raw, source, command) {
+  const error2 = raw.error;
+  if (typeof error2.message !== "string") throw notOutput(source, "its error has no message");
+  if (!command) throw notOutput(source, "its error does not say which command failed (no command: made by an older revsync?)");
+  const environment = typeof raw.environment === "string" ? raw.environment : null;
+  return { environment, command, status: "failed", error: error2 };
+}
+function checkDrift(raw, source) {
+  const items = raw.drift;
+  const bad = items.findIndex((d) => !isObject(d) || !text2(d.address) || !text2(d.class) || !text2(d.message) || !Array.isArray(d.diff));
+  if (!text2(raw.environment) || !counts2(raw.summary) || bad >= 0)
+    throw notOutput(source, bad >= 0 ? `drift[${bad}] is not a drifted resource as revsync writes one` : "its drift report has no environment or summary");
+  return raw;
+}
+function checkTest(raw, source) {
+  const summary = raw.summary;
+  const entry = (c2) => isObject(c2) && text2(c2.name) && typeof c2.pass === "boolean";
+  const contracts = raw.contracts === void 0 ? [] : raw.contracts;
+  if (!counts2(summary) || typeof summary.passed !== "number" || typeof summary.failed !== "number" || !text2(raw.source))
+    throw notOutput(source, "its policy test results have no summary of passed and failed");
+  if (!raw.cases.every(entry) || !Array.isArray(contracts) || !contracts.every(entry))
+    throw notOutput(source, "a case or contract of its policy test results has no name or pass");
+  return raw;
+}
+function mergeOutcomes(lists, expected) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const o of lists.flat()) {
+    const before = seen.get(key2(o));
+    if (before)
+      throw new UserError(
+        `environment ${JSON.stringify(o.environment)} (${o.command}) is in two outputs: ${before.source ?? "?"} and ${o.source ?? "?"}`,
+        "give revsync summary one output per environment (a job run again leaves two: keep the last)"
+      );
+    seen.set(key2(o), o);
+  }
+  const all2 = [...seen.values()];
+  if (!expected) return all2;
+  const commands = [...new Set(all2.map((o) => o.command))];
+  const missing2 = (name, command) => ({
+    environment: name,
+    command,
+    status: "failed",
+    error: {
+      kind: "missing",
+      message: `no output of revsync ${command} for this environment among the files given: its job did not run, or failed before revsync wrote its JSON`
+    }
+  });
+  const listed = expected.flatMap((name) => commands.map((c2) => all2.find((o) => o.environment === name && o.command === c2) ?? missing2(name, c2)));
+  return [...listed, ...all2.filter((o) => o.environment === null || !expected.includes(o.environment))];
+}
+var isObject, isCommand, text2, counts2, key2;
+var init_merge = __esm({
+  "src/fleet/merge.ts"() {
+    "use strict";
+    init_errors();
+    init_outcome();
+    isObject = (v2) => !!v2 && typeof v2 === "object" && !Array.isArray(v2);
+    isCommand = (v2) => typeof v2 === "string" && FLEET_COMMANDS.includes(v2);
+    text2 = (v2) => typeof v2 === "string";
+    counts2 = (v2) => isObject(v2) && Object.values(v2).every((n) => typeof n === "number");
+    key2 = (o) => `${o.command}\0${o.environment ?? `${o.source ?? ""}`}`;
+  }
+});
+
+// src/cli/summary.ts
+var summary_exports = {};
+__export(summary_exports, {
+  runSummary: () => runSummary
+});
+async function runSummary(flags, out, files) {
+  const view = await pickView(fleetViews, flags.format);
+  const expected = expectedEnvironments(flags);
+  if (!files.length && !expected?.length)
+    throw new UserError("no outputs to sum up", "name the JSON files the jobs wrote, e.g. revsync summary outputs/*.json");
+  const lists = files.map((file) => {
+    const data = readJson((0, import_node_path31.resolve)(cwdOf(flags), file), file);
+    return outcomesOf({ source: file, data }, (raw, source) => planFromJson(raw, source, "so it is not summed up"));
+  });
+  if (!files.length || !lists.flat().length)
+    throw new UserError("the files given hold no environment's output", "name the JSON files the jobs wrote, e.g. revsync summary outputs/*.json");
+  const outcomes = mergeOutcomes(lists, expected);
+  for (const o of outcomes) view.environment(o, out);
+  view.end({ outcomes, whole: (o) => o.source ?? "the job's own output (no file held it)" }, out);
+  return fleetExit(outcomes, { planChanges: !!flags.detailedExitcode });
+}
+function expectedEnvironments(flags) {
+  if (!flags.allEnvs && flags.envs === void 0) return void 0;
+  let hasConfig = true;
+  try {
+    findConfig(cwdOf(flags), flags.config);
+  } catch (e) {
+    if (flags.allEnvs) throw e;
+    hasConfig = false;
+  }
+  if (hasConfig) return fleetNames(openRepo(flags), { ...flags, env: void 0 }, false);
+  return [...new Set((flags.envs ?? "").split(",").map((n) => n.trim()))].filter(Boolean);
+}
+function readJson(path, shown3) {
+  let text4;
+  try {
+    text4 = readUserFile(path, READ_CAPS.json);
+  } catch (e) {
+    throw new UserError(`cannot read ${shown3}: ${readFailure(e)}`);
+  }
+  try {
+    return JSON.parse(text4);
+  } catch (e) {
+    throw new UserError(`${shown3} is not a JSON output of revsync: it is not valid JSON (${e.message})`);
+  }
+}
+var import_node_path31;
+var init_summary = __esm({
+  "src/cli/summary.ts"() {
+    "use strict";
+    import_node_path31 = require("node:path");
+    init_repo();
+    init_errors();
+    init_merge();
+    init_outcome();
+    init_view();
+    init_fleet2();
+    init_user_files();
+    init_context();
+    init_fleet3();
+    init_plan_file();
   }
 });
 
@@ -64791,9 +65540,9 @@ function sameField(kind, field, git, live) {
   const norm = (v2) => kind?.compared ? kind.compared(field, v2) : v2;
   return sameJson(norm(git), norm(live));
 }
-function sameValues(kind, held, text3) {
+function sameValues(kind, held, text4) {
   if (held === void 0) return false;
-  return held === text3 || !!kind?.sameValues?.(held, text3);
+  return held === text4 || !!kind?.sameValues?.(held, text4);
 }
 function scalarText(value2) {
   if (typeof value2 !== "string") return value2 === null ? "null" : String(value2);
@@ -64891,16 +65640,16 @@ function updateSpec(doc, current, f2, edits, ctx, changes) {
 }
 function addBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }) {
   if (refuseShared(ctx, `batch ${b2.name} (${b2.status}) is in the service, not in git`)) return;
-  const text3 = f2.batchValues.get(b2.name);
-  const file = text3 !== void 0 ? newValues() : void 0;
+  const text4 = f2.batchValues.get(b2.name);
+  const file = text4 !== void 0 ? newValues() : void 0;
   const entry = literalValue({ ...b2, ...file !== void 0 ? { values: file } : {} });
   const seq = doc.get("batches", true);
   if ((0, import_yaml7.isSeq)(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
   else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
   edits.structural = true;
   out.changes.push(`batch ${b2.name} added`);
-  if (file !== void 0 && text3 !== void 0)
-    out.values.push({ file: import_node_path31.posix.join(ctx.policyDir, file), text: text3, what: `values of ${batchAddress(f2, b2.name)}`, named: true });
+  if (file !== void 0 && text4 !== void 0)
+    out.values.push({ file: import_node_path32.posix.join(ctx.policyDir, file), text: text4, what: `values of ${batchAddress(f2, b2.name)}`, named: true });
 }
 function updateBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }, i, g2) {
   const put2 = (path, value2, what2) => {
@@ -64913,20 +65662,20 @@ function updateBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }, i, g2) {
     if (unknown) addUnknown(ctx.plan.unknown, batchAddress(f2, b2.name), [unknown]);
     else if (b2[k2] !== void 0 && g2[k2] !== b2[k2]) put2(["batches", i, k2], b2[k2], `batch ${b2.name} ${k2}`);
   }
-  const text3 = f2.batchValues.get(b2.name);
-  if (text3 === void 0) return;
+  const text4 = f2.batchValues.get(b2.name);
+  if (text4 === void 0) return;
   const what = `values of ${batchAddress(f2, b2.name)}`;
   if (typeof g2.values === "string" && g2.values !== "") {
-    const file2 = import_node_path31.posix.normalize(import_node_path31.posix.join(ctx.policyDir, g2.values));
-    if (!sameValues(ctx.kind, ctx.readValues(file2), text3) && !refuseShared(ctx, `the values of batch ${b2.name} differ from ${file2}`))
-      out.values.push({ file: file2, text: text3, what });
+    const file2 = import_node_path32.posix.normalize(import_node_path32.posix.join(ctx.policyDir, g2.values));
+    if (!sameValues(ctx.kind, ctx.readValues(file2), text4) && !refuseShared(ctx, `the values of batch ${b2.name} differ from ${file2}`))
+      out.values.push({ file: file2, text: text4, what });
     return;
   }
   if (refuseShared(ctx, `batch ${b2.name} has values in the service and none in git`)) return;
   const file = newValues();
   setValue(doc, ["batches", i, "values"], file, edits);
   out.changes.push(`batch ${b2.name} values`);
-  out.values.push({ file: import_node_path31.posix.join(ctx.policyDir, file), text: text3, what, named: true });
+  out.values.push({ file: import_node_path32.posix.join(ctx.policyDir, file), text: text4, what, named: true });
 }
 function updateDoc(doc, current, f2, edits, ctx) {
   const out = { changes: [], values: [] };
@@ -64949,10 +65698,10 @@ function updateDoc(doc, current, f2, edits, ctx) {
 function rewrite(original, docs, edits) {
   const whole = docs.map((d) => d.toString({ lineWidth: 0 })).join("");
   if (!edits || edits.structural || !edits.splices.length) return whole;
-  let text3 = original;
-  for (const s3 of [...edits.splices].sort((a, b2) => b2.start - a.start)) text3 = text3.slice(0, s3.start) + s3.text + text3.slice(s3.end);
+  let text4 = original;
+  for (const s3 of [...edits.splices].sort((a, b2) => b2.start - a.start)) text4 = text4.slice(0, s3.start) + s3.text + text4.slice(s3.end);
   const meaning = (t) => (0, import_yaml7.parseAllDocuments)(t).map((d) => d.toJS());
-  return sameJson(meaning(text3), meaning(whole)) ? text3 : whole;
+  return sameJson(meaning(text4), meaning(whole)) ? text4 : whole;
 }
 function readGit(git, kinds) {
   const parsed = /* @__PURE__ */ new Map();
@@ -64971,7 +65720,7 @@ function readGit(git, kinds) {
     docs.forEach((doc, index) => {
       const v2 = g2.values[index] ?? (doc.errors.length ? void 0 : doc.toJS());
       if (!v2 || typeof v2.kind !== "string" || !kindOfFile(kinds, v2.kind) || typeof v2.metadata?.name !== "string") return;
-      const k2 = key2(v2.kind, v2.metadata.name);
+      const k2 = key3(v2.kind, v2.metadata.name);
       if (!where2.has(k2)) where2.set(k2, { file: g2, index });
     });
   }
@@ -64984,14 +65733,14 @@ function valuesNamedIn(git) {
     for (const v2 of docs) {
       const batches = v2?.batches;
       if (!Array.isArray(batches)) continue;
-      for (const b2 of batches) if (typeof b2?.values === "string" && b2.values !== "") named3.add(import_node_path31.posix.normalize(import_node_path31.posix.join(import_node_path31.posix.dirname(g2.file), b2.values)));
+      for (const b2 of batches) if (typeof b2?.values === "string" && b2.values !== "") named3.add(import_node_path32.posix.normalize(import_node_path32.posix.join(import_node_path32.posix.dirname(g2.file), b2.values)));
     }
   }
   return named3;
 }
 function placeFile(f2, x2) {
   const { plan, read, opts } = x2;
-  const k2 = key2(f2.value.kind, f2.value.metadata.name);
+  const k2 = key3(f2.value.kind, f2.value.metadata.name);
   const hit = read.where.get(k2);
   const maybeIn = hit ? void 0 : [...read.broken.keys()].find((file) => x2.git.find((g2) => g2.file === file)?.text.includes(literalText(f2.value.metadata.name)));
   if (maybeIn) return void plan.skipped.push(`${f2.address}: not written, ${maybeIn} may hold it and has a YAML error`);
@@ -65017,7 +65766,7 @@ function placeFile(f2, x2) {
     address: f2.address,
     claimValues: x2.claimValues,
     plan,
-    policyDir: import_node_path31.posix.dirname(hit.file.file),
+    policyDir: import_node_path32.posix.dirname(hit.file.file),
     readValues: x2.readValues,
     ...kind ? { kind } : {},
     ...opts.varHome ? { varHome: opts.varHome } : {},
@@ -65033,12 +65782,12 @@ function placeExport(files, git, header, readValues, opts = {}) {
   const plan = { writes: [], skipped: [], broken: [], gitOnly: [], unknown: /* @__PURE__ */ new Map(), vars: [], refused: [] };
   const read = readGit(git, kinds);
   const claimed = /* @__PURE__ */ new Set([...valuesNamedIn(git), ...opts.taken ?? []]);
-  for (const f2 of files) if (!read.where.has(key2(f2.value.kind, f2.value.metadata.name))) for (const v2 of f2.valuesFiles) claimed.add(v2.file);
+  for (const f2 of files) if (!read.where.has(key3(f2.value.kind, f2.value.metadata.name))) for (const v2 of f2.valuesFiles) claimed.add(v2.file);
   const claimValues = (policyDir, file) => {
     let path = file;
-    for (let i = 2; claimed.has(import_node_path31.posix.join(policyDir, path)) || readValues(import_node_path31.posix.join(policyDir, path)) !== void 0; i++)
+    for (let i = 2; claimed.has(import_node_path32.posix.join(policyDir, path)) || readValues(import_node_path32.posix.join(policyDir, path)) !== void 0; i++)
       path = file.replace(/\.csv$/, `-${i}.csv`);
-    claimed.add(import_node_path31.posix.join(policyDir, path));
+    claimed.add(import_node_path32.posix.join(policyDir, path));
     return path;
   };
   const x2 = { plan, git, read, header, readValues, claimValues, opts, matched: /* @__PURE__ */ new Set(), dirty: /* @__PURE__ */ new Map(), edits: /* @__PURE__ */ new Map() };
@@ -65055,11 +65804,11 @@ function placeExport(files, git, header, readValues, opts = {}) {
   }
   return plan;
 }
-var import_node_path31, import_yaml7, key2, WHOLE_VAR, batchAddress;
+var import_node_path32, import_yaml7, key3, WHOLE_VAR, batchAddress;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
-    import_node_path31 = require("node:path");
+    import_node_path32 = require("node:path");
     import_yaml7 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
@@ -65068,15 +65817,15 @@ var init_in_place = __esm({
     init_address();
     init_unknown();
     init_mapping();
-    key2 = (kind, name) => `${kind}\0${name}`;
+    key3 = (kind, name) => `${kind}\0${name}`;
     WHOLE_VAR = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
     batchAddress = (f2, name) => f2.batchAddress?.(name) ?? f2.address;
   }
 });
 
 // src/export/config-vars.ts
-function setEnvironmentVars(text3, env2, sets) {
-  const doc = (0, import_yaml8.parseDocument)(text3);
+function setEnvironmentVars(text4, env2, sets) {
+  const doc = (0, import_yaml8.parseDocument)(text4);
   if (doc.errors.length) throw new Error(`revsync.yaml has a YAML error: ${doc.errors[0]?.message ?? ""}`);
   const splices = [];
   let structural = false;
@@ -65094,7 +65843,7 @@ function setEnvironmentVars(text3, env2, sets) {
     }
   }
   if (structural) return doc.toString({ lineWidth: 0 });
-  let out = text3;
+  let out = text4;
   for (const s3 of splices.sort((a, b2) => b2.start - a.start)) out = out.slice(0, s3.start) + s3.text + out.slice(s3.end);
   return out;
 }
@@ -65117,29 +65866,29 @@ __export(export_exports, {
 function filesUnder(dir) {
   const out = /* @__PURE__ */ new Set();
   const walk = (d) => {
-    for (const e of (0, import_node_fs19.readdirSync)(d, { withFileTypes: true })) {
+    for (const e of (0, import_node_fs20.readdirSync)(d, { withFileTypes: true })) {
       if (e.name.startsWith(".")) continue;
-      const p = (0, import_node_path32.join)(d, e.name);
+      const p = (0, import_node_path33.join)(d, e.name);
       if (e.isDirectory()) walk(p);
-      else out.add(posixOf((0, import_node_path32.relative)(dir, p)));
+      else out.add(posixOf((0, import_node_path33.relative)(dir, p)));
     }
   };
-  if ((0, import_node_fs19.existsSync)(dir)) walk(dir);
+  if ((0, import_node_fs20.existsSync)(dir)) walk(dir);
   return out;
 }
 function gitFiles(dir, vars, inside, unreadable) {
-  if (!(0, import_node_fs19.existsSync)(dir)) return [];
+  if (!(0, import_node_fs20.existsSync)(dir)) return [];
   return listYamlFiles(dir).flatMap((abs) => {
-    let text3;
+    let text4;
     try {
-      text3 = readUserFile(abs, READ_CAPS.text, inside);
+      text4 = readUserFile(abs, READ_CAPS.text, inside);
     } catch (e) {
       unreadable.push(e instanceof Error ? e.message : String(e));
       return [];
     }
     const values2 = [];
     for (const src of readYamlFile(abs, abs, [], vars, inside)) if (!src.unresolved?.size) values2[src.index] = src.value;
-    return [{ file: posixOf((0, import_node_path32.relative)(dir, abs)), text: text3, values: values2 }];
+    return [{ file: posixOf((0, import_node_path33.relative)(dir, abs)), text: text4, values: values2 }];
   });
 }
 function varHome(ctx) {
@@ -65172,12 +65921,12 @@ async function exportPlan(ctx, core) {
   const unnamed = [];
   const heldTwice = [];
   const files = exportFiles(live, flags.target ?? [], taken, unnamed, void 0, heldTwice);
-  const schemaFile = (0, import_node_path32.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path33.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path32.relative)((0, import_node_path32.dirname)((0, import_node_path32.join)(dir, file)), schemaFile))}`,
+    `yaml-language-server: $schema=${posixOf((0, import_node_path33.relative)((0, import_node_path33.dirname)((0, import_node_path33.join)(dir, file)), schemaFile))}`,
     `Exported by revsync from environment ${env2.name}.`
   ];
-  const inPolicies = !(0, import_node_path32.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path32.isAbsolute)((0, import_node_path32.relative)(repo.policiesDir, dir));
+  const inPolicies = !(0, import_node_path33.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path33.isAbsolute)((0, import_node_path33.relative)(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
   return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith, taken }), files, unnamed, heldTwice };
 }
@@ -65188,7 +65937,7 @@ function checkWrites(ctx, plan) {
   const unwritable2 = [];
   for (const w2 of plan.writes) {
     try {
-      realPathInside(base, (0, import_node_path32.join)(dir, w2.file), words2);
+      realPathInside(base, (0, import_node_path33.join)(dir, w2.file), words2);
     } catch (e) {
       const message = e.message;
       out.error(`${message} (${w2.what})`);
@@ -65217,10 +65966,10 @@ function whatToWrite(ctx, plan) {
     }
   const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack2]);
   const writes = plan.writes.filter((w2) => !left.has(w2) && ctx.readValues(w2.file) !== w2.text);
-  const schemaFile = (0, import_node_path32.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path33.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const needsSchemas = writes.some((w2) => {
     const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w2.text);
-    return !!m && (0, import_node_path32.resolve)((0, import_node_path32.dirname)((0, import_node_path32.join)(dir, w2.file)), m[1]) === schemaFile;
+    return !!m && (0, import_node_path33.resolve)((0, import_node_path33.dirname)((0, import_node_path33.join)(dir, w2.file)), m[1]) === schemaFile;
   });
   let configText;
   if (plan.vars.length) {
@@ -65238,14 +65987,14 @@ function reportWrites(ctx, plan, w2, schemas2) {
       `${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${ctx.shown(x2.file)}${x2.created && !x2.what.startsWith("values") ? "" : ` (${x2.what})`}`
     );
   const envVars = repo.config.environments[env2.name]?.vars ?? {};
-  const configShown = (0, import_node_path32.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  const configShown = (0, import_node_path33.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   for (const v2 of plan.vars) {
     out.out(
       `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v2.name} in ${configShown}: ${JSON.stringify(envVars[v2.name])} -> ${JSON.stringify(v2.value)} (${v2.what} reads \${${v2.name}}, which stays)`
     );
   }
   for (const f2 of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path32.relative)(repo.cwd, (0, import_node_path32.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path33.relative)(repo.cwd, (0, import_node_path33.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
 }
 function reportLeft(ctx, x2, created) {
   const { out, flags } = ctx;
@@ -65292,7 +66041,7 @@ function closing(ctx, plan, w2, schemas2, heldTwice) {
     out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
   } else if (!total) out.out("Nothing was exported: see the errors above.");
   if (flags.dryRun && total) {
-    const configShown = (0, import_node_path32.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+    const configShown = (0, import_node_path33.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
     const parts = `${newFiles} new, ${w2.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w2.configText !== void 0 ? `, ${configShown}` : ""}`;
     out.out(`
 Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
@@ -65317,7 +66066,7 @@ function writeAll2(ctx, w2) {
   const order2 = [...w2.writes.filter((f2) => f2.file.endsWith(".csv")), ...w2.writes.filter((f2) => !f2.file.endsWith(".csv"))];
   try {
     for (const f2 of order2) {
-      editUserFile((0, import_node_path32.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
+      editUserFile((0, import_node_path33.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
       written.push(f2);
     }
   } catch (e) {
@@ -65329,23 +66078,23 @@ async function runExport(flags, out) {
   const repo = openRepo(flags);
   const env2 = openEnv(repo, flags);
   const core = openClient(env2, flags, out);
-  const dir = (0, import_node_path32.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
-  const dirInRepo = !(0, import_node_path32.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path32.isAbsolute)((0, import_node_path32.relative)(repo.root, dir));
+  const dir = (0, import_node_path33.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
+  const dirInRepo = !(0, import_node_path33.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path33.isAbsolute)((0, import_node_path33.relative)(repo.root, dir));
   const inside = {
     folder: dirInRepo ? repo.root : dir,
     words: {
-      show: (p) => (0, import_node_path32.relative)(out.io.cwd, p) || ".",
-      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path32.relative)(out.io.cwd, dir) || "."}`
+      show: (p) => (0, import_node_path33.relative)(out.io.cwd, p) || ".",
+      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path33.relative)(out.io.cwd, dir) || "."}`
     }
   };
   const readValues = (file) => {
     try {
-      return readUserFile((0, import_node_path32.join)(dir, file), READ_CAPS.values, inside);
+      return readUserFile((0, import_node_path33.join)(dir, file), READ_CAPS.values, inside);
     } catch {
       return void 0;
     }
   };
-  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path32.relative)(out.io.cwd, (0, import_node_path32.join)(dir, file)) || file, readValues, inside, unreadable: [] };
+  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path33.relative)(out.io.cwd, (0, import_node_path33.join)(dir, file)) || file, readValues, inside, unreadable: [] };
   try {
     const x2 = await exportPlan(ctx, core);
     const w2 = whatToWrite(ctx, x2.plan);
@@ -65369,12 +66118,12 @@ async function runExport(flags, out) {
     await core.close();
   }
 }
-var import_node_fs19, import_node_path32, posixOf;
+var import_node_fs20, import_node_path33, posixOf;
 var init_export2 = __esm({
   "src/cli/export.ts"() {
     "use strict";
-    import_node_fs19 = require("node:fs");
-    import_node_path32 = require("node:path");
+    import_node_fs20 = require("node:fs");
+    import_node_path33 = require("node:path");
     init_repo();
     init_walk();
     init_yaml_source();
@@ -65390,7 +66139,7 @@ var init_export2 = __esm({
     init_words();
     init_context();
     init_reading();
-    posixOf = (p) => p.split(import_node_path32.sep).join("/");
+    posixOf = (p) => p.split(import_node_path33.sep).join("/");
   }
 });
 
@@ -65538,17 +66287,17 @@ function batchRow(policy2, b2, values2) {
   return {
     policy: policy2,
     batch: batchNameOf(b2),
-    status: text2(b2.status),
-    file_id: text2(b2.file_id),
-    file_name: text2(b2.file_name),
+    status: text3(b2.status),
+    file_id: text3(b2.file_id),
+    file_name: text3(b2.file_name),
     rows: Array.isArray(values2) ? values2.length : null,
-    effective_start_date: text2(b2.effective_start_date),
-    effective_end_date: text2(b2.effective_end_date),
-    updated_by: text2(b2.updated_by),
+    effective_start_date: text3(b2.effective_start_date),
+    effective_end_date: text3(b2.effective_end_date),
+    updated_by: text3(b2.updated_by),
     updated_at: typeof b2.updated_at === "number" ? time2(b2.updated_at) : null
   };
 }
-var text2;
+var text3;
 var init_ssp_batches = __esm({
   "src/cli/ssp-batches.ts"() {
     "use strict";
@@ -65563,7 +66312,7 @@ var init_ssp_batches = __esm({
     init_ssp();
     init_context();
     init_service_command();
-    text2 = (v2) => typeof v2 === "string" && v2 !== "" ? v2 : null;
+    text3 = (v2) => typeof v2 === "string" && v2 !== "" ? v2 : null;
   }
 });
 
@@ -65576,10 +66325,10 @@ async function runSspFile(what, flags, out, args) {
   return withClient(flags, out, async (core) => {
     const bytes = what === "template" ? await template(core, flags.batch, out) : await ssp.download(core, args[0] ?? "");
     if (flags.output) {
-      writeUserFile((0, import_node_path33.resolve)(out.io.cwd, flags.output), bytes);
+      writeUserFile((0, import_node_path34.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
-      const text3 = bytes.toString("latin1") + bytes.toString("utf8");
-      if (out.redactor.redact(text3) !== text3)
+      const text4 = bytes.toString("latin1") + bytes.toString("utf8");
+      if (out.redactor.redact(text4) !== text4)
         out.warn(`${flags.output} holds a secret of revsync's sign-in (the service's data has it): keep the file out of logs and artifacts`);
     } else out.raw(bytes);
     return 0;
@@ -65594,11 +66343,11 @@ async function template(core, batch, out) {
     return ssp.template(core);
   }
 }
-var import_node_path33;
+var import_node_path34;
 var init_ssp_files = __esm({
   "src/cli/ssp-files.ts"() {
     "use strict";
-    import_node_path33 = require("node:path");
+    import_node_path34 = require("node:path");
     init_resources();
     init_errors();
     init_user_files();
@@ -65639,10 +66388,10 @@ function caseFunction(nodes, shell, valueAction, wordAction) {
   const arm = (texts) => (shell.zsh ? "(" : "") + texts.map(pat).join("|");
   const skip = valueFlagKeys(nodes);
   const values2 = nodes.flatMap(
-    (n) => n.options.flatMap((o) => o.values ? [`    ${arm(o.flags.map((f2) => `${key3(n.path)} ${f2}`))}) ${valueAction(o)} ;;`] : [])
+    (n) => n.options.flatMap((o) => o.values ? [`    ${arm(o.flags.map((f2) => `${key4(n.path)} ${f2}`))}) ${valueAction(o)} ;;`] : [])
   );
-  const words2 = nodes.map((n) => `    ${arm([key3(n.path)])}) ${wordAction(n)} ;;`);
-  const paths = nodes.filter((n) => n.path.length).map((n) => `      ${arm([`${key3(n.path.slice(0, -1))}/${last(n)}`])}) p=${sq(key3(n.path))} ;;`);
+  const words2 = nodes.map((n) => `    ${arm([key4(n.path)])}) ${wordAction(n)} ;;`);
+  const paths = nodes.filter((n) => n.path.length).map((n) => `      ${arm([`${key4(n.path.slice(0, -1))}/${last(n)}`])}) p=${sq(key4(n.path))} ;;`);
   return [
     "_revsync() {",
     '  local p="" w i flag="" pre=""',
@@ -65779,7 +66528,7 @@ function fish(root) {
     "                continue",
     "        end",
     '        switch "$p/$w"',
-    ...nodes.filter((n) => n.path.length).flatMap((n) => [`            case ${sq(`${key3(n.path.slice(0, -1))}/${last(n)}`)}`, `                set p ${sq(key3(n.path))}`]),
+    ...nodes.filter((n) => n.path.length).flatMap((n) => [`            case ${sq(`${key4(n.path.slice(0, -1))}/${last(n)}`)}`, `                set p ${sq(key4(n.path))}`]),
     "        end",
     "    end",
     '    echo "$p"',
@@ -65789,7 +66538,7 @@ function fish(root) {
     "end"
   ];
   for (const n of nodes) {
-    const cond = sq(`__revsync_at ${sq(key3(n.path))}`);
+    const cond = sq(`__revsync_at ${sq(key4(n.path))}`);
     for (const c2 of n.children) lines.push(`complete -c revsync -n ${cond} -a ${sq(last(c2))} -d ${sq(c2.description)}`);
     for (const o of n.options) {
       const long = o.flags.find((f2) => f2.startsWith("--"));
@@ -65814,7 +66563,7 @@ function completionScript(shell, program2) {
   if (shell === "fish") return fish(root);
   throw new UserError(`completion: the shell must be bash, zsh or fish, got ${JSON.stringify(shell)}`);
 }
-var FILE_OPTIONS, FILE_ARGUMENTS, key3, last, sq, pat, longFlags, valueFlagKeys, SHELLS;
+var FILE_OPTIONS, FILE_ARGUMENTS, key4, last, sq, pat, longFlags, valueFlagKeys, SHELLS;
 var init_completion = __esm({
   "src/cli/completion.ts"() {
     "use strict";
@@ -65822,12 +66571,12 @@ var init_completion = __esm({
     init_shell_quote();
     FILE_OPTIONS = /* @__PURE__ */ new Set(["--config", "--out", "--output", "--dir", "--state"]);
     FILE_ARGUMENTS = /* @__PURE__ */ new Set(["planfile", "dir"]);
-    key3 = (path) => path.join("/");
+    key4 = (path) => path.join("/");
     last = (n) => n.path[n.path.length - 1] ?? "";
     sq = singleQuoted;
     pat = (s3) => `"${s3.replace(/(["\\$`])/g, "\\$1")}"`;
     longFlags = (n) => n.options.flatMap((o) => o.flags.filter((f2) => f2.startsWith("--")));
-    valueFlagKeys = (nodes) => nodes.flatMap((n) => n.options.flatMap((o) => o.values ? o.flags.map((f2) => `${key3(n.path)} ${f2}`) : []));
+    valueFlagKeys = (nodes) => nodes.flatMap((n) => n.options.flatMap((o) => o.values ? o.flags.map((f2) => `${key4(n.path)} ${f2}`) : []));
     SHELLS = ["bash", "zsh", "fish"];
   }
 });
@@ -65878,8 +66627,8 @@ var init_demo = __esm({
 async function listenForAnswer(judge) {
   let settle2;
   let fail;
-  const verdict2 = new Promise((resolve18, reject) => {
-    settle2 = resolve18;
+  const verdict2 = new Promise((resolve19, reject) => {
+    settle2 = resolve19;
     fail = reject;
   });
   verdict2.catch(() => void 0);
@@ -65906,15 +66655,15 @@ async function listenForAnswer(judge) {
     answer(res, v2.accepted ? 200 : 400, v2.message);
     settle2(v2);
   };
-  await new Promise((resolve18, reject) => {
+  await new Promise((resolve19, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve18());
+    server.listen(0, "127.0.0.1", () => resolve19());
   });
   return {
     redirectUri: `${origin()}${CALLBACK_PATH}`,
     verdict: verdict2,
-    close: () => new Promise((resolve18) => {
-      server.close(() => resolve18());
+    close: () => new Promise((resolve19) => {
+      server.close(() => resolve19());
       server.closeAllConnections();
     })
   };
@@ -65927,17 +66676,17 @@ function refused(req, origin) {
   return void 0;
 }
 function readAnswer(req) {
-  return new Promise((resolve18, reject) => {
+  return new Promise((resolve19, reject) => {
     const chunks = [];
     let size = 0;
     req.on("data", (c2) => {
       size += c2.length;
       if (size > MAX_ANSWER) {
-        resolve18(void 0);
+        resolve19(void 0);
         req.destroy();
       } else chunks.push(c2);
     });
-    req.on("end", () => resolve18(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve19(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -66032,8 +66781,8 @@ function lifetime(expiresIn, exp, now) {
   const until = now + seconds2 * 1e3;
   return typeof exp === "number" && Number.isFinite(exp) ? Math.min(until, exp * 1e3) : until;
 }
-function shown2(text3) {
-  const one = text3.replace(/\s+/g, " ").trim();
+function shown2(text4) {
+  const one = text4.replace(/\s+/g, " ").trim();
   return one.length > SHOWN ? `${one.slice(0, SHOWN)}\u2026` : one;
 }
 function same(a, b2) {
@@ -66108,8 +66857,8 @@ function keep(target, accepted, deps) {
 function waitFor(verdict2, deps) {
   let timer;
   let onAbort;
-  const timeout = new Promise((resolve18) => {
-    timer = setTimeout(() => resolve18("timeout"), deps.waitMs);
+  const timeout = new Promise((resolve19) => {
+    timer = setTimeout(() => resolve19("timeout"), deps.waitMs);
   });
   const aborted = new Promise((_resolve, reject) => {
     onAbort = () => reject(new Cancelled());
@@ -66137,7 +66886,7 @@ var init_login = __esm({
 function browserCommands(url, penv, platform = process.platform) {
   const browser = penv.BROWSER?.trim();
   if (browser)
-    return browser.split(import_node_path34.delimiter).map((c2) => words(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
+    return browser.split(import_node_path35.delimiter).map((c2) => words(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
   if (platform === "darwin") return [["open", url]];
   if (platform === "win32") return [["rundll32", "url.dll,FileProtocolHandler", url]];
   return [["xdg-open", url]];
@@ -66149,12 +66898,12 @@ async function openBrowser(url, penv, platform = process.platform) {
   return false;
 }
 function started(command, args, penv) {
-  return new Promise((resolve18) => {
+  return new Promise((resolve19) => {
     const child = (0, import_node_child_process4.spawn)(command, args, { stdio: "ignore", detached: true, env: penv, windowsHide: true });
-    child.once("error", () => resolve18(false));
+    child.once("error", () => resolve19(false));
     child.once("spawn", () => {
       child.unref();
-      resolve18(true);
+      resolve19(true);
     });
   });
 }
@@ -66177,12 +66926,12 @@ function words(command) {
   if (word !== void 0) out.push(word);
   return out;
 }
-var import_node_child_process4, import_node_path34;
+var import_node_child_process4, import_node_path35;
 var init_open_browser = __esm({
   "src/open-browser.ts"() {
     "use strict";
     import_node_child_process4 = require("node:child_process");
-    import_node_path34 = require("node:path");
+    import_node_path35 = require("node:path");
   }
 });
 
@@ -66281,6 +67030,7 @@ function register(program2, run2) {
     registerShow,
     registerApply,
     registerDrift,
+    registerSummary,
     registerExport,
     registerEvidence,
     registerLock,
@@ -66343,7 +67093,7 @@ function registerTest(program2, run2) {
   common(
     program2.command("test").description(
       "policy tests: which SSP policy each test case's order line meets first, at what SSP, and how each contract's price is allocated over its lines"
-    ).option("--live", "evaluate against the service's policies (read-only) instead of git's").addHelpText(
+    ).option("--live", "evaluate against the service's policies (read-only) instead of git's; with --all-envs or --envs, each environment's").addHelpText(
       "after",
       `
 Examples:
@@ -66357,7 +67107,7 @@ Offline no --env is needed: every environment's vars are read. The matching rule
 ("Policy tests"); how a contract is allocated, and service.allocation_rules, under "Contracts".
 Exit: 0 every case and contract passes (or there are none, with a note), 1 one fails or a file is invalid.`
     ),
-    { views: testViews }
+    { views: testViews, fleet: true }
   ).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_test(), test_exports))).runTest(f2, out)));
   registerTestRecord(program2.commands.find((c2) => c2.name() === "test"), run2);
 }
@@ -66371,11 +67121,14 @@ function registerTestRecord(test, run2) {
 }
 function registerPlan(program2, run2) {
   const cmd = common(
-    program2.command("plan").description("compare the policy repo with the service and print what apply would change").option("--out <file>", "save the plan (JSON) to apply exactly it later").option("--detailed-exitcode", "exit 2 when apply would change something, else 0 (blocked, not in git and unsupported entries are listed, not counted)").addHelpText(
+    program2.command("plan").description("compare the policy repo with the service and print what apply would change").option("--out <file>", "save the plan (JSON) to apply exactly it later; with --all-envs or --envs, a folder: one <environment>.plan.json each").option(
+      "--detailed-exitcode",
+      "exit 2 when apply would change something, else 0 (blocked, not in git and unsupported entries are listed, not counted); across environments: 1 if any failed, else 2 if any has changes"
+    ).addHelpText(
       "after",
-      "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'"
+      "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'\n  revsync plan --all-envs --format markdown > plans.md\n  revsync plan --envs sandbox,production --out plans/"
     ),
-    { views: planViews, target: true }
+    { views: planViews, target: true, fleet: true }
   );
   overrideOptions(cmd).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_plan4(), plan_exports2))).runPlan(f2, out)));
 }
@@ -66399,12 +67152,18 @@ function registerApply(program2, run2) {
 }
 function registerDrift(program2, run2) {
   common(
-    program2.command("drift").description("report what differs between the service and git (read-only)").option("--all-envs", "check every environment of revsync.yaml").addHelpText(
+    program2.command("drift").description("report what differs between the service and git (read-only)").addHelpText(
       "after",
-      "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n\nExit: 0 no drift, 2 drift, 1 error (with --all-envs: 1 if any failed, else 2 if any drifted)."
+      "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n  revsync drift --envs prod-eu,prod-us --parallel 2\n\nExit: 0 no drift, 2 drift, 1 error (across environments: 1 if any failed, else 2 if any drifted)."
     ),
-    { views: driftViews, target: true }
+    { views: driftViews, target: true, fleet: true }
   ).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_drift4(), drift_exports))).runDrift(f2, out)));
+}
+function registerSummary(program2, run2) {
+  program2.command("summary").argument("[files...]", "JSON outputs of plan, drift or test --live, one environment each (a failed run's included), or of a run across environments").description("sum up a CI matrix's jobs: their JSON outputs as one summary of every environment, failures first, as --all-envs prints it; offline").option("--all-envs", "expect every environment of revsync.yaml: one that no file holds is a failure").option("--envs <names>", "expect these environments (comma-separated): one that no file holds is a failure").option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)").option("--detailed-exitcode", "exit 2 when a plan has changes apply would make (drift exits 2 on drift whatever this says)").addOption(formatOption(fleetViews)).option("-q, --quiet", "print the summary only, no notes").option("--no-color", "plain output (also NO_COLOR)").addHelpText(
+    "after",
+    "\nExamples:\n  revsync summary outputs/*.json\n  revsync summary --all-envs --format markdown drift-*.json > drift.md\n\nExit: 1 if any environment failed (or, with --all-envs or --envs, has no output), else 2 if any drifted\n(or, with --detailed-exitcode, a plan has changes), else 0."
+  ).action(run2(async (f2, out, _r, args) => (await Promise.resolve().then(() => (init_summary(), summary_exports))).runSummary(f2, out, args)));
 }
 function registerExport(program2, run2) {
   common(
@@ -66543,6 +67302,7 @@ var init_commands = __esm({
     init_apply2();
     init_approvals();
     init_drift2();
+    init_fleet2();
     init_errors2();
     init_evidence2();
     init_lock2();
@@ -66562,14 +67322,14 @@ __export(main_exports, {
 module.exports = __toCommonJS(main_exports);
 init_esm();
 init_errors();
-var import_node_fs20 = require("node:fs");
-var import_node_path35 = require("node:path");
+var import_node_fs21 = require("node:fs");
+var import_node_path36 = require("node:path");
 init_package_root();
 init_output();
 init_io();
 init_auth();
 init_view();
-var VERSION = JSON.parse((0, import_node_fs20.readFileSync)((0, import_node_path35.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path36.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
 function makeOutput(flags, redactor, io) {
   return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
 }
@@ -66582,7 +67342,7 @@ async function runCli(argv, io = processIo()) {
     const cmd = args[args.length - 1];
     const flags = { ...cmd.optsWithGlobals(), io };
     const out = makeOutput(flags, redactor, io);
-    ran.current = { flags, out };
+    ran.current = { flags, out, command: commandPath(cmd).join(" ") };
     keepSecretsOut(cmd, flags, out, ran);
     ran.code = await fn(flags, out, redactor, cmd.args);
     saySecretsAltered(redactor, out);
@@ -66594,18 +67354,26 @@ async function runCli(argv, io = processIo()) {
   } catch (e) {
     const out = ran.current?.out ?? makeOutput(program2.opts(), redactor, io);
     if (e instanceof CommanderError && !ran.current && e.exitCode !== 0) await commandLineRefused(e, argv, out);
-    const code = report(e, out, ran.current?.flags.format);
+    const code = report(e, out, ran.current?.flags.format, ran.current && whose(e, ran.current));
     saySecretsAltered(redactor, out);
     return code;
   }
 }
-function sendsNothing(cmd, flags) {
+function commandPath(cmd) {
   const path = [];
   for (let c2 = cmd; c2?.parent; c2 = c2.parent) path.unshift(c2.name());
-  const [top, sub] = path;
+  return path;
+}
+function whose(e, ran) {
+  const fleet = ran.flags.allEnvs || ran.flags.envs !== void 0;
+  const environment = environmentOf(e) ?? (fleet ? void 0 : ran.flags.env ?? (ran.flags.io?.env ?? process.env).REVSYNC_ENV);
+  return { ...ran.command ? { command: ran.command } : {}, ...environment ? { environment } : {} };
+}
+function sendsNothing(cmd, flags) {
+  const [top, sub] = commandPath(cmd);
   const live = !!flags.live;
   if (top === "test") return sub === void 0 && !live;
-  return top === "validate" || top === "show" || top === "completion" || top === "init" || top === "evidence" && (sub === "verify" && !live || sub === "show");
+  return top === "validate" || top === "show" || top === "summary" || top === "completion" || top === "init" || top === "evidence" && (sub === "verify" && !live || sub === "show");
 }
 function keepSecretsOut(cmd, flags, out, ran) {
   const unsafe = unsafeSecrets(flags.io?.env ?? process.env, SECRET_VARIABLES);
@@ -66673,7 +67441,7 @@ function testCommand(argv) {
   const command = args.findIndex((a) => !a.startsWith("-"));
   return args[command] === "test" && args[command + 1] !== "record";
 }
-function report(e, out, format2) {
+function report(e, out, format2, about = {}) {
   if (e instanceof CommanderError) {
     if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
     return 1;
@@ -66682,7 +67450,7 @@ function report(e, out, format2) {
     out.error(e.message);
     return 130;
   }
-  if (format2 === "json") out.json(errorObject(e));
+  if (format2 === "json") out.json({ ...errorObject(e), ...about });
   if (e instanceof PolicyProblems) {
     for (const d of e.diagnostics) out.errorLine(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`);
   }
