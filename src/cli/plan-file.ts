@@ -25,6 +25,12 @@ export function readPlanFile(path: string, kinds: Registry, forApply = true): Pl
     if (code) throw new UserError(`cannot read the plan ${path}: ${code}`);
     throw new UserError(`${path} is not a revsync plan: it is not valid JSON (${(e as Error).message})`);
   }
+  return planFromJson(raw, path, outcome, kinds);
+}
+
+/** A plan's JSON, checked as a saved plan is (format, schema, checksum, summary); `outcome` says what
+ *  that means for the run that refuses it. */
+export function planFromJson(raw: unknown, path: string, outcome: string, kinds: Registry): Plan {
   const version = (raw as { format_version?: unknown } | null)?.format_version;
   if (!raw || typeof raw !== "object" || typeof version !== "string") throw new UserError(`${path} is not a revsync plan (no format_version)`);
   const major = version.split(".")[0];

@@ -14,6 +14,7 @@ import type { GlobalFlags } from "./flags.js";
 import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { startProgress } from "./progress.js";
+import { waitingNote } from "./rate-limit.js";
 
 /** The progress line of the reads, on a terminal, for as long as `work` reads (plan, apply, drift, export
  *  and test share it). */
@@ -23,6 +24,8 @@ async function withProgress<T>(
   out: Output,
   work: (progress: (done: number, total: number, what: string) => void) => Promise<T>,
 ): Promise<T> {
+  const to = flags.progressTo;
+  if (to) return work((done, total) => to(`${done}/${total}${waitingNote(core.governor)}`));
   const progress = await startProgress(out, "Reading the service…", flags.quiet, core.governor);
   try {
     return await work((done, total, what) => progress.update(`Reading the service: ${done}/${total} (${what})`));

@@ -455,3 +455,24 @@ export function multiEnvState(demo: { tenants: unknown[] }): { version: 1; seq: 
   const production = { ...(structuredClone(demo.tenants[0]) as object), realm: "acme" };
   return { version: 1, seq: 5000, tokens: {}, tenants: [sandbox, production] };
 }
+
+/** A fleet on one emulator: a tenant per realm, each a copy of `tenants[i % tenants.length]` (the
+ *  emulator's state's tenants, say one in step with git and one not), served under /tenants/<realm>. */
+export function fleetState(tenants: unknown[], realms: string[]): { version: 1; seq: number; tokens: object; tenants: unknown[] } {
+  return {
+    version: 1,
+    seq: 9000,
+    tokens: {},
+    tenants: realms.map((realm, i) => ({ ...(structuredClone(tenants[i % tenants.length]) as object), realm })),
+  };
+}
+
+/** The revsync.yaml of a fleet: one environment per realm of the emulator at `url` (under /tenants/<realm>),
+ *  and one environment per name of `down` whose service nothing answers (127.0.0.1:9), in the order given. */
+export function fleetConfig(url: string, names: { realm?: string; down?: string }[], extra = ""): string {
+  const env = (name: string, base: string, auth: string): string =>
+    `  ${name}:\n    base_url: ${base}\n    auth_url: ${auth}\n    realm: ${name}\n    vars: { contra_account: MJ-CONTRA-100 }\n`;
+  const down = "http://127.0.0.1:9";
+  const envs = names.map((n) => (n.down ? env(n.down, down, down) : env(n.realm ?? "", `${url}/tenants/${n.realm}`, url)));
+  return `version: 1\npolicies: policies\n${extra}environments:\n${envs.join("")}`;
+}
