@@ -572,64 +572,70 @@ describe("recipes and the Action in a repo made by init", () => {
     // init, two npm installs and some ten CLI runs: about 13 s alone, well over 30 s when the suite shares two loaded cores.
   }, 90_000);
 
+  /** The GitLab repo made by the test before, for gitlab-ci-local's run of its apply job. */
+  let gitlab: { dir: string; env: Record<string, string> } | undefined;
+  afterAll(() => {
+    if (gitlab) removeDir(gitlab.dir);
+  });
+
   it("GitLab: the install before_script and the test job run; the JUnit is the job's test report", async () => {
-    const { dir, env } = await initRepo("gitlab");
-    try {
-      const ci = parse(readFileSync(join(dir, ".gitlab-ci.yml"), "utf8"));
-      expect(ci.test.extends).toBe(".install");
-      expect(ci.test.artifacts.reports.junit).toBe("policy-tests.xml");
-      await steps([...(ci[".install"].before_script as string[]), ...(ci.test.script as string[])], dir, env);
-      expect(readFileSync(join(dir, "policy-tests.xml"), "utf8")).toMatch(junitCase);
-      // What the jobs write is left out of git by the .gitignore init wrote.
-      for (const f of ["policy-tests.xml", "plan-sandbox.json", "plan-sandbox.md", "drift-sandbox.md", "reviewed/plan-sandbox.json"])
-        expect(spawnSync("git", ["check-ignore", "--no-index", "-q", f], { cwd: dir }).status, f).toBe(0);
-      // The apply job as GitLab runs it (gitlab-ci-local, shell executor: rules, the matrix, the
-      // before_script, the multi-line script), with GITLAB_API_TOKEN set and the API unreachable: the job
-      // fails with its reason in one line, no stack trace, and nothing is applied. gitlab-ci-local copies
-      // the repo with rsync before any job, whatever the executor: CI installs it (.ci/run) and fails
-      // without it; a machine without it runs the rest of this case and says loudly what it did not run
-      // (the job's script itself runs through bash in "GitLab CI recipe, with GITLAB_API_TOKEN set").
-      // No stand-in for rsync: what is tested here is the real tool's reading of the recipe.
-      if (!needsTool("rsync", ["--version"], "apt-get install rsync", "the GitLab apply job through gitlab-ci-local, which copies the repo with rsync,"))
-        return;
-      await steps(
-        [
-          "git init --quiet -b main",
-          "git add -A",
-          "git -c user.name=ci -c user.email=ci@example.com commit --quiet -m policies",
-          "git remote add origin https://gitlab.example.com/acme/policies.git",
-        ],
-        dir,
-        env,
-      );
-      const gcl = await sh(
-        [
-          join(ROOT, "node_modules", ".bin", "gitlab-ci-local"),
-          "--force-shell-executor --ignore-predefined-vars CI_API_V4_URL --no-color",
-          "--variable GITLAB_API_TOKEN=glpat-test --variable CI_API_V4_URL=http://127.0.0.1:9/api/v4",
-          `--variable SANDBOX_BASE_URL=${emu.url}`,
-          "'apply: [sandbox]'",
-        ].join(" "),
-        env,
-        dir,
-      );
-      expect(gcl.code, gcl.out).toBe(1);
-      const said = gcl.out.split("\n").filter((l) => l.startsWith("apply: [sandbox] > revsync apply"));
-      expect(said, gcl.out).toEqual([
-        expect.stringMatching(
-          /^apply: \[sandbox\] > revsync apply \(sandbox\): could not read the merge requests of commit [0-9a-f]{40} from the GitLab API \(curl: \(7\) [^)]*\): is GITLAB_API_TOKEN valid, with api scope\?$/,
-        ),
-      ]);
-      expect(gcl.out).not.toMatch(/SyntaxError|Applying|planning and applying/);
-    } finally {
-      removeDir(dir);
-    }
-    // init, an npm install, the test job and gitlab-ci-local's apply job: a few seconds alone, far more on loaded cores.
+    gitlab = await initRepo("gitlab");
+    const { dir, env } = gitlab;
+    const ci = parse(readFileSync(join(dir, ".gitlab-ci.yml"), "utf8"));
+    expect(ci.test.extends).toBe(".install");
+    expect(ci.test.artifacts.reports.junit).toBe("policy-tests.xml");
+    await steps([...(ci[".install"].before_script as string[]), ...(ci.test.script as string[])], dir, env);
+    expect(readFileSync(join(dir, "policy-tests.xml"), "utf8")).toMatch(junitCase);
+    // What the jobs write is left out of git by the .gitignore init wrote.
+    for (const f of ["policy-tests.xml", "plan-sandbox.json", "plan-sandbox.md", "drift-sandbox.md", "reviewed/plan-sandbox.json"])
+      expect(spawnSync("git", ["check-ignore", "--no-index", "-q", f], { cwd: dir }).status, f).toBe(0);
+    // init, an npm install and the test job: a few seconds alone, far more on loaded cores.
   }, 90_000);
 
-  it("GitLab: the scheduled pipeline under gitlab-ci-local: a drift job per environment of the matrix, then the summary job of them all, though they failed", async () => {
-    if (!needsTool("rsync", ["--version"], "apt-get install rsync", "the GitLab drift pipeline through gitlab-ci-local, which copies the repo with rsync,"))
-      return;
+  it("GitLab: the apply job as gitlab-ci-local runs it fails with its reason in one line when the API is unreachable, nothing applied", async (ctx) => {
+    // The apply job as GitLab runs it (gitlab-ci-local, shell executor: rules, the matrix, the
+    // before_script, the multi-line script), with GITLAB_API_TOKEN set and the API unreachable: the job
+    // fails with its reason in one line, no stack trace, and nothing is applied. gitlab-ci-local copies
+    // the repo with rsync before any job, whatever the executor: CI installs it (.ci/run) and fails
+    // without it; a machine without it does not run this case and says so (the job's script itself runs
+    // through bash in "GitLab CI recipe, with GITLAB_API_TOKEN set"). No stand-in for rsync: what is
+    // tested here is the real tool's reading of the recipe.
+    needsTool(ctx, "rsync", ["--version"], "apt-get install rsync", "the GitLab apply job through gitlab-ci-local, which copies the repo with rsync,");
+    if (!gitlab) throw new Error("the GitLab repo of the test before was not made");
+    const { dir, env } = gitlab;
+    await steps(
+      [
+        "git init --quiet -b main",
+        "git add -A",
+        "git -c user.name=ci -c user.email=ci@example.com commit --quiet -m policies",
+        "git remote add origin https://gitlab.example.com/acme/policies.git",
+      ],
+      dir,
+      env,
+    );
+    const gcl = await sh(
+      [
+        join(ROOT, "node_modules", ".bin", "gitlab-ci-local"),
+        "--force-shell-executor --ignore-predefined-vars CI_API_V4_URL --no-color",
+        "--variable GITLAB_API_TOKEN=glpat-test --variable CI_API_V4_URL=http://127.0.0.1:9/api/v4",
+        `--variable SANDBOX_BASE_URL=${emu.url}`,
+        "'apply: [sandbox]'",
+      ].join(" "),
+      env,
+      dir,
+    );
+    expect(gcl.code, gcl.out).toBe(1);
+    const said = gcl.out.split("\n").filter((l) => l.startsWith("apply: [sandbox] > revsync apply"));
+    expect(said, gcl.out).toEqual([
+      expect.stringMatching(
+        /^apply: \[sandbox\] > revsync apply \(sandbox\): could not read the merge requests of commit [0-9a-f]{40} from the GitLab API \(curl: \(7\) [^)]*\): is GITLAB_API_TOKEN valid, with api scope\?$/,
+      ),
+    ]);
+    expect(gcl.out).not.toMatch(/SyntaxError|Applying|planning and applying/);
+  }, 90_000);
+
+  it("GitLab: the scheduled pipeline under gitlab-ci-local: a drift job per environment of the matrix, then the summary job of them all, though they failed", async (ctx) => {
+    needsTool(ctx, "rsync", ["--version"], "apt-get install rsync", "the GitLab drift pipeline through gitlab-ci-local, which copies the repo with rsync,");
     // The two tenants as seeded (earlier cases of this file applied to them), so that both drift.
     await emu.reset("multi-env");
     // The two environments of examples/multi-env (the work folder), with the recipes init fits to them.

@@ -13,6 +13,7 @@ import type { ApiCore } from "../api/core.js";
 import { desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
 import { fleetNames, isFleet, runEnvironments, type FleetFlags } from "./fleet.js";
 import type { GlobalFlags } from "./flags.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
@@ -24,8 +25,9 @@ export type DriftFlags = FleetFlags;
 async function driftReport(repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output): Promise<DriftReport> {
   const desired = desiredState(repo, env, out, flags);
   const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true });
-  checkTargets(flags.target ?? [], desired, live);
-  return applyIgnore(buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] }), repo.config.drift?.ignore ?? [], todayUtc());
+  const kinds = kindsOf(out.io);
+  checkTargets(flags.target ?? [], desired, live, kinds);
+  return applyIgnore(buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] }, kinds), repo.config.drift?.ignore ?? [], todayUtc());
 }
 
 export async function runDrift(flags: DriftFlags, out: Output): Promise<number> {

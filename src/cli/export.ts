@@ -16,6 +16,7 @@ import { editUserFile, fileError, PathOutside, READ_CAPS, readUserFile, realPath
 import { plural } from "../words.js";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 
@@ -103,8 +104,9 @@ function varHome(ctx: Ctx): (name: string) => VarHome {
 async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; files: ExportedFile[]; unnamed: string[]; heldTwice: string[] }> {
   const { flags, out, repo, env, dir } = ctx;
   // Every batch's values too: export keeps them in git beside the policy file.
-  const live = await readWithProgress(core, nothingInGit(), flags, out, { allDetails: true, allValues: true });
-  checkTargets(flags.target ?? [], nothingInGit(), live);
+  const kinds = kindsOf(out.io);
+  const live = await readWithProgress(core, nothingInGit(kinds), flags, out, { allDetails: true, allValues: true });
+  checkTargets(flags.target ?? [], nothingInGit(kinds), live, kinds);
   let taken: Set<string>;
   let git: GitFile[];
   try {
@@ -116,7 +118,7 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
   }
   const unnamed: string[] = [];
   const heldTwice: string[] = [];
-  const files = exportFiles(live, flags.target ?? [], taken, unnamed, undefined, heldTwice);
+  const files = exportFiles(live, flags.target ?? [], taken, unnamed, kinds, heldTwice);
   const schemaFile = join(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file: string): string[] => [
     `yaml-language-server: $schema=${posixOf(relative(dirname(join(dir, file)), schemaFile))}`,
@@ -124,7 +126,7 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
   ];
   const inPolicies = !relative(repo.policiesDir, dir).startsWith("..") && !isAbsolute(relative(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env.name) : [];
-  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith, taken }), files, unnamed, heldTwice };
+  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith, taken, kinds }), files, unnamed, heldTwice };
 }
 
 /** Every write checked before any is made: where it lies (realPathInside, links followed: none outside

@@ -15,6 +15,7 @@ import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import { fleetNames, isFleet, runEnvironments, type FleetFlags } from "./fleet.js";
 import type { OverrideFlags } from "./flags.js";
 import { approversOf, guardrailsOf } from "./guardrails.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { makePlan } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
@@ -32,7 +33,7 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
   try {
     const env = openEnv(repo, flags, name);
     // Checked before anything is read: a broken rule, or an override nobody listed may give, sends nothing.
-    const guardrails = guardrailsOf(repo, env, flags, approversOf(flags, env, undefined));
+    const guardrails = guardrailsOf(repo, env, flags, approversOf(flags, env, undefined), kindsOf(out.io));
     const core = openClient(env, flags, out);
     try {
       const plan = await makePlan(repo, env, core, flags, out, { impact: true, ...(guardrails ? { guardrails } : {}) });
@@ -101,7 +102,7 @@ async function planFleet(flags: PlanFlags, out: Output): Promise<number> {
   const fileOf = (name: string): string => join(flags.out ?? "", `${name}.plan.json`);
   const outcomes = await runEnvironments(repo, names, flags, out, "plan", view, async ({ env, core, flags: own, out: envOut }) => {
     // As plan of one environment: its rules checked before it reads, the plan judged as it is made.
-    const guardrails = guardrailsOf(repo, env, own, approversOf(own, env, undefined));
+    const guardrails = guardrailsOf(repo, env, own, approversOf(own, env, undefined), kindsOf(envOut.io));
     const plan = await makePlan(repo, env, core, own, envOut, { impact: true, ...(guardrails ? { guardrails } : {}) });
     if (dir) writeUserFile(join(dir, `${env.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
     return planOutcome(plan);

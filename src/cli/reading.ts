@@ -11,6 +11,7 @@ import type { GuardrailSetup } from "../guardrails/setup.js";
 import { approverNamedFor, concurrencyOf, desiredState, envOf } from "./context.js";
 import { ciOf } from "./four-eyes.js";
 import type { GlobalFlags } from "./flags.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { startProgress } from "./progress.js";
 import { waitingNote } from "./rate-limit.js";
@@ -42,7 +43,7 @@ export function readWithProgress(
   extra: Omit<ReadOptions, "concurrency" | "targets">,
 ): Promise<LiveState> {
   return withProgress(core, flags, out, (progress) =>
-    readLive(core, desired, { concurrency: concurrencyOf(flags), targets: flags.target ?? [], ...extra, progress }),
+    readLive(core, desired, { concurrency: concurrencyOf(flags), targets: flags.target ?? [], ...extra, progress }, kindsOf(out.io)),
   );
 }
 
@@ -82,6 +83,7 @@ export async function makePlan(
       meta,
       concurrency: concurrencyOf(flags),
       progress,
+      kinds: kindsOf(out.io),
       ...(tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env.service.allocationRules } } : {}),
       ...(env.fourEyes ? { fourEyes: { approver: named.user, approverConfigured: named.configured, approverKnown } } : {}),
       ...(opts.guardrails ? { guardrails: opts.guardrails } : {}),

@@ -8,6 +8,7 @@ import { fleetViews } from "../report/views/fleet.js";
 import { readFailure, READ_CAPS, readUserFile } from "../user-files.js";
 import { cwdOf, openRepo } from "./context.js";
 import { fleetNames, type FleetFlags } from "./fleet.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { planFromJson } from "./plan-file.js";
 
@@ -26,7 +27,7 @@ export async function runSummary(flags: SummaryFlags, out: Output, files: string
     throw new UserError("no outputs to sum up", "name the JSON files the jobs wrote, e.g. revsync summary outputs/*.json");
   const lists = files.map((file) => {
     const data = readJson(resolve(cwdOf(flags), file), file);
-    return outcomesOf({ source: file, data }, (raw, source) => planFromJson(raw, source, "so it is not summed up"));
+    return outcomesOf({ source: file, data }, (raw, source) => planFromJson(raw, source, "so it is not summed up", kindsOf(out.io)));
   });
   if (!files.length || !lists.flat().length)
     throw new UserError("the files given hold no environment's output", "name the JSON files the jobs wrote, e.g. revsync summary outputs/*.json");

@@ -15,10 +15,11 @@ import { fleetExit, testOutcome, type TestReport } from "../fleet/outcome.js";
 import { fleetViews } from "../report/views/fleet.js";
 import type { ApiCore } from "../api/core.js";
 import type { GlobalFlags } from "./flags.js";
+import type { Registry } from "../kinds/kind.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 import { nothingInGit } from "../live/read.js";
-import { KINDS } from "../kinds/registry.js";
 import { environmentNames, environmentVars, loadPolicies, selectEnv, varsFor, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { loadGuardrailTests, runGuardrailTests, type GuardrailTestResult } from "../guardrails/tests.js";
 
@@ -70,7 +71,7 @@ async function testRun(flags: TestFlags, out: Output, view: TestView): Promise<n
   const source = runs.length === 1 ? (runs[0]?.source ?? "") : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
   // A broken test file does not hide the others' cases from a CI report: they run, the file is an
   // error case of its own, and the command still fails (exit 1) saying why, as without JUnit.
-  const { guardrails, guardBroken } = guardrailTests(repo, view);
+  const { guardrails, guardBroken } = guardrailTests(repo, view, kindsOf(out.io));
   const broken = runs.find((r) => r.broken)?.broken ?? guardBroken;
   if (broken) {
     view.results({ results, contracts, guardrails, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
@@ -89,9 +90,9 @@ async function testRun(flags: TestFlags, out: Output, view: TestView): Promise<n
 
 /** The guardrail tests (kind GuardrailTest), judged offline; a file with an error stops the run, or, for
  *  a report of broken files (JUnit), is reported once the rest ran. */
-function guardrailTests(repo: Repo, view: TestView): { guardrails: GuardrailTestResult[]; guardBroken?: PolicyProblems } {
+function guardrailTests(repo: Repo, view: TestView, kinds: Registry): { guardrails: GuardrailTestResult[]; guardBroken?: PolicyProblems } {
   const { tests, diagnostics } = loadGuardrailTests(repo);
-  const guardrails = runGuardrailTests(tests, repo, KINDS);
+  const guardrails = runGuardrailTests(tests, repo, kinds);
   if (!diagnostics.some((d) => d.severity === "error")) return { guardrails };
   const problems = new PolicyProblems("the guardrail tests have errors", diagnostics);
   if (!view.reportsBrokenFiles) throw problems;
@@ -139,8 +140,9 @@ async function liveIn(repo: Repo, env: ResolvedEnv, client: () => ApiCore, flags
   const { cases, contracts, dir, broken } = casesFor(repo, env, flags, view);
   const base = { cases, contracts, dir, broken, rules: env.service.allocationRules, source: `the service's policies in ${env.name}`, label: env.name };
   if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
-  const live = await readWithProgress(client(), nothingInGit(), flags, out, { approvedValues: true });
-  return { ...base, policies: modelsFromLive(live), carves: carvesLive(live) };
+  const kinds = kindsOf(out.io);
+  const live = await readWithProgress(client(), nothingInGit(kinds), flags, out, { approvedValues: true });
+  return { ...base, policies: modelsFromLive(live, kinds), carves: carvesLive(live, kinds) };
 }
 
 /** test --live --all-envs / --envs: each environment's cases against its service's policies, several at
@@ -185,7 +187,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output, view: TestView):
     const own = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
     const problems = own.problems;
     if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv), KINDS);
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv), kindsOf(out.io));
     if (diagnostics.some((d) => d.severity === "error")) {
       throw new PolicyProblems(
         `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
@@ -194,9 +196,9 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output, view: TestView):
       );
     }
     const { cases, contracts, dir, broken } = casesFor(repo, own, flags, view);
-    const git = modelsFromGitOnly(desired);
+    const git = modelsFromGitOnly(desired, kindsOf(out.io));
     for (const s of git.skipped) skipped.add(s);
-    const carves = carvesGit(desired);
+    const carves = carvesGit(desired, undefined, kindsOf(out.io));
     const rules = rulesOf(repo, name);
     // Only several environments need telling apart.
     // (Rules and carves_allocation matter only to contracts.)

@@ -3,6 +3,8 @@ import type { Painter } from "./painter.js";
 import { planImpactMarkdown } from "./policy-test.js";
 import type { ApplyReport, Outcome } from "../apply/run.js";
 import {
+  ACTIONS,
+  APPLIED_ACTIONS,
   actionWords,
   impactOf,
   isApplied,
@@ -64,12 +66,16 @@ export function valuesLine(v: ValuesSummary): string {
   return `${plural(v.rows, "row")}, ${plural(v.products, "product")}, ${v.currencies.length === 1 ? "currency" : "currencies"} ${v.currencies.join(", ") || "(none)"}, ${v.from} to ${v.to}, as in ${v.file}`;
 }
 
+/** The plan in one line: the writes it makes, each action that occurs once (a plan without SSP changes
+ *  says nothing of reviews), then what it shows and never applies. */
 export function summaryLine(plan: Plan): string {
   const s = plan.summary;
-  const parts = [`${s.create} to create`, `${s.update} to update`, `${s.review} to review`, `${s.approve} to approve`];
-  const shownOnly = (["blocked", "not_in_git", "unsupported"] as const).filter((a) => s[a]).map((a) => `${s[a]} ${actionWords(a)}`);
-  const total = (["blocked", "not_in_git", "unsupported"] as const).reduce((n, a) => n + (s[a] ?? 0), 0);
-  return `Plan: ${parts.join(", ")}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
+  const count = (a: Action): number => s[a] ?? 0;
+  const writes = APPLIED_ACTIONS.filter((a) => count(a)).map((a) => `${count(a)} to ${actionWords(a)}`);
+  const shown = ACTIONS.filter((a) => !APPLIED_ACTIONS.includes(a) && count(a));
+  const total = shown.reduce((n, a) => n + count(a), 0);
+  const shownOnly = shown.map((a) => `${count(a)} ${actionWords(a)}`);
+  return `Plan: ${writes.length ? writes.join(", ") : "nothing to apply"}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
 }
 
 export function hasChanges(plan: Plan): boolean {
