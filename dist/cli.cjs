@@ -7417,11 +7417,11 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.plan = validate18;
-    var schema28 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "look_alike": { "type": "array", "description": "Names of git and of the service that look alike (case, spaces, characters that cannot be seen, how a letter is written, letters that look alike): revsync takes them for two, and warns.", "items": { "type": "object", "required": ["git", "service"], "properties": { "git": { "type": "string" }, "service": { "type": "string" } }, "additionalProperties": false } }, "description": "Things the reader should know that are not changes." }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." }, "guardrails": { "$ref": "#/definitions/PlanGuardrails" } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "type": ["number", "string", "boolean", "null"] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] }, "GuardrailOutcome": { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } }, "TenantConfigurationUpdatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } }, "SspPolicyCreatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } }, "SspPolicyBatchPayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
+    var schema28 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "look_alike": { "type": "array", "description": "Names of git and of the service that look alike (case, spaces, characters that cannot be seen, how a letter is written, letters that look alike): revsync takes them for two, and warns.", "items": { "type": "object", "required": ["git", "service"], "properties": { "git": { "type": "string" }, "service": { "type": "string" } }, "additionalProperties": false } }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." }, "guardrails": { "$ref": "#/definitions/PlanGuardrails" } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] }, "GuardrailOutcome": { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } }, "TenantConfigurationUpdatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } }, "SspPolicyCreatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } }, "SspPolicyBatchPayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
     var schema42 = { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
     var pattern17 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
     var pattern20 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
-    var schema29 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "type": ["number", "string", "boolean", "null"] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] };
+    var schema29 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] };
     var schema38 = { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } };
     var schema39 = { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } };
     var schema40 = { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } };
@@ -9936,8 +9936,11 @@ var require_validators = __commonJS({
           if (data42 && typeof data42 == "object" && !Array.isArray(data42)) {
             for (const key1 in data42) {
               let data43 = data42[key1];
-              if (!(typeof data43 == "number") && typeof data43 !== "string" && typeof data43 !== "boolean" && data43 !== null) {
-                const err83 = { instancePath: instancePath + "/facts/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/facts/additionalProperties/type", keyword: "type", params: { type: schema29.properties.facts.additionalProperties.type }, message: "must be number,string,boolean,null" };
+              const _errs108 = errors;
+              let valid34 = false;
+              const _errs109 = errors;
+              if (!(typeof data43 == "number")) {
+                const err83 = { instancePath: instancePath + "/facts/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/facts/additionalProperties/anyOf/0/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                 if (vErrors === null) {
                   vErrors = [err83];
                 } else {
@@ -9945,13 +9948,75 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
+              var _valid6 = _errs109 === errors;
+              valid34 = valid34 || _valid6;
+              if (!valid34) {
+                const _errs111 = errors;
+                if (typeof data43 !== "string") {
+                  const err84 = { instancePath: instancePath + "/facts/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/facts/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (vErrors === null) {
+                    vErrors = [err84];
+                  } else {
+                    vErrors.push(err84);
+                  }
+                  errors++;
+                }
+                var _valid6 = _errs111 === errors;
+                valid34 = valid34 || _valid6;
+                if (!valid34) {
+                  const _errs113 = errors;
+                  if (typeof data43 !== "boolean") {
+                    const err85 = { instancePath: instancePath + "/facts/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/facts/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                    if (vErrors === null) {
+                      vErrors = [err85];
+                    } else {
+                      vErrors.push(err85);
+                    }
+                    errors++;
+                  }
+                  var _valid6 = _errs113 === errors;
+                  valid34 = valid34 || _valid6;
+                  if (!valid34) {
+                    const _errs115 = errors;
+                    if (data43 !== null) {
+                      const err86 = { instancePath: instancePath + "/facts/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/facts/additionalProperties/anyOf/3/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                      if (vErrors === null) {
+                        vErrors = [err86];
+                      } else {
+                        vErrors.push(err86);
+                      }
+                      errors++;
+                    }
+                    var _valid6 = _errs115 === errors;
+                    valid34 = valid34 || _valid6;
+                  }
+                }
+              }
+              if (!valid34) {
+                const err87 = { instancePath: instancePath + "/facts/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/facts/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                if (vErrors === null) {
+                  vErrors = [err87];
+                } else {
+                  vErrors.push(err87);
+                }
+                errors++;
+              } else {
+                errors = _errs108;
+                if (vErrors !== null) {
+                  if (_errs108) {
+                    vErrors.length = _errs108;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
             }
           } else {
-            const err84 = { instancePath: instancePath + "/facts", schemaPath: "#/properties/facts/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err88 = { instancePath: instancePath + "/facts", schemaPath: "#/properties/facts/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err84];
+              vErrors = [err88];
             } else {
-              vErrors.push(err84);
+              vErrors.push(err88);
             }
             errors++;
           }
@@ -9964,59 +10029,59 @@ var require_validators = __commonJS({
               let data45 = data44[i2];
               if (data45 && typeof data45 == "object" && !Array.isArray(data45)) {
                 if (data45.rule === void 0) {
-                  const err85 = { instancePath: instancePath + "/guardrails/" + i2, schemaPath: "#/definitions/GuardrailOutcome/required", keyword: "required", params: { missingProperty: "rule" }, message: "must have required property 'rule'" };
+                  const err89 = { instancePath: instancePath + "/guardrails/" + i2, schemaPath: "#/definitions/GuardrailOutcome/required", keyword: "required", params: { missingProperty: "rule" }, message: "must have required property 'rule'" };
                   if (vErrors === null) {
-                    vErrors = [err85];
+                    vErrors = [err89];
                   } else {
-                    vErrors.push(err85);
+                    vErrors.push(err89);
                   }
                   errors++;
                 }
                 if (data45.effect === void 0) {
-                  const err86 = { instancePath: instancePath + "/guardrails/" + i2, schemaPath: "#/definitions/GuardrailOutcome/required", keyword: "required", params: { missingProperty: "effect" }, message: "must have required property 'effect'" };
+                  const err90 = { instancePath: instancePath + "/guardrails/" + i2, schemaPath: "#/definitions/GuardrailOutcome/required", keyword: "required", params: { missingProperty: "effect" }, message: "must have required property 'effect'" };
                   if (vErrors === null) {
-                    vErrors = [err86];
+                    vErrors = [err90];
                   } else {
-                    vErrors.push(err86);
+                    vErrors.push(err90);
                   }
                   errors++;
                 }
                 if (data45.outcome === void 0) {
-                  const err87 = { instancePath: instancePath + "/guardrails/" + i2, schemaPath: "#/definitions/GuardrailOutcome/required", keyword: "required", params: { missingProperty: "outcome" }, message: "must have required property 'outcome'" };
+                  const err91 = { instancePath: instancePath + "/guardrails/" + i2, schemaPath: "#/definitions/GuardrailOutcome/required", keyword: "required", params: { missingProperty: "outcome" }, message: "must have required property 'outcome'" };
                   if (vErrors === null) {
-                    vErrors = [err87];
+                    vErrors = [err91];
                   } else {
-                    vErrors.push(err87);
+                    vErrors.push(err91);
                   }
                   errors++;
                 }
                 if (data45.message === void 0) {
-                  const err88 = { instancePath: instancePath + "/guardrails/" + i2, schemaPath: "#/definitions/GuardrailOutcome/required", keyword: "required", params: { missingProperty: "message" }, message: "must have required property 'message'" };
+                  const err92 = { instancePath: instancePath + "/guardrails/" + i2, schemaPath: "#/definitions/GuardrailOutcome/required", keyword: "required", params: { missingProperty: "message" }, message: "must have required property 'message'" };
                   if (vErrors === null) {
-                    vErrors = [err88];
+                    vErrors = [err92];
                   } else {
-                    vErrors.push(err88);
+                    vErrors.push(err92);
                   }
                   errors++;
                 }
                 for (const key22 in data45) {
                   if (!(key22 === "rule" || key22 === "effect" || key22 === "outcome" || key22 === "message" || key22 === "approved_by" || key22 === "override")) {
-                    const err89 = { instancePath: instancePath + "/guardrails/" + i2, schemaPath: "#/definitions/GuardrailOutcome/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
+                    const err93 = { instancePath: instancePath + "/guardrails/" + i2, schemaPath: "#/definitions/GuardrailOutcome/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
-                      vErrors = [err89];
+                      vErrors = [err93];
                     } else {
-                      vErrors.push(err89);
+                      vErrors.push(err93);
                     }
                     errors++;
                   }
                 }
                 if (data45.rule !== void 0) {
                   if (typeof data45.rule !== "string") {
-                    const err90 = { instancePath: instancePath + "/guardrails/" + i2 + "/rule", schemaPath: "#/definitions/GuardrailOutcome/properties/rule/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err94 = { instancePath: instancePath + "/guardrails/" + i2 + "/rule", schemaPath: "#/definitions/GuardrailOutcome/properties/rule/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err90];
+                      vErrors = [err94];
                     } else {
-                      vErrors.push(err90);
+                      vErrors.push(err94);
                     }
                     errors++;
                   }
@@ -10024,11 +10089,11 @@ var require_validators = __commonJS({
                 if (data45.effect !== void 0) {
                   let data47 = data45.effect;
                   if (!(data47 === "deny" || data47 === "warn" || data47 === "require_approval")) {
-                    const err91 = { instancePath: instancePath + "/guardrails/" + i2 + "/effect", schemaPath: "#/definitions/GuardrailOutcome/properties/effect/enum", keyword: "enum", params: { allowedValues: schema41.properties.effect.enum }, message: "must be equal to one of the allowed values" };
+                    const err95 = { instancePath: instancePath + "/guardrails/" + i2 + "/effect", schemaPath: "#/definitions/GuardrailOutcome/properties/effect/enum", keyword: "enum", params: { allowedValues: schema41.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
-                      vErrors = [err91];
+                      vErrors = [err95];
                     } else {
-                      vErrors.push(err91);
+                      vErrors.push(err95);
                     }
                     errors++;
                   }
@@ -10036,22 +10101,22 @@ var require_validators = __commonJS({
                 if (data45.outcome !== void 0) {
                   let data48 = data45.outcome;
                   if (!(data48 === "pass" || data48 === "deny" || data48 === "warn" || data48 === "approval_needed" || data48 === "approved" || data48 === "overridden" || data48 === "excepted" || data48 === "error")) {
-                    const err92 = { instancePath: instancePath + "/guardrails/" + i2 + "/outcome", schemaPath: "#/definitions/GuardrailOutcome/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema41.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
+                    const err96 = { instancePath: instancePath + "/guardrails/" + i2 + "/outcome", schemaPath: "#/definitions/GuardrailOutcome/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema41.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
-                      vErrors = [err92];
+                      vErrors = [err96];
                     } else {
-                      vErrors.push(err92);
+                      vErrors.push(err96);
                     }
                     errors++;
                   }
                 }
                 if (data45.message !== void 0) {
                   if (typeof data45.message !== "string") {
-                    const err93 = { instancePath: instancePath + "/guardrails/" + i2 + "/message", schemaPath: "#/definitions/GuardrailOutcome/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err97 = { instancePath: instancePath + "/guardrails/" + i2 + "/message", schemaPath: "#/definitions/GuardrailOutcome/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err93];
+                      vErrors = [err97];
                     } else {
-                      vErrors.push(err93);
+                      vErrors.push(err97);
                     }
                     errors++;
                   }
@@ -10062,49 +10127,7 @@ var require_validators = __commonJS({
                     const len3 = data50.length;
                     for (let i3 = 0; i3 < len3; i3++) {
                       if (typeof data50[i3] !== "string") {
-                        const err94 = { instancePath: instancePath + "/guardrails/" + i2 + "/approved_by/" + i3, schemaPath: "#/definitions/GuardrailOutcome/properties/approved_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err94];
-                        } else {
-                          vErrors.push(err94);
-                        }
-                        errors++;
-                      }
-                    }
-                  } else {
-                    const err95 = { instancePath: instancePath + "/guardrails/" + i2 + "/approved_by", schemaPath: "#/definitions/GuardrailOutcome/properties/approved_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                    if (vErrors === null) {
-                      vErrors = [err95];
-                    } else {
-                      vErrors.push(err95);
-                    }
-                    errors++;
-                  }
-                }
-                if (data45.override !== void 0) {
-                  let data52 = data45.override;
-                  if (data52 && typeof data52 == "object" && !Array.isArray(data52)) {
-                    if (data52.by === void 0) {
-                      const err96 = { instancePath: instancePath + "/guardrails/" + i2 + "/override", schemaPath: "#/definitions/GuardrailOutcome/properties/override/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
-                      if (vErrors === null) {
-                        vErrors = [err96];
-                      } else {
-                        vErrors.push(err96);
-                      }
-                      errors++;
-                    }
-                    if (data52.reason === void 0) {
-                      const err97 = { instancePath: instancePath + "/guardrails/" + i2 + "/override", schemaPath: "#/definitions/GuardrailOutcome/properties/override/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
-                      if (vErrors === null) {
-                        vErrors = [err97];
-                      } else {
-                        vErrors.push(err97);
-                      }
-                      errors++;
-                    }
-                    for (const key32 in data52) {
-                      if (!(key32 === "by" || key32 === "reason")) {
-                        const err98 = { instancePath: instancePath + "/guardrails/" + i2 + "/override", schemaPath: "#/definitions/GuardrailOutcome/properties/override/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key32 }, message: "must NOT have additional properties" };
+                        const err98 = { instancePath: instancePath + "/guardrails/" + i2 + "/approved_by/" + i3, schemaPath: "#/definitions/GuardrailOutcome/properties/approved_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err98];
                         } else {
@@ -10113,64 +10136,106 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                  } else {
+                    const err99 = { instancePath: instancePath + "/guardrails/" + i2 + "/approved_by", schemaPath: "#/definitions/GuardrailOutcome/properties/approved_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    if (vErrors === null) {
+                      vErrors = [err99];
+                    } else {
+                      vErrors.push(err99);
+                    }
+                    errors++;
+                  }
+                }
+                if (data45.override !== void 0) {
+                  let data52 = data45.override;
+                  if (data52 && typeof data52 == "object" && !Array.isArray(data52)) {
+                    if (data52.by === void 0) {
+                      const err100 = { instancePath: instancePath + "/guardrails/" + i2 + "/override", schemaPath: "#/definitions/GuardrailOutcome/properties/override/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
+                      if (vErrors === null) {
+                        vErrors = [err100];
+                      } else {
+                        vErrors.push(err100);
+                      }
+                      errors++;
+                    }
+                    if (data52.reason === void 0) {
+                      const err101 = { instancePath: instancePath + "/guardrails/" + i2 + "/override", schemaPath: "#/definitions/GuardrailOutcome/properties/override/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
+                      if (vErrors === null) {
+                        vErrors = [err101];
+                      } else {
+                        vErrors.push(err101);
+                      }
+                      errors++;
+                    }
+                    for (const key32 in data52) {
+                      if (!(key32 === "by" || key32 === "reason")) {
+                        const err102 = { instancePath: instancePath + "/guardrails/" + i2 + "/override", schemaPath: "#/definitions/GuardrailOutcome/properties/override/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key32 }, message: "must NOT have additional properties" };
+                        if (vErrors === null) {
+                          vErrors = [err102];
+                        } else {
+                          vErrors.push(err102);
+                        }
+                        errors++;
+                      }
+                    }
                     if (data52.by !== void 0) {
                       if (typeof data52.by !== "string") {
-                        const err99 = { instancePath: instancePath + "/guardrails/" + i2 + "/override/by", schemaPath: "#/definitions/GuardrailOutcome/properties/override/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        const err103 = { instancePath: instancePath + "/guardrails/" + i2 + "/override/by", schemaPath: "#/definitions/GuardrailOutcome/properties/override/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
-                          vErrors = [err99];
+                          vErrors = [err103];
                         } else {
-                          vErrors.push(err99);
+                          vErrors.push(err103);
                         }
                         errors++;
                       }
                     }
                     if (data52.reason !== void 0) {
                       if (typeof data52.reason !== "string") {
-                        const err100 = { instancePath: instancePath + "/guardrails/" + i2 + "/override/reason", schemaPath: "#/definitions/GuardrailOutcome/properties/override/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        const err104 = { instancePath: instancePath + "/guardrails/" + i2 + "/override/reason", schemaPath: "#/definitions/GuardrailOutcome/properties/override/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
-                          vErrors = [err100];
+                          vErrors = [err104];
                         } else {
-                          vErrors.push(err100);
+                          vErrors.push(err104);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err101 = { instancePath: instancePath + "/guardrails/" + i2 + "/override", schemaPath: "#/definitions/GuardrailOutcome/properties/override/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err105 = { instancePath: instancePath + "/guardrails/" + i2 + "/override", schemaPath: "#/definitions/GuardrailOutcome/properties/override/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err101];
+                      vErrors = [err105];
                     } else {
-                      vErrors.push(err101);
+                      vErrors.push(err105);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err102 = { instancePath: instancePath + "/guardrails/" + i2, schemaPath: "#/definitions/GuardrailOutcome/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err106 = { instancePath: instancePath + "/guardrails/" + i2, schemaPath: "#/definitions/GuardrailOutcome/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err102];
+                  vErrors = [err106];
                 } else {
-                  vErrors.push(err102);
+                  vErrors.push(err106);
                 }
                 errors++;
               }
             }
           } else {
-            const err103 = { instancePath: instancePath + "/guardrails", schemaPath: "#/properties/guardrails/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err107 = { instancePath: instancePath + "/guardrails", schemaPath: "#/properties/guardrails/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err103];
+              vErrors = [err107];
             } else {
-              vErrors.push(err103);
+              vErrors.push(err107);
             }
             errors++;
           }
         }
       } else {
-        const err104 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err108 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err104];
+          vErrors = [err108];
         } else {
-          vErrors.push(err104);
+          vErrors.push(err108);
         }
         errors++;
       }
@@ -10502,15 +10567,15 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.kept_live !== void 0) {
-          let data15 = data.kept_live;
+        if (data.look_alike !== void 0) {
+          let data15 = data.look_alike;
           if (Array.isArray(data15)) {
             const len3 = data15.length;
             for (let i3 = 0; i3 < len3; i3++) {
               let data16 = data15[i3];
               if (data16 && typeof data16 == "object" && !Array.isArray(data16)) {
-                if (data16.address === void 0) {
-                  const err29 = { instancePath: instancePath + "/kept_live/" + i3, schemaPath: "#/properties/kept_live/items/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
+                if (data16.git === void 0) {
+                  const err29 = { instancePath: instancePath + "/look_alike/" + i3, schemaPath: "#/properties/look_alike/items/required", keyword: "required", params: { missingProperty: "git" }, message: "must have required property 'git'" };
                   if (vErrors === null) {
                     vErrors = [err29];
                   } else {
@@ -10518,8 +10583,8 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-                if (data16.fields === void 0) {
-                  const err30 = { instancePath: instancePath + "/kept_live/" + i3, schemaPath: "#/properties/kept_live/items/required", keyword: "required", params: { missingProperty: "fields" }, message: "must have required property 'fields'" };
+                if (data16.service === void 0) {
+                  const err30 = { instancePath: instancePath + "/look_alike/" + i3, schemaPath: "#/properties/look_alike/items/required", keyword: "required", params: { missingProperty: "service" }, message: "must have required property 'service'" };
                   if (vErrors === null) {
                     vErrors = [err30];
                   } else {
@@ -10527,27 +10592,31 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-                if (data16.modified_by === void 0) {
-                  const err31 = { instancePath: instancePath + "/kept_live/" + i3, schemaPath: "#/properties/kept_live/items/required", keyword: "required", params: { missingProperty: "modified_by" }, message: "must have required property 'modified_by'" };
-                  if (vErrors === null) {
-                    vErrors = [err31];
-                  } else {
-                    vErrors.push(err31);
+                for (const key1 in data16) {
+                  if (!(key1 === "git" || key1 === "service")) {
+                    const err31 = { instancePath: instancePath + "/look_alike/" + i3, schemaPath: "#/properties/look_alike/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
+                    if (vErrors === null) {
+                      vErrors = [err31];
+                    } else {
+                      vErrors.push(err31);
+                    }
+                    errors++;
                   }
-                  errors++;
                 }
-                if (data16.modified_on === void 0) {
-                  const err32 = { instancePath: instancePath + "/kept_live/" + i3, schemaPath: "#/properties/kept_live/items/required", keyword: "required", params: { missingProperty: "modified_on" }, message: "must have required property 'modified_on'" };
-                  if (vErrors === null) {
-                    vErrors = [err32];
-                  } else {
-                    vErrors.push(err32);
+                if (data16.git !== void 0) {
+                  if (typeof data16.git !== "string") {
+                    const err32 = { instancePath: instancePath + "/look_alike/" + i3 + "/git", schemaPath: "#/properties/look_alike/items/properties/git/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err32];
+                    } else {
+                      vErrors.push(err32);
+                    }
+                    errors++;
                   }
-                  errors++;
                 }
-                if (data16.address !== void 0) {
-                  if (typeof data16.address !== "string") {
-                    const err33 = { instancePath: instancePath + "/kept_live/" + i3 + "/address", schemaPath: "#/properties/kept_live/items/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (data16.service !== void 0) {
+                  if (typeof data16.service !== "string") {
+                    const err33 = { instancePath: instancePath + "/look_alike/" + i3 + "/service", schemaPath: "#/properties/look_alike/items/properties/service/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err33];
                     } else {
@@ -10556,117 +10625,118 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data16.fields !== void 0) {
-                  let data18 = data16.fields;
-                  if (!(data18 && typeof data18 == "object" && !Array.isArray(data18))) {
-                    const err34 = { instancePath: instancePath + "/kept_live/" + i3 + "/fields", schemaPath: "#/properties/kept_live/items/properties/fields/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                    if (vErrors === null) {
-                      vErrors = [err34];
-                    } else {
-                      vErrors.push(err34);
-                    }
-                    errors++;
-                  }
-                }
-                if (data16.modified_by !== void 0) {
-                  let data19 = data16.modified_by;
-                  if (typeof data19 !== "string" && data19 !== null) {
-                    const err35 = { instancePath: instancePath + "/kept_live/" + i3 + "/modified_by", schemaPath: "#/properties/kept_live/items/properties/modified_by/type", keyword: "type", params: { type: schema28.properties.kept_live.items.properties.modified_by.type }, message: "must be string,null" };
-                    if (vErrors === null) {
-                      vErrors = [err35];
-                    } else {
-                      vErrors.push(err35);
-                    }
-                    errors++;
-                  }
-                }
-                if (data16.modified_on !== void 0) {
-                  let data20 = data16.modified_on;
-                  if (typeof data20 !== "string" && data20 !== null) {
-                    const err36 = { instancePath: instancePath + "/kept_live/" + i3 + "/modified_on", schemaPath: "#/properties/kept_live/items/properties/modified_on/type", keyword: "type", params: { type: schema28.properties.kept_live.items.properties.modified_on.type }, message: "must be string,null" };
-                    if (vErrors === null) {
-                      vErrors = [err36];
-                    } else {
-                      vErrors.push(err36);
-                    }
-                    errors++;
-                  }
-                }
               } else {
-                const err37 = { instancePath: instancePath + "/kept_live/" + i3, schemaPath: "#/properties/kept_live/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err34 = { instancePath: instancePath + "/look_alike/" + i3, schemaPath: "#/properties/look_alike/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err37];
+                  vErrors = [err34];
                 } else {
-                  vErrors.push(err37);
+                  vErrors.push(err34);
                 }
                 errors++;
               }
             }
           } else {
-            const err38 = { instancePath: instancePath + "/kept_live", schemaPath: "#/properties/kept_live/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err35 = { instancePath: instancePath + "/look_alike", schemaPath: "#/properties/look_alike/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err38];
+              vErrors = [err35];
             } else {
-              vErrors.push(err38);
+              vErrors.push(err35);
             }
             errors++;
           }
         }
-        if (data.four_eyes !== void 0) {
-          let data21 = data.four_eyes;
-          if (data21 && typeof data21 == "object" && !Array.isArray(data21)) {
-            if (data21.sign_in === void 0) {
-              const err39 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "sign_in" }, message: "must have required property 'sign_in'" };
-              if (vErrors === null) {
-                vErrors = [err39];
-              } else {
-                vErrors.push(err39);
-              }
-              errors++;
-            }
-            if (data21.approver === void 0) {
-              const err40 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approver" }, message: "must have required property 'approver'" };
-              if (vErrors === null) {
-                vErrors = [err40];
-              } else {
-                vErrors.push(err40);
-              }
-              errors++;
-            }
-            if (data21.approver_configured === void 0) {
-              const err41 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approver_configured" }, message: "must have required property 'approver_configured'" };
-              if (vErrors === null) {
-                vErrors = [err41];
-              } else {
-                vErrors.push(err41);
-              }
-              errors++;
-            }
-            if (data21.approves === void 0) {
-              const err42 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approves" }, message: "must have required property 'approves'" };
-              if (vErrors === null) {
-                vErrors = [err42];
-              } else {
-                vErrors.push(err42);
-              }
-              errors++;
-            }
-            if (data21.sign_in !== void 0) {
-              let data22 = data21.sign_in;
-              if (typeof data22 !== "string" && data22 !== null) {
-                const err43 = { instancePath: instancePath + "/four_eyes/sign_in", schemaPath: "#/properties/four_eyes/properties/sign_in/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.sign_in.type }, message: "must be string,null" };
-                if (vErrors === null) {
-                  vErrors = [err43];
-                } else {
-                  vErrors.push(err43);
+        if (data.kept_live !== void 0) {
+          let data19 = data.kept_live;
+          if (Array.isArray(data19)) {
+            const len4 = data19.length;
+            for (let i4 = 0; i4 < len4; i4++) {
+              let data20 = data19[i4];
+              if (data20 && typeof data20 == "object" && !Array.isArray(data20)) {
+                if (data20.address === void 0) {
+                  const err36 = { instancePath: instancePath + "/kept_live/" + i4, schemaPath: "#/properties/kept_live/items/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
+                  if (vErrors === null) {
+                    vErrors = [err36];
+                  } else {
+                    vErrors.push(err36);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data21.approver !== void 0) {
-              let data23 = data21.approver;
-              if (typeof data23 !== "string" && data23 !== null) {
-                const err44 = { instancePath: instancePath + "/four_eyes/approver", schemaPath: "#/properties/four_eyes/properties/approver/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approver.type }, message: "must be string,null" };
+                if (data20.fields === void 0) {
+                  const err37 = { instancePath: instancePath + "/kept_live/" + i4, schemaPath: "#/properties/kept_live/items/required", keyword: "required", params: { missingProperty: "fields" }, message: "must have required property 'fields'" };
+                  if (vErrors === null) {
+                    vErrors = [err37];
+                  } else {
+                    vErrors.push(err37);
+                  }
+                  errors++;
+                }
+                if (data20.modified_by === void 0) {
+                  const err38 = { instancePath: instancePath + "/kept_live/" + i4, schemaPath: "#/properties/kept_live/items/required", keyword: "required", params: { missingProperty: "modified_by" }, message: "must have required property 'modified_by'" };
+                  if (vErrors === null) {
+                    vErrors = [err38];
+                  } else {
+                    vErrors.push(err38);
+                  }
+                  errors++;
+                }
+                if (data20.modified_on === void 0) {
+                  const err39 = { instancePath: instancePath + "/kept_live/" + i4, schemaPath: "#/properties/kept_live/items/required", keyword: "required", params: { missingProperty: "modified_on" }, message: "must have required property 'modified_on'" };
+                  if (vErrors === null) {
+                    vErrors = [err39];
+                  } else {
+                    vErrors.push(err39);
+                  }
+                  errors++;
+                }
+                if (data20.address !== void 0) {
+                  if (typeof data20.address !== "string") {
+                    const err40 = { instancePath: instancePath + "/kept_live/" + i4 + "/address", schemaPath: "#/properties/kept_live/items/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err40];
+                    } else {
+                      vErrors.push(err40);
+                    }
+                    errors++;
+                  }
+                }
+                if (data20.fields !== void 0) {
+                  let data22 = data20.fields;
+                  if (!(data22 && typeof data22 == "object" && !Array.isArray(data22))) {
+                    const err41 = { instancePath: instancePath + "/kept_live/" + i4 + "/fields", schemaPath: "#/properties/kept_live/items/properties/fields/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err41];
+                    } else {
+                      vErrors.push(err41);
+                    }
+                    errors++;
+                  }
+                }
+                if (data20.modified_by !== void 0) {
+                  let data23 = data20.modified_by;
+                  if (typeof data23 !== "string" && data23 !== null) {
+                    const err42 = { instancePath: instancePath + "/kept_live/" + i4 + "/modified_by", schemaPath: "#/properties/kept_live/items/properties/modified_by/type", keyword: "type", params: { type: schema28.properties.kept_live.items.properties.modified_by.type }, message: "must be string,null" };
+                    if (vErrors === null) {
+                      vErrors = [err42];
+                    } else {
+                      vErrors.push(err42);
+                    }
+                    errors++;
+                  }
+                }
+                if (data20.modified_on !== void 0) {
+                  let data24 = data20.modified_on;
+                  if (typeof data24 !== "string" && data24 !== null) {
+                    const err43 = { instancePath: instancePath + "/kept_live/" + i4 + "/modified_on", schemaPath: "#/properties/kept_live/items/properties/modified_on/type", keyword: "type", params: { type: schema28.properties.kept_live.items.properties.modified_on.type }, message: "must be string,null" };
+                    if (vErrors === null) {
+                      vErrors = [err43];
+                    } else {
+                      vErrors.push(err43);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err44 = { instancePath: instancePath + "/kept_live/" + i4, schemaPath: "#/properties/kept_live/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
                   vErrors = [err44];
                 } else {
@@ -10675,173 +10745,165 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data21.approver_configured !== void 0) {
-              if (typeof data21.approver_configured !== "boolean") {
-                const err45 = { instancePath: instancePath + "/four_eyes/approver_configured", schemaPath: "#/properties/four_eyes/properties/approver_configured/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+          } else {
+            const err45 = { instancePath: instancePath + "/kept_live", schemaPath: "#/properties/kept_live/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err45];
+            } else {
+              vErrors.push(err45);
+            }
+            errors++;
+          }
+        }
+        if (data.four_eyes !== void 0) {
+          let data25 = data.four_eyes;
+          if (data25 && typeof data25 == "object" && !Array.isArray(data25)) {
+            if (data25.sign_in === void 0) {
+              const err46 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "sign_in" }, message: "must have required property 'sign_in'" };
+              if (vErrors === null) {
+                vErrors = [err46];
+              } else {
+                vErrors.push(err46);
+              }
+              errors++;
+            }
+            if (data25.approver === void 0) {
+              const err47 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approver" }, message: "must have required property 'approver'" };
+              if (vErrors === null) {
+                vErrors = [err47];
+              } else {
+                vErrors.push(err47);
+              }
+              errors++;
+            }
+            if (data25.approver_configured === void 0) {
+              const err48 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approver_configured" }, message: "must have required property 'approver_configured'" };
+              if (vErrors === null) {
+                vErrors = [err48];
+              } else {
+                vErrors.push(err48);
+              }
+              errors++;
+            }
+            if (data25.approves === void 0) {
+              const err49 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approves" }, message: "must have required property 'approves'" };
+              if (vErrors === null) {
+                vErrors = [err49];
+              } else {
+                vErrors.push(err49);
+              }
+              errors++;
+            }
+            if (data25.sign_in !== void 0) {
+              let data26 = data25.sign_in;
+              if (typeof data26 !== "string" && data26 !== null) {
+                const err50 = { instancePath: instancePath + "/four_eyes/sign_in", schemaPath: "#/properties/four_eyes/properties/sign_in/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.sign_in.type }, message: "must be string,null" };
                 if (vErrors === null) {
-                  vErrors = [err45];
+                  vErrors = [err50];
                 } else {
-                  vErrors.push(err45);
+                  vErrors.push(err50);
                 }
                 errors++;
               }
             }
-            if (data21.approver_known !== void 0) {
-              if (false !== data21.approver_known) {
-                const err46 = { instancePath: instancePath + "/four_eyes/approver_known", schemaPath: "#/properties/four_eyes/properties/approver_known/const", keyword: "const", params: { allowedValue: false }, message: "must be equal to constant" };
+            if (data25.approver !== void 0) {
+              let data27 = data25.approver;
+              if (typeof data27 !== "string" && data27 !== null) {
+                const err51 = { instancePath: instancePath + "/four_eyes/approver", schemaPath: "#/properties/four_eyes/properties/approver/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approver.type }, message: "must be string,null" };
                 if (vErrors === null) {
-                  vErrors = [err46];
+                  vErrors = [err51];
                 } else {
-                  vErrors.push(err46);
+                  vErrors.push(err51);
                 }
                 errors++;
               }
             }
-            if (data21.approves !== void 0) {
-              let data26 = data21.approves;
-              if (Array.isArray(data26)) {
-                const len4 = data26.length;
-                for (let i4 = 0; i4 < len4; i4++) {
-                  let data27 = data26[i4];
-                  if (data27 && typeof data27 == "object" && !Array.isArray(data27)) {
-                    if (data27.address === void 0) {
-                      const err47 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
+            if (data25.approver_configured !== void 0) {
+              if (typeof data25.approver_configured !== "boolean") {
+                const err52 = { instancePath: instancePath + "/four_eyes/approver_configured", schemaPath: "#/properties/four_eyes/properties/approver_configured/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err52];
+                } else {
+                  vErrors.push(err52);
+                }
+                errors++;
+              }
+            }
+            if (data25.approver_known !== void 0) {
+              if (false !== data25.approver_known) {
+                const err53 = { instancePath: instancePath + "/four_eyes/approver_known", schemaPath: "#/properties/four_eyes/properties/approver_known/const", keyword: "const", params: { allowedValue: false }, message: "must be equal to constant" };
+                if (vErrors === null) {
+                  vErrors = [err53];
+                } else {
+                  vErrors.push(err53);
+                }
+                errors++;
+              }
+            }
+            if (data25.approves !== void 0) {
+              let data30 = data25.approves;
+              if (Array.isArray(data30)) {
+                const len5 = data30.length;
+                for (let i5 = 0; i5 < len5; i5++) {
+                  let data31 = data30[i5];
+                  if (data31 && typeof data31 == "object" && !Array.isArray(data31)) {
+                    if (data31.address === void 0) {
+                      const err54 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
                       if (vErrors === null) {
-                        vErrors = [err47];
+                        vErrors = [err54];
                       } else {
-                        vErrors.push(err47);
+                        vErrors.push(err54);
                       }
                       errors++;
                     }
-                    if (data27.reviewed_by === void 0) {
-                      const err48 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_by" }, message: "must have required property 'reviewed_by'" };
+                    if (data31.reviewed_by === void 0) {
+                      const err55 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_by" }, message: "must have required property 'reviewed_by'" };
                       if (vErrors === null) {
-                        vErrors = [err48];
+                        vErrors = [err55];
                       } else {
-                        vErrors.push(err48);
+                        vErrors.push(err55);
                       }
                       errors++;
                     }
-                    if (data27.reviewed_in_plan === void 0) {
-                      const err49 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_in_plan" }, message: "must have required property 'reviewed_in_plan'" };
+                    if (data31.reviewed_in_plan === void 0) {
+                      const err56 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_in_plan" }, message: "must have required property 'reviewed_in_plan'" };
                       if (vErrors === null) {
-                        vErrors = [err49];
+                        vErrors = [err56];
                       } else {
-                        vErrors.push(err49);
+                        vErrors.push(err56);
                       }
                       errors++;
                     }
-                    if (data27.policy_created_by === void 0) {
-                      const err50 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "policy_created_by" }, message: "must have required property 'policy_created_by'" };
+                    if (data31.policy_created_by === void 0) {
+                      const err57 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "policy_created_by" }, message: "must have required property 'policy_created_by'" };
                       if (vErrors === null) {
-                        vErrors = [err50];
+                        vErrors = [err57];
                       } else {
-                        vErrors.push(err50);
+                        vErrors.push(err57);
                       }
                       errors++;
                     }
-                    if (data27.created_in_plan === void 0) {
-                      const err51 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "created_in_plan" }, message: "must have required property 'created_in_plan'" };
+                    if (data31.created_in_plan === void 0) {
+                      const err58 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "created_in_plan" }, message: "must have required property 'created_in_plan'" };
                       if (vErrors === null) {
-                        vErrors = [err51];
+                        vErrors = [err58];
                       } else {
-                        vErrors.push(err51);
+                        vErrors.push(err58);
                       }
                       errors++;
                     }
-                    if (data27.blocked === void 0) {
-                      const err52 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+                    if (data31.blocked === void 0) {
+                      const err59 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
                       if (vErrors === null) {
-                        vErrors = [err52];
+                        vErrors = [err59];
                       } else {
-                        vErrors.push(err52);
+                        vErrors.push(err59);
                       }
                       errors++;
                     }
-                    if (data27.address !== void 0) {
-                      if (typeof data27.address !== "string") {
-                        const err53 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/address", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err53];
-                        } else {
-                          vErrors.push(err53);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.reviewed_by !== void 0) {
-                      let data29 = data27.reviewed_by;
-                      if (typeof data29 !== "string" && data29 !== null) {
-                        const err54 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/reviewed_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.reviewed_by.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err54];
-                        } else {
-                          vErrors.push(err54);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.reviewed_in_plan !== void 0) {
-                      if (typeof data27.reviewed_in_plan !== "boolean") {
-                        const err55 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/reviewed_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                        if (vErrors === null) {
-                          vErrors = [err55];
-                        } else {
-                          vErrors.push(err55);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.uploaded_by !== void 0) {
-                      let data31 = data27.uploaded_by;
-                      if (typeof data31 !== "string" && data31 !== null) {
-                        const err56 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/uploaded_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.uploaded_by.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err56];
-                        } else {
-                          vErrors.push(err56);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.uploaded_in_plan !== void 0) {
-                      if (typeof data27.uploaded_in_plan !== "boolean") {
-                        const err57 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/uploaded_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                        if (vErrors === null) {
-                          vErrors = [err57];
-                        } else {
-                          vErrors.push(err57);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.policy_created_by !== void 0) {
-                      let data33 = data27.policy_created_by;
-                      if (typeof data33 !== "string" && data33 !== null) {
-                        const err58 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/policy_created_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/policy_created_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.policy_created_by.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err58];
-                        } else {
-                          vErrors.push(err58);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.created_in_plan !== void 0) {
-                      if (typeof data27.created_in_plan !== "boolean") {
-                        const err59 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/created_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/created_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                        if (vErrors === null) {
-                          vErrors = [err59];
-                        } else {
-                          vErrors.push(err59);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.blocked !== void 0) {
-                      let data35 = data27.blocked;
-                      if (typeof data35 !== "boolean" && data35 !== null) {
-                        const err60 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/blocked", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/blocked/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.blocked.type }, message: "must be boolean,null" };
+                    if (data31.address !== void 0) {
+                      if (typeof data31.address !== "string") {
+                        const err60 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/address", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err60];
                         } else {
@@ -10850,173 +10912,176 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data31.reviewed_by !== void 0) {
+                      let data33 = data31.reviewed_by;
+                      if (typeof data33 !== "string" && data33 !== null) {
+                        const err61 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/reviewed_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.reviewed_by.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err61];
+                        } else {
+                          vErrors.push(err61);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data31.reviewed_in_plan !== void 0) {
+                      if (typeof data31.reviewed_in_plan !== "boolean") {
+                        const err62 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/reviewed_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                        if (vErrors === null) {
+                          vErrors = [err62];
+                        } else {
+                          vErrors.push(err62);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data31.uploaded_by !== void 0) {
+                      let data35 = data31.uploaded_by;
+                      if (typeof data35 !== "string" && data35 !== null) {
+                        const err63 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/uploaded_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.uploaded_by.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err63];
+                        } else {
+                          vErrors.push(err63);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data31.uploaded_in_plan !== void 0) {
+                      if (typeof data31.uploaded_in_plan !== "boolean") {
+                        const err64 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/uploaded_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                        if (vErrors === null) {
+                          vErrors = [err64];
+                        } else {
+                          vErrors.push(err64);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data31.policy_created_by !== void 0) {
+                      let data37 = data31.policy_created_by;
+                      if (typeof data37 !== "string" && data37 !== null) {
+                        const err65 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/policy_created_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/policy_created_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.policy_created_by.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err65];
+                        } else {
+                          vErrors.push(err65);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data31.created_in_plan !== void 0) {
+                      if (typeof data31.created_in_plan !== "boolean") {
+                        const err66 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/created_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/created_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                        if (vErrors === null) {
+                          vErrors = [err66];
+                        } else {
+                          vErrors.push(err66);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data31.blocked !== void 0) {
+                      let data39 = data31.blocked;
+                      if (typeof data39 !== "boolean" && data39 !== null) {
+                        const err67 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/blocked", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/blocked/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.blocked.type }, message: "must be boolean,null" };
+                        if (vErrors === null) {
+                          vErrors = [err67];
+                        } else {
+                          vErrors.push(err67);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err61 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err68 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err61];
+                      vErrors = [err68];
                     } else {
-                      vErrors.push(err61);
+                      vErrors.push(err68);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err62 = { instancePath: instancePath + "/four_eyes/approves", schemaPath: "#/properties/four_eyes/properties/approves/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err69 = { instancePath: instancePath + "/four_eyes/approves", schemaPath: "#/properties/four_eyes/properties/approves/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err62];
+                  vErrors = [err69];
                 } else {
-                  vErrors.push(err62);
+                  vErrors.push(err69);
                 }
                 errors++;
               }
             }
           } else {
-            const err63 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err70 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err63];
+              vErrors = [err70];
             } else {
-              vErrors.push(err63);
+              vErrors.push(err70);
             }
             errors++;
           }
         }
         if (data.impact !== void 0) {
-          let data36 = data.impact;
-          const _errs73 = errors;
-          let valid15 = false;
+          let data40 = data.impact;
+          const _errs82 = errors;
+          let valid18 = false;
           let passing0 = null;
-          const _errs74 = errors;
-          if (Array.isArray(data36)) {
-            const len5 = data36.length;
-            for (let i5 = 0; i5 < len5; i5++) {
-              let data37 = data36[i5];
-              if (data37 && typeof data37 == "object" && !Array.isArray(data37)) {
-                if (data37.name === void 0) {
-                  const err64 = { instancePath: instancePath + "/impact/" + i5, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+          const _errs83 = errors;
+          if (Array.isArray(data40)) {
+            const len6 = data40.length;
+            for (let i6 = 0; i6 < len6; i6++) {
+              let data41 = data40[i6];
+              if (data41 && typeof data41 == "object" && !Array.isArray(data41)) {
+                if (data41.name === void 0) {
+                  const err71 = { instancePath: instancePath + "/impact/" + i6, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                   if (vErrors === null) {
-                    vErrors = [err64];
+                    vErrors = [err71];
                   } else {
-                    vErrors.push(err64);
+                    vErrors.push(err71);
                   }
                   errors++;
                 }
-                if (data37.file === void 0) {
-                  const err65 = { instancePath: instancePath + "/impact/" + i5, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
+                if (data41.file === void 0) {
+                  const err72 = { instancePath: instancePath + "/impact/" + i6, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
                   if (vErrors === null) {
-                    vErrors = [err65];
+                    vErrors = [err72];
                   } else {
-                    vErrors.push(err65);
+                    vErrors.push(err72);
                   }
                   errors++;
                 }
-                if (data37.line === void 0) {
-                  const err66 = { instancePath: instancePath + "/impact/" + i5, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                if (data41.line === void 0) {
+                  const err73 = { instancePath: instancePath + "/impact/" + i6, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
                   if (vErrors === null) {
-                    vErrors = [err66];
+                    vErrors = [err73];
                   } else {
-                    vErrors.push(err66);
+                    vErrors.push(err73);
                   }
                   errors++;
                 }
-                if (data37.before === void 0) {
-                  const err67 = { instancePath: instancePath + "/impact/" + i5, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                if (data41.before === void 0) {
+                  const err74 = { instancePath: instancePath + "/impact/" + i6, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
                   if (vErrors === null) {
-                    vErrors = [err67];
+                    vErrors = [err74];
                   } else {
-                    vErrors.push(err67);
+                    vErrors.push(err74);
                   }
                   errors++;
                 }
-                if (data37.after === void 0) {
-                  const err68 = { instancePath: instancePath + "/impact/" + i5, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                if (data41.after === void 0) {
+                  const err75 = { instancePath: instancePath + "/impact/" + i6, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
                   if (vErrors === null) {
-                    vErrors = [err68];
+                    vErrors = [err75];
                   } else {
-                    vErrors.push(err68);
+                    vErrors.push(err75);
                   }
                   errors++;
                 }
-                if (data37.name !== void 0) {
-                  if (typeof data37.name !== "string") {
-                    const err69 = { instancePath: instancePath + "/impact/" + i5 + "/name", schemaPath: "#/properties/impact/oneOf/0/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err69];
-                    } else {
-                      vErrors.push(err69);
-                    }
-                    errors++;
-                  }
-                }
-                if (data37.file !== void 0) {
-                  if (typeof data37.file !== "string") {
-                    const err70 = { instancePath: instancePath + "/impact/" + i5 + "/file", schemaPath: "#/properties/impact/oneOf/0/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err70];
-                    } else {
-                      vErrors.push(err70);
-                    }
-                    errors++;
-                  }
-                }
-                if (data37.line !== void 0) {
-                  let data40 = data37.line;
-                  if (!(typeof data40 == "number" && (!(data40 % 1) && !isNaN(data40)))) {
-                    const err71 = { instancePath: instancePath + "/impact/" + i5 + "/line", schemaPath: "#/properties/impact/oneOf/0/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                    if (vErrors === null) {
-                      vErrors = [err71];
-                    } else {
-                      vErrors.push(err71);
-                    }
-                    errors++;
-                  }
-                }
-                if (data37.before !== void 0) {
-                  let data41 = data37.before;
-                  if (data41 && typeof data41 == "object" && !Array.isArray(data41)) {
-                    if (data41.policy === void 0) {
-                      const err72 = { instancePath: instancePath + "/impact/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                      if (vErrors === null) {
-                        vErrors = [err72];
-                      } else {
-                        vErrors.push(err72);
-                      }
-                      errors++;
-                    }
-                    if (data41.ssp === void 0) {
-                      const err73 = { instancePath: instancePath + "/impact/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                      if (vErrors === null) {
-                        vErrors = [err73];
-                      } else {
-                        vErrors.push(err73);
-                      }
-                      errors++;
-                    }
-                    if (data41.policy !== void 0) {
-                      let data42 = data41.policy;
-                      if (typeof data42 !== "string" && data42 !== null) {
-                        const err74 = { instancePath: instancePath + "/impact/" + i5 + "/before/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.before.properties.policy.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err74];
-                        } else {
-                          vErrors.push(err74);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data41.ssp !== void 0) {
-                      let data43 = data41.ssp;
-                      if (!(typeof data43 == "number") && data43 !== null) {
-                        const err75 = { instancePath: instancePath + "/impact/" + i5 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.before.properties.ssp.type }, message: "must be number,null" };
-                        if (vErrors === null) {
-                          vErrors = [err75];
-                        } else {
-                          vErrors.push(err75);
-                        }
-                        errors++;
-                      }
-                    }
-                  } else {
-                    const err76 = { instancePath: instancePath + "/impact/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (data41.name !== void 0) {
+                  if (typeof data41.name !== "string") {
+                    const err76 = { instancePath: instancePath + "/impact/" + i6 + "/name", schemaPath: "#/properties/impact/oneOf/0/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err76];
                     } else {
@@ -11025,247 +11090,247 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data37.after !== void 0) {
-                  let data44 = data37.after;
-                  if (data44 && typeof data44 == "object" && !Array.isArray(data44)) {
-                    if (data44.policy === void 0) {
-                      const err77 = { instancePath: instancePath + "/impact/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                if (data41.file !== void 0) {
+                  if (typeof data41.file !== "string") {
+                    const err77 = { instancePath: instancePath + "/impact/" + i6 + "/file", schemaPath: "#/properties/impact/oneOf/0/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err77];
+                    } else {
+                      vErrors.push(err77);
+                    }
+                    errors++;
+                  }
+                }
+                if (data41.line !== void 0) {
+                  let data44 = data41.line;
+                  if (!(typeof data44 == "number" && (!(data44 % 1) && !isNaN(data44)))) {
+                    const err78 = { instancePath: instancePath + "/impact/" + i6 + "/line", schemaPath: "#/properties/impact/oneOf/0/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err78];
+                    } else {
+                      vErrors.push(err78);
+                    }
+                    errors++;
+                  }
+                }
+                if (data41.before !== void 0) {
+                  let data45 = data41.before;
+                  if (data45 && typeof data45 == "object" && !Array.isArray(data45)) {
+                    if (data45.policy === void 0) {
+                      const err79 = { instancePath: instancePath + "/impact/" + i6 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                       if (vErrors === null) {
-                        vErrors = [err77];
+                        vErrors = [err79];
                       } else {
-                        vErrors.push(err77);
+                        vErrors.push(err79);
                       }
                       errors++;
                     }
-                    if (data44.ssp === void 0) {
-                      const err78 = { instancePath: instancePath + "/impact/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                    if (data45.ssp === void 0) {
+                      const err80 = { instancePath: instancePath + "/impact/" + i6 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
                       if (vErrors === null) {
-                        vErrors = [err78];
+                        vErrors = [err80];
                       } else {
-                        vErrors.push(err78);
+                        vErrors.push(err80);
                       }
                       errors++;
                     }
-                    if (data44.policy !== void 0) {
-                      let data45 = data44.policy;
-                      if (typeof data45 !== "string" && data45 !== null) {
-                        const err79 = { instancePath: instancePath + "/impact/" + i5 + "/after/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.after.properties.policy.type }, message: "must be string,null" };
+                    if (data45.policy !== void 0) {
+                      let data46 = data45.policy;
+                      if (typeof data46 !== "string" && data46 !== null) {
+                        const err81 = { instancePath: instancePath + "/impact/" + i6 + "/before/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.before.properties.policy.type }, message: "must be string,null" };
                         if (vErrors === null) {
-                          vErrors = [err79];
+                          vErrors = [err81];
                         } else {
-                          vErrors.push(err79);
+                          vErrors.push(err81);
                         }
                         errors++;
                       }
                     }
-                    if (data44.ssp !== void 0) {
-                      let data46 = data44.ssp;
-                      if (!(typeof data46 == "number") && data46 !== null) {
-                        const err80 = { instancePath: instancePath + "/impact/" + i5 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                    if (data45.ssp !== void 0) {
+                      let data47 = data45.ssp;
+                      if (!(typeof data47 == "number") && data47 !== null) {
+                        const err82 = { instancePath: instancePath + "/impact/" + i6 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.before.properties.ssp.type }, message: "must be number,null" };
                         if (vErrors === null) {
-                          vErrors = [err80];
+                          vErrors = [err82];
                         } else {
-                          vErrors.push(err80);
+                          vErrors.push(err82);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err81 = { instancePath: instancePath + "/impact/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err83 = { instancePath: instancePath + "/impact/" + i6 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err81];
+                      vErrors = [err83];
                     } else {
-                      vErrors.push(err81);
+                      vErrors.push(err83);
+                    }
+                    errors++;
+                  }
+                }
+                if (data41.after !== void 0) {
+                  let data48 = data41.after;
+                  if (data48 && typeof data48 == "object" && !Array.isArray(data48)) {
+                    if (data48.policy === void 0) {
+                      const err84 = { instancePath: instancePath + "/impact/" + i6 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                      if (vErrors === null) {
+                        vErrors = [err84];
+                      } else {
+                        vErrors.push(err84);
+                      }
+                      errors++;
+                    }
+                    if (data48.ssp === void 0) {
+                      const err85 = { instancePath: instancePath + "/impact/" + i6 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                      if (vErrors === null) {
+                        vErrors = [err85];
+                      } else {
+                        vErrors.push(err85);
+                      }
+                      errors++;
+                    }
+                    if (data48.policy !== void 0) {
+                      let data49 = data48.policy;
+                      if (typeof data49 !== "string" && data49 !== null) {
+                        const err86 = { instancePath: instancePath + "/impact/" + i6 + "/after/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.after.properties.policy.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err86];
+                        } else {
+                          vErrors.push(err86);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data48.ssp !== void 0) {
+                      let data50 = data48.ssp;
+                      if (!(typeof data50 == "number") && data50 !== null) {
+                        const err87 = { instancePath: instancePath + "/impact/" + i6 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                        if (vErrors === null) {
+                          vErrors = [err87];
+                        } else {
+                          vErrors.push(err87);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err88 = { instancePath: instancePath + "/impact/" + i6 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err88];
+                    } else {
+                      vErrors.push(err88);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err82 = { instancePath: instancePath + "/impact/" + i5, schemaPath: "#/properties/impact/oneOf/0/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err89 = { instancePath: instancePath + "/impact/" + i6, schemaPath: "#/properties/impact/oneOf/0/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err82];
+                  vErrors = [err89];
                 } else {
-                  vErrors.push(err82);
+                  vErrors.push(err89);
                 }
                 errors++;
               }
             }
           } else {
-            const err83 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/0/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err90 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/0/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err83];
+              vErrors = [err90];
             } else {
-              vErrors.push(err83);
+              vErrors.push(err90);
             }
             errors++;
           }
-          var _valid0 = _errs74 === errors;
+          var _valid0 = _errs83 === errors;
           if (_valid0) {
-            valid15 = true;
+            valid18 = true;
             passing0 = 0;
           }
-          const _errs96 = errors;
-          if (data36 && typeof data36 == "object" && !Array.isArray(data36)) {
-            if (data36.cases === void 0) {
-              const err84 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
+          const _errs105 = errors;
+          if (data40 && typeof data40 == "object" && !Array.isArray(data40)) {
+            if (data40.cases === void 0) {
+              const err91 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
               if (vErrors === null) {
-                vErrors = [err84];
+                vErrors = [err91];
               } else {
-                vErrors.push(err84);
+                vErrors.push(err91);
               }
               errors++;
             }
-            if (data36.allocation === void 0) {
-              const err85 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "allocation" }, message: "must have required property 'allocation'" };
+            if (data40.allocation === void 0) {
+              const err92 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "allocation" }, message: "must have required property 'allocation'" };
               if (vErrors === null) {
-                vErrors = [err85];
+                vErrors = [err92];
               } else {
-                vErrors.push(err85);
+                vErrors.push(err92);
               }
               errors++;
             }
-            if (data36.moved === void 0) {
-              const err86 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
+            if (data40.moved === void 0) {
+              const err93 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
               if (vErrors === null) {
-                vErrors = [err86];
+                vErrors = [err93];
               } else {
-                vErrors.push(err86);
+                vErrors.push(err93);
               }
               errors++;
             }
-            if (data36.cases !== void 0) {
-              let data47 = data36.cases;
-              if (Array.isArray(data47)) {
-                const len6 = data47.length;
-                for (let i6 = 0; i6 < len6; i6++) {
-                  let data48 = data47[i6];
-                  if (data48 && typeof data48 == "object" && !Array.isArray(data48)) {
-                    if (data48.name === void 0) {
-                      const err87 = { instancePath: instancePath + "/impact/cases/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+            if (data40.cases !== void 0) {
+              let data51 = data40.cases;
+              if (Array.isArray(data51)) {
+                const len7 = data51.length;
+                for (let i7 = 0; i7 < len7; i7++) {
+                  let data52 = data51[i7];
+                  if (data52 && typeof data52 == "object" && !Array.isArray(data52)) {
+                    if (data52.name === void 0) {
+                      const err94 = { instancePath: instancePath + "/impact/cases/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                       if (vErrors === null) {
-                        vErrors = [err87];
+                        vErrors = [err94];
                       } else {
-                        vErrors.push(err87);
+                        vErrors.push(err94);
                       }
                       errors++;
                     }
-                    if (data48.file === void 0) {
-                      const err88 = { instancePath: instancePath + "/impact/cases/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
+                    if (data52.file === void 0) {
+                      const err95 = { instancePath: instancePath + "/impact/cases/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
                       if (vErrors === null) {
-                        vErrors = [err88];
+                        vErrors = [err95];
                       } else {
-                        vErrors.push(err88);
+                        vErrors.push(err95);
                       }
                       errors++;
                     }
-                    if (data48.line === void 0) {
-                      const err89 = { instancePath: instancePath + "/impact/cases/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                    if (data52.line === void 0) {
+                      const err96 = { instancePath: instancePath + "/impact/cases/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
                       if (vErrors === null) {
-                        vErrors = [err89];
+                        vErrors = [err96];
                       } else {
-                        vErrors.push(err89);
+                        vErrors.push(err96);
                       }
                       errors++;
                     }
-                    if (data48.before === void 0) {
-                      const err90 = { instancePath: instancePath + "/impact/cases/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                    if (data52.before === void 0) {
+                      const err97 = { instancePath: instancePath + "/impact/cases/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
                       if (vErrors === null) {
-                        vErrors = [err90];
+                        vErrors = [err97];
                       } else {
-                        vErrors.push(err90);
+                        vErrors.push(err97);
                       }
                       errors++;
                     }
-                    if (data48.after === void 0) {
-                      const err91 = { instancePath: instancePath + "/impact/cases/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                    if (data52.after === void 0) {
+                      const err98 = { instancePath: instancePath + "/impact/cases/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
                       if (vErrors === null) {
-                        vErrors = [err91];
+                        vErrors = [err98];
                       } else {
-                        vErrors.push(err91);
+                        vErrors.push(err98);
                       }
                       errors++;
                     }
-                    if (data48.name !== void 0) {
-                      if (typeof data48.name !== "string") {
-                        const err92 = { instancePath: instancePath + "/impact/cases/" + i6 + "/name", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err92];
-                        } else {
-                          vErrors.push(err92);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data48.file !== void 0) {
-                      if (typeof data48.file !== "string") {
-                        const err93 = { instancePath: instancePath + "/impact/cases/" + i6 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err93];
-                        } else {
-                          vErrors.push(err93);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data48.line !== void 0) {
-                      let data51 = data48.line;
-                      if (!(typeof data51 == "number" && (!(data51 % 1) && !isNaN(data51)))) {
-                        const err94 = { instancePath: instancePath + "/impact/cases/" + i6 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err94];
-                        } else {
-                          vErrors.push(err94);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data48.before !== void 0) {
-                      let data52 = data48.before;
-                      if (data52 && typeof data52 == "object" && !Array.isArray(data52)) {
-                        if (data52.policy === void 0) {
-                          const err95 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                          if (vErrors === null) {
-                            vErrors = [err95];
-                          } else {
-                            vErrors.push(err95);
-                          }
-                          errors++;
-                        }
-                        if (data52.ssp === void 0) {
-                          const err96 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                          if (vErrors === null) {
-                            vErrors = [err96];
-                          } else {
-                            vErrors.push(err96);
-                          }
-                          errors++;
-                        }
-                        if (data52.policy !== void 0) {
-                          let data53 = data52.policy;
-                          if (typeof data53 !== "string" && data53 !== null) {
-                            const err97 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.policy.type }, message: "must be string,null" };
-                            if (vErrors === null) {
-                              vErrors = [err97];
-                            } else {
-                              vErrors.push(err97);
-                            }
-                            errors++;
-                          }
-                        }
-                        if (data52.ssp !== void 0) {
-                          let data54 = data52.ssp;
-                          if (!(typeof data54 == "number") && data54 !== null) {
-                            const err98 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.ssp.type }, message: "must be number,null" };
-                            if (vErrors === null) {
-                              vErrors = [err98];
-                            } else {
-                              vErrors.push(err98);
-                            }
-                            errors++;
-                          }
-                        }
-                      } else {
-                        const err99 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (data52.name !== void 0) {
+                      if (typeof data52.name !== "string") {
+                        const err99 = { instancePath: instancePath + "/impact/cases/" + i7 + "/name", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err99];
                         } else {
@@ -11274,153 +11339,168 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data48.after !== void 0) {
-                      let data55 = data48.after;
-                      if (data55 && typeof data55 == "object" && !Array.isArray(data55)) {
-                        if (data55.policy === void 0) {
-                          const err100 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                    if (data52.file !== void 0) {
+                      if (typeof data52.file !== "string") {
+                        const err100 = { instancePath: instancePath + "/impact/cases/" + i7 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err100];
+                        } else {
+                          vErrors.push(err100);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data52.line !== void 0) {
+                      let data55 = data52.line;
+                      if (!(typeof data55 == "number" && (!(data55 % 1) && !isNaN(data55)))) {
+                        const err101 = { instancePath: instancePath + "/impact/cases/" + i7 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        if (vErrors === null) {
+                          vErrors = [err101];
+                        } else {
+                          vErrors.push(err101);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data52.before !== void 0) {
+                      let data56 = data52.before;
+                      if (data56 && typeof data56 == "object" && !Array.isArray(data56)) {
+                        if (data56.policy === void 0) {
+                          const err102 = { instancePath: instancePath + "/impact/cases/" + i7 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                           if (vErrors === null) {
-                            vErrors = [err100];
+                            vErrors = [err102];
                           } else {
-                            vErrors.push(err100);
+                            vErrors.push(err102);
                           }
                           errors++;
                         }
-                        if (data55.ssp === void 0) {
-                          const err101 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                        if (data56.ssp === void 0) {
+                          const err103 = { instancePath: instancePath + "/impact/cases/" + i7 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
                           if (vErrors === null) {
-                            vErrors = [err101];
+                            vErrors = [err103];
                           } else {
-                            vErrors.push(err101);
+                            vErrors.push(err103);
                           }
                           errors++;
                         }
-                        if (data55.policy !== void 0) {
-                          let data56 = data55.policy;
-                          if (typeof data56 !== "string" && data56 !== null) {
-                            const err102 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.policy.type }, message: "must be string,null" };
+                        if (data56.policy !== void 0) {
+                          let data57 = data56.policy;
+                          if (typeof data57 !== "string" && data57 !== null) {
+                            const err104 = { instancePath: instancePath + "/impact/cases/" + i7 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.policy.type }, message: "must be string,null" };
                             if (vErrors === null) {
-                              vErrors = [err102];
+                              vErrors = [err104];
                             } else {
-                              vErrors.push(err102);
+                              vErrors.push(err104);
                             }
                             errors++;
                           }
                         }
-                        if (data55.ssp !== void 0) {
-                          let data57 = data55.ssp;
-                          if (!(typeof data57 == "number") && data57 !== null) {
-                            const err103 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                        if (data56.ssp !== void 0) {
+                          let data58 = data56.ssp;
+                          if (!(typeof data58 == "number") && data58 !== null) {
+                            const err105 = { instancePath: instancePath + "/impact/cases/" + i7 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.ssp.type }, message: "must be number,null" };
                             if (vErrors === null) {
-                              vErrors = [err103];
+                              vErrors = [err105];
                             } else {
-                              vErrors.push(err103);
+                              vErrors.push(err105);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err104 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        const err106 = { instancePath: instancePath + "/impact/cases/" + i7 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                         if (vErrors === null) {
-                          vErrors = [err104];
+                          vErrors = [err106];
                         } else {
-                          vErrors.push(err104);
+                          vErrors.push(err106);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data52.after !== void 0) {
+                      let data59 = data52.after;
+                      if (data59 && typeof data59 == "object" && !Array.isArray(data59)) {
+                        if (data59.policy === void 0) {
+                          const err107 = { instancePath: instancePath + "/impact/cases/" + i7 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                          if (vErrors === null) {
+                            vErrors = [err107];
+                          } else {
+                            vErrors.push(err107);
+                          }
+                          errors++;
+                        }
+                        if (data59.ssp === void 0) {
+                          const err108 = { instancePath: instancePath + "/impact/cases/" + i7 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                          if (vErrors === null) {
+                            vErrors = [err108];
+                          } else {
+                            vErrors.push(err108);
+                          }
+                          errors++;
+                        }
+                        if (data59.policy !== void 0) {
+                          let data60 = data59.policy;
+                          if (typeof data60 !== "string" && data60 !== null) {
+                            const err109 = { instancePath: instancePath + "/impact/cases/" + i7 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.policy.type }, message: "must be string,null" };
+                            if (vErrors === null) {
+                              vErrors = [err109];
+                            } else {
+                              vErrors.push(err109);
+                            }
+                            errors++;
+                          }
+                        }
+                        if (data59.ssp !== void 0) {
+                          let data61 = data59.ssp;
+                          if (!(typeof data61 == "number") && data61 !== null) {
+                            const err110 = { instancePath: instancePath + "/impact/cases/" + i7 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                            if (vErrors === null) {
+                              vErrors = [err110];
+                            } else {
+                              vErrors.push(err110);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err111 = { instancePath: instancePath + "/impact/cases/" + i7 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        if (vErrors === null) {
+                          vErrors = [err111];
+                        } else {
+                          vErrors.push(err111);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err105 = { instancePath: instancePath + "/impact/cases/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err112 = { instancePath: instancePath + "/impact/cases/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err105];
+                      vErrors = [err112];
                     } else {
-                      vErrors.push(err105);
+                      vErrors.push(err112);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err106 = { instancePath: instancePath + "/impact/cases", schemaPath: "#/properties/impact/oneOf/1/properties/cases/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err113 = { instancePath: instancePath + "/impact/cases", schemaPath: "#/properties/impact/oneOf/1/properties/cases/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err106];
+                  vErrors = [err113];
                 } else {
-                  vErrors.push(err106);
+                  vErrors.push(err113);
                 }
                 errors++;
               }
             }
-            if (data36.allocation !== void 0) {
-              let data58 = data36.allocation;
-              if (Array.isArray(data58)) {
-                const len7 = data58.length;
-                for (let i7 = 0; i7 < len7; i7++) {
-                  let data59 = data58[i7];
-                  if (data59 && typeof data59 == "object" && !Array.isArray(data59)) {
-                    if (data59.contract === void 0) {
-                      const err107 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "contract" }, message: "must have required property 'contract'" };
-                      if (vErrors === null) {
-                        vErrors = [err107];
-                      } else {
-                        vErrors.push(err107);
-                      }
-                      errors++;
-                    }
-                    if (data59.file === void 0) {
-                      const err108 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
-                      if (vErrors === null) {
-                        vErrors = [err108];
-                      } else {
-                        vErrors.push(err108);
-                      }
-                      errors++;
-                    }
-                    if (data59.line === void 0) {
-                      const err109 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
-                      if (vErrors === null) {
-                        vErrors = [err109];
-                      } else {
-                        vErrors.push(err109);
-                      }
-                      errors++;
-                    }
-                    if (data59.currency === void 0) {
-                      const err110 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "currency" }, message: "must have required property 'currency'" };
-                      if (vErrors === null) {
-                        vErrors = [err110];
-                      } else {
-                        vErrors.push(err110);
-                      }
-                      errors++;
-                    }
-                    if (data59.before_status === void 0) {
-                      const err111 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "before_status" }, message: "must have required property 'before_status'" };
-                      if (vErrors === null) {
-                        vErrors = [err111];
-                      } else {
-                        vErrors.push(err111);
-                      }
-                      errors++;
-                    }
-                    if (data59.after_status === void 0) {
-                      const err112 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "after_status" }, message: "must have required property 'after_status'" };
-                      if (vErrors === null) {
-                        vErrors = [err112];
-                      } else {
-                        vErrors.push(err112);
-                      }
-                      errors++;
-                    }
-                    if (data59.lines === void 0) {
-                      const err113 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "lines" }, message: "must have required property 'lines'" };
-                      if (vErrors === null) {
-                        vErrors = [err113];
-                      } else {
-                        vErrors.push(err113);
-                      }
-                      errors++;
-                    }
-                    if (data59.moved === void 0) {
-                      const err114 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
+            if (data40.allocation !== void 0) {
+              let data62 = data40.allocation;
+              if (Array.isArray(data62)) {
+                const len8 = data62.length;
+                for (let i8 = 0; i8 < len8; i8++) {
+                  let data63 = data62[i8];
+                  if (data63 && typeof data63 == "object" && !Array.isArray(data63)) {
+                    if (data63.contract === void 0) {
+                      const err114 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "contract" }, message: "must have required property 'contract'" };
                       if (vErrors === null) {
                         vErrors = [err114];
                       } else {
@@ -11428,92 +11508,72 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data59.contract !== void 0) {
-                      if (typeof data59.contract !== "string") {
-                        const err115 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/contract", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/contract/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err115];
-                        } else {
-                          vErrors.push(err115);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data59.file !== void 0) {
-                      if (typeof data59.file !== "string") {
-                        const err116 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err116];
-                        } else {
-                          vErrors.push(err116);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data59.line !== void 0) {
-                      let data62 = data59.line;
-                      if (!(typeof data62 == "number" && (!(data62 % 1) && !isNaN(data62)))) {
-                        const err117 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err117];
-                        } else {
-                          vErrors.push(err117);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data59.currency !== void 0) {
-                      if (typeof data59.currency !== "string") {
-                        const err118 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/currency", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err118];
-                        } else {
-                          vErrors.push(err118);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data59.before_status !== void 0) {
-                      let data64 = data59.before_status;
-                      if (!(data64 === "allocated" || data64 === "not carved" || data64 === "cannot allocate")) {
-                        const err119 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/before_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/before_status/enum", keyword: "enum", params: { allowedValues: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.before_status.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err119];
-                        } else {
-                          vErrors.push(err119);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data59.after_status !== void 0) {
-                      let data65 = data59.after_status;
-                      if (!(data65 === "allocated" || data65 === "not carved" || data65 === "cannot allocate")) {
-                        const err120 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/after_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/after_status/enum", keyword: "enum", params: { allowedValues: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.after_status.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err120];
-                        } else {
-                          vErrors.push(err120);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data59.why !== void 0) {
-                      let data66 = data59.why;
-                      if (Array.isArray(data66)) {
-                        const len8 = data66.length;
-                        for (let i8 = 0; i8 < len8; i8++) {
-                          if (typeof data66[i8] !== "string") {
-                            const err121 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/why/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err121];
-                            } else {
-                              vErrors.push(err121);
-                            }
-                            errors++;
-                          }
-                        }
+                    if (data63.file === void 0) {
+                      const err115 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
+                      if (vErrors === null) {
+                        vErrors = [err115];
                       } else {
-                        const err122 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/why", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        vErrors.push(err115);
+                      }
+                      errors++;
+                    }
+                    if (data63.line === void 0) {
+                      const err116 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                      if (vErrors === null) {
+                        vErrors = [err116];
+                      } else {
+                        vErrors.push(err116);
+                      }
+                      errors++;
+                    }
+                    if (data63.currency === void 0) {
+                      const err117 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "currency" }, message: "must have required property 'currency'" };
+                      if (vErrors === null) {
+                        vErrors = [err117];
+                      } else {
+                        vErrors.push(err117);
+                      }
+                      errors++;
+                    }
+                    if (data63.before_status === void 0) {
+                      const err118 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "before_status" }, message: "must have required property 'before_status'" };
+                      if (vErrors === null) {
+                        vErrors = [err118];
+                      } else {
+                        vErrors.push(err118);
+                      }
+                      errors++;
+                    }
+                    if (data63.after_status === void 0) {
+                      const err119 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "after_status" }, message: "must have required property 'after_status'" };
+                      if (vErrors === null) {
+                        vErrors = [err119];
+                      } else {
+                        vErrors.push(err119);
+                      }
+                      errors++;
+                    }
+                    if (data63.lines === void 0) {
+                      const err120 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "lines" }, message: "must have required property 'lines'" };
+                      if (vErrors === null) {
+                        vErrors = [err120];
+                      } else {
+                        vErrors.push(err120);
+                      }
+                      errors++;
+                    }
+                    if (data63.moved === void 0) {
+                      const err121 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
+                      if (vErrors === null) {
+                        vErrors = [err121];
+                      } else {
+                        vErrors.push(err121);
+                      }
+                      errors++;
+                    }
+                    if (data63.contract !== void 0) {
+                      if (typeof data63.contract !== "string") {
+                        const err122 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/contract", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/contract/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err122];
                         } else {
@@ -11522,162 +11582,166 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data59.lines !== void 0) {
-                      let data68 = data59.lines;
-                      if (Array.isArray(data68)) {
-                        const len9 = data68.length;
+                    if (data63.file !== void 0) {
+                      if (typeof data63.file !== "string") {
+                        const err123 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err123];
+                        } else {
+                          vErrors.push(err123);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data63.line !== void 0) {
+                      let data66 = data63.line;
+                      if (!(typeof data66 == "number" && (!(data66 % 1) && !isNaN(data66)))) {
+                        const err124 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        if (vErrors === null) {
+                          vErrors = [err124];
+                        } else {
+                          vErrors.push(err124);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data63.currency !== void 0) {
+                      if (typeof data63.currency !== "string") {
+                        const err125 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/currency", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err125];
+                        } else {
+                          vErrors.push(err125);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data63.before_status !== void 0) {
+                      let data68 = data63.before_status;
+                      if (!(data68 === "allocated" || data68 === "not carved" || data68 === "cannot allocate")) {
+                        const err126 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/before_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/before_status/enum", keyword: "enum", params: { allowedValues: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.before_status.enum }, message: "must be equal to one of the allowed values" };
+                        if (vErrors === null) {
+                          vErrors = [err126];
+                        } else {
+                          vErrors.push(err126);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data63.after_status !== void 0) {
+                      let data69 = data63.after_status;
+                      if (!(data69 === "allocated" || data69 === "not carved" || data69 === "cannot allocate")) {
+                        const err127 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/after_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/after_status/enum", keyword: "enum", params: { allowedValues: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.after_status.enum }, message: "must be equal to one of the allowed values" };
+                        if (vErrors === null) {
+                          vErrors = [err127];
+                        } else {
+                          vErrors.push(err127);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data63.why !== void 0) {
+                      let data70 = data63.why;
+                      if (Array.isArray(data70)) {
+                        const len9 = data70.length;
                         for (let i9 = 0; i9 < len9; i9++) {
-                          let data69 = data68[i9];
-                          if (data69 && typeof data69 == "object" && !Array.isArray(data69)) {
-                            if (data69.id === void 0) {
-                              const err123 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "id" }, message: "must have required property 'id'" };
+                          if (typeof data70[i9] !== "string") {
+                            const err128 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/why/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err128];
+                            } else {
+                              vErrors.push(err128);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err129 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/why", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        if (vErrors === null) {
+                          vErrors = [err129];
+                        } else {
+                          vErrors.push(err129);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data63.lines !== void 0) {
+                      let data72 = data63.lines;
+                      if (Array.isArray(data72)) {
+                        const len10 = data72.length;
+                        for (let i10 = 0; i10 < len10; i10++) {
+                          let data73 = data72[i10];
+                          if (data73 && typeof data73 == "object" && !Array.isArray(data73)) {
+                            if (data73.id === void 0) {
+                              const err130 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "id" }, message: "must have required property 'id'" };
                               if (vErrors === null) {
-                                vErrors = [err123];
+                                vErrors = [err130];
                               } else {
-                                vErrors.push(err123);
+                                vErrors.push(err130);
                               }
                               errors++;
                             }
-                            if (data69.before === void 0) {
-                              const err124 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                            if (data73.before === void 0) {
+                              const err131 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
                               if (vErrors === null) {
-                                vErrors = [err124];
+                                vErrors = [err131];
                               } else {
-                                vErrors.push(err124);
+                                vErrors.push(err131);
                               }
                               errors++;
                             }
-                            if (data69.after === void 0) {
-                              const err125 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                            if (data73.after === void 0) {
+                              const err132 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
                               if (vErrors === null) {
-                                vErrors = [err125];
+                                vErrors = [err132];
                               } else {
-                                vErrors.push(err125);
+                                vErrors.push(err132);
                               }
                               errors++;
                             }
-                            if (data69.shift === void 0) {
-                              const err126 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "shift" }, message: "must have required property 'shift'" };
+                            if (data73.shift === void 0) {
+                              const err133 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "shift" }, message: "must have required property 'shift'" };
                               if (vErrors === null) {
-                                vErrors = [err126];
+                                vErrors = [err133];
                               } else {
-                                vErrors.push(err126);
+                                vErrors.push(err133);
                               }
                               errors++;
                             }
-                            if (data69.id !== void 0) {
-                              if (typeof data69.id !== "string") {
-                                const err127 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/id", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (data73.id !== void 0) {
+                              if (typeof data73.id !== "string") {
+                                const err134 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/id", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                 if (vErrors === null) {
-                                  vErrors = [err127];
+                                  vErrors = [err134];
                                 } else {
-                                  vErrors.push(err127);
+                                  vErrors.push(err134);
                                 }
                                 errors++;
                               }
                             }
-                            if (data69.before !== void 0) {
-                              let data71 = data69.before;
-                              if (data71 && typeof data71 == "object" && !Array.isArray(data71)) {
-                                if (data71.policy === void 0) {
-                                  const err128 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                            if (data73.before !== void 0) {
+                              let data75 = data73.before;
+                              if (data75 && typeof data75 == "object" && !Array.isArray(data75)) {
+                                if (data75.policy === void 0) {
+                                  const err135 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                                   if (vErrors === null) {
-                                    vErrors = [err128];
+                                    vErrors = [err135];
                                   } else {
-                                    vErrors.push(err128);
+                                    vErrors.push(err135);
                                   }
                                   errors++;
                                 }
-                                if (data71.ssp === void 0) {
-                                  const err129 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                                if (data75.ssp === void 0) {
+                                  const err136 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
                                   if (vErrors === null) {
-                                    vErrors = [err129];
+                                    vErrors = [err136];
                                   } else {
-                                    vErrors.push(err129);
+                                    vErrors.push(err136);
                                   }
                                   errors++;
                                 }
-                                if (data71.basis === void 0) {
-                                  const err130 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err130];
-                                  } else {
-                                    vErrors.push(err130);
-                                  }
-                                  errors++;
-                                }
-                                if (data71.allocated === void 0) {
-                                  const err131 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err131];
-                                  } else {
-                                    vErrors.push(err131);
-                                  }
-                                  errors++;
-                                }
-                                if (data71.policy !== void 0) {
-                                  let data72 = data71.policy;
-                                  if (typeof data72 !== "string" && data72 !== null) {
-                                    const err132 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.policy.type }, message: "must be string,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err132];
-                                    } else {
-                                      vErrors.push(err132);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                                if (data71.ssp !== void 0) {
-                                  let data73 = data71.ssp;
-                                  if (!(typeof data73 == "number") && data73 !== null) {
-                                    const err133 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.ssp.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err133];
-                                    } else {
-                                      vErrors.push(err133);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                                if (data71.basis !== void 0) {
-                                  let data74 = data71.basis;
-                                  if (!(typeof data74 == "number") && data74 !== null) {
-                                    const err134 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/basis/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.basis.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err134];
-                                    } else {
-                                      vErrors.push(err134);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                                if (data71.allocated !== void 0) {
-                                  let data75 = data71.allocated;
-                                  if (!(typeof data75 == "number") && data75 !== null) {
-                                    const err135 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/allocated/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.allocated.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err135];
-                                    } else {
-                                      vErrors.push(err135);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                              } else {
-                                const err136 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                if (vErrors === null) {
-                                  vErrors = [err136];
-                                } else {
-                                  vErrors.push(err136);
-                                }
-                                errors++;
-                              }
-                            }
-                            if (data69.after !== void 0) {
-                              let data76 = data69.after;
-                              if (data76 && typeof data76 == "object" && !Array.isArray(data76)) {
-                                if (data76.policy === void 0) {
-                                  const err137 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                                if (data75.basis === void 0) {
+                                  const err137 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
                                   if (vErrors === null) {
                                     vErrors = [err137];
                                   } else {
@@ -11685,8 +11749,8 @@ var require_validators = __commonJS({
                                   }
                                   errors++;
                                 }
-                                if (data76.ssp === void 0) {
-                                  const err138 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                                if (data75.allocated === void 0) {
+                                  const err138 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
                                   if (vErrors === null) {
                                     vErrors = [err138];
                                   } else {
@@ -11694,28 +11758,34 @@ var require_validators = __commonJS({
                                   }
                                   errors++;
                                 }
-                                if (data76.basis === void 0) {
-                                  const err139 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err139];
-                                  } else {
-                                    vErrors.push(err139);
+                                if (data75.policy !== void 0) {
+                                  let data76 = data75.policy;
+                                  if (typeof data76 !== "string" && data76 !== null) {
+                                    const err139 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.policy.type }, message: "must be string,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err139];
+                                    } else {
+                                      vErrors.push(err139);
+                                    }
+                                    errors++;
                                   }
-                                  errors++;
                                 }
-                                if (data76.allocated === void 0) {
-                                  const err140 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err140];
-                                  } else {
-                                    vErrors.push(err140);
+                                if (data75.ssp !== void 0) {
+                                  let data77 = data75.ssp;
+                                  if (!(typeof data77 == "number") && data77 !== null) {
+                                    const err140 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.ssp.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err140];
+                                    } else {
+                                      vErrors.push(err140);
+                                    }
+                                    errors++;
                                   }
-                                  errors++;
                                 }
-                                if (data76.policy !== void 0) {
-                                  let data77 = data76.policy;
-                                  if (typeof data77 !== "string" && data77 !== null) {
-                                    const err141 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.policy.type }, message: "must be string,null" };
+                                if (data75.basis !== void 0) {
+                                  let data78 = data75.basis;
+                                  if (!(typeof data78 == "number") && data78 !== null) {
+                                    const err141 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/basis/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.basis.type }, message: "must be number,null" };
                                     if (vErrors === null) {
                                       vErrors = [err141];
                                     } else {
@@ -11724,10 +11794,10 @@ var require_validators = __commonJS({
                                     errors++;
                                   }
                                 }
-                                if (data76.ssp !== void 0) {
-                                  let data78 = data76.ssp;
-                                  if (!(typeof data78 == "number") && data78 !== null) {
-                                    const err142 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                                if (data75.allocated !== void 0) {
+                                  let data79 = data75.allocated;
+                                  if (!(typeof data79 == "number") && data79 !== null) {
+                                    const err142 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/allocated/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.allocated.type }, message: "must be number,null" };
                                     if (vErrors === null) {
                                       vErrors = [err142];
                                     } else {
@@ -11736,185 +11806,258 @@ var require_validators = __commonJS({
                                     errors++;
                                   }
                                 }
-                                if (data76.basis !== void 0) {
-                                  let data79 = data76.basis;
-                                  if (!(typeof data79 == "number") && data79 !== null) {
-                                    const err143 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/basis/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.basis.type }, message: "must be number,null" };
+                              } else {
+                                const err143 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                if (vErrors === null) {
+                                  vErrors = [err143];
+                                } else {
+                                  vErrors.push(err143);
+                                }
+                                errors++;
+                              }
+                            }
+                            if (data73.after !== void 0) {
+                              let data80 = data73.after;
+                              if (data80 && typeof data80 == "object" && !Array.isArray(data80)) {
+                                if (data80.policy === void 0) {
+                                  const err144 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err144];
+                                  } else {
+                                    vErrors.push(err144);
+                                  }
+                                  errors++;
+                                }
+                                if (data80.ssp === void 0) {
+                                  const err145 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err145];
+                                  } else {
+                                    vErrors.push(err145);
+                                  }
+                                  errors++;
+                                }
+                                if (data80.basis === void 0) {
+                                  const err146 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err146];
+                                  } else {
+                                    vErrors.push(err146);
+                                  }
+                                  errors++;
+                                }
+                                if (data80.allocated === void 0) {
+                                  const err147 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err147];
+                                  } else {
+                                    vErrors.push(err147);
+                                  }
+                                  errors++;
+                                }
+                                if (data80.policy !== void 0) {
+                                  let data81 = data80.policy;
+                                  if (typeof data81 !== "string" && data81 !== null) {
+                                    const err148 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.policy.type }, message: "must be string,null" };
                                     if (vErrors === null) {
-                                      vErrors = [err143];
+                                      vErrors = [err148];
                                     } else {
-                                      vErrors.push(err143);
+                                      vErrors.push(err148);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data76.allocated !== void 0) {
-                                  let data80 = data76.allocated;
-                                  if (!(typeof data80 == "number") && data80 !== null) {
-                                    const err144 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/allocated/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.allocated.type }, message: "must be number,null" };
+                                if (data80.ssp !== void 0) {
+                                  let data82 = data80.ssp;
+                                  if (!(typeof data82 == "number") && data82 !== null) {
+                                    const err149 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.ssp.type }, message: "must be number,null" };
                                     if (vErrors === null) {
-                                      vErrors = [err144];
+                                      vErrors = [err149];
                                     } else {
-                                      vErrors.push(err144);
+                                      vErrors.push(err149);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                if (data80.basis !== void 0) {
+                                  let data83 = data80.basis;
+                                  if (!(typeof data83 == "number") && data83 !== null) {
+                                    const err150 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/basis/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.basis.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err150];
+                                    } else {
+                                      vErrors.push(err150);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                if (data80.allocated !== void 0) {
+                                  let data84 = data80.allocated;
+                                  if (!(typeof data84 == "number") && data84 !== null) {
+                                    const err151 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/allocated/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.allocated.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err151];
+                                    } else {
+                                      vErrors.push(err151);
                                     }
                                     errors++;
                                   }
                                 }
                               } else {
-                                const err145 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                const err152 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                 if (vErrors === null) {
-                                  vErrors = [err145];
+                                  vErrors = [err152];
                                 } else {
-                                  vErrors.push(err145);
+                                  vErrors.push(err152);
                                 }
                                 errors++;
                               }
                             }
-                            if (data69.shift !== void 0) {
-                              let data81 = data69.shift;
-                              if (!(typeof data81 == "number") && data81 !== null) {
-                                const err146 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/shift", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/shift/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.shift.type }, message: "must be number,null" };
+                            if (data73.shift !== void 0) {
+                              let data85 = data73.shift;
+                              if (!(typeof data85 == "number") && data85 !== null) {
+                                const err153 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/shift", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/shift/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.shift.type }, message: "must be number,null" };
                                 if (vErrors === null) {
-                                  vErrors = [err146];
+                                  vErrors = [err153];
                                 } else {
-                                  vErrors.push(err146);
+                                  vErrors.push(err153);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err147 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                            const err154 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                             if (vErrors === null) {
-                              vErrors = [err147];
+                              vErrors = [err154];
                             } else {
-                              vErrors.push(err147);
+                              vErrors.push(err154);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err148 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        const err155 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                         if (vErrors === null) {
-                          vErrors = [err148];
+                          vErrors = [err155];
                         } else {
-                          vErrors.push(err148);
+                          vErrors.push(err155);
                         }
                         errors++;
                       }
                     }
-                    if (data59.moved !== void 0) {
-                      let data82 = data59.moved;
-                      if (!(typeof data82 == "number") && data82 !== null) {
-                        const err149 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/moved", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/moved/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.moved.type }, message: "must be number,null" };
+                    if (data63.moved !== void 0) {
+                      let data86 = data63.moved;
+                      if (!(typeof data86 == "number") && data86 !== null) {
+                        const err156 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/moved", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/moved/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.moved.type }, message: "must be number,null" };
                         if (vErrors === null) {
-                          vErrors = [err149];
+                          vErrors = [err156];
                         } else {
-                          vErrors.push(err149);
+                          vErrors.push(err156);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err150 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err157 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err150];
+                      vErrors = [err157];
                     } else {
-                      vErrors.push(err150);
+                      vErrors.push(err157);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err151 = { instancePath: instancePath + "/impact/allocation", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err158 = { instancePath: instancePath + "/impact/allocation", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err151];
+                  vErrors = [err158];
                 } else {
-                  vErrors.push(err151);
+                  vErrors.push(err158);
                 }
                 errors++;
               }
             }
-            if (data36.moved !== void 0) {
-              let data83 = data36.moved;
-              if (data83 && typeof data83 == "object" && !Array.isArray(data83)) {
-                for (const key1 in data83) {
-                  if (!(typeof data83[key1] == "number")) {
-                    const err152 = { instancePath: instancePath + "/impact/moved/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/impact/oneOf/1/properties/moved/additionalProperties/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+            if (data40.moved !== void 0) {
+              let data87 = data40.moved;
+              if (data87 && typeof data87 == "object" && !Array.isArray(data87)) {
+                for (const key22 in data87) {
+                  if (!(typeof data87[key22] == "number")) {
+                    const err159 = { instancePath: instancePath + "/impact/moved/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/impact/oneOf/1/properties/moved/additionalProperties/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                     if (vErrors === null) {
-                      vErrors = [err152];
+                      vErrors = [err159];
                     } else {
-                      vErrors.push(err152);
+                      vErrors.push(err159);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err153 = { instancePath: instancePath + "/impact/moved", schemaPath: "#/properties/impact/oneOf/1/properties/moved/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err160 = { instancePath: instancePath + "/impact/moved", schemaPath: "#/properties/impact/oneOf/1/properties/moved/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err153];
+                  vErrors = [err160];
                 } else {
-                  vErrors.push(err153);
+                  vErrors.push(err160);
                 }
                 errors++;
               }
             }
-            if (data36.notes !== void 0) {
-              let data85 = data36.notes;
-              if (Array.isArray(data85)) {
-                const len10 = data85.length;
-                for (let i10 = 0; i10 < len10; i10++) {
-                  if (typeof data85[i10] !== "string") {
-                    const err154 = { instancePath: instancePath + "/impact/notes/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/notes/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data40.notes !== void 0) {
+              let data89 = data40.notes;
+              if (Array.isArray(data89)) {
+                const len11 = data89.length;
+                for (let i11 = 0; i11 < len11; i11++) {
+                  if (typeof data89[i11] !== "string") {
+                    const err161 = { instancePath: instancePath + "/impact/notes/" + i11, schemaPath: "#/properties/impact/oneOf/1/properties/notes/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err154];
+                      vErrors = [err161];
                     } else {
-                      vErrors.push(err154);
+                      vErrors.push(err161);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err155 = { instancePath: instancePath + "/impact/notes", schemaPath: "#/properties/impact/oneOf/1/properties/notes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err162 = { instancePath: instancePath + "/impact/notes", schemaPath: "#/properties/impact/oneOf/1/properties/notes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err155];
+                  vErrors = [err162];
                 } else {
-                  vErrors.push(err155);
+                  vErrors.push(err162);
                 }
                 errors++;
               }
             }
           } else {
-            const err156 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err163 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err156];
+              vErrors = [err163];
             } else {
-              vErrors.push(err156);
+              vErrors.push(err163);
             }
             errors++;
           }
-          var _valid0 = _errs96 === errors;
-          if (_valid0 && valid15) {
-            valid15 = false;
+          var _valid0 = _errs105 === errors;
+          if (_valid0 && valid18) {
+            valid18 = false;
             passing0 = [passing0, 1];
           } else {
             if (_valid0) {
-              valid15 = true;
+              valid18 = true;
               passing0 = 1;
             }
           }
-          if (!valid15) {
-            const err157 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
+          if (!valid18) {
+            const err164 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
             if (vErrors === null) {
-              vErrors = [err157];
+              vErrors = [err164];
             } else {
-              vErrors.push(err157);
+              vErrors.push(err164);
             }
             errors++;
           } else {
-            errors = _errs73;
+            errors = _errs82;
             if (vErrors !== null) {
-              if (_errs73) {
-                vErrors.length = _errs73;
+              if (_errs82) {
+                vErrors.length = _errs82;
               } else {
                 vErrors = null;
               }
@@ -11922,77 +12065,10 @@ var require_validators = __commonJS({
           }
         }
         if (data.checksum !== void 0) {
-          let data87 = data.checksum;
-          if (typeof data87 === "string") {
-            if (!pattern20.test(data87)) {
-              const err158 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
-              if (vErrors === null) {
-                vErrors = [err158];
-              } else {
-                vErrors.push(err158);
-              }
-              errors++;
-            }
-          } else {
-            const err159 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-            if (vErrors === null) {
-              vErrors = [err159];
-            } else {
-              vErrors.push(err159);
-            }
-            errors++;
-          }
-        }
-        if (data.guardrails !== void 0) {
-          let data88 = data.guardrails;
-          if (data88 && typeof data88 == "object" && !Array.isArray(data88)) {
-            if (data88.evaluated_at === void 0) {
-              const err160 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "evaluated_at" }, message: "must have required property 'evaluated_at'" };
-              if (vErrors === null) {
-                vErrors = [err160];
-              } else {
-                vErrors.push(err160);
-              }
-              errors++;
-            }
-            if (data88.timezone === void 0) {
-              const err161 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "timezone" }, message: "must have required property 'timezone'" };
-              if (vErrors === null) {
-                vErrors = [err161];
-              } else {
-                vErrors.push(err161);
-              }
-              errors++;
-            }
-            if (data88.rules === void 0) {
-              const err162 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "rules" }, message: "must have required property 'rules'" };
-              if (vErrors === null) {
-                vErrors = [err162];
-              } else {
-                vErrors.push(err162);
-              }
-              errors++;
-            }
-            if (data88.freeze === void 0) {
-              const err163 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "freeze" }, message: "must have required property 'freeze'" };
-              if (vErrors === null) {
-                vErrors = [err163];
-              } else {
-                vErrors.push(err163);
-              }
-              errors++;
-            }
-            if (data88.approvers === void 0) {
-              const err164 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "approvers" }, message: "must have required property 'approvers'" };
-              if (vErrors === null) {
-                vErrors = [err164];
-              } else {
-                vErrors.push(err164);
-              }
-              errors++;
-            }
-            if (data88.overrides === void 0) {
-              const err165 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "overrides" }, message: "must have required property 'overrides'" };
+          let data91 = data.checksum;
+          if (typeof data91 === "string") {
+            if (!pattern20.test(data91)) {
+              const err165 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
                 vErrors = [err165];
               } else {
@@ -12000,170 +12076,152 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data88.held_back === void 0) {
-              const err166 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "held_back" }, message: "must have required property 'held_back'" };
+          } else {
+            const err166 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err166];
+            } else {
+              vErrors.push(err166);
+            }
+            errors++;
+          }
+        }
+        if (data.guardrails !== void 0) {
+          let data92 = data.guardrails;
+          if (data92 && typeof data92 == "object" && !Array.isArray(data92)) {
+            if (data92.evaluated_at === void 0) {
+              const err167 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "evaluated_at" }, message: "must have required property 'evaluated_at'" };
               if (vErrors === null) {
-                vErrors = [err166];
+                vErrors = [err167];
               } else {
-                vErrors.push(err166);
+                vErrors.push(err167);
               }
               errors++;
             }
-            for (const key22 in data88) {
-              if (!(key22 === "evaluated_at" || key22 === "timezone" || key22 === "rules" || key22 === "freeze" || key22 === "approvers" || key22 === "overrides" || key22 === "held_back")) {
-                const err167 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
+            if (data92.timezone === void 0) {
+              const err168 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "timezone" }, message: "must have required property 'timezone'" };
+              if (vErrors === null) {
+                vErrors = [err168];
+              } else {
+                vErrors.push(err168);
+              }
+              errors++;
+            }
+            if (data92.rules === void 0) {
+              const err169 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "rules" }, message: "must have required property 'rules'" };
+              if (vErrors === null) {
+                vErrors = [err169];
+              } else {
+                vErrors.push(err169);
+              }
+              errors++;
+            }
+            if (data92.freeze === void 0) {
+              const err170 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "freeze" }, message: "must have required property 'freeze'" };
+              if (vErrors === null) {
+                vErrors = [err170];
+              } else {
+                vErrors.push(err170);
+              }
+              errors++;
+            }
+            if (data92.approvers === void 0) {
+              const err171 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "approvers" }, message: "must have required property 'approvers'" };
+              if (vErrors === null) {
+                vErrors = [err171];
+              } else {
+                vErrors.push(err171);
+              }
+              errors++;
+            }
+            if (data92.overrides === void 0) {
+              const err172 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "overrides" }, message: "must have required property 'overrides'" };
+              if (vErrors === null) {
+                vErrors = [err172];
+              } else {
+                vErrors.push(err172);
+              }
+              errors++;
+            }
+            if (data92.held_back === void 0) {
+              const err173 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "held_back" }, message: "must have required property 'held_back'" };
+              if (vErrors === null) {
+                vErrors = [err173];
+              } else {
+                vErrors.push(err173);
+              }
+              errors++;
+            }
+            for (const key32 in data92) {
+              if (!(key32 === "evaluated_at" || key32 === "timezone" || key32 === "rules" || key32 === "freeze" || key32 === "approvers" || key32 === "overrides" || key32 === "held_back")) {
+                const err174 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key32 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
-                  vErrors = [err167];
+                  vErrors = [err174];
                 } else {
-                  vErrors.push(err167);
+                  vErrors.push(err174);
                 }
                 errors++;
               }
             }
-            if (data88.evaluated_at !== void 0) {
-              if (typeof data88.evaluated_at !== "string") {
-                const err168 = { instancePath: instancePath + "/guardrails/evaluated_at", schemaPath: "#/definitions/PlanGuardrails/properties/evaluated_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data92.evaluated_at !== void 0) {
+              if (typeof data92.evaluated_at !== "string") {
+                const err175 = { instancePath: instancePath + "/guardrails/evaluated_at", schemaPath: "#/definitions/PlanGuardrails/properties/evaluated_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err168];
+                  vErrors = [err175];
                 } else {
-                  vErrors.push(err168);
+                  vErrors.push(err175);
                 }
                 errors++;
               }
             }
-            if (data88.timezone !== void 0) {
-              if (typeof data88.timezone !== "string") {
-                const err169 = { instancePath: instancePath + "/guardrails/timezone", schemaPath: "#/definitions/PlanGuardrails/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data92.timezone !== void 0) {
+              if (typeof data92.timezone !== "string") {
+                const err176 = { instancePath: instancePath + "/guardrails/timezone", schemaPath: "#/definitions/PlanGuardrails/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err169];
+                  vErrors = [err176];
                 } else {
-                  vErrors.push(err169);
+                  vErrors.push(err176);
                 }
                 errors++;
               }
             }
-            if (data88.rules !== void 0) {
-              let data91 = data88.rules;
-              if (Array.isArray(data91)) {
-                const len11 = data91.length;
-                for (let i11 = 0; i11 < len11; i11++) {
-                  let data92 = data91[i11];
-                  if (data92 && typeof data92 == "object" && !Array.isArray(data92)) {
-                    if (data92.name === void 0) {
-                      const err170 = { instancePath: instancePath + "/guardrails/rules/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+            if (data92.rules !== void 0) {
+              let data95 = data92.rules;
+              if (Array.isArray(data95)) {
+                const len12 = data95.length;
+                for (let i12 = 0; i12 < len12; i12++) {
+                  let data96 = data95[i12];
+                  if (data96 && typeof data96 == "object" && !Array.isArray(data96)) {
+                    if (data96.name === void 0) {
+                      const err177 = { instancePath: instancePath + "/guardrails/rules/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                       if (vErrors === null) {
-                        vErrors = [err170];
+                        vErrors = [err177];
                       } else {
-                        vErrors.push(err170);
+                        vErrors.push(err177);
                       }
                       errors++;
                     }
-                    if (data92.effect === void 0) {
-                      const err171 = { instancePath: instancePath + "/guardrails/rules/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "effect" }, message: "must have required property 'effect'" };
+                    if (data96.effect === void 0) {
+                      const err178 = { instancePath: instancePath + "/guardrails/rules/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "effect" }, message: "must have required property 'effect'" };
                       if (vErrors === null) {
-                        vErrors = [err171];
+                        vErrors = [err178];
                       } else {
-                        vErrors.push(err171);
+                        vErrors.push(err178);
                       }
                       errors++;
                     }
-                    if (data92.source === void 0) {
-                      const err172 = { instancePath: instancePath + "/guardrails/rules/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                    if (data96.source === void 0) {
+                      const err179 = { instancePath: instancePath + "/guardrails/rules/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
                       if (vErrors === null) {
-                        vErrors = [err172];
+                        vErrors = [err179];
                       } else {
-                        vErrors.push(err172);
+                        vErrors.push(err179);
                       }
                       errors++;
                     }
-                    for (const key32 in data92) {
-                      if (!(key32 === "name" || key32 === "effect" || key32 === "count" || key32 === "from" || key32 === "override_by" || key32 === "when" || key32 === "description" || key32 === "source")) {
-                        const err173 = { instancePath: instancePath + "/guardrails/rules/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key32 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err173];
-                        } else {
-                          vErrors.push(err173);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data92.name !== void 0) {
-                      if (typeof data92.name !== "string") {
-                        const err174 = { instancePath: instancePath + "/guardrails/rules/" + i11 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err174];
-                        } else {
-                          vErrors.push(err174);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data92.effect !== void 0) {
-                      let data94 = data92.effect;
-                      if (!(data94 === "deny" || data94 === "warn" || data94 === "require_approval")) {
-                        const err175 = { instancePath: instancePath + "/guardrails/rules/" + i11 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema42.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err175];
-                        } else {
-                          vErrors.push(err175);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data92.count !== void 0) {
-                      let data95 = data92.count;
-                      if (!(typeof data95 == "number" && (!(data95 % 1) && !isNaN(data95)))) {
-                        const err176 = { instancePath: instancePath + "/guardrails/rules/" + i11 + "/count", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err176];
-                        } else {
-                          vErrors.push(err176);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data92.from !== void 0) {
-                      let data96 = data92.from;
-                      if (Array.isArray(data96)) {
-                        const len12 = data96.length;
-                        for (let i12 = 0; i12 < len12; i12++) {
-                          if (typeof data96[i12] !== "string") {
-                            const err177 = { instancePath: instancePath + "/guardrails/rules/" + i11 + "/from/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/from/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err177];
-                            } else {
-                              vErrors.push(err177);
-                            }
-                            errors++;
-                          }
-                        }
-                      } else {
-                        const err178 = { instancePath: instancePath + "/guardrails/rules/" + i11 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/from/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                        if (vErrors === null) {
-                          vErrors = [err178];
-                        } else {
-                          vErrors.push(err178);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data92.override_by !== void 0) {
-                      let data98 = data92.override_by;
-                      if (Array.isArray(data98)) {
-                        const len13 = data98.length;
-                        for (let i13 = 0; i13 < len13; i13++) {
-                          if (typeof data98[i13] !== "string") {
-                            const err179 = { instancePath: instancePath + "/guardrails/rules/" + i11 + "/override_by/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err179];
-                            } else {
-                              vErrors.push(err179);
-                            }
-                            errors++;
-                          }
-                        }
-                      } else {
-                        const err180 = { instancePath: instancePath + "/guardrails/rules/" + i11 + "/override_by", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    for (const key42 in data96) {
+                      if (!(key42 === "name" || key42 === "effect" || key42 === "count" || key42 === "from" || key42 === "override_by" || key42 === "when" || key42 === "description" || key42 === "source")) {
+                        const err180 = { instancePath: instancePath + "/guardrails/rules/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err180];
                         } else {
@@ -12172,9 +12230,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data92.when !== void 0) {
-                      if (typeof data92.when !== "string") {
-                        const err181 = { instancePath: instancePath + "/guardrails/rules/" + i11 + "/when", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/when/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data96.name !== void 0) {
+                      if (typeof data96.name !== "string") {
+                        const err181 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err181];
                         } else {
@@ -12183,9 +12241,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data92.description !== void 0) {
-                      if (typeof data92.description !== "string") {
-                        const err182 = { instancePath: instancePath + "/guardrails/rules/" + i11 + "/description", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data96.effect !== void 0) {
+                      let data98 = data96.effect;
+                      if (!(data98 === "deny" || data98 === "warn" || data98 === "require_approval")) {
+                        const err182 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema42.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err182];
                         } else {
@@ -12194,9 +12253,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data92.source !== void 0) {
-                      if (typeof data92.source !== "string") {
-                        const err183 = { instancePath: instancePath + "/guardrails/rules/" + i11 + "/source", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data96.count !== void 0) {
+                      let data99 = data96.count;
+                      if (!(typeof data99 == "number" && (!(data99 % 1) && !isNaN(data99)))) {
+                        const err183 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/count", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                         if (vErrors === null) {
                           vErrors = [err183];
                         } else {
@@ -12205,98 +12265,118 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data96.from !== void 0) {
+                      let data100 = data96.from;
+                      if (Array.isArray(data100)) {
+                        const len13 = data100.length;
+                        for (let i13 = 0; i13 < len13; i13++) {
+                          if (typeof data100[i13] !== "string") {
+                            const err184 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/from/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/from/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err184];
+                            } else {
+                              vErrors.push(err184);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err185 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/from/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        if (vErrors === null) {
+                          vErrors = [err185];
+                        } else {
+                          vErrors.push(err185);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data96.override_by !== void 0) {
+                      let data102 = data96.override_by;
+                      if (Array.isArray(data102)) {
+                        const len14 = data102.length;
+                        for (let i14 = 0; i14 < len14; i14++) {
+                          if (typeof data102[i14] !== "string") {
+                            const err186 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/override_by/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err186];
+                            } else {
+                              vErrors.push(err186);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err187 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/override_by", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        if (vErrors === null) {
+                          vErrors = [err187];
+                        } else {
+                          vErrors.push(err187);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data96.when !== void 0) {
+                      if (typeof data96.when !== "string") {
+                        const err188 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/when", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/when/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err188];
+                        } else {
+                          vErrors.push(err188);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data96.description !== void 0) {
+                      if (typeof data96.description !== "string") {
+                        const err189 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/description", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err189];
+                        } else {
+                          vErrors.push(err189);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data96.source !== void 0) {
+                      if (typeof data96.source !== "string") {
+                        const err190 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/source", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err190];
+                        } else {
+                          vErrors.push(err190);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err184 = { instancePath: instancePath + "/guardrails/rules/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err191 = { instancePath: instancePath + "/guardrails/rules/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err184];
+                      vErrors = [err191];
                     } else {
-                      vErrors.push(err184);
+                      vErrors.push(err191);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err185 = { instancePath: instancePath + "/guardrails/rules", schemaPath: "#/definitions/PlanGuardrails/properties/rules/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err192 = { instancePath: instancePath + "/guardrails/rules", schemaPath: "#/definitions/PlanGuardrails/properties/rules/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err185];
+                  vErrors = [err192];
                 } else {
-                  vErrors.push(err185);
+                  vErrors.push(err192);
                 }
                 errors++;
               }
             }
-            if (data88.freeze !== void 0) {
-              let data103 = data88.freeze;
-              if (Array.isArray(data103)) {
-                const len14 = data103.length;
-                for (let i14 = 0; i14 < len14; i14++) {
-                  let data104 = data103[i14];
-                  if (data104 && typeof data104 == "object" && !Array.isArray(data104)) {
-                    if (data104.name === void 0) {
-                      const err186 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
-                      if (vErrors === null) {
-                        vErrors = [err186];
-                      } else {
-                        vErrors.push(err186);
-                      }
-                      errors++;
-                    }
-                    if (data104.kind === void 0) {
-                      const err187 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
-                      if (vErrors === null) {
-                        vErrors = [err187];
-                      } else {
-                        vErrors.push(err187);
-                      }
-                      errors++;
-                    }
-                    if (data104.what === void 0) {
-                      const err188 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "what" }, message: "must have required property 'what'" };
-                      if (vErrors === null) {
-                        vErrors = [err188];
-                      } else {
-                        vErrors.push(err188);
-                      }
-                      errors++;
-                    }
-                    if (data104.timezone === void 0) {
-                      const err189 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "timezone" }, message: "must have required property 'timezone'" };
-                      if (vErrors === null) {
-                        vErrors = [err189];
-                      } else {
-                        vErrors.push(err189);
-                      }
-                      errors++;
-                    }
-                    if (data104.in_force === void 0) {
-                      const err190 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "in_force" }, message: "must have required property 'in_force'" };
-                      if (vErrors === null) {
-                        vErrors = [err190];
-                      } else {
-                        vErrors.push(err190);
-                      }
-                      errors++;
-                    }
-                    if (data104.from === void 0) {
-                      const err191 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
-                      if (vErrors === null) {
-                        vErrors = [err191];
-                      } else {
-                        vErrors.push(err191);
-                      }
-                      errors++;
-                    }
-                    if (data104.until === void 0) {
-                      const err192 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "until" }, message: "must have required property 'until'" };
-                      if (vErrors === null) {
-                        vErrors = [err192];
-                      } else {
-                        vErrors.push(err192);
-                      }
-                      errors++;
-                    }
-                    if (data104.from_local === void 0) {
-                      const err193 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "from_local" }, message: "must have required property 'from_local'" };
+            if (data92.freeze !== void 0) {
+              let data107 = data92.freeze;
+              if (Array.isArray(data107)) {
+                const len15 = data107.length;
+                for (let i15 = 0; i15 < len15; i15++) {
+                  let data108 = data107[i15];
+                  if (data108 && typeof data108 == "object" && !Array.isArray(data108)) {
+                    if (data108.name === void 0) {
+                      const err193 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                       if (vErrors === null) {
                         vErrors = [err193];
                       } else {
@@ -12304,8 +12384,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data104.until_local === void 0) {
-                      const err194 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "until_local" }, message: "must have required property 'until_local'" };
+                    if (data108.kind === void 0) {
+                      const err194 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
                       if (vErrors === null) {
                         vErrors = [err194];
                       } else {
@@ -12313,8 +12393,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data104.source === void 0) {
-                      const err195 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                    if (data108.what === void 0) {
+                      const err195 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "what" }, message: "must have required property 'what'" };
                       if (vErrors === null) {
                         vErrors = [err195];
                       } else {
@@ -12322,89 +12402,72 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key42 in data104) {
-                      if (!func2.call(schema42.properties.freeze.items.properties, key42)) {
-                        const err196 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err196];
-                        } else {
-                          vErrors.push(err196);
-                        }
-                        errors++;
+                    if (data108.timezone === void 0) {
+                      const err196 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "timezone" }, message: "must have required property 'timezone'" };
+                      if (vErrors === null) {
+                        vErrors = [err196];
+                      } else {
+                        vErrors.push(err196);
                       }
+                      errors++;
                     }
-                    if (data104.name !== void 0) {
-                      if (typeof data104.name !== "string") {
-                        const err197 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err197];
-                        } else {
-                          vErrors.push(err197);
-                        }
-                        errors++;
+                    if (data108.in_force === void 0) {
+                      const err197 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "in_force" }, message: "must have required property 'in_force'" };
+                      if (vErrors === null) {
+                        vErrors = [err197];
+                      } else {
+                        vErrors.push(err197);
                       }
+                      errors++;
                     }
-                    if (data104.kind !== void 0) {
-                      let data106 = data104.kind;
-                      if (!(data106 === "quarter_end" || data106 === "dates" || data106 === "cron")) {
-                        const err198 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema42.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err198];
-                        } else {
-                          vErrors.push(err198);
-                        }
-                        errors++;
+                    if (data108.from === void 0) {
+                      const err198 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+                      if (vErrors === null) {
+                        vErrors = [err198];
+                      } else {
+                        vErrors.push(err198);
                       }
+                      errors++;
                     }
-                    if (data104.what !== void 0) {
-                      if (typeof data104.what !== "string") {
-                        const err199 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/what", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/what/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err199];
-                        } else {
-                          vErrors.push(err199);
-                        }
-                        errors++;
+                    if (data108.until === void 0) {
+                      const err199 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "until" }, message: "must have required property 'until'" };
+                      if (vErrors === null) {
+                        vErrors = [err199];
+                      } else {
+                        vErrors.push(err199);
                       }
+                      errors++;
                     }
-                    if (data104.timezone !== void 0) {
-                      if (typeof data104.timezone !== "string") {
-                        const err200 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/timezone", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err200];
-                        } else {
-                          vErrors.push(err200);
-                        }
-                        errors++;
+                    if (data108.from_local === void 0) {
+                      const err200 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "from_local" }, message: "must have required property 'from_local'" };
+                      if (vErrors === null) {
+                        vErrors = [err200];
+                      } else {
+                        vErrors.push(err200);
                       }
+                      errors++;
                     }
-                    if (data104.in_force !== void 0) {
-                      if (typeof data104.in_force !== "boolean") {
-                        const err201 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/in_force", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/in_force/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                        if (vErrors === null) {
-                          vErrors = [err201];
-                        } else {
-                          vErrors.push(err201);
-                        }
-                        errors++;
+                    if (data108.until_local === void 0) {
+                      const err201 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "until_local" }, message: "must have required property 'until_local'" };
+                      if (vErrors === null) {
+                        vErrors = [err201];
+                      } else {
+                        vErrors.push(err201);
                       }
+                      errors++;
                     }
-                    if (data104.from !== void 0) {
-                      let data110 = data104.from;
-                      if (typeof data110 !== "string" && data110 !== null) {
-                        const err202 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.from.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err202];
-                        } else {
-                          vErrors.push(err202);
-                        }
-                        errors++;
+                    if (data108.source === void 0) {
+                      const err202 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                      if (vErrors === null) {
+                        vErrors = [err202];
+                      } else {
+                        vErrors.push(err202);
                       }
+                      errors++;
                     }
-                    if (data104.until !== void 0) {
-                      let data111 = data104.until;
-                      if (typeof data111 !== "string" && data111 !== null) {
-                        const err203 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.until.type }, message: "must be string,null" };
+                    for (const key5 in data108) {
+                      if (!func2.call(schema42.properties.freeze.items.properties, key5)) {
+                        const err203 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err203];
                         } else {
@@ -12413,10 +12476,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data104.from_local !== void 0) {
-                      let data112 = data104.from_local;
-                      if (typeof data112 !== "string" && data112 !== null) {
-                        const err204 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
+                    if (data108.name !== void 0) {
+                      if (typeof data108.name !== "string") {
+                        const err204 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err204];
                         } else {
@@ -12425,10 +12487,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data104.until_local !== void 0) {
-                      let data113 = data104.until_local;
-                      if (typeof data113 !== "string" && data113 !== null) {
-                        const err205 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
+                    if (data108.kind !== void 0) {
+                      let data110 = data108.kind;
+                      if (!(data110 === "quarter_end" || data110 === "dates" || data110 === "cron")) {
+                        const err205 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema42.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err205];
                         } else {
@@ -12437,9 +12499,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data104.description !== void 0) {
-                      if (typeof data104.description !== "string") {
-                        const err206 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/description", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data108.what !== void 0) {
+                      if (typeof data108.what !== "string") {
+                        const err206 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/what", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/what/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err206];
                         } else {
@@ -12448,23 +12510,20 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data104.override_by !== void 0) {
-                      let data115 = data104.override_by;
-                      if (Array.isArray(data115)) {
-                        const len15 = data115.length;
-                        for (let i15 = 0; i15 < len15; i15++) {
-                          if (typeof data115[i15] !== "string") {
-                            const err207 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/override_by/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err207];
-                            } else {
-                              vErrors.push(err207);
-                            }
-                            errors++;
-                          }
+                    if (data108.timezone !== void 0) {
+                      if (typeof data108.timezone !== "string") {
+                        const err207 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/timezone", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err207];
+                        } else {
+                          vErrors.push(err207);
                         }
-                      } else {
-                        const err208 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/override_by", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        errors++;
+                      }
+                    }
+                    if (data108.in_force !== void 0) {
+                      if (typeof data108.in_force !== "boolean") {
+                        const err208 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/in_force", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/in_force/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                         if (vErrors === null) {
                           vErrors = [err208];
                         } else {
@@ -12473,73 +12532,82 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data104.overridden !== void 0) {
-                      let data117 = data104.overridden;
-                      if (data117 && typeof data117 == "object" && !Array.isArray(data117)) {
-                        if (data117.by === void 0) {
-                          const err209 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
-                          if (vErrors === null) {
-                            vErrors = [err209];
-                          } else {
-                            vErrors.push(err209);
-                          }
-                          errors++;
+                    if (data108.from !== void 0) {
+                      let data114 = data108.from;
+                      if (typeof data114 !== "string" && data114 !== null) {
+                        const err209 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.from.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err209];
+                        } else {
+                          vErrors.push(err209);
                         }
-                        if (data117.reason === void 0) {
-                          const err210 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
-                          if (vErrors === null) {
-                            vErrors = [err210];
-                          } else {
-                            vErrors.push(err210);
-                          }
-                          errors++;
+                        errors++;
+                      }
+                    }
+                    if (data108.until !== void 0) {
+                      let data115 = data108.until;
+                      if (typeof data115 !== "string" && data115 !== null) {
+                        const err210 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.until.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err210];
+                        } else {
+                          vErrors.push(err210);
                         }
-                        for (const key5 in data117) {
-                          if (!(key5 === "by" || key5 === "reason")) {
-                            const err211 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                        errors++;
+                      }
+                    }
+                    if (data108.from_local !== void 0) {
+                      let data116 = data108.from_local;
+                      if (typeof data116 !== "string" && data116 !== null) {
+                        const err211 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err211];
+                        } else {
+                          vErrors.push(err211);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data108.until_local !== void 0) {
+                      let data117 = data108.until_local;
+                      if (typeof data117 !== "string" && data117 !== null) {
+                        const err212 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err212];
+                        } else {
+                          vErrors.push(err212);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data108.description !== void 0) {
+                      if (typeof data108.description !== "string") {
+                        const err213 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/description", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err213];
+                        } else {
+                          vErrors.push(err213);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data108.override_by !== void 0) {
+                      let data119 = data108.override_by;
+                      if (Array.isArray(data119)) {
+                        const len16 = data119.length;
+                        for (let i16 = 0; i16 < len16; i16++) {
+                          if (typeof data119[i16] !== "string") {
+                            const err214 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/override_by/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                             if (vErrors === null) {
-                              vErrors = [err211];
+                              vErrors = [err214];
                             } else {
-                              vErrors.push(err211);
-                            }
-                            errors++;
-                          }
-                        }
-                        if (data117.by !== void 0) {
-                          if (typeof data117.by !== "string") {
-                            const err212 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/overridden/by", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err212];
-                            } else {
-                              vErrors.push(err212);
-                            }
-                            errors++;
-                          }
-                        }
-                        if (data117.reason !== void 0) {
-                          if (typeof data117.reason !== "string") {
-                            const err213 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/overridden/reason", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err213];
-                            } else {
-                              vErrors.push(err213);
+                              vErrors.push(err214);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err214 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                        if (vErrors === null) {
-                          vErrors = [err214];
-                        } else {
-                          vErrors.push(err214);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data104.source !== void 0) {
-                      if (typeof data104.source !== "string") {
-                        const err215 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/source", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        const err215 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/override_by", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                         if (vErrors === null) {
                           vErrors = [err215];
                         } else {
@@ -12548,65 +12616,62 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                  } else {
-                    const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                    if (vErrors === null) {
-                      vErrors = [err216];
-                    } else {
-                      vErrors.push(err216);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err217 = { instancePath: instancePath + "/guardrails/freeze", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err217];
-                } else {
-                  vErrors.push(err217);
-                }
-                errors++;
-              }
-            }
-            if (data88.approvers !== void 0) {
-              let data121 = data88.approvers;
-              if (Array.isArray(data121)) {
-                const len16 = data121.length;
-                for (let i16 = 0; i16 < len16; i16++) {
-                  let data122 = data121[i16];
-                  if (data122 && typeof data122 == "object" && !Array.isArray(data122)) {
-                    if (data122.user === void 0) {
-                      const err218 = { instancePath: instancePath + "/guardrails/approvers/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
-                      if (vErrors === null) {
-                        vErrors = [err218];
-                      } else {
-                        vErrors.push(err218);
-                      }
-                      errors++;
-                    }
-                    if (data122.via === void 0) {
-                      const err219 = { instancePath: instancePath + "/guardrails/approvers/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/required", keyword: "required", params: { missingProperty: "via" }, message: "must have required property 'via'" };
-                      if (vErrors === null) {
-                        vErrors = [err219];
-                      } else {
-                        vErrors.push(err219);
-                      }
-                      errors++;
-                    }
-                    for (const key6 in data122) {
-                      if (!(key6 === "user" || key6 === "via")) {
-                        const err220 = { instancePath: instancePath + "/guardrails/approvers/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err220];
-                        } else {
-                          vErrors.push(err220);
+                    if (data108.overridden !== void 0) {
+                      let data121 = data108.overridden;
+                      if (data121 && typeof data121 == "object" && !Array.isArray(data121)) {
+                        if (data121.by === void 0) {
+                          const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
+                          if (vErrors === null) {
+                            vErrors = [err216];
+                          } else {
+                            vErrors.push(err216);
+                          }
+                          errors++;
                         }
-                        errors++;
-                      }
-                    }
-                    if (data122.user !== void 0) {
-                      if (typeof data122.user !== "string") {
-                        const err221 = { instancePath: instancePath + "/guardrails/approvers/" + i16 + "/user", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (data121.reason === void 0) {
+                          const err217 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
+                          if (vErrors === null) {
+                            vErrors = [err217];
+                          } else {
+                            vErrors.push(err217);
+                          }
+                          errors++;
+                        }
+                        for (const key6 in data121) {
+                          if (!(key6 === "by" || key6 === "reason")) {
+                            const err218 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
+                            if (vErrors === null) {
+                              vErrors = [err218];
+                            } else {
+                              vErrors.push(err218);
+                            }
+                            errors++;
+                          }
+                        }
+                        if (data121.by !== void 0) {
+                          if (typeof data121.by !== "string") {
+                            const err219 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/overridden/by", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err219];
+                            } else {
+                              vErrors.push(err219);
+                            }
+                            errors++;
+                          }
+                        }
+                        if (data121.reason !== void 0) {
+                          if (typeof data121.reason !== "string") {
+                            const err220 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/overridden/reason", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err220];
+                            } else {
+                              vErrors.push(err220);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err221 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                         if (vErrors === null) {
                           vErrors = [err221];
                         } else {
@@ -12615,10 +12680,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data122.via !== void 0) {
-                      let data124 = data122.via;
-                      if (!(data124 === "approver identity" || data124 === "pull request approval")) {
-                        const err222 = { instancePath: instancePath + "/guardrails/approvers/" + i16 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema42.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
+                    if (data108.source !== void 0) {
+                      if (typeof data108.source !== "string") {
+                        const err222 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/source", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err222];
                         } else {
@@ -12628,7 +12692,7 @@ var require_validators = __commonJS({
                       }
                     }
                   } else {
-                    const err223 = { instancePath: instancePath + "/guardrails/approvers/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err223 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
                       vErrors = [err223];
                     } else {
@@ -12638,7 +12702,7 @@ var require_validators = __commonJS({
                   }
                 }
               } else {
-                const err224 = { instancePath: instancePath + "/guardrails/approvers", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err224 = { instancePath: instancePath + "/guardrails/freeze", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err224];
                 } else {
@@ -12647,15 +12711,15 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data88.overrides !== void 0) {
-              let data125 = data88.overrides;
+            if (data92.approvers !== void 0) {
+              let data125 = data92.approvers;
               if (Array.isArray(data125)) {
                 const len17 = data125.length;
                 for (let i17 = 0; i17 < len17; i17++) {
                   let data126 = data125[i17];
                   if (data126 && typeof data126 == "object" && !Array.isArray(data126)) {
-                    if (data126.name === void 0) {
-                      const err225 = { instancePath: instancePath + "/guardrails/overrides/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+                    if (data126.user === void 0) {
+                      const err225 = { instancePath: instancePath + "/guardrails/approvers/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
                       if (vErrors === null) {
                         vErrors = [err225];
                       } else {
@@ -12663,8 +12727,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data126.reason === void 0) {
-                      const err226 = { instancePath: instancePath + "/guardrails/overrides/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
+                    if (data126.via === void 0) {
+                      const err226 = { instancePath: instancePath + "/guardrails/approvers/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/required", keyword: "required", params: { missingProperty: "via" }, message: "must have required property 'via'" };
                       if (vErrors === null) {
                         vErrors = [err226];
                       } else {
@@ -12672,18 +12736,20 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data126.by === void 0) {
-                      const err227 = { instancePath: instancePath + "/guardrails/overrides/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
-                      if (vErrors === null) {
-                        vErrors = [err227];
-                      } else {
-                        vErrors.push(err227);
-                      }
-                      errors++;
-                    }
                     for (const key7 in data126) {
-                      if (!(key7 === "name" || key7 === "reason" || key7 === "by")) {
-                        const err228 = { instancePath: instancePath + "/guardrails/overrides/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                      if (!(key7 === "user" || key7 === "via")) {
+                        const err227 = { instancePath: instancePath + "/guardrails/approvers/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                        if (vErrors === null) {
+                          vErrors = [err227];
+                        } else {
+                          vErrors.push(err227);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data126.user !== void 0) {
+                      if (typeof data126.user !== "string") {
+                        const err228 = { instancePath: instancePath + "/guardrails/approvers/" + i17 + "/user", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err228];
                         } else {
@@ -12692,9 +12758,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data126.name !== void 0) {
-                      if (typeof data126.name !== "string") {
-                        const err229 = { instancePath: instancePath + "/guardrails/overrides/" + i17 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data126.via !== void 0) {
+                      let data128 = data126.via;
+                      if (!(data128 === "approver identity" || data128 === "pull request approval")) {
+                        const err229 = { instancePath: instancePath + "/guardrails/approvers/" + i17 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema42.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err229];
                         } else {
@@ -12703,89 +12770,165 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data126.reason !== void 0) {
-                      if (typeof data126.reason !== "string") {
-                        const err230 = { instancePath: instancePath + "/guardrails/overrides/" + i17 + "/reason", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  } else {
+                    const err230 = { instancePath: instancePath + "/guardrails/approvers/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err230];
+                    } else {
+                      vErrors.push(err230);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err231 = { instancePath: instancePath + "/guardrails/approvers", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err231];
+                } else {
+                  vErrors.push(err231);
+                }
+                errors++;
+              }
+            }
+            if (data92.overrides !== void 0) {
+              let data129 = data92.overrides;
+              if (Array.isArray(data129)) {
+                const len18 = data129.length;
+                for (let i18 = 0; i18 < len18; i18++) {
+                  let data130 = data129[i18];
+                  if (data130 && typeof data130 == "object" && !Array.isArray(data130)) {
+                    if (data130.name === void 0) {
+                      const err232 = { instancePath: instancePath + "/guardrails/overrides/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+                      if (vErrors === null) {
+                        vErrors = [err232];
+                      } else {
+                        vErrors.push(err232);
+                      }
+                      errors++;
+                    }
+                    if (data130.reason === void 0) {
+                      const err233 = { instancePath: instancePath + "/guardrails/overrides/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
+                      if (vErrors === null) {
+                        vErrors = [err233];
+                      } else {
+                        vErrors.push(err233);
+                      }
+                      errors++;
+                    }
+                    if (data130.by === void 0) {
+                      const err234 = { instancePath: instancePath + "/guardrails/overrides/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
+                      if (vErrors === null) {
+                        vErrors = [err234];
+                      } else {
+                        vErrors.push(err234);
+                      }
+                      errors++;
+                    }
+                    for (const key8 in data130) {
+                      if (!(key8 === "name" || key8 === "reason" || key8 === "by")) {
+                        const err235 = { instancePath: instancePath + "/guardrails/overrides/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
-                          vErrors = [err230];
+                          vErrors = [err235];
                         } else {
-                          vErrors.push(err230);
+                          vErrors.push(err235);
                         }
                         errors++;
                       }
                     }
-                    if (data126.by !== void 0) {
-                      if (typeof data126.by !== "string") {
-                        const err231 = { instancePath: instancePath + "/guardrails/overrides/" + i17 + "/by", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data130.name !== void 0) {
+                      if (typeof data130.name !== "string") {
+                        const err236 = { instancePath: instancePath + "/guardrails/overrides/" + i18 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
-                          vErrors = [err231];
+                          vErrors = [err236];
                         } else {
-                          vErrors.push(err231);
+                          vErrors.push(err236);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data130.reason !== void 0) {
+                      if (typeof data130.reason !== "string") {
+                        const err237 = { instancePath: instancePath + "/guardrails/overrides/" + i18 + "/reason", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err237];
+                        } else {
+                          vErrors.push(err237);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data130.by !== void 0) {
+                      if (typeof data130.by !== "string") {
+                        const err238 = { instancePath: instancePath + "/guardrails/overrides/" + i18 + "/by", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err238];
+                        } else {
+                          vErrors.push(err238);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err232 = { instancePath: instancePath + "/guardrails/overrides/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err239 = { instancePath: instancePath + "/guardrails/overrides/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err232];
+                      vErrors = [err239];
                     } else {
-                      vErrors.push(err232);
+                      vErrors.push(err239);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err233 = { instancePath: instancePath + "/guardrails/overrides", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err240 = { instancePath: instancePath + "/guardrails/overrides", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err233];
+                  vErrors = [err240];
                 } else {
-                  vErrors.push(err233);
+                  vErrors.push(err240);
                 }
                 errors++;
               }
             }
-            if (data88.held_back !== void 0) {
-              let data130 = data88.held_back;
-              if (Array.isArray(data130)) {
-                const len18 = data130.length;
-                for (let i18 = 0; i18 < len18; i18++) {
-                  if (typeof data130[i18] !== "string") {
-                    const err234 = { instancePath: instancePath + "/guardrails/held_back/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/held_back/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data92.held_back !== void 0) {
+              let data134 = data92.held_back;
+              if (Array.isArray(data134)) {
+                const len19 = data134.length;
+                for (let i19 = 0; i19 < len19; i19++) {
+                  if (typeof data134[i19] !== "string") {
+                    const err241 = { instancePath: instancePath + "/guardrails/held_back/" + i19, schemaPath: "#/definitions/PlanGuardrails/properties/held_back/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err234];
+                      vErrors = [err241];
                     } else {
-                      vErrors.push(err234);
+                      vErrors.push(err241);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err235 = { instancePath: instancePath + "/guardrails/held_back", schemaPath: "#/definitions/PlanGuardrails/properties/held_back/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err242 = { instancePath: instancePath + "/guardrails/held_back", schemaPath: "#/definitions/PlanGuardrails/properties/held_back/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err235];
+                  vErrors = [err242];
                 } else {
-                  vErrors.push(err235);
+                  vErrors.push(err242);
                 }
                 errors++;
               }
             }
           } else {
-            const err236 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err243 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err236];
+              vErrors = [err243];
             } else {
-              vErrors.push(err236);
+              vErrors.push(err243);
             }
             errors++;
           }
         }
       } else {
-        const err237 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err244 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err237];
+          vErrors = [err244];
         } else {
-          vErrors.push(err237);
+          vErrors.push(err244);
         }
         errors++;
       }
@@ -13556,7 +13699,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.guardrailTest = validate32;
-    var schema44 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:guardrail-test", "title": "GuardrailTestFile", "description": 'revsync guardrail test file (in the tests folder): a plan (a saved plan, or changes written out with their facts), a moment, who approves, and the outcome expected of each guardrail and freeze window of revsync.yaml. revsync test judges them. docs/guardrails.md, "Testing rules"', "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "at", "expect"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "GuardrailTest" }, "metadata": { "title": "GuardrailTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "environment": { "type": "string", "minLength": 1, "description": "The environment of revsync.yaml whose guardrails are judged (default: the saved plan's, else the only one)" }, "plan": { "type": "string", "minLength": 1, "description": "A saved plan (revsync plan --out FILE), relative to this file: its changes with their facts" }, "changes": { "type": "array", "description": "A plan fixture: changes written out, each with the facts a rule reads", "items": { "title": "GuardrailTestChange", "type": "object", "additionalProperties": false, "required": ["address", "action"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve"] }, "facts": { "type": "object", "additionalProperties": { "type": ["number", "string", "boolean", "null"] }, "description": `The change's facts (docs/guardrails.md, "Facts"); a fact left out is null` }, "before": { "type": "object", "description": "Its fields before (before.<field>)" }, "after": { "type": "object", "description": "Its fields after (after.<field>)" } } } }, "at": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "description": "The moment of judging, ISO 8601 with its offset (2026-03-30T12:00:00Z)" }, "approvals": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Who approves (as the approver identity would)" }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason"], "properties": { "name": { "type": "string" }, "reason": { "type": "string", "minLength": 1 } } }, "description": "apply --override NAME --reason TEXT, as the approvers ask it" }, "expect": { "type": "object", "minProperties": 1, "description": "Each rule's or window's name: a rule's outcome over the plan (the worst of its changes': error, deny, approval_needed, warn, overridden, approved, excepted, pass), or by address; a window's in_force, not_in_force or overridden", "additionalProperties": { "anyOf": [{ "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "in_force", "not_in_force"] }, { "type": "object", "minProperties": 1, "additionalProperties": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "none"] } }] } } } };
+    var schema44 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:guardrail-test", "title": "GuardrailTestFile", "description": 'revsync guardrail test file (in the tests folder): a plan (a saved plan, or changes written out with their facts), a moment, who approves, and the outcome expected of each guardrail and freeze window of revsync.yaml. revsync test judges them. docs/guardrails.md, "Testing rules"', "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "at", "expect"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "GuardrailTest" }, "metadata": { "title": "GuardrailTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "environment": { "type": "string", "minLength": 1, "description": "The environment of revsync.yaml whose guardrails are judged (default: the saved plan's, else the only one)" }, "plan": { "type": "string", "minLength": 1, "description": "A saved plan (revsync plan --out FILE), relative to this file: its changes with their facts" }, "changes": { "type": "array", "description": "A plan fixture: changes written out, each with the facts a rule reads", "items": { "title": "GuardrailTestChange", "type": "object", "additionalProperties": false, "required": ["address", "action"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve"] }, "facts": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] }, "description": `The change's facts (docs/guardrails.md, "Facts"); a fact left out is null` }, "before": { "type": "object", "description": "Its fields before (before.<field>)" }, "after": { "type": "object", "description": "Its fields after (after.<field>)" } } } }, "at": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "description": "The moment of judging, ISO 8601 with its offset (2026-03-30T12:00:00Z)" }, "approvals": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Who approves (as the approver identity would)" }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason"], "properties": { "name": { "type": "string" }, "reason": { "type": "string", "minLength": 1 } } }, "description": "apply --override NAME --reason TEXT, as the approvers ask it" }, "expect": { "type": "object", "minProperties": 1, "description": "Each rule's or window's name: a rule's outcome over the plan (the worst of its changes': error, deny, approval_needed, warn, overridden, approved, excepted, pass), or by address; a window's in_force, not_in_force or overridden", "additionalProperties": { "anyOf": [{ "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "in_force", "not_in_force"] }, { "type": "object", "minProperties": 1, "additionalProperties": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "none"] } }] } } } };
     var pattern24 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
     function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
@@ -13797,8 +13940,11 @@ var require_validators = __commonJS({
                   if (data11 && typeof data11 == "object" && !Array.isArray(data11)) {
                     for (const key32 in data11) {
                       let data12 = data11[key32];
-                      if (!(typeof data12 == "number") && typeof data12 !== "string" && typeof data12 !== "boolean" && data12 !== null) {
-                        const err21 = { instancePath: instancePath + "/changes/" + i0 + "/facts/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/changes/items/properties/facts/additionalProperties/type", keyword: "type", params: { type: schema44.properties.changes.items.properties.facts.additionalProperties.type }, message: "must be number,string,boolean,null" };
+                      const _errs27 = errors;
+                      let valid6 = false;
+                      const _errs28 = errors;
+                      if (!(typeof data12 == "number")) {
+                        const err21 = { instancePath: instancePath + "/changes/" + i0 + "/facts/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/changes/items/properties/facts/additionalProperties/anyOf/0/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                         if (vErrors === null) {
                           vErrors = [err21];
                         } else {
@@ -13806,13 +13952,75 @@ var require_validators = __commonJS({
                         }
                         errors++;
                       }
+                      var _valid0 = _errs28 === errors;
+                      valid6 = valid6 || _valid0;
+                      if (!valid6) {
+                        const _errs30 = errors;
+                        if (typeof data12 !== "string") {
+                          const err22 = { instancePath: instancePath + "/changes/" + i0 + "/facts/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/changes/items/properties/facts/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                          if (vErrors === null) {
+                            vErrors = [err22];
+                          } else {
+                            vErrors.push(err22);
+                          }
+                          errors++;
+                        }
+                        var _valid0 = _errs30 === errors;
+                        valid6 = valid6 || _valid0;
+                        if (!valid6) {
+                          const _errs32 = errors;
+                          if (typeof data12 !== "boolean") {
+                            const err23 = { instancePath: instancePath + "/changes/" + i0 + "/facts/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/changes/items/properties/facts/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                            if (vErrors === null) {
+                              vErrors = [err23];
+                            } else {
+                              vErrors.push(err23);
+                            }
+                            errors++;
+                          }
+                          var _valid0 = _errs32 === errors;
+                          valid6 = valid6 || _valid0;
+                          if (!valid6) {
+                            const _errs34 = errors;
+                            if (data12 !== null) {
+                              const err24 = { instancePath: instancePath + "/changes/" + i0 + "/facts/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/changes/items/properties/facts/additionalProperties/anyOf/3/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                              if (vErrors === null) {
+                                vErrors = [err24];
+                              } else {
+                                vErrors.push(err24);
+                              }
+                              errors++;
+                            }
+                            var _valid0 = _errs34 === errors;
+                            valid6 = valid6 || _valid0;
+                          }
+                        }
+                      }
+                      if (!valid6) {
+                        const err25 = { instancePath: instancePath + "/changes/" + i0 + "/facts/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/changes/items/properties/facts/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                        if (vErrors === null) {
+                          vErrors = [err25];
+                        } else {
+                          vErrors.push(err25);
+                        }
+                        errors++;
+                      } else {
+                        errors = _errs27;
+                        if (vErrors !== null) {
+                          if (_errs27) {
+                            vErrors.length = _errs27;
+                          } else {
+                            vErrors = null;
+                          }
+                        }
+                      }
                     }
                   } else {
-                    const err22 = { instancePath: instancePath + "/changes/" + i0 + "/facts", schemaPath: "#/properties/changes/items/properties/facts/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err26 = { instancePath: instancePath + "/changes/" + i0 + "/facts", schemaPath: "#/properties/changes/items/properties/facts/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err22];
+                      vErrors = [err26];
                     } else {
-                      vErrors.push(err22);
+                      vErrors.push(err26);
                     }
                     errors++;
                   }
@@ -13820,11 +14028,11 @@ var require_validators = __commonJS({
                 if (data8.before !== void 0) {
                   let data13 = data8.before;
                   if (!(data13 && typeof data13 == "object" && !Array.isArray(data13))) {
-                    const err23 = { instancePath: instancePath + "/changes/" + i0 + "/before", schemaPath: "#/properties/changes/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err27 = { instancePath: instancePath + "/changes/" + i0 + "/before", schemaPath: "#/properties/changes/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err23];
+                      vErrors = [err27];
                     } else {
-                      vErrors.push(err23);
+                      vErrors.push(err27);
                     }
                     errors++;
                   }
@@ -13832,31 +14040,31 @@ var require_validators = __commonJS({
                 if (data8.after !== void 0) {
                   let data14 = data8.after;
                   if (!(data14 && typeof data14 == "object" && !Array.isArray(data14))) {
-                    const err24 = { instancePath: instancePath + "/changes/" + i0 + "/after", schemaPath: "#/properties/changes/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err28 = { instancePath: instancePath + "/changes/" + i0 + "/after", schemaPath: "#/properties/changes/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err24];
+                      vErrors = [err28];
                     } else {
-                      vErrors.push(err24);
+                      vErrors.push(err28);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err25 = { instancePath: instancePath + "/changes/" + i0, schemaPath: "#/properties/changes/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err29 = { instancePath: instancePath + "/changes/" + i0, schemaPath: "#/properties/changes/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err25];
+                  vErrors = [err29];
                 } else {
-                  vErrors.push(err25);
+                  vErrors.push(err29);
                 }
                 errors++;
               }
             }
           } else {
-            const err26 = { instancePath: instancePath + "/changes", schemaPath: "#/properties/changes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err30 = { instancePath: instancePath + "/changes", schemaPath: "#/properties/changes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err26];
+              vErrors = [err30];
             } else {
-              vErrors.push(err26);
+              vErrors.push(err30);
             }
             errors++;
           }
@@ -13865,20 +14073,20 @@ var require_validators = __commonJS({
           let data15 = data.at;
           if (typeof data15 === "string") {
             if (!pattern24.test(data15)) {
-              const err27 = { instancePath: instancePath + "/at", schemaPath: "#/properties/at/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$"' };
+              const err31 = { instancePath: instancePath + "/at", schemaPath: "#/properties/at/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$"' };
               if (vErrors === null) {
-                vErrors = [err27];
+                vErrors = [err31];
               } else {
-                vErrors.push(err27);
+                vErrors.push(err31);
               }
               errors++;
             }
           } else {
-            const err28 = { instancePath: instancePath + "/at", schemaPath: "#/properties/at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err32 = { instancePath: instancePath + "/at", schemaPath: "#/properties/at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err28];
+              vErrors = [err32];
             } else {
-              vErrors.push(err28);
+              vErrors.push(err32);
             }
             errors++;
           }
@@ -13891,30 +14099,30 @@ var require_validators = __commonJS({
               let data17 = data16[i1];
               if (typeof data17 === "string") {
                 if (func4(data17) < 1) {
-                  const err29 = { instancePath: instancePath + "/approvals/" + i1, schemaPath: "#/properties/approvals/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                  const err33 = { instancePath: instancePath + "/approvals/" + i1, schemaPath: "#/properties/approvals/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                   if (vErrors === null) {
-                    vErrors = [err29];
+                    vErrors = [err33];
                   } else {
-                    vErrors.push(err29);
+                    vErrors.push(err33);
                   }
                   errors++;
                 }
               } else {
-                const err30 = { instancePath: instancePath + "/approvals/" + i1, schemaPath: "#/properties/approvals/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err34 = { instancePath: instancePath + "/approvals/" + i1, schemaPath: "#/properties/approvals/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err30];
+                  vErrors = [err34];
                 } else {
-                  vErrors.push(err30);
+                  vErrors.push(err34);
                 }
                 errors++;
               }
             }
           } else {
-            const err31 = { instancePath: instancePath + "/approvals", schemaPath: "#/properties/approvals/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err35 = { instancePath: instancePath + "/approvals", schemaPath: "#/properties/approvals/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err31];
+              vErrors = [err35];
             } else {
-              vErrors.push(err31);
+              vErrors.push(err35);
             }
             errors++;
           }
@@ -13927,41 +14135,41 @@ var require_validators = __commonJS({
               let data19 = data18[i2];
               if (data19 && typeof data19 == "object" && !Array.isArray(data19)) {
                 if (data19.name === void 0) {
-                  const err32 = { instancePath: instancePath + "/overrides/" + i2, schemaPath: "#/properties/overrides/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+                  const err36 = { instancePath: instancePath + "/overrides/" + i2, schemaPath: "#/properties/overrides/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                   if (vErrors === null) {
-                    vErrors = [err32];
+                    vErrors = [err36];
                   } else {
-                    vErrors.push(err32);
+                    vErrors.push(err36);
                   }
                   errors++;
                 }
                 if (data19.reason === void 0) {
-                  const err33 = { instancePath: instancePath + "/overrides/" + i2, schemaPath: "#/properties/overrides/items/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
+                  const err37 = { instancePath: instancePath + "/overrides/" + i2, schemaPath: "#/properties/overrides/items/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
                   if (vErrors === null) {
-                    vErrors = [err33];
+                    vErrors = [err37];
                   } else {
-                    vErrors.push(err33);
+                    vErrors.push(err37);
                   }
                   errors++;
                 }
                 for (const key42 in data19) {
                   if (!(key42 === "name" || key42 === "reason")) {
-                    const err34 = { instancePath: instancePath + "/overrides/" + i2, schemaPath: "#/properties/overrides/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
+                    const err38 = { instancePath: instancePath + "/overrides/" + i2, schemaPath: "#/properties/overrides/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
-                      vErrors = [err34];
+                      vErrors = [err38];
                     } else {
-                      vErrors.push(err34);
+                      vErrors.push(err38);
                     }
                     errors++;
                   }
                 }
                 if (data19.name !== void 0) {
                   if (typeof data19.name !== "string") {
-                    const err35 = { instancePath: instancePath + "/overrides/" + i2 + "/name", schemaPath: "#/properties/overrides/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err39 = { instancePath: instancePath + "/overrides/" + i2 + "/name", schemaPath: "#/properties/overrides/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err35];
+                      vErrors = [err39];
                     } else {
-                      vErrors.push(err35);
+                      vErrors.push(err39);
                     }
                     errors++;
                   }
@@ -13970,40 +14178,40 @@ var require_validators = __commonJS({
                   let data21 = data19.reason;
                   if (typeof data21 === "string") {
                     if (func4(data21) < 1) {
-                      const err36 = { instancePath: instancePath + "/overrides/" + i2 + "/reason", schemaPath: "#/properties/overrides/items/properties/reason/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      const err40 = { instancePath: instancePath + "/overrides/" + i2 + "/reason", schemaPath: "#/properties/overrides/items/properties/reason/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
-                        vErrors = [err36];
+                        vErrors = [err40];
                       } else {
-                        vErrors.push(err36);
+                        vErrors.push(err40);
                       }
                       errors++;
                     }
                   } else {
-                    const err37 = { instancePath: instancePath + "/overrides/" + i2 + "/reason", schemaPath: "#/properties/overrides/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err41 = { instancePath: instancePath + "/overrides/" + i2 + "/reason", schemaPath: "#/properties/overrides/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err37];
+                      vErrors = [err41];
                     } else {
-                      vErrors.push(err37);
+                      vErrors.push(err41);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err38 = { instancePath: instancePath + "/overrides/" + i2, schemaPath: "#/properties/overrides/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err42 = { instancePath: instancePath + "/overrides/" + i2, schemaPath: "#/properties/overrides/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err38];
+                  vErrors = [err42];
                 } else {
-                  vErrors.push(err38);
+                  vErrors.push(err42);
                 }
                 errors++;
               }
             }
           } else {
-            const err39 = { instancePath: instancePath + "/overrides", schemaPath: "#/properties/overrides/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err43 = { instancePath: instancePath + "/overrides", schemaPath: "#/properties/overrides/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err39];
+              vErrors = [err43];
             } else {
-              vErrors.push(err39);
+              vErrors.push(err43);
             }
             errors++;
           }
@@ -14012,79 +14220,79 @@ var require_validators = __commonJS({
           let data22 = data.expect;
           if (data22 && typeof data22 == "object" && !Array.isArray(data22)) {
             if (Object.keys(data22).length < 1) {
-              const err40 = { instancePath: instancePath + "/expect", schemaPath: "#/properties/expect/minProperties", keyword: "minProperties", params: { limit: 1 }, message: "must NOT have fewer than 1 properties" };
+              const err44 = { instancePath: instancePath + "/expect", schemaPath: "#/properties/expect/minProperties", keyword: "minProperties", params: { limit: 1 }, message: "must NOT have fewer than 1 properties" };
               if (vErrors === null) {
-                vErrors = [err40];
+                vErrors = [err44];
               } else {
-                vErrors.push(err40);
+                vErrors.push(err44);
               }
               errors++;
             }
             for (const key5 in data22) {
               let data23 = data22[key5];
-              const _errs51 = errors;
-              let valid12 = false;
-              const _errs52 = errors;
+              const _errs59 = errors;
+              let valid13 = false;
+              const _errs60 = errors;
               if (!(data23 === "pass" || data23 === "deny" || data23 === "warn" || data23 === "approval_needed" || data23 === "approved" || data23 === "overridden" || data23 === "excepted" || data23 === "error" || data23 === "in_force" || data23 === "not_in_force")) {
-                const err41 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/0/enum", keyword: "enum", params: { allowedValues: schema44.properties.expect.additionalProperties.anyOf[0].enum }, message: "must be equal to one of the allowed values" };
-                if (vErrors === null) {
-                  vErrors = [err41];
-                } else {
-                  vErrors.push(err41);
-                }
-                errors++;
-              }
-              var _valid0 = _errs52 === errors;
-              valid12 = valid12 || _valid0;
-              if (!valid12) {
-                const _errs53 = errors;
-                if (data23 && typeof data23 == "object" && !Array.isArray(data23)) {
-                  if (Object.keys(data23).length < 1) {
-                    const err42 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/1/minProperties", keyword: "minProperties", params: { limit: 1 }, message: "must NOT have fewer than 1 properties" };
-                    if (vErrors === null) {
-                      vErrors = [err42];
-                    } else {
-                      vErrors.push(err42);
-                    }
-                    errors++;
-                  }
-                  for (const key6 in data23) {
-                    let data24 = data23[key6];
-                    if (!(data24 === "pass" || data24 === "deny" || data24 === "warn" || data24 === "approval_needed" || data24 === "approved" || data24 === "overridden" || data24 === "excepted" || data24 === "error" || data24 === "none")) {
-                      const err43 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1") + "/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/1/additionalProperties/enum", keyword: "enum", params: { allowedValues: schema44.properties.expect.additionalProperties.anyOf[1].additionalProperties.enum }, message: "must be equal to one of the allowed values" };
-                      if (vErrors === null) {
-                        vErrors = [err43];
-                      } else {
-                        vErrors.push(err43);
-                      }
-                      errors++;
-                    }
-                  }
-                } else {
-                  const err44 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                  if (vErrors === null) {
-                    vErrors = [err44];
-                  } else {
-                    vErrors.push(err44);
-                  }
-                  errors++;
-                }
-                var _valid0 = _errs53 === errors;
-                valid12 = valid12 || _valid0;
-              }
-              if (!valid12) {
-                const err45 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                const err45 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/0/enum", keyword: "enum", params: { allowedValues: schema44.properties.expect.additionalProperties.anyOf[0].enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err45];
                 } else {
                   vErrors.push(err45);
                 }
                 errors++;
+              }
+              var _valid1 = _errs60 === errors;
+              valid13 = valid13 || _valid1;
+              if (!valid13) {
+                const _errs61 = errors;
+                if (data23 && typeof data23 == "object" && !Array.isArray(data23)) {
+                  if (Object.keys(data23).length < 1) {
+                    const err46 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/1/minProperties", keyword: "minProperties", params: { limit: 1 }, message: "must NOT have fewer than 1 properties" };
+                    if (vErrors === null) {
+                      vErrors = [err46];
+                    } else {
+                      vErrors.push(err46);
+                    }
+                    errors++;
+                  }
+                  for (const key6 in data23) {
+                    let data24 = data23[key6];
+                    if (!(data24 === "pass" || data24 === "deny" || data24 === "warn" || data24 === "approval_needed" || data24 === "approved" || data24 === "overridden" || data24 === "excepted" || data24 === "error" || data24 === "none")) {
+                      const err47 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1") + "/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/1/additionalProperties/enum", keyword: "enum", params: { allowedValues: schema44.properties.expect.additionalProperties.anyOf[1].additionalProperties.enum }, message: "must be equal to one of the allowed values" };
+                      if (vErrors === null) {
+                        vErrors = [err47];
+                      } else {
+                        vErrors.push(err47);
+                      }
+                      errors++;
+                    }
+                  }
+                } else {
+                  const err48 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                  if (vErrors === null) {
+                    vErrors = [err48];
+                  } else {
+                    vErrors.push(err48);
+                  }
+                  errors++;
+                }
+                var _valid1 = _errs61 === errors;
+                valid13 = valid13 || _valid1;
+              }
+              if (!valid13) {
+                const err49 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                if (vErrors === null) {
+                  vErrors = [err49];
+                } else {
+                  vErrors.push(err49);
+                }
+                errors++;
               } else {
-                errors = _errs51;
+                errors = _errs59;
                 if (vErrors !== null) {
-                  if (_errs51) {
-                    vErrors.length = _errs51;
+                  if (_errs59) {
+                    vErrors.length = _errs59;
                   } else {
                     vErrors = null;
                   }
@@ -14092,21 +14300,21 @@ var require_validators = __commonJS({
               }
             }
           } else {
-            const err46 = { instancePath: instancePath + "/expect", schemaPath: "#/properties/expect/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err50 = { instancePath: instancePath + "/expect", schemaPath: "#/properties/expect/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err46];
+              vErrors = [err50];
             } else {
-              vErrors.push(err46);
+              vErrors.push(err50);
             }
             errors++;
           }
         }
       } else {
-        const err47 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err51 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err47];
+          vErrors = [err51];
         } else {
-          vErrors.push(err47);
+          vErrors.push(err51);
         }
         errors++;
       }

@@ -135,7 +135,7 @@ describe.runIf(hasChromium)("revsync login in Chromium against the emulator", { 
   });
 
   it("under four_eyes, bob signs in with --approver: plan names him, and apply sends the approves as bob, everything else as alice", async () => {
-    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
     const person_ = person();
     expect((await login(person_, "alice")).r.code).toBe(0);
     const bob = await login(person_, "bob", ["--approver"]);
