@@ -17,6 +17,7 @@ export const LAYERS = [
   ["export"],
   ["apply"],
   ["evidence"],
+  ["fleet"],
   ["report"],
   ["cli"],
   ["entry"],

@@ -31,6 +31,20 @@ export class PolicyProblems extends UserError {
   }
 }
 
+/** Which environment an error stopped: a failed run's JSON names it (revsync summary reads it). */
+const ENVIRONMENT = new WeakMap<object, string>();
+
+/** Says that `e` stopped the work of environment `name` (the first to say so is kept); returns `e`. */
+export function inEnvironment(e: unknown, name: string): unknown {
+  if (e !== null && typeof e === "object" && !ENVIRONMENT.has(e)) ENVIRONMENT.set(e, name);
+  return e;
+}
+
+/** The environment whose work `e` stopped, when one said so (inEnvironment). */
+export function environmentOf(e: unknown): string | undefined {
+  return e !== null && typeof e === "object" ? ENVIRONMENT.get(e) : undefined;
+}
+
 /** The JSON error object machine formats print on stdout when a command fails. */
 export function errorObject(e: unknown): { error: Record<string, unknown> } {
   if (e instanceof PolicyProblems) return { error: { kind: "policy", message: e.message, hint: e.hint, diagnostics: e.diagnostics } };

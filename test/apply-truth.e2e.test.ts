@@ -244,9 +244,15 @@ describe.each(PROFILES)("profile %s: what apply says of its writes is what happe
   });
 
   it("bob saves the configuration in the round trip of revsync's PATCH (no If-Match): version_id moved by 2 over revsync's one write, and with no earlier write of the run to learn the service's step from, apply says it could not tell (the spec promises no step of 1)", async () => {
-    // revsync's PATCH (the only body holding git's contra account) is held a while before the service
-    // processes it; bob's, all 14 fields as the service's UI sends them, goes through at once.
-    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 1000, method: "PATCH", path: "tenant-configurations", body_contains: "MJ-CONTRA-100" });
+    // revsync's PATCH (the only body holding git's contra account) is held before the service processes
+    // it, until bob's, all 14 fields as the service's UI sends them, has gone through.
+    await fx.emu.admin("POST", "faults", {
+      kind: "latency",
+      latency_ms: 600_000,
+      method: "PATCH",
+      path: "tenant-configurations",
+      body_contains: "MJ-CONTRA-100",
+    });
     let bob: Promise<void> | undefined;
     const r = await run(["apply", "--auto-approve", "--target", TENANT, "--verbose", "--format", "json", "--evidence", "ev"], {
       when: {
@@ -257,6 +263,7 @@ describe.each(PROFILES)("profile %s: what apply says of its writes is what happe
             const view = (await api(fx.emu.url, tok, "GET", TC)).body.find((e: any) => e.compliance_id === "TC-0001");
             const res = await api(fx.emu.url, tok, "PATCH", `${TC}/TC-0001`, updateBody(view, { ui_mode: "Modern" }, "bob"));
             expect(res.status).toBe(200);
+            await fx.emu.admin("DELETE", "faults");
           })()),
       },
     });

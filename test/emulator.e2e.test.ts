@@ -406,6 +406,29 @@ describe("admin and faults", () => {
     expect(((await bad.json()) as { message: string }).message).toBe("faults[0].rate must be a number of requests per second above 0");
   });
 
+  it("a latency fault holds a request until the faults are cleared; one held across a reset is dropped, neither applied nor journaled", async () => {
+    const hold = { kind: "latency", latency_ms: 600_000, method: "PATCH", times: 1 };
+    // The emulator says when it holds the request: its fault's hit.
+    const held = async (): Promise<void> => {
+      while ((await emu.admin<{ faults: { hits: number }[] }>("GET", "faults")).faults[0]?.hits !== 1);
+    };
+    const live = async () => (await api(emu.url, alice, "GET", TC)).body[0];
+    await emu.admin("POST", "faults", hold);
+    const patch = api(emu.url, alice, "PATCH", `${TC}/TC-0001`, updateBody(await live(), { ui_mode: "Modern" }));
+    await held();
+    await emu.admin("DELETE", "faults");
+    expect((await patch).status).toBe(200);
+
+    await emu.admin("POST", "faults", hold);
+    const lost = api(emu.url, alice, "PATCH", `${TC}/TC-0001`, updateBody(await live(), { carves_allocation: true })).catch((e: Error) => e);
+    await held();
+    await emu.reset();
+    expect(await lost).toBeInstanceOf(Error);
+    expect(await emu.admin("GET", "requests")).toEqual([]);
+    const after = await api(emu.url, await token(emu.url, "alice"), "GET", TC);
+    expect(after.body[0].compliance_spec[0]).toMatchObject({ ui_mode: "Classic", carves_allocation: false });
+  });
+
   it("drop before commit writes nothing; drop after commit keeps the write", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", times: 1 }] });
     await expect(api(emu.url, alice, "POST", SSP, sspCreateBody("Dropped"))).rejects.toThrow();

@@ -227,6 +227,9 @@ export class ApiCore {
   private readonly onRequestStart: ClientOptions["onRequestStart"];
   /** What the request observer is told each request of this client view was sent for (see tagged). */
   readonly tag: string | undefined;
+  /** Whether the token endpoint ever answered this client (shared by its views): until it has, a refused
+   *  connection or a host that does not exist means nothing is there, and the sign-in stops at once. */
+  private readonly reached = { auth: false };
 
   constructor(opts: ClientOptions) {
     this.service = opts.service ?? DEFAULT_SERVICE_CHOICES;
@@ -343,6 +346,7 @@ export class ApiCore {
         signal: this.requestSignal(),
       });
       status = res.statusCode;
+      this.reached.auth = true;
       const text = await res.body.text();
       this.observe("POST", path, status, t0, attempt > 0, undefined, user);
       this.log(`POST /auth/realms/…/token ${status} ${this.clock.now() - started}ms`);
@@ -354,6 +358,11 @@ export class ApiCore {
       this.observe("POST", path, null, t0, attempt > 0, last, user);
       this.log(`POST /auth/realms/…/token failed: ${last}`);
       if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last}` });
+      // A tenant that is stopped, or a URL with a typo, is not worth seconds of backoff (a fleet waited
+      // on each): at the first sign-in nothing has ever answered there. Once it has, a refused connection
+      // may be a restart, and is tried again as any other.
+      if (!this.reached.auth && NOBODY_THERE.has(errorCode(e)))
+        throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last}` });
       return { status, last };
     }
   }
@@ -644,6 +653,9 @@ export class ApiCore {
     });
   }
 }
+
+/** A connection that found no server at all: nothing listens at the address, or the host does not exist. */
+const NOBODY_THERE = new Set(["ECONNREFUSED", "ENOTFOUND"]);
 
 /** A connection that failed before the request could have reached the service: nothing was processed. */
 const UNSENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"]);

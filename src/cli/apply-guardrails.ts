@@ -8,12 +8,13 @@ import { UserError } from "../errors.js";
 import type { PullRequestApproval } from "../evidence/record.js";
 import { judgePlan } from "../guardrails/judge.js";
 import type { GuardrailSetup } from "../guardrails/setup.js";
-import { KINDS } from "../kinds/registry.js";
 import type { Plan } from "../plan/model.js";
 import type { Evidence } from "./evidence.js";
 import { approverSignedIn, ciOf, readPullRequestApproval } from "./four-eyes.js";
 import type { GlobalFlags, OverrideFlags } from "./flags.js";
 import { approversOf, nowOf, overridesOf } from "./guardrails.js";
+import { kindsOf } from "./io.js";
+import type { Output } from "./output.js";
 
 interface Judged {
   /** The plan as apply shows it: each change with the outcomes of now, the guardrails of now. */
@@ -25,7 +26,7 @@ interface Judged {
 /** Judges the plan now; refuses it (UserError, nothing sent) while anything holds it back. */
 export async function guardrailsBeforeWriting(
   plan: Plan,
-  run: { flags: GlobalFlags & OverrideFlags; repo: Repo; env: ResolvedEnv; core: ApiCore; setup: GuardrailSetup; evidence?: Evidence },
+  run: { flags: GlobalFlags & OverrideFlags; repo: Repo; env: ResolvedEnv; core: ApiCore; setup: GuardrailSetup; evidence?: Evidence; out: Output },
 ): Promise<Judged> {
   const { flags, core, setup } = run;
   const overrides = overridesOf(flags);
@@ -35,7 +36,7 @@ export async function guardrailsBeforeWriting(
   const approval = ci ? await readPullRequestApproval(flags, run.repo, ci) : undefined;
   if (asks) await approverSignedIn(core);
   const judging = { now: nowOf(flags), approvers: approversOf(flags, run.env, core, approval), overrides };
-  const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, KINDS);
+  const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, kindsOf(run.out.io));
   const changes = plan.changes.map((c, i) => {
     const { guardrails: _was, ...rest } = c;
     const o = outcomes[i];

@@ -27,8 +27,8 @@ import type { GlobalFlags, OverrideFlags } from "./flags.js";
 import { guardrailsBeforeWriting, heldBackError } from "./apply-guardrails.js";
 import { approversOf, nowOf, overridesOf } from "./guardrails.js";
 import { loadGuardrails, type GuardrailSetup } from "../guardrails/setup.js";
-import { KINDS } from "../kinds/registry.js";
 import type { PullRequestApproval } from "../evidence/record.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { checkBinding, readPlanFile } from "./plan-file.js";
 import { startProgress, type Progress } from "./progress.js";
@@ -79,7 +79,7 @@ interface Run {
 function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView): Run {
   const repo = openRepo(flags);
   const planFile = args[0];
-  const read = planFile ? readPlanFile(resolve(out.io.cwd, planFile)) : undefined;
+  const read = planFile ? readPlanFile(resolve(out.io.cwd, planFile), kindsOf(out.io)) : undefined;
   if (read && flags.target?.length) {
     // A saved plan is applied whole, as it was reviewed; a subset of it is another plan, made by plan.
     throw new UserError(
@@ -88,7 +88,7 @@ function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView
     );
   }
   // What is sent is what was shown: a payload that says more or other than its diff sends nothing.
-  const saved = read && checkPayloads(read);
+  const saved = read && checkPayloads(read, kindsOf(out.io));
   // The plan's environment is the environment: --env and REVSYNC_ENV, where given, must name it.
   const chosen = flags.env ?? (envOf(flags).REVSYNC_ENV || undefined);
   if (saved && chosen !== undefined && chosen !== saved.environment) {
@@ -104,7 +104,7 @@ function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView
   if (saved && planFile) checkBinding(saved, env, planFile);
   // A rule that cannot be read, or flags that do not go together, stop the run before anything is read.
   overridesOf(flags);
-  const guardrails = loadGuardrails(repo, env.name, KINDS, nowOf(flags));
+  const guardrails = loadGuardrails(repo, env.name, kindsOf(out.io), nowOf(flags));
   const noLock = lockDisabled(flags);
   lockTimeoutOf(flags);
   const backend = noLock ? undefined : lockBackend(repo, env, flags);
@@ -139,8 +139,11 @@ async function planToApply(run: Run): Promise<PayloadsChecked> {
   // Said before a saved plan is held to git (the files may be why it is refused), after a new plan is made.
   if (run.saved) await warnUncommitted(run, run.saved);
   const plan = run.saved
-    ? checkAgainstGit(run.saved, desiredState(run.repo, run.env, run.out, run.flags))
-    : checkPayloads(await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false, applies: true, ...planGuardrails(run) }));
+    ? checkAgainstGit(run.saved, desiredState(run.repo, run.env, run.out, run.flags), kindsOf(run.out.io))
+    : checkPayloads(
+        await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false, applies: true, ...planGuardrails(run) }),
+        kindsOf(run.out.io),
+      );
   if (!run.saved) await warnUncommitted(run, plan);
   run.evidence?.recorder.setPlan(plan);
   run.evidence?.recorder.setUser(run.core.auth.username);
@@ -195,7 +198,7 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
   if (held) throw held;
   // Four eyes: the environment's rule, or the one the saved plan was made under.
   const fourEyes = env.fourEyes || !!plan.four_eyes;
-  const ready = readyToApply(plan, core, { fourEyes });
+  const ready = readyToApply(plan, core, { fourEyes, kinds: kindsOf(out.io) });
   evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? (core.approverAuth.username ?? null) : null);
   // The plan was reviewed with its approver in mind: another one now is said (the rule holds for it).
   const since = approverSincePlan(plan, (core.approverAuth ?? core.auth).username ?? null);
@@ -275,7 +278,13 @@ async function writeAll(run: Run, plan: CheckedPlan): Promise<number> {
   let report: ApplyReport;
   try {
     const fourEyes = env.fourEyes || !!plan.four_eyes;
-    const opts = { concurrency: concurrencyOf(flags), isStopping: run.signals.isStopping, observers: observers(run, progress), fourEyes };
+    const opts = {
+      concurrency: concurrencyOf(flags),
+      isStopping: run.signals.isStopping,
+      observers: observers(run, progress),
+      fourEyes,
+      kinds: kindsOf(out.io),
+    };
     report = await applyPlan(core, plan, { ...opts, tagRequests: run.evidence !== undefined });
   } finally {
     progress.stop();

@@ -2,6 +2,7 @@ import { Argument, type Command } from "commander";
 import { applyViews } from "../report/views/apply.js";
 import { approvalsActViews, approvalsListViews } from "../report/views/approvals.js";
 import { driftViews } from "../report/views/drift.js";
+import { fleetViews } from "../report/views/fleet.js";
 import { errorsViews } from "../report/views/errors.js";
 import { evidenceShowViews, evidenceVerifyViews } from "../report/views/evidence.js";
 import { lockStatusViews } from "../report/views/lock.js";
@@ -28,6 +29,7 @@ export function register(program: Command, run: Runner): void {
     registerShow,
     registerApply,
     registerDrift,
+    registerSummary,
     registerExport,
     registerEvidence,
     registerLock,
@@ -130,12 +132,12 @@ function registerTest(program: Command, run: Runner): void {
       .description(
         "policy tests: which SSP policy each test case's order line meets first, at what SSP, and how each contract's price is allocated over its lines",
       )
-      .option("--live", "evaluate against the service's policies (read-only) instead of git's")
+      .option("--live", "evaluate against the service's policies (read-only) instead of git's; with --all-envs or --envs, each environment's")
       .addHelpText(
         "after",
         '\nExamples:\n  revsync test\n  revsync test --live --env production\n  revsync test --format junit > policy-tests.xml\n  revsync test record --from-errors --out tests/recorded-orders.yaml\n\nTest files (kind SspPolicyTest) live in the folder that tests: in revsync.yaml names (default tests/).\nOffline no --env is needed: every environment\'s vars are read. The matching rules are in the README\n("Policy tests"); how a contract is allocated, and service.allocation_rules, under "Contracts".\nExit: 0 every case and contract passes (or there are none, with a note), 1 one fails or a file is invalid.',
       ),
-    { views: testViews },
+    { views: testViews, fleet: true },
   ).action(run(async (f, out) => (await import("./test.js")).runTest(f, out)));
   registerTestRecord(program.commands.find((c) => c.name() === "test") as Command, run);
 }
@@ -173,13 +175,16 @@ function registerPlan(program: Command, run: Runner): void {
     program
       .command("plan")
       .description("compare the policy repo with the service and print what apply would change")
-      .option("--out <file>", "save the plan (JSON) to apply exactly it later")
-      .option("--detailed-exitcode", "exit 2 when apply would change something, else 0 (blocked, not in git and unsupported entries are listed, not counted)")
+      .option("--out <file>", "save the plan (JSON) to apply exactly it later; with --all-envs or --envs, a folder: one <environment>.plan.json each")
+      .option(
+        "--detailed-exitcode",
+        "exit 2 when apply would change something, else 0 (blocked, not in git and unsupported entries are listed, not counted); across environments: 1 if any failed, else 2 if any has changes",
+      )
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'",
+        "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'\n  revsync plan --all-envs --format markdown > plans.md\n  revsync plan --envs sandbox,production --out plans/",
       ),
-    { views: planViews, target: true },
+    { views: planViews, target: true, fleet: true },
   );
   overrideOptions(cmd).action(run(async (f, out) => (await import("./plan.js")).runPlan(f, out)));
 }
@@ -228,13 +233,32 @@ function registerDrift(program: Command, run: Runner): void {
     program
       .command("drift")
       .description("report what differs between the service and git (read-only)")
-      .option("--all-envs", "check every environment of revsync.yaml")
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n\nExit: 0 no drift, 2 drift, 1 error (with --all-envs: 1 if any failed, else 2 if any drifted).",
+        "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n  revsync drift --envs prod-eu,prod-us --parallel 2\n\nExit: 0 no drift, 2 drift, 1 error (across environments: 1 if any failed, else 2 if any drifted).",
       ),
-    { views: driftViews, target: true },
+    { views: driftViews, target: true, fleet: true },
   ).action(run(async (f, out) => (await import("./drift.js")).runDrift(f, out)));
+}
+
+/** revsync summary: a CI matrix's JSON outputs as one fleet's summary, offline. */
+function registerSummary(program: Command, run: Runner): void {
+  program
+    .command("summary")
+    .argument("[files...]", "JSON outputs of plan, drift or test --live, one environment each (a failed run's included), or of a run across environments")
+    .description("sum up a CI matrix's jobs: their JSON outputs as one summary of every environment, failures first, as --all-envs prints it; offline")
+    .option("--all-envs", "expect every environment of revsync.yaml: one that no file holds is a failure")
+    .option("--envs <names>", "expect these environments (comma-separated): one that no file holds is a failure")
+    .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)")
+    .option("--detailed-exitcode", "exit 2 when a plan has changes apply would make (drift exits 2 on drift whatever this says)")
+    .addOption(formatOption(fleetViews))
+    .option("-q, --quiet", "print the summary only, no notes")
+    .option("--no-color", "plain output (also NO_COLOR)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  revsync summary outputs/*.json\n  revsync summary --all-envs --format markdown drift-*.json > drift.md\n\nExit: 1 if any environment failed (or, with --all-envs or --envs, has no output), else 2 if any drifted\n(or, with --detailed-exitcode, a plan has changes), else 0.",
+    )
+    .action(run(async (f, out, _r, args) => (await import("./summary.js")).runSummary(f as never, out, args)));
 }
 
 /** revsync export. */

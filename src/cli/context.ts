@@ -7,11 +7,10 @@ import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
 import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { PolicyProblems, UserError } from "../errors.js";
-import { KINDS } from "../kinds/registry.js";
 import { parseDuration } from "../duration.js";
 import { numberOf } from "../number.js";
 import type { GlobalFlags } from "./flags.js";
-import { processIo, type CliIo } from "./io.js";
+import { kindsOf, processIo, type CliIo } from "./io.js";
 import { unsafeSecret, unsafeSecretRefusal, type Output } from "./output.js";
 
 /** The run's streams, environment, working directory and signals (the process's, unless given). */
@@ -63,7 +62,7 @@ export function openRepo(flags: GlobalFlags): Repo {
 
 /** Reads the desired state; refuses to go on (exit 1, nothing sent) when any file has an error. */
 export function desiredState(repo: Repo, env: Pick<ResolvedEnv, "vars" | "name">, out: Output, flags: GlobalFlags): DesiredState {
-  const { desired, diagnostics } = loadPolicies(repo, varsFor(env, envOf(flags)), KINDS, env.name);
+  const { desired, diagnostics } = loadPolicies(repo, varsFor(env, envOf(flags)), kindsOf(out.io), env.name);
   if (diagnostics.some((d) => d.severity === "error")) {
     throw new PolicyProblems("the policy repo has errors: nothing was sent to the service", diagnostics, "run revsync validate");
   }

@@ -4,15 +4,15 @@
  *  until every environment has been read and placed, in memory, one after another. */
 import { join, relative } from "node:path";
 import { parseAllDocuments, type Document } from "yaml";
-import { environmentNames, varsFor, type Repo, type ResolvedEnv } from "../config/repo.js";
+import { varsFor, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { listYamlFiles } from "../config/walk.js";
-import { UserError } from "../errors.js";
 import { mergeExports, renderMerged, VarNamer, type Holding, type MergedDoc } from "../export/all-envs.js";
 import { prepareAddress, type GitDocRef, type Prepared } from "../export/all-envs-in-place.js";
 import { setEnvironmentVars } from "../export/config-vars.js";
 import { placeExport, rewrite, type ExportPlan, type ExportWrite, type FileEdits } from "../export/in-place.js";
 import { exportFiles, type ExportedFile } from "../export/mapping.js";
-import { KINDS, kindOfFile } from "../kinds/registry.js";
+import { kindOfFile } from "../kinds/registry.js";
+import type { Registry } from "../kinds/kind.js";
 import { nothingInGit } from "../live/read.js";
 import { checkTargets } from "../plan/targets.js";
 import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
@@ -20,8 +20,9 @@ import { unknownNotes, type Unknown } from "../shared/unknown.js";
 import { targeted } from "../shared/address.js";
 import { editUserFile, fileError, READ_CAPS, readUserFile } from "../user-files.js";
 import { plural } from "../words.js";
-import { envOf, openClient, openEnv, openRepo } from "./context.js";
-import { refuseOverrides } from "./drift.js";
+import { openClient, openEnv, openRepo } from "./context.js";
+import { kindsOf } from "./io.js";
+import { fleetNames } from "./fleet.js";
 import { checkWrites, exportFolder, filesUnder, gitFileAs, posixOf, refusalWords, varHome, writeAll, type Ctx, type ExportFlags } from "./export.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
@@ -40,6 +41,8 @@ interface EnvRead {
 interface State {
   ctx: Pick<Ctx, "out" | "dir" | "shown" | "inside" | "readValues">;
   repo: Repo;
+  /** The resource kinds of the run (the registry, unless a test gives others). */
+  kinds: Registry;
   /** --target: what export reads and writes. */
   targets: string[];
   reads: EnvRead[];
@@ -78,25 +81,26 @@ function put(s: State, file: string, text: string, what: string, group?: string)
 
 /** Every environment read, one after another, each with its own sign-in; a target must name something
  *  in at least one of them. */
-async function readAll(repo: Repo, flags: ExportFlags, out: Output, taken: ReadonlySet<string>): Promise<EnvRead[]> {
+async function readAll(repo: Repo, names: string[], flags: ExportFlags, out: Output, taken: ReadonlySet<string>): Promise<EnvRead[]> {
   const reads: EnvRead[] = [];
   let unknownTarget: unknown;
   let matched = false;
-  for (const name of environmentNames(repo)) {
+  for (const name of names) {
     const env = openEnv(repo, flags, name);
     const core = openClient(env, flags, out);
     try {
       out.verbose(`export: reading environment ${name}`);
-      const live = await readWithProgress(core, nothingInGit(), flags, out, { allDetails: true, allValues: true });
+      const kinds = kindsOf(out.io);
+      const live = await readWithProgress(core, nothingInGit(kinds), flags, out, { allDetails: true, allValues: true });
       try {
-        checkTargets(flags.target ?? [], nothingInGit(), live);
+        checkTargets(flags.target ?? [], nothingInGit(kinds), live, kinds);
         matched = true;
       } catch (e) {
         unknownTarget ??= e;
       }
       const unnamed: string[] = [];
       const heldTwice: string[] = [];
-      reads.push({ env, files: exportFiles(live, flags.target ?? [], taken, unnamed, undefined, heldTwice), unnamed, heldTwice });
+      reads.push({ env, files: exportFiles(live, flags.target ?? [], taken, unnamed, kindsOf(out.io), heldTwice), unnamed, heldTwice });
     } finally {
       await core.close();
     }
@@ -121,7 +125,7 @@ function gitDocs(s: State, files: string[]): { byAddress: Map<string, GitDocRef[
     const all = docs as Document[];
     docs.forEach((doc) => {
       const v = doc.toJS() as { kind?: unknown; metadata?: { name?: unknown } } | null;
-      const kind = typeof v?.kind === "string" ? kindOfFile(KINDS, v.kind) : undefined;
+      const kind = typeof v?.kind === "string" ? kindOfFile(s.kinds, v.kind) : undefined;
       if (!kind || typeof v?.metadata?.name !== "string") return;
       const address = kind.address(v.metadata.name.replaceAll("$${", "${"));
       byAddress.set(address, [...(byAddress.get(address) ?? []), { file, doc: doc as Document, docs: all, edits }]);
@@ -164,7 +168,7 @@ function prepareHeld(s: State, byAddress: Map<string, GitDocRef[]>, taken: Set<s
   for (const [address, docs] of byAddress) {
     const holdings: Holding[] = s.reads.flatMap((r) => r.files.filter((f) => f.address === address).map((file) => ({ env: r.env.name, file })));
     if (!holdings.length) continue;
-    const kind = kindOfFile(KINDS, (holdings[0] as Holding).file.value.kind);
+    const kind = kindOfFile(s.kinds, (holdings[0] as Holding).file.value.kind);
     prepareAddress(address, holdings, docs, { order, kind, namer: s.namer, unique, readValues: (f) => textOf(s, f) }, p);
   }
   const files = new Map<string, { docs: Document[]; edits: FileEdits }>();
@@ -186,7 +190,7 @@ function placeEnv(s: State, r: EnvRead, held: Set<string>, p: Prepared, yamlFile
   const source = varsFor({ vars, ...(r.env.envTexts ? { envTexts: r.env.envTexts } : {}), ...(r.env.origins ? { origins: r.env.origins } : {}) });
   const git = yamlFiles().flatMap((f) => {
     const text = textOf(s, f);
-    return text === undefined ? [] : [gitFileAs(f, text, source, s.repo, name)];
+    return text === undefined ? [] : [gitFileAs(f, text, source, s.repo, name, s.kinds)];
   });
   const files = r.files.filter((f) => held.has(f.address) && !p.excluded.has(f.address));
   const plan = placeExport(
@@ -228,7 +232,7 @@ function placeAll(s: State, taken: Set<string>): void {
     `yaml-language-server: $schema=${posixOf(relative(join(s.ctx.dir, file, ".."), schemaFile))}`,
     `Exported by revsync from environments ${order.join(", ")}.`,
   ];
-  placeNew(s, mergeExports(fresh, order, s.namer, taken), broken, header);
+  placeNew(s, mergeExports(fresh, order, s.namer, taken, s.kinds), broken, header);
   const p = prepareHeld(s, byAddress, taken);
   const held = new Set(byAddress.keys());
   for (const r of s.reads) placeEnv(s, r, held, p, yamlFiles, taken);
@@ -313,8 +317,8 @@ function report(s: State, flags: ExportFlags, w: ReturnType<typeof collectWrites
 /** revsync export --all-envs. */
 export async function runExportAllEnvs(flags: ExportFlags, out: Output): Promise<number> {
   const repo = openRepo(flags);
-  if (flags.env) throw new UserError("--all-envs exports every environment of revsync.yaml, and --env names one: give one of them");
-  refuseOverrides(envOf(flags));
+  // Every environment, each checked; --env refused, and the overrides (each names one tenant) too.
+  const names = fleetNames(repo, { ...flags, allEnvs: true });
   const folder = exportFolder(flags, out, repo);
   let taken: Set<string>;
   try {
@@ -322,11 +326,12 @@ export async function runExportAllEnvs(flags: ExportFlags, out: Output): Promise
   } catch (e) {
     throw fileError("read", folder.shown("."), e);
   }
-  const reads = await readAll(repo, flags, out, taken);
+  const reads = await readAll(repo, names, flags, out, taken);
   const existing = new Map(reads.map((r) => [r.env.name, r.env.vars as Record<string, unknown>]));
   const s: State = {
     ctx: { out, ...folder },
     repo,
+    kinds: kindsOf(out.io),
     targets: flags.target ?? [],
     reads,
     overlay: new Map(),

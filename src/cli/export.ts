@@ -5,7 +5,7 @@ import { environmentNames, varsFor, type Repo, type ResolvedEnv } from "../confi
 import { listYamlFiles } from "../config/walk.js";
 import { readYamlText, type VarSource } from "../config/yaml-source.js";
 import { keepInScope } from "../config/scope.js";
-import { KINDS } from "../kinds/registry.js";
+import type { Registry } from "../kinds/kind.js";
 import { setEnvironmentVars } from "../export/config-vars.js";
 import { placeExport, valuesNamedIn, type ExportPlan, type ExportWrite, type GitFile, type VarHome } from "../export/in-place.js";
 import { exportFiles, type ExportedFile } from "../export/mapping.js";
@@ -18,6 +18,7 @@ import { editUserFile, fileError, PathOutside, READ_CAPS, readUserFile, realPath
 import { plural } from "../words.js";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 
@@ -48,10 +49,10 @@ export function filesUnder(dir: string): Set<string> {
 /** One policy file of the export folder as an environment reads it: each document's value with its
  *  variables (undefined where one cannot be filled), its documents and batches of other environments
  *  not its own (config/scope.ts: a batch of others is null in its place). */
-export function gitFileAs(file: string, text: string, vars: VarSource, repo: Repo, environment: string): GitFile {
+export function gitFileAs(file: string, text: string, vars: VarSource, repo: Repo, environment: string, kinds: Registry): GitFile {
   const values: unknown[] = [];
   const dropped = new Set<number>();
-  const scopedLists = (fileKind: string): readonly string[] => KINDS.find((k) => k.fileKind === fileKind)?.scopedLists ?? [];
+  const scopedLists = (fileKind: string): readonly string[] => kinds.find((k) => k.fileKind === fileKind)?.scopedLists ?? [];
   const keep = keepInScope({ environment, known: environmentNames(repo), scopedLists, file, diagnostics: [], keepPlaces: true, dropped });
   for (const src of readYamlText(text, file, [], vars, keep)) if (!src.unresolved?.size) values[src.index] = src.value;
   return { file, text, values, outOfScope: dropped };
@@ -66,8 +67,7 @@ function gitFiles(
   vars: VarSource,
   inside: { folder: string; words?: PathWords },
   unreadable: string[],
-  repo: Repo,
-  environment: string,
+  at: { repo: Repo; environment: string; kinds: Registry },
 ): GitFile[] {
   if (!existsSync(dir)) return [];
   return listYamlFiles(dir).flatMap((abs): GitFile[] => {
@@ -78,7 +78,7 @@ function gitFiles(
       unreadable.push(e instanceof Error ? e.message : String(e));
       return [];
     }
-    return [gitFileAs(posixOf(relative(dir, abs)), text, vars, repo, environment)];
+    return [gitFileAs(posixOf(relative(dir, abs)), text, vars, at.repo, at.environment, at.kinds)];
   });
 }
 
@@ -125,12 +125,13 @@ export function varHome(repo: Repo, envName: string, added: ReadonlySet<string> 
 async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; files: ExportedFile[]; unnamed: string[]; heldTwice: string[] }> {
   const { flags, out, repo, env, dir } = ctx;
   // Every batch's values too: export keeps them in git beside the policy file.
-  const live = await readWithProgress(core, nothingInGit(), flags, out, { allDetails: true, allValues: true });
-  checkTargets(flags.target ?? [], nothingInGit(), live);
+  const kinds = kindsOf(out.io);
+  const live = await readWithProgress(core, nothingInGit(kinds), flags, out, { allDetails: true, allValues: true });
+  checkTargets(flags.target ?? [], nothingInGit(kinds), live, kinds);
   let taken: Set<string>;
   let git: GitFile[];
   try {
-    git = gitFiles(dir, varsFor(env, envOf(flags)), ctx.inside, ctx.unreadable, repo, env.name);
+    git = gitFiles(dir, varsFor(env, envOf(flags)), ctx.inside, ctx.unreadable, { repo, environment: env.name, kinds });
     // A values file a policy file names is taken even before it is there.
     taken = new Set([...filesUnder(dir), ...valuesNamedIn(git)]);
   } catch (e) {
@@ -138,7 +139,7 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
   }
   const unnamed: string[] = [];
   const heldTwice: string[] = [];
-  const files = exportFiles(live, flags.target ?? [], taken, unnamed, undefined, heldTwice);
+  const files = exportFiles(live, flags.target ?? [], taken, unnamed, kinds, heldTwice);
   const schemaFile = join(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file: string): string[] => [
     `yaml-language-server: $schema=${posixOf(relative(dirname(join(dir, file)), schemaFile))}`,
@@ -146,7 +147,7 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
   ];
   const inPolicies = !relative(repo.policiesDir, dir).startsWith("..") && !isAbsolute(relative(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env.name) : [];
-  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(repo, env.name), sharedWith, taken }), files, unnamed, heldTwice };
+  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(repo, env.name), sharedWith, taken, kinds }), files, unnamed, heldTwice };
 }
 
 /** Every write checked before any is made: where it lies (realPathInside, links followed: none outside

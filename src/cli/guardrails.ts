@@ -8,7 +8,7 @@ import type { PullRequestApproval } from "../evidence/record.js";
 import type { Approver } from "../guardrails/identity.js";
 import type { Judging, Override } from "../guardrails/judge.js";
 import { loadGuardrails, type GuardrailSetup } from "../guardrails/setup.js";
-import { KINDS } from "../kinds/registry.js";
+import type { Registry } from "../kinds/kind.js";
 import { approverNamedFor, ioOf } from "./context.js";
 import type { GlobalFlags, OverrideFlags } from "./flags.js";
 
@@ -38,10 +38,11 @@ export function guardrailsOf(
   env: ResolvedEnv,
   flags: GlobalFlags & OverrideFlags,
   approvers: Approver[],
+  kinds: Registry,
 ): { setup: GuardrailSetup; judging: Judging } | undefined {
   const now = nowOf(flags);
   const overrides = overridesOf(flags);
-  const setup = loadGuardrails(repo, env.name, KINDS, now);
+  const setup = loadGuardrails(repo, env.name, kinds, now);
   if (!setup) {
     if (overrides.length) throw new UserError(`--override ${overrides[0]?.name}: environment ${env.name} has no guardrails or freeze windows in revsync.yaml`);
     return undefined;

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from "commander";
-import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, errorObject } from "../errors.js";
+import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, environmentOf, errorObject } from "../errors.js";
 import type { Runner } from "./commands.js";
 import type { GlobalFlags } from "./flags.js";
 import { readFileSync } from "node:fs";
@@ -24,14 +24,14 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
   for (const name of secretNames(io.env)) redactor.add(io.env[name], name);
   const program = programFor(io);
   // The command that runs: its flags and output (for the one error report below), and its exit code.
-  const ran: { current?: { flags: GlobalFlags; out: Output }; code: number } = { code: 0 };
+  const ran: { current?: { flags: GlobalFlags; out: Output; command?: string }; code: number } = { code: 0 };
   const run: Runner =
     (fn) =>
     async (...args) => {
       const cmd = args[args.length - 1] as Command;
       const flags = { ...cmd.optsWithGlobals(), io } as Parameters<typeof fn>[0] & GlobalFlags;
       const out = makeOutput(flags, redactor, io);
-      ran.current = { flags, out };
+      ran.current = { flags, out, command: commandPath(cmd).join(" ") };
       keepSecretsOut(cmd, flags, out, ran);
       ran.code = await fn(flags, out, redactor, cmd.args);
       saySecretsAltered(redactor, out);
@@ -43,22 +43,42 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
   } catch (e) {
     const out = ran.current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor, io);
     if (e instanceof CommanderError && !ran.current && e.exitCode !== 0) await commandLineRefused(e, argv, out);
-    const code = report(e, out, ran.current?.flags.format);
+    const code = report(e, out, ran.current?.flags.format, ran.current && whose(e, ran.current));
     saySecretsAltered(redactor, out);
     return code;
   }
 }
 
-/** Commands that send nothing (no sign-in, no request): an unsafe secret cannot leak through them. */
-function sendsNothing(cmd: Command, flags: GlobalFlags): boolean {
+/** The names of a command and the commands above it: ["evidence", "verify"]. */
+function commandPath(cmd: Command): string[] {
   const path: string[] = [];
   for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
-  const [top, sub] = path;
+  return path;
+}
+
+/** What a failed run's JSON says it was: the command, and the environment whose work the error stopped
+ *  (else the one --env or REVSYNC_ENV named), so that a CI matrix's outputs, a failed job's included, are
+ *  summed up by environment (revsync summary). A run across environments names none: each environment's
+ *  failure is in its own entry. */
+function whose(e: unknown, ran: { flags: GlobalFlags; command?: string }): { command?: string; environment?: string } {
+  const fleet = (ran.flags as { allEnvs?: boolean; envs?: string }).allEnvs || (ran.flags as { envs?: string }).envs !== undefined;
+  const environment = environmentOf(e) ?? (fleet ? undefined : (ran.flags.env ?? (ran.flags.io?.env ?? process.env).REVSYNC_ENV));
+  return { ...(ran.command ? { command: ran.command } : {}), ...(environment ? { environment } : {}) };
+}
+
+/** Commands that send nothing (no sign-in, no request): an unsafe secret cannot leak through them. */
+function sendsNothing(cmd: Command, flags: GlobalFlags): boolean {
+  const [top, sub] = commandPath(cmd);
   const live = !!(flags as { live?: boolean }).live;
   if (top === "test") return sub === undefined && !live;
   // evidence verify --live signs in and reads the service.
   return (
-    top === "validate" || top === "show" || top === "completion" || top === "init" || (top === "evidence" && ((sub === "verify" && !live) || sub === "show"))
+    top === "validate" ||
+    top === "show" ||
+    top === "summary" ||
+    top === "completion" ||
+    top === "init" ||
+    (top === "evidence" && ((sub === "verify" && !live) || sub === "show"))
   );
 }
 
@@ -167,7 +187,7 @@ function testCommand(argv: string[]): boolean {
 
 /** The one place errors become words and exit codes. With a machine format (json, markdown), stdout
  *  holds only a JSON error object (json) or nothing (markdown); the words go to stderr. */
-function report(e: unknown, out: Output, format?: string): number {
+function report(e: unknown, out: Output, format?: string, about: { command?: string; environment?: string } = {}): number {
   if (e instanceof CommanderError) {
     if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
     return 1; // commander printed the message already
@@ -176,7 +196,7 @@ function report(e: unknown, out: Output, format?: string): number {
     out.error(e.message);
     return 130;
   }
-  if (format === "json") out.json(errorObject(e));
+  if (format === "json") out.json({ ...errorObject(e), ...about });
   if (e instanceof PolicyProblems) {
     for (const d of e.diagnostics) out.errorLine(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`);
   }

@@ -11,8 +11,10 @@ import type { GuardrailSetup } from "../guardrails/setup.js";
 import { approverNamedFor, concurrencyOf, desiredState, envOf } from "./context.js";
 import { ciOf } from "./four-eyes.js";
 import type { GlobalFlags } from "./flags.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { startProgress } from "./progress.js";
+import { waitingNote } from "./rate-limit.js";
 
 /** The progress line of the reads, on a terminal, for as long as `work` reads (plan, apply, drift, export
  *  and test share it). */
@@ -22,6 +24,8 @@ async function withProgress<T>(
   out: Output,
   work: (progress: (done: number, total: number, what: string) => void) => Promise<T>,
 ): Promise<T> {
+  const to = flags.progressTo;
+  if (to) return work((done, total) => to(`${done}/${total}${waitingNote(core.governor)}`));
   const progress = await startProgress(out, "Reading the service…", flags.quiet, core.governor);
   try {
     return await work((done, total, what) => progress.update(`Reading the service: ${done}/${total} (${what})`));
@@ -39,7 +43,7 @@ export function readWithProgress(
   extra: Omit<ReadOptions, "concurrency" | "targets">,
 ): Promise<LiveState> {
   return withProgress(core, flags, out, (progress) =>
-    readLive(core, desired, { concurrency: concurrencyOf(flags), targets: flags.target ?? [], ...extra, progress }),
+    readLive(core, desired, { concurrency: concurrencyOf(flags), targets: flags.target ?? [], ...extra, progress }, kindsOf(out.io)),
   );
 }
 
@@ -79,6 +83,7 @@ export async function makePlan(
       meta,
       concurrency: concurrencyOf(flags),
       progress,
+      kinds: kindsOf(out.io),
       ...(tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env.service.allocationRules } } : {}),
       ...(env.fourEyes ? { fourEyes: { approver: named.user, approverConfigured: named.configured, approverKnown } } : {}),
       ...(opts.guardrails ? { guardrails: opts.guardrails } : {}),

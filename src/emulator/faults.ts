@@ -147,6 +147,11 @@ export class FaultTable {
     return this.faults.map(({ bucket: _bucket, ...f }) => f);
   }
 
+  /** Whether a fault pick returned is still set (not cleared, nor replaced by another set). */
+  has(fault: Fault): boolean {
+    return this.faults.some((f) => f === fault);
+  }
+
   /** The faults that fire for this request, each counted once. */
   pick(method: string, path: string, body: string, query = ""): Fault[] {
     const fired: Fault[] = [];

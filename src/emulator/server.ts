@@ -26,6 +26,16 @@ export interface EmulatorOptions {
   /** Refuse an approve of an SSP batch by the user who reviewed it (403), as the rule that the uploader
    *  cannot approve their own file refuses them (default false). */
   fourEyes?: boolean;
+  /** Resources served beside the spec's (EmulatorResource). */
+  resources?: EmulatorResource[];
+}
+
+/** A resource served beside the spec's, as a resource kind written outside the tree brings its own (the
+ *  toy kind of test/toy-kind.e2e.test.ts): asked, after the spec's endpoints, for each signed-in request
+ *  under /apis/ that none of them answers; it answers a JSON body, or undefined when the path is not its
+ *  own, and throws EmuError to refuse. It keeps its own state (a reset leaves it as it is). */
+export interface EmulatorResource {
+  answer(req: { method: string; path: string; body: () => unknown; ifMatch: string | undefined; caller: Caller }): unknown;
 }
 
 export interface RateLimitOptions {
@@ -147,8 +157,6 @@ function tooMany(retryAfter: number | null): Reply {
   return new Reply(429, { status: 429, message: "too many requests", error: [{ message: "too many requests" }] }, "application/json", headers);
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 /** Settings a test posts, each known and of its type (400 naming the first that is not). */
 function checkSettings(b: Record<string, unknown>, settings: EmulatorSettings): void {
   for (const [k, v] of Object.entries(b)) {
@@ -169,8 +177,16 @@ function userNamed(t: TenantState, login: string): string {
 
 export class Emulator {
   readonly faults = new FaultTable();
+  readonly resources: EmulatorResource[] = [];
   journal: JournalEntry[] = [];
   private journalSeq = 0;
+  /** Resets so far, and clears of the journal (resets too): a request that arrived before one is not of
+   *  the test after it. */
+  private resets = 0;
+  private journalClears = 0;
+  /** The requests a latency fault holds, each with its fault: once the fault is no longer set (cleared,
+   *  replaced, a reset), the wait ends. */
+  private readonly held = new Set<{ fault: Fault; done: () => void }>();
   private accessTtlS: number;
   private refreshTtlS: number;
   private readonly gateway: { bucket: TokenBucket; retryAfter: boolean } | undefined;
@@ -199,10 +215,32 @@ export class Emulator {
     return this.state.tenants.find((t) => t.realm === realm);
   }
 
+  /** A latency fault's wait: its `latency_ms`, or until the fault is no longer set. */
+  private hold(fault: Fault): Promise<void> {
+    return new Promise((resolve) => {
+      const h = {
+        fault,
+        done: (): void => {
+          clearTimeout(timer);
+          this.held.delete(h);
+          resolve();
+        },
+      };
+      const timer = setTimeout(h.done, fault.latency_ms ?? 100);
+      this.held.add(h);
+    });
+  }
+
+  /** Ends the wait of each request held by a fault no longer set. */
+  private release(): void {
+    for (const h of [...this.held]) if (!this.faults.has(h.fault)) h.done();
+  }
+
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://emulator");
     const method = req.method ?? "GET";
     const entry: JournalEntry = { seq: 0, at: Date.now(), method, path: url.pathname, query: url.search, status: 0 };
+    const clears = this.journalClears;
     let reply: Reply | "dropped";
     try {
       reply = await this.dispatch(req, res, url, method, entry);
@@ -212,7 +250,9 @@ export class Emulator {
           ? new Reply(e.status, e.body())
           : new Reply(500, { status: 500, message: "internal emulator error", error: [{ message: String(e) }] });
     }
-    if (!url.pathname.startsWith("/__admin/")) {
+    // A request that arrived before the journal was cleared (a reset) is not journaled after it: the
+    // journal holds the requests of the test that cleared it, however long another's was held.
+    if (!url.pathname.startsWith("/__admin/") && clears === this.journalClears) {
       entry.seq = ++this.journalSeq;
       entry.status = reply === "dropped" ? 0 : reply.status;
       this.journal.push(entry);
@@ -247,6 +287,7 @@ export class Emulator {
         return tooMany(this.gateway.retryAfter ? wait : null);
       }
     }
+    const resets = this.resets;
     const fired = this.faults.pick(method, path, raw, decodeURIComponent(url.search.replace(/\+/g, " ")));
     let dropAfter = false;
     let success: number | undefined;
@@ -254,7 +295,7 @@ export class Emulator {
     const omit: string[] = [];
     for (const f of fired) {
       entry.fault = f.kind;
-      if (f.kind === "latency") await sleep(f.latency_ms ?? 100);
+      if (f.kind === "latency") await this.hold(f);
       else if (f.kind === "trickle") trickleMs = f.latency_ms ?? 1000;
       else if (f.kind === "drop") {
         if (f.after_commit) dropAfter = true;
@@ -278,6 +319,8 @@ export class Emulator {
         });
       }
     }
+    // Held across a reset: the state it was sent to is gone; it is dropped, never applied to the new one.
+    if (resets !== this.resets) return "dropped";
     const result = omitted(this.route(req, url, method, path, raw, entry), omit);
     if (dropAfter) return "dropped";
     if (success !== undefined && result.status === 200) return new Reply(success, "", "application/json");
@@ -376,6 +419,15 @@ export class Emulator {
     if (path === "/apis/errortransactions/v1/" || path === "/apis/errortransactions/v1") {
       allow("POST");
       return json(svc.errorTransactions(t, parseJson(raw)));
+    }
+    return this.resource(caller, method, path, raw, ifMatch);
+  }
+
+  /** A path none of the spec's endpoints takes: a resource's brought beside them, else none. */
+  private resource(caller: Caller, method: string, path: string, raw: string, ifMatch: string | undefined): Reply {
+    for (const r of this.resources) {
+      const out = r.answer({ method, path, body: () => parseJson(raw), ifMatch, caller });
+      if (out !== undefined) return new Reply(200, out);
     }
     throw new EmuError(404, `no such endpoint: ${method} ${path}`);
   }
@@ -519,25 +571,31 @@ export class Emulator {
     });
   }
 
+  /** POST /__admin/reset: a seed or a whole state; the faults, the journal and the settings as at start,
+   *  and the requests held by a latency fault dropped (they were sent to the state that is gone). */
+  private reset(b: { seed?: string; state?: EmulatorState }): Reply {
+    if (b.state) {
+      const problem = checkState(b.state);
+      if (problem) throw new EmuError(400, `not an emulator state: ${problem}`, [{ field: "state", message: problem }]);
+      this.state = b.state;
+    } else {
+      const seed = b.seed ?? "demo";
+      if (!SEEDS.includes(seed as SeedName)) throw new EmuError(400, `seed must be one of ${SEEDS.join(", ")}`);
+      this.state = seedState(seed as SeedName);
+    }
+    this.resets++;
+    this.journalClears++;
+    this.faults.clear();
+    this.release();
+    this.journal = [];
+    this.settings = { ...this.startSettings };
+    this.persist();
+    return new Reply(200, { status: "reset" });
+  }
+
   private admin(method: string, path: string, raw: string, url: URL): Reply {
     const body = (): unknown => (raw.trim() ? parseJson(raw) : {});
-    if (path === "/__admin/reset" && method === "POST") {
-      const b = body() as { seed?: string; state?: EmulatorState };
-      if (b.state) {
-        const problem = checkState(b.state);
-        if (problem) throw new EmuError(400, `not an emulator state: ${problem}`, [{ field: "state", message: problem }]);
-        this.state = b.state;
-      } else {
-        const seed = b.seed ?? "demo";
-        if (!SEEDS.includes(seed as SeedName)) throw new EmuError(400, `seed must be one of ${SEEDS.join(", ")}`);
-        this.state = seedState(seed as SeedName);
-      }
-      this.faults.clear();
-      this.journal = [];
-      this.settings = { ...this.startSettings };
-      this.persist();
-      return new Reply(200, { status: "reset" });
-    }
+    if (path === "/__admin/reset" && method === "POST") return this.reset(body() as { seed?: string; state?: EmulatorState });
     if (path === "/__admin/settings") {
       if (method === "POST") {
         const b = body() as Partial<Record<keyof EmulatorSettings, unknown>>;
@@ -549,6 +607,7 @@ export class Emulator {
     if (path === "/__admin/state" && method === "GET") return new Reply(200, this.state);
     if (path === "/__admin/requests") {
       if (method === "DELETE") {
+        this.journalClears++;
         this.journal = [];
         return new Reply(200, { status: "cleared" });
       }
@@ -562,6 +621,7 @@ export class Emulator {
       if (method === "GET") return new Reply(200, { faults: this.faults.list() });
       if (method === "DELETE") {
         this.faults.clear();
+        this.release();
         return new Reply(200, { status: "cleared" });
       }
       if (method === "POST") {
@@ -569,6 +629,7 @@ export class Emulator {
         if (typeof parsed === "string") throw new EmuError(400, parsed);
         this.applyTokenFaults(parsed.faults);
         this.faults.set(parsed.faults, parsed.seed, parsed.replace);
+        this.release();
         return new Reply(200, { faults: this.faults.list() });
       }
     }
@@ -609,6 +670,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     { ...DEFAULT_SETTINGS, if_match: opts.honourIfMatch !== false, four_eyes: opts.fourEyes === true },
     opts.rateLimit,
   );
+  emulator.resources.push(...(opts.resources ?? []));
   if (opts.statePath) saveStateFile(opts.statePath, opts.state);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());

@@ -7,7 +7,7 @@ import type { WriteOutcome } from "../api/write.js";
 import type { DesiredState } from "../config/repo.js";
 import type { FileKind } from "../config/rules.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
-import type { Change, DriftItem, FourEyesFacts, KeptLive } from "../shared/entries.js";
+import type { Action, Change, DriftItem, FourEyesFacts, KeptLive } from "../shared/entries.js";
 import type { FactDoc, Facts } from "../shared/facts.js";
 import type { FieldDiff } from "../shared/normalize.js";
 import type { Unknown } from "../shared/unknown.js";
@@ -223,6 +223,11 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
    *  change writes what git asks for. A change git no longer asks for at all says so. A plan's checksum
    *  is no signature: this, not the checksum, holds a saved plan to git (docs/security.md). */
   gitProblems(c: Change, desired: readonly D[], changes: readonly Change[]): string[];
+  /** The payloads of its writes, by their `kind`: the actions each carries and its JSON Schema, which a
+   *  saved plan's schema holds (src/plan/schema.ts: npm run gen:types writes them into
+   *  schemas/plan.schema.json). `#/definitions/X` in one names a definition of schemas/api.schema.json
+   *  (copied into the plan's schema); a kind defined outside the tree writes its payload's schema whole. */
+  readonly payloads: Readonly<Record<string, { actions: readonly Action[]; schema: object }>>;
   /** Refuses, before anything is sent, a plan its writes cannot be made for (a write needs the user). */
   ready?(changes: readonly Change[], core: ApiCore): void;
   /** The order among the kind's own steps (`changes`: the kind's applied changes, in plan order). Kinds

@@ -3,6 +3,8 @@ import type { Painter } from "./painter.js";
 import { planImpactMarkdown } from "./policy-test.js";
 import type { ApplyReport, Outcome } from "../apply/run.js";
 import {
+  ACTIONS,
+  APPLIED_ACTIONS,
   actionWords,
   impactOf,
   isApplied,
@@ -64,12 +66,16 @@ export function valuesLine(v: ValuesSummary): string {
   return `${plural(v.rows, "row")}, ${plural(v.products, "product")}, ${v.currencies.length === 1 ? "currency" : "currencies"} ${v.currencies.join(", ") || "(none)"}, ${v.from} to ${v.to}, as in ${v.file}`;
 }
 
+/** The plan in one line: the writes it makes, each action that occurs once (a plan without SSP changes
+ *  says nothing of reviews), then what it shows and never applies. */
 export function summaryLine(plan: Plan): string {
   const s = plan.summary;
-  const parts = [`${s.create} to create`, `${s.update} to update`, `${s.review} to review`, `${s.approve} to approve`];
-  const shownOnly = (["blocked", "not_in_git", "unsupported"] as const).filter((a) => s[a]).map((a) => `${s[a]} ${actionWords(a)}`);
-  const total = (["blocked", "not_in_git", "unsupported"] as const).reduce((n, a) => n + (s[a] ?? 0), 0);
-  return `Plan: ${parts.join(", ")}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
+  const count = (a: Action): number => s[a] ?? 0;
+  const writes = APPLIED_ACTIONS.filter((a) => count(a)).map((a) => `${count(a)} to ${actionWords(a)}`);
+  const shown = ACTIONS.filter((a) => !APPLIED_ACTIONS.includes(a) && count(a));
+  const total = shown.reduce((n, a) => n + count(a), 0);
+  const shownOnly = shown.map((a) => `${count(a)} ${actionWords(a)}`);
+  return `Plan: ${writes.length ? writes.join(", ") : "nothing to apply"}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
 }
 
 export function hasChanges(plan: Plan): boolean {
@@ -315,8 +321,8 @@ function changeLines(changes: readonly Change[]): { lines: string[]; cut: boolea
  *  each) when they fit; else as many in full as leave room for the rest in one line each; else one line
  *  each without reasons, the longest addresses cut as far as they must; only past that, as many lines as
  *  fit and the count of the rest. */
-function changesMarkdown(changes: readonly Change[], budget: number, whole: string, fourEyes?: Plan["four_eyes"]): Fitted {
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+function changesMarkdown(changes: readonly Change[], budget: number, whole: string, fourEyes: Plan["four_eyes"], max: number): Fitted {
+  const limit = max.toLocaleString("en");
   const line = changeLines(changes);
   const headOf = (rest: "line" | "bare", shown: number, cut: boolean): string => {
     const what = rest === "line" ? "one line each" : "one line each, without their reasons";
@@ -348,8 +354,10 @@ const notesMarkdown = (notes: readonly string[] | undefined, whole: string): str
 /** The plan in markdown, for a pull request's comment: never over MARKDOWN_LIMIT characters. The changes
  *  come first and each is listed (in less detail when there are many); the impact on the policy tests
  *  follows, each of its sections within its own budget, and gives way to the changes when they need the
- *  room; `file` names where the whole plan is (the JSON plan file; else how to get it). */
-export function planMarkdown(plan: Plan, file?: string): string {
+ *  room; `file` names where the whole plan is (the JSON plan file; else how to get it). `max`: the
+ *  characters the changes are fitted to instead (an environment's share of a fleet's comment), which the
+ *  notes' and impact's own budgets may pass: the fleet's summary measures what it gets. */
+export function planMarkdown(plan: Plan, file?: string, max = MARKDOWN_LIMIT): string {
   const whole = file === undefined ? "the JSON plan (`revsync plan --format json`)" : md(file);
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   const notes = alikeMarkdown(plan.look_alike) + notesMarkdown(plan.notes, whole);
@@ -369,13 +377,13 @@ export function planMarkdown(plan: Plan, file?: string): string {
   const top = head.join("\n");
   const tail = `\n${summaryLine(plan)}\n${kept ? `\n${kept}` : ""}${notes ? `\n${notes}` : ""}`;
   // One character short of the limit: the line's end that prints it.
-  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
+  const room = max - 1 - top.length - tail.length;
   let impact = planImpactMarkdown(impactOf(plan), whole);
-  let changes = changesMarkdown(plan.changes, room - impact.length, whole, plan.four_eyes);
+  let changes = changesMarkdown(plan.changes, room - impact.length, whole, plan.four_eyes, max);
   if (changes.listed < plan.changes.length && impact) {
     // The changes are never left out for the impact: it gives way, and says where it is.
     impact = `\n#### Impact\n\n_Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in ${whole} (impact)._\n`;
-    changes = changesMarkdown(plan.changes, room - impact.length, whole, plan.four_eyes);
+    changes = changesMarkdown(plan.changes, room - impact.length, whole, plan.four_eyes, max);
   }
   return top + changes.text + (impact ? `\n${impact}` : "") + tail;
 }
@@ -461,8 +469,9 @@ const changeWho = (c: Change): string => (c.action === "not_in_git" ? "" : attri
 
 /** The drift report in markdown: never over MARKDOWN_LIMIT characters. Each drifted resource is listed
  *  (with its fields that differ while they fit, else one row each); the accepted drift and the notes
- *  follow, each within its own budget; `file` names where the whole report is (else how to get it). */
-export function driftMarkdown(report: DriftReport, file?: string): string {
+ *  follow, each within its own budget; `file` names where the whole report is (else how to get it).
+ *  `max`: the characters the drifted resources are fitted to instead (as planMarkdown's). */
+export function driftMarkdown(report: DriftReport, file?: string, max = MARKDOWN_LIMIT): string {
   const whole = file === undefined ? "the JSON report (`revsync drift --format json`)" : md(file);
   const lines = [`<!-- revsync-drift:${commentText(report.environment)} -->`, `### revsync drift in ${markdownCode(report.environment)}`, ""];
   const notes = alikeMarkdown(report.look_alike) + notesMarkdown(report.notes, whole);
@@ -478,7 +487,7 @@ export function driftMarkdown(report: DriftReport, file?: string): string {
   }
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+  const limit = max.toLocaleString("en");
   const leftOut = (n: number): string =>
     `\n_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._\n`;
   const tail = `${ignored}\n\n${driftSummaryLine(report)}\n${kept ? `\n${kept}` : ""}${notes ? `\n${notes}` : ""}`;
@@ -487,7 +496,7 @@ export function driftMarkdown(report: DriftReport, file?: string): string {
     f.rest === null || f.listed < report.drift.length
       ? ""
       : `\n_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._${cut ? cutWords(whole) : ""}\n`;
-  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length - said({ full: report.drift.length, rest: "bare", listed: report.drift.length }, true).length;
+  const room = max - 1 - top.length - tail.length - said({ full: report.drift.length, rest: "bare", listed: report.drift.length }, true).length;
   const rows = driftRows(report.drift, room);
   const fitted = fitTiers(rows, room, () => "", leftOut);
   return top + fitted.text + said(fitted, fitted.rest === "line" ? rows.cut.line : fitted.rest === "bare" && rows.cut.bare) + tail;

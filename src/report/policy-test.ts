@@ -14,7 +14,9 @@ import type { PlanImpact } from "../plan/model.js";
 import { errorObject, type FileProblem } from "../errors.js";
 import { markdownCode, markdownText as md, mermaidLabel, terminalText as t } from "./escape.js";
 import { junitXml, type JunitCase, type JunitSuite } from "./junit.js";
-import { fitPieces, SECTION_BUDGET } from "./budget.js";
+import { fitPieces, MARKDOWN_LIMIT, SECTION_BUDGET } from "./budget.js";
+import type { TestReport } from "../fleet/outcome.js";
+import { plural } from "../words.js";
 import type { GuardrailTestResult } from "../guardrails/tests.js";
 import { displayWidth, padDisplay } from "../display-width.js";
 
@@ -37,9 +39,12 @@ export function testText(results: CaseResult[], source: string, out: Painter, co
   return lines.join("\n");
 }
 
-export function testJson(results: CaseResult[], source: string, contracts: ContractResult[] = []): object {
+/** The results as JSON; `environment`, with --live: the environment whose service's policies they ran
+ *  against (a summary of several environments' results names each by it). */
+export function testJson(results: CaseResult[], source: string, contracts: ContractResult[] = [], environment?: string): object {
   return {
     format_version: "1",
+    ...(environment === undefined ? {} : { environment }),
     source,
     summary: {
       passed: results.filter((r) => r.pass).length + contracts.filter((r) => r.pass).length,
@@ -397,4 +402,29 @@ export function planImpactMarkdown(impact: PlanImpact | undefined, whole = WHOLE
       ).text,
     );
   return shown.join("\n");
+}
+
+/** The failing cases and contracts of a policy test run, from its JSON: where, name, and why. */
+export function testFailures(test: TestReport): { where: string; name: string; why: string }[] {
+  const entries = [
+    ...test.cases,
+    ...(test.contracts ?? []).map((c) => ({ ...c, name: `contract ${c.name}` })),
+    ...(test.guardrail_tests ?? []).map((g) => ({ ...g, name: `guardrail test ${g.name}`, why: [...(g.error ? [g.error] : []), ...(g.failures ?? [])] })),
+  ];
+  return entries
+    .filter((c) => !c.pass)
+    .map((c) => ({
+      where: c.file === undefined ? "" : `${c.file}${c.line === undefined ? "" : `:${c.line}`}`,
+      name: c.name,
+      why: (Array.isArray(c.why) ? c.why : []).filter((w): w is string => typeof w === "string").join("; "),
+    }));
+}
+
+/** Policy test results in markdown, from their JSON: the counts, then each failing case and contract in
+ *  one line, as many as fit in `max` characters (the rest counted; `whole` names where they all are). */
+export function testResultsMarkdown(test: TestReport, whole: string, max = MARKDOWN_LIMIT): string {
+  const said = `${test.summary.failed ? "**Policy tests failed**" : "Policy tests passed"} against ${md(test.source)}: ${test.summary.passed} passed, ${test.summary.failed} failed.\n\n`;
+  const lines = testFailures(test).map((f) => `- ${markdownCode(f.name)}${f.where ? ` (${md(f.where)})` : ""}${f.why ? `: ${md(f.why)}` : ""}\n`);
+  const leftOut = (n: number): string => `\n_${plural(n, "more failure")} not listed: every one is in ${md(whole)}._\n`;
+  return said + fitPieces(lines, max - 1 - said.length, leftOut).text;
 }

@@ -18,7 +18,7 @@ import { sspHeldTwice } from "./held-twice.js";
 import { sspEntry, sspRules, type DesiredSsp } from "./files.js";
 import { planPreparers } from "./four-eyes.js";
 import { sspGitProblems } from "./git-check.js";
-import { batchPayload, createPayload, sspPayloadProblems } from "./payload.js";
+import { batchPayload, createPayload, SSP_PAYLOADS, sspPayloadProblems } from "./payload.js";
 import { sspPlan } from "./plan.js";
 import { readSsp, sspAddress, type SspLive } from "./read.js";
 import { valuesChecksum } from "./values.js";
@@ -101,6 +101,7 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
   kept: (desired, live, targets) => keptSspFields(desired, live.ssp, targets),
   preparers: planPreparers,
 
+  payloads: SSP_PAYLOADS,
   payloadProblems: sspPayloadProblems,
   gitProblems: (c, desired) => sspGitProblems(c, desired),
   // A batch's review after its policy exists (a policy this run creates: after every create of the run);

@@ -24,7 +24,7 @@ import {
 import { heldTwiceRefusal } from "../export-file.js";
 import { ownWords, tenantEntry, tenantFieldsUpdatable, UPDATABLE_TENANT_FIELDS, type DesiredTenantConfig } from "./files.js";
 import { tenantConfigurations } from "./service.js";
-import { requireUser, TenantApply } from "./write.js";
+import { requireUser, TenantApply, UPDATE_PAYLOADS } from "./write.js";
 
 export { REASONS };
 
@@ -70,6 +70,7 @@ export const tenantConfiguration: Kind<DesiredTenantConfig, TenantConfigurationL
   unmanaged: unmanagedTenants,
   kept: keptTenantFields,
 
+  payloads: UPDATE_PAYLOADS,
   payloadProblems: (c) => updateProblems(c),
   gitProblems: (c, desired) => updateAgainstGit(c, desired),
   ready: requireUser,

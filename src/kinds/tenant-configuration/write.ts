@@ -27,6 +27,25 @@ export interface UpdatePayload extends Payload {
   item: TenantConfigurationUpdateItem;
 }
 
+/** The schema of a saved plan's update payload (src/plan/schema.ts). */
+export const UPDATE_PAYLOADS = {
+  update: {
+    actions: ["update"],
+    schema: {
+      type: "object",
+      required: ["kind", "compliance_id", "compliance_name", "unique_key", "item"],
+      additionalProperties: false,
+      properties: {
+        kind: { const: "update" },
+        compliance_id: { type: "string", minLength: 1 },
+        compliance_name: { type: "string" },
+        unique_key: { type: "string" },
+        item: { $ref: "#/definitions/TenantConfigurationUpdateItem" },
+      },
+    },
+  },
+} as const;
+
 /** A change's update payload, where it carries one. */
 export const updatePayload = (c: Pick<Change, "payload">): UpdatePayload | undefined =>
   c.payload?.kind === "update" ? (c.payload as UpdatePayload) : undefined;

@@ -1,4 +1,5 @@
 import type { FileProblem } from "../../errors.js";
+import type { TestReport } from "../../fleet/outcome.js";
 import type { CaseResult, ContractResult } from "../../policy-test/run.js";
 import type { GuardrailTestResult } from "../../guardrails/tests.js";
 import type { Sink } from "../painter.js";
@@ -15,6 +16,8 @@ export interface TestRun {
   source: string;
   note?: string;
   broken?: readonly FileProblem[];
+  /** --live: the environment whose service's policies the cases ran against. */
+  environment?: string;
 }
 
 export interface TestView {
@@ -24,6 +27,20 @@ export interface TestView {
   results(run: TestRun, out: Sink): void;
   /** A run that stopped with an error, as this report (JUnit: the error is a report of its own). */
   error?(e: unknown, out: Sink): void;
+}
+
+/** The run as JSON: the cases' and contracts' results, the guardrail tests' counted in and listed. */
+function runJson(
+  { results, contracts, guardrails = [], source, note, environment }: TestRun,
+  testJson: (r: CaseResult[], s: string, c?: ContractResult[], e?: string) => object,
+  guardrailTestJson: (g: GuardrailTestResult) => object,
+): object {
+  if (note) return { ...testJson(results, source, [], environment), note };
+  const json = testJson(results, source, contracts, environment) as { summary: { passed: number; failed: number } };
+  if (!guardrails.length) return json;
+  json.summary.passed += guardrails.filter((g) => g.pass).length;
+  json.summary.failed += guardrails.filter((g) => !g.pass).length;
+  return { ...json, guardrail_tests: guardrails.map(guardrailTestJson) };
 }
 
 /** revsync test. */
@@ -42,20 +59,25 @@ export const testViews: Views<TestView> = {
   json: async () => {
     const [{ testJson }, { guardrailTestJson }] = await Promise.all([import("../policy-test.js"), import("../guardrails.js")]);
     return {
-      results: ({ results, contracts, guardrails = [], source, note }, out) => {
-        const json = testJson(results, source, contracts) as { summary: { passed: number; failed: number } };
-        if (guardrails.length) {
-          json.summary.passed += guardrails.filter((g) => g.pass).length;
-          json.summary.failed += guardrails.filter((g) => !g.pass).length;
-        }
-        out.out(
-          JSON.stringify(
-            note ? { ...testJson(results, source), note } : { ...json, ...(guardrails.length ? { guardrail_tests: guardrails.map(guardrailTestJson) } : {}) },
-            null,
-            2,
-          ),
-        );
-        if (note) out.info(`Note: ${note}.`);
+      results: (run, out) => {
+        out.out(JSON.stringify(runJson(run, testJson, guardrailTestJson), null, 2));
+        if (run.note) out.info(`Note: ${run.note}.`);
+      },
+    };
+  },
+  markdown: async () => {
+    const [{ testJson, testResultsMarkdown }, { guardrailTestJson }, { commentText, markdownCode }] = await Promise.all([
+      import("../policy-test.js"),
+      import("../guardrails.js"),
+      import("../escape.js"),
+    ]);
+    return {
+      results: (run, out) => {
+        const { environment, note } = run;
+        const head = `<!-- revsync-test:${commentText(environment ?? "")} -->\n### revsync test${environment === undefined ? "" : ` in ${markdownCode(environment)}`}\n\n`;
+        const whole = `the JSON results (revsync test${environment === undefined ? "" : " --live"} --format json)`;
+        const body = testResultsMarkdown(runJson(run, testJson, guardrailTestJson) as TestReport, whole);
+        out.out(head + (note ? `No policy tests ran: ${note}.\n` : body));
       },
     };
   },
