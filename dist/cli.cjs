@@ -3582,8 +3582,8 @@ var init_errors = __esm({
         this.conflict = o.conflict ?? false;
         this.hint = o.hint;
       }
-      /** The same refusal, marked as possibly following an earlier send of the same request that landed. */
-      withOutcomeUnknown() {
+      /** The same error with some of its options changed. */
+      with(changes) {
         return new _ApiError({
           method: this.method,
           path: this.path,
@@ -3592,24 +3592,23 @@ var init_errors = __esm({
           problems: this.problems,
           retryable: this.retryable,
           retryAfterMs: this.retryAfterMs,
-          outcomeUnknown: true,
-          conflict: this.conflict
+          outcomeUnknown: this.outcomeUnknown,
+          conflict: this.conflict,
+          hint: this.hint,
+          ...changes
         });
+      }
+      /** The same refusal, marked as possibly following an earlier send of the same request that landed. */
+      withOutcomeUnknown() {
+        return this.with({ outcomeUnknown: true, hint: void 0 });
+      }
+      /** The same error, with a hint of what to do instead. */
+      withHint(hint) {
+        return this.with({ hint });
       }
       /** The same error, its message said otherwise (e.g. with the number of attempts it took). */
       withMessage(message) {
-        return new _ApiError({
-          method: this.method,
-          path: this.path,
-          status: this.status,
-          message,
-          problems: this.problems,
-          retryable: this.retryable,
-          retryAfterMs: this.retryAfterMs,
-          outcomeUnknown: this.outcomeUnknown,
-          conflict: this.conflict,
-          hint: this.hint
-        });
+        return this.with({ message });
       }
       /** A write that may have landed, whose read-back failed too: the step ends here, nothing is sent again. */
       static readBackFailed(e, readErr) {
@@ -3833,21 +3832,22 @@ var require_validators = __commonJS({
   "schemas/generated/validators.cjs"(exports2) {
     "use strict";
     exports2.config = validate10;
-    var schema11 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:revsync-config", "title": "RevsyncConfig", "description": "revsync.yaml at the root of a policy repo", "type": "object", "additionalProperties": false, "required": ["version", "environments"], "properties": { "version": { "const": 1 }, "policies": { "type": "string", "description": "Folder of policy files, relative to revsync.yaml (default: policies)" }, "environments": { "type": "object", "minProperties": 1, "additionalProperties": { "$ref": "#/definitions/Environment" } }, "approvals": { "type": "object", "additionalProperties": false, "properties": { "reject_action": { "type": "string", "description": "Literal of the reject action (default Rejected)" }, "approve_action": { "type": "string", "description": "Literal of the approve action (default Approved)" } }, "description": "The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": `Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"` }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "tests": { "type": "string", "description": "Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)" }, "drift": { "type": "object", "additionalProperties": false, "description": "How drift treats differences the team has accepted", "properties": { "ignore": { "type": "array", "description": `Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.`, "items": { "$ref": "#/definitions/IgnoreRule" } } } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" }, "guardrails": { "type": "array", "description": "Rules every plan is checked against, in every environment (an environment's guardrails: add to these): each change a rule matches and whose when holds is denied, warned of or needs approvals. docs/guardrails.md", "items": { "$ref": "#/definitions/Guardrail" } } }, "definitions": { "Environment": { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" }, "FourEyesConfig": { "description": 'true: four eyes (no SSP batch approved by its reviewer, uploader or policy creator; in CI an independent approval of the pull or merge request, at the commit applied, from a clean tree). { local_apply: true }: four eyes, and apply may also run outside CI (recorded in the evidence and flagged by evidence verify). docs/auditors.md, "Four eyes"', "oneOf": [{ "type": "boolean" }, { "type": "object", "additionalProperties": false, "properties": { "local_apply": { "type": "boolean", "description": "Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)" } } }] }, "LockConfig": { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] }, "IgnoreRule": { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } }, "ServiceChoices": { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } }, "FiscalCalendar": { "title": "FiscalCalendar", "type": "object", "additionalProperties": false, "description": "The fiscal calendar quarter_end windows and the effective_start_quarter fact count quarters by (an environment's wins over the top level). Default: the calendar year in UTC.", "properties": { "fiscal_year_start": { "type": "string", "pattern": "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "description": "MM-DD: the first day of the fiscal year (02-01 for a year starting 1 February); its quarters start every three months from it. Default 01-01" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone (America/New_York) the calendar's days, the windows' dates and times, and exceptions' until dates are read in. Default UTC" } } }, "Guardrail": { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] }, "GuardrailMatch": { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } }, "GuardrailException": { "title": "GuardrailException", "type": "object", "additionalProperties": false, "required": ["address", "reason", "until"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address glob the exception covers (* matches any run of characters)" }, "reason": { "type": "string", "minLength": 1, "description": "Why, shown with every outcome it excepts" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the exception holds up to and including this day (in the fiscal calendar's time zone), then lapses by itself" } } }, "FreezeWindow": { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } } } };
+    var schema11 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:revsync-config", "title": "RevsyncConfig", "description": "revsync.yaml at the root of a policy repo", "type": "object", "additionalProperties": false, "required": ["version", "environments"], "properties": { "version": { "const": 1 }, "policies": { "type": "string", "description": "Folder of policy files, relative to revsync.yaml (default: policies)" }, "environments": { "type": "object", "minProperties": 1, "additionalProperties": { "$ref": "#/definitions/Environment" } }, "approvals": { "type": "object", "additionalProperties": false, "properties": { "reject_action": { "type": "string", "description": "Literal of the reject action (default Rejected)" }, "approve_action": { "type": "string", "description": "Literal of the approve action (default Approved)" } }, "description": "The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": `Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"` }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "tests": { "type": "string", "description": "Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)" }, "drift": { "type": "object", "additionalProperties": false, "description": "How drift treats differences the team has accepted", "properties": { "ignore": { "type": "array", "description": `Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.`, "items": { "$ref": "#/definitions/IgnoreRule" } } } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" }, "guardrails": { "type": "array", "description": "Rules every plan is checked against, in every environment (an environment's guardrails: add to these): each change a rule matches and whose when holds is denied, warned of or needs approvals. docs/guardrails.md", "items": { "$ref": "#/definitions/Guardrail" } } }, "definitions": { "Environment": { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables: PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). Upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" }, "FourEyesConfig": { "description": 'true: four eyes (no SSP batch approved by its reviewer, uploader or policy creator; in CI an independent approval of the pull or merge request, at the commit applied, from a clean tree). { local_apply: true }: four eyes, and apply may also run outside CI (recorded in the evidence and flagged by evidence verify). docs/auditors.md, "Four eyes"', "oneOf": [{ "type": "boolean" }, { "type": "object", "additionalProperties": false, "properties": { "local_apply": { "type": "boolean", "description": "Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)" } } }] }, "LockConfig": { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] }, "IgnoreRule": { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } }, "ServiceChoices": { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } }, "FiscalCalendar": { "title": "FiscalCalendar", "type": "object", "additionalProperties": false, "description": "The fiscal calendar quarter_end windows and the effective_start_quarter fact count quarters by (an environment's wins over the top level). Default: the calendar year in UTC.", "properties": { "fiscal_year_start": { "type": "string", "pattern": "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "description": "MM-DD: the first day of the fiscal year (02-01 for a year starting 1 February); its quarters start every three months from it. Default 01-01" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone (America/New_York) the calendar's days, the windows' dates and times, and exceptions' until dates are read in. Default UTC" } } }, "Guardrail": { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] }, "GuardrailMatch": { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } }, "GuardrailException": { "title": "GuardrailException", "type": "object", "additionalProperties": false, "required": ["address", "reason", "until"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address glob the exception covers (* matches any run of characters)" }, "reason": { "type": "string", "minLength": 1, "description": "Why, shown with every outcome it excepts" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the exception holds up to and including this day (in the fiscal calendar's time zone), then lapses by itself" } } }, "FreezeWindow": { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } } } };
     var schema15 = { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] };
     var schema23 = { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } };
     var func2 = Object.prototype.hasOwnProperty;
     var func4 = require_ucs2length().default;
-    var schema12 = { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" };
+    var schema12 = { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables: PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). Upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" };
     var schema13 = { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } };
     var schema19 = { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } };
     var pattern0 = new RegExp("\\S", "u");
-    var pattern2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]*$", "u");
-    var pattern5 = new RegExp("^(\\d+d)?(\\d+h)?(\\d+m)?$", "u");
-    var pattern6 = new RegExp("^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "u");
+    var pattern2 = new RegExp("^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$", "u");
+    var pattern3 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]*$", "u");
+    var pattern6 = new RegExp("^(\\d+d)?(\\d+h)?(\\d+m)?$", "u");
+    var pattern7 = new RegExp("^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "u");
     var schema16 = { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] };
     var schema17 = { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } };
-    var pattern3 = new RegExp("^\\d{4}-\\d{2}-\\d{2}$", "u");
+    var pattern4 = new RegExp("^\\d{4}-\\d{2}-\\d{2}$", "u");
     function validate12(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -3963,7 +3963,7 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (!pattern2.test(data1)) {
+            if (!pattern3.test(data1)) {
               const err9 = { instancePath: instancePath + "/name", schemaPath: "#/properties/name/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9_.-]*$"' };
               if (vErrors === null) {
                 vErrors = [err9];
@@ -4435,7 +4435,7 @@ var require_validators = __commonJS({
                 if (data20.until !== void 0) {
                   let data23 = data20.until;
                   if (typeof data23 === "string") {
-                    if (!pattern3.test(data23)) {
+                    if (!pattern4.test(data23)) {
                       const err51 = { instancePath: instancePath + "/exceptions/" + i6 + "/until", schemaPath: "#/definitions/GuardrailException/properties/until/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}$"' };
                       if (vErrors === null) {
                         vErrors = [err51];
@@ -5069,109 +5069,113 @@ var require_validators = __commonJS({
             }
           }
         }
+        if (data.credentials !== void 0) {
+          let data21 = data.credentials;
+          if (data21 && typeof data21 == "object" && !Array.isArray(data21)) {
+            if (data21.prefix === void 0) {
+              const err46 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/required", keyword: "required", params: { missingProperty: "prefix" }, message: "must have required property 'prefix'" };
+              if (vErrors === null) {
+                vErrors = [err46];
+              } else {
+                vErrors.push(err46);
+              }
+              errors++;
+            }
+            for (const key7 in data21) {
+              if (!(key7 === "prefix")) {
+                const err47 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err47];
+                } else {
+                  vErrors.push(err47);
+                }
+                errors++;
+              }
+            }
+            if (data21.prefix !== void 0) {
+              let data22 = data21.prefix;
+              if (typeof data22 === "string") {
+                if (!pattern2.test(data22)) {
+                  const err48 = { instancePath: instancePath + "/credentials/prefix", schemaPath: "#/properties/credentials/properties/prefix/pattern", keyword: "pattern", params: { pattern: "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$" }, message: 'must match pattern "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$"' };
+                  if (vErrors === null) {
+                    vErrors = [err48];
+                  } else {
+                    vErrors.push(err48);
+                  }
+                  errors++;
+                }
+              } else {
+                const err49 = { instancePath: instancePath + "/credentials/prefix", schemaPath: "#/properties/credentials/properties/prefix/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err49];
+                } else {
+                  vErrors.push(err49);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err50 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err50];
+            } else {
+              vErrors.push(err50);
+            }
+            errors++;
+          }
+        }
         if (data.guardrails !== void 0) {
-          let data21 = data.guardrails;
-          if (Array.isArray(data21)) {
-            const len0 = data21.length;
+          let data23 = data.guardrails;
+          if (Array.isArray(data23)) {
+            const len0 = data23.length;
             for (let i0 = 0; i0 < len0; i0++) {
-              if (!validate12(data21[i0], { instancePath: instancePath + "/guardrails/" + i0, parentData: data21, parentDataProperty: i0, rootData })) {
+              if (!validate12(data23[i0], { instancePath: instancePath + "/guardrails/" + i0, parentData: data23, parentDataProperty: i0, rootData })) {
                 vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
                 errors = vErrors.length;
               }
             }
           } else {
-            const err46 = { instancePath: instancePath + "/guardrails", schemaPath: "#/properties/guardrails/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err51 = { instancePath: instancePath + "/guardrails", schemaPath: "#/properties/guardrails/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err46];
+              vErrors = [err51];
             } else {
-              vErrors.push(err46);
+              vErrors.push(err51);
             }
             errors++;
           }
         }
         if (data.freeze !== void 0) {
-          let data23 = data.freeze;
-          if (Array.isArray(data23)) {
-            const len1 = data23.length;
+          let data25 = data.freeze;
+          if (Array.isArray(data25)) {
+            const len1 = data25.length;
             for (let i1 = 0; i1 < len1; i1++) {
-              let data24 = data23[i1];
-              if (data24 && typeof data24 == "object" && !Array.isArray(data24)) {
-                if (data24.name === void 0) {
-                  const err47 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+              let data26 = data25[i1];
+              if (data26 && typeof data26 == "object" && !Array.isArray(data26)) {
+                if (data26.name === void 0) {
+                  const err52 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                   if (vErrors === null) {
-                    vErrors = [err47];
+                    vErrors = [err52];
                   } else {
-                    vErrors.push(err47);
+                    vErrors.push(err52);
                   }
                   errors++;
                 }
-                for (const key7 in data24) {
-                  if (!func2.call(schema19.properties, key7)) {
-                    const err48 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                for (const key8 in data26) {
+                  if (!func2.call(schema19.properties, key8)) {
+                    const err53 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
-                      vErrors = [err48];
+                      vErrors = [err53];
                     } else {
-                      vErrors.push(err48);
+                      vErrors.push(err53);
                     }
                     errors++;
                   }
                 }
-                if (data24.name !== void 0) {
-                  let data25 = data24.name;
-                  if (typeof data25 === "string") {
-                    if (func4(data25) > 100) {
-                      const err49 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/maxLength", keyword: "maxLength", params: { limit: 100 }, message: "must NOT have more than 100 characters" };
-                      if (vErrors === null) {
-                        vErrors = [err49];
-                      } else {
-                        vErrors.push(err49);
-                      }
-                      errors++;
-                    }
-                    if (!pattern2.test(data25)) {
-                      const err50 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9_.-]*$"' };
-                      if (vErrors === null) {
-                        vErrors = [err50];
-                      } else {
-                        vErrors.push(err50);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err51 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err51];
-                    } else {
-                      vErrors.push(err51);
-                    }
-                    errors++;
-                  }
-                }
-                if (data24.description !== void 0) {
-                  if (typeof data24.description !== "string") {
-                    const err52 = { instancePath: instancePath + "/freeze/" + i1 + "/description", schemaPath: "#/definitions/FreezeWindow/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err52];
-                    } else {
-                      vErrors.push(err52);
-                    }
-                    errors++;
-                  }
-                }
-                if (data24.quarter_end !== void 0) {
-                  let data27 = data24.quarter_end;
-                  if (data27 && typeof data27 == "object" && !Array.isArray(data27)) {
-                    if (data27.days_before === void 0) {
-                      const err53 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_before" }, message: "must have required property 'days_before'" };
-                      if (vErrors === null) {
-                        vErrors = [err53];
-                      } else {
-                        vErrors.push(err53);
-                      }
-                      errors++;
-                    }
-                    if (data27.days_after === void 0) {
-                      const err54 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_after" }, message: "must have required property 'days_after'" };
+                if (data26.name !== void 0) {
+                  let data27 = data26.name;
+                  if (typeof data27 === "string") {
+                    if (func4(data27) > 100) {
+                      const err54 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/maxLength", keyword: "maxLength", params: { limit: 100 }, message: "must NOT have more than 100 characters" };
                       if (vErrors === null) {
                         vErrors = [err54];
                       } else {
@@ -5179,158 +5183,156 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key8 in data27) {
-                      if (!(key8 === "days_before" || key8 === "days_after")) {
-                        const err55 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                    if (!pattern3.test(data27)) {
+                      const err55 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9_.-]*$"' };
+                      if (vErrors === null) {
+                        vErrors = [err55];
+                      } else {
+                        vErrors.push(err55);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err56 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err56];
+                    } else {
+                      vErrors.push(err56);
+                    }
+                    errors++;
+                  }
+                }
+                if (data26.description !== void 0) {
+                  if (typeof data26.description !== "string") {
+                    const err57 = { instancePath: instancePath + "/freeze/" + i1 + "/description", schemaPath: "#/definitions/FreezeWindow/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err57];
+                    } else {
+                      vErrors.push(err57);
+                    }
+                    errors++;
+                  }
+                }
+                if (data26.quarter_end !== void 0) {
+                  let data29 = data26.quarter_end;
+                  if (data29 && typeof data29 == "object" && !Array.isArray(data29)) {
+                    if (data29.days_before === void 0) {
+                      const err58 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_before" }, message: "must have required property 'days_before'" };
+                      if (vErrors === null) {
+                        vErrors = [err58];
+                      } else {
+                        vErrors.push(err58);
+                      }
+                      errors++;
+                    }
+                    if (data29.days_after === void 0) {
+                      const err59 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_after" }, message: "must have required property 'days_after'" };
+                      if (vErrors === null) {
+                        vErrors = [err59];
+                      } else {
+                        vErrors.push(err59);
+                      }
+                      errors++;
+                    }
+                    for (const key9 in data29) {
+                      if (!(key9 === "days_before" || key9 === "days_after")) {
+                        const err60 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
-                          vErrors = [err55];
+                          vErrors = [err60];
                         } else {
-                          vErrors.push(err55);
+                          vErrors.push(err60);
                         }
                         errors++;
                       }
                     }
-                    if (data27.days_before !== void 0) {
-                      let data28 = data27.days_before;
-                      if (!(typeof data28 == "number" && (!(data28 % 1) && !isNaN(data28)))) {
-                        const err56 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (data29.days_before !== void 0) {
+                      let data30 = data29.days_before;
+                      if (!(typeof data30 == "number" && (!(data30 % 1) && !isNaN(data30)))) {
+                        const err61 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                         if (vErrors === null) {
-                          vErrors = [err56];
+                          vErrors = [err61];
                         } else {
-                          vErrors.push(err56);
+                          vErrors.push(err61);
                         }
                         errors++;
                       }
-                      if (typeof data28 == "number") {
-                        if (data28 > 60 || isNaN(data28)) {
-                          const err57 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
+                      if (typeof data30 == "number") {
+                        if (data30 > 60 || isNaN(data30)) {
+                          const err62 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
                           if (vErrors === null) {
-                            vErrors = [err57];
+                            vErrors = [err62];
                           } else {
-                            vErrors.push(err57);
+                            vErrors.push(err62);
                           }
                           errors++;
                         }
-                        if (data28 < 0 || isNaN(data28)) {
-                          const err58 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                        if (data30 < 0 || isNaN(data30)) {
+                          const err63 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                           if (vErrors === null) {
-                            vErrors = [err58];
+                            vErrors = [err63];
                           } else {
-                            vErrors.push(err58);
+                            vErrors.push(err63);
                           }
                           errors++;
                         }
                       }
                     }
-                    if (data27.days_after !== void 0) {
-                      let data29 = data27.days_after;
-                      if (!(typeof data29 == "number" && (!(data29 % 1) && !isNaN(data29)))) {
-                        const err59 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (data29.days_after !== void 0) {
+                      let data31 = data29.days_after;
+                      if (!(typeof data31 == "number" && (!(data31 % 1) && !isNaN(data31)))) {
+                        const err64 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                         if (vErrors === null) {
-                          vErrors = [err59];
+                          vErrors = [err64];
                         } else {
-                          vErrors.push(err59);
+                          vErrors.push(err64);
                         }
                         errors++;
                       }
-                      if (typeof data29 == "number") {
-                        if (data29 > 60 || isNaN(data29)) {
-                          const err60 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
+                      if (typeof data31 == "number") {
+                        if (data31 > 60 || isNaN(data31)) {
+                          const err65 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
                           if (vErrors === null) {
-                            vErrors = [err60];
+                            vErrors = [err65];
                           } else {
-                            vErrors.push(err60);
+                            vErrors.push(err65);
                           }
                           errors++;
                         }
-                        if (data29 < 0 || isNaN(data29)) {
-                          const err61 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                        if (data31 < 0 || isNaN(data31)) {
+                          const err66 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                           if (vErrors === null) {
-                            vErrors = [err61];
+                            vErrors = [err66];
                           } else {
-                            vErrors.push(err61);
+                            vErrors.push(err66);
                           }
                           errors++;
                         }
                       }
                     }
                   } else {
-                    const err62 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err67 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err62];
+                      vErrors = [err67];
                     } else {
-                      vErrors.push(err62);
+                      vErrors.push(err67);
                     }
                     errors++;
                   }
                 }
-                if (data24.from !== void 0) {
-                  if (typeof data24.from !== "string") {
-                    const err63 = { instancePath: instancePath + "/freeze/" + i1 + "/from", schemaPath: "#/definitions/FreezeWindow/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (data26.from !== void 0) {
+                  if (typeof data26.from !== "string") {
+                    const err68 = { instancePath: instancePath + "/freeze/" + i1 + "/from", schemaPath: "#/definitions/FreezeWindow/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err63];
+                      vErrors = [err68];
                     } else {
-                      vErrors.push(err63);
+                      vErrors.push(err68);
                     }
                     errors++;
                   }
                 }
-                if (data24.to !== void 0) {
-                  if (typeof data24.to !== "string") {
-                    const err64 = { instancePath: instancePath + "/freeze/" + i1 + "/to", schemaPath: "#/definitions/FreezeWindow/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err64];
-                    } else {
-                      vErrors.push(err64);
-                    }
-                    errors++;
-                  }
-                }
-                if (data24.cron !== void 0) {
-                  let data32 = data24.cron;
-                  if (typeof data32 === "string") {
-                    if (func4(data32) < 1) {
-                      const err65 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                      if (vErrors === null) {
-                        vErrors = [err65];
-                      } else {
-                        vErrors.push(err65);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err66 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err66];
-                    } else {
-                      vErrors.push(err66);
-                    }
-                    errors++;
-                  }
-                }
-                if (data24.duration !== void 0) {
-                  let data33 = data24.duration;
-                  if (typeof data33 === "string") {
-                    if (func4(data33) < 2) {
-                      const err67 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/minLength", keyword: "minLength", params: { limit: 2 }, message: "must NOT have fewer than 2 characters" };
-                      if (vErrors === null) {
-                        vErrors = [err67];
-                      } else {
-                        vErrors.push(err67);
-                      }
-                      errors++;
-                    }
-                    if (!pattern5.test(data33)) {
-                      const err68 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/pattern", keyword: "pattern", params: { pattern: "^(\\d+d)?(\\d+h)?(\\d+m)?$" }, message: 'must match pattern "^(\\d+d)?(\\d+h)?(\\d+m)?$"' };
-                      if (vErrors === null) {
-                        vErrors = [err68];
-                      } else {
-                        vErrors.push(err68);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err69 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (data26.to !== void 0) {
+                  if (typeof data26.to !== "string") {
+                    const err69 = { instancePath: instancePath + "/freeze/" + i1 + "/to", schemaPath: "#/definitions/FreezeWindow/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err69];
                     } else {
@@ -5339,11 +5341,11 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data24.timezone !== void 0) {
-                  let data34 = data24.timezone;
+                if (data26.cron !== void 0) {
+                  let data34 = data26.cron;
                   if (typeof data34 === "string") {
                     if (func4(data34) < 1) {
-                      const err70 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      const err70 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
                         vErrors = [err70];
                       } else {
@@ -5352,7 +5354,7 @@ var require_validators = __commonJS({
                       errors++;
                     }
                   } else {
-                    const err71 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err71 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err71];
                     } else {
@@ -5361,11 +5363,11 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data24.override_by !== void 0) {
-                  let data35 = data24.override_by;
-                  if (Array.isArray(data35)) {
-                    if (data35.length < 1) {
-                      const err72 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                if (data26.duration !== void 0) {
+                  let data35 = data26.duration;
+                  if (typeof data35 === "string") {
+                    if (func4(data35) < 2) {
+                      const err72 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/minLength", keyword: "minLength", params: { limit: 2 }, message: "must NOT have fewer than 2 characters" };
                       if (vErrors === null) {
                         vErrors = [err72];
                       } else {
@@ -5373,133 +5375,186 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    const len2 = data35.length;
+                    if (!pattern6.test(data35)) {
+                      const err73 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/pattern", keyword: "pattern", params: { pattern: "^(\\d+d)?(\\d+h)?(\\d+m)?$" }, message: 'must match pattern "^(\\d+d)?(\\d+h)?(\\d+m)?$"' };
+                      if (vErrors === null) {
+                        vErrors = [err73];
+                      } else {
+                        vErrors.push(err73);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err74 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err74];
+                    } else {
+                      vErrors.push(err74);
+                    }
+                    errors++;
+                  }
+                }
+                if (data26.timezone !== void 0) {
+                  let data36 = data26.timezone;
+                  if (typeof data36 === "string") {
+                    if (func4(data36) < 1) {
+                      const err75 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      if (vErrors === null) {
+                        vErrors = [err75];
+                      } else {
+                        vErrors.push(err75);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err76 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err76];
+                    } else {
+                      vErrors.push(err76);
+                    }
+                    errors++;
+                  }
+                }
+                if (data26.override_by !== void 0) {
+                  let data37 = data26.override_by;
+                  if (Array.isArray(data37)) {
+                    if (data37.length < 1) {
+                      const err77 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                      if (vErrors === null) {
+                        vErrors = [err77];
+                      } else {
+                        vErrors.push(err77);
+                      }
+                      errors++;
+                    }
+                    const len2 = data37.length;
                     for (let i2 = 0; i2 < len2; i2++) {
-                      let data36 = data35[i2];
-                      if (typeof data36 === "string") {
-                        if (func4(data36) < 1) {
-                          const err73 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      let data38 = data37[i2];
+                      if (typeof data38 === "string") {
+                        if (func4(data38) < 1) {
+                          const err78 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                           if (vErrors === null) {
-                            vErrors = [err73];
+                            vErrors = [err78];
                           } else {
-                            vErrors.push(err73);
+                            vErrors.push(err78);
                           }
                           errors++;
                         }
                       } else {
-                        const err74 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        const err79 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
-                          vErrors = [err74];
+                          vErrors = [err79];
                         } else {
-                          vErrors.push(err74);
+                          vErrors.push(err79);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err75 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    const err80 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                     if (vErrors === null) {
-                      vErrors = [err75];
+                      vErrors = [err80];
                     } else {
-                      vErrors.push(err75);
+                      vErrors.push(err80);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err76 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err81 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err76];
+                  vErrors = [err81];
                 } else {
-                  vErrors.push(err76);
+                  vErrors.push(err81);
                 }
                 errors++;
               }
             }
           } else {
-            const err77 = { instancePath: instancePath + "/freeze", schemaPath: "#/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err82 = { instancePath: instancePath + "/freeze", schemaPath: "#/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err77];
+              vErrors = [err82];
             } else {
-              vErrors.push(err77);
+              vErrors.push(err82);
             }
             errors++;
           }
         }
         if (data.fiscal_calendar !== void 0) {
-          let data37 = data.fiscal_calendar;
-          if (data37 && typeof data37 == "object" && !Array.isArray(data37)) {
-            for (const key9 in data37) {
-              if (!(key9 === "fiscal_year_start" || key9 === "timezone")) {
-                const err78 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" };
+          let data39 = data.fiscal_calendar;
+          if (data39 && typeof data39 == "object" && !Array.isArray(data39)) {
+            for (const key10 in data39) {
+              if (!(key10 === "fiscal_year_start" || key10 === "timezone")) {
+                const err83 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key10 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
-                  vErrors = [err78];
+                  vErrors = [err83];
                 } else {
-                  vErrors.push(err78);
+                  vErrors.push(err83);
                 }
                 errors++;
               }
             }
-            if (data37.fiscal_year_start !== void 0) {
-              let data38 = data37.fiscal_year_start;
-              if (typeof data38 === "string") {
-                if (!pattern6.test(data38)) {
-                  const err79 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/pattern", keyword: "pattern", params: { pattern: "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$" }, message: 'must match pattern "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"' };
+            if (data39.fiscal_year_start !== void 0) {
+              let data40 = data39.fiscal_year_start;
+              if (typeof data40 === "string") {
+                if (!pattern7.test(data40)) {
+                  const err84 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/pattern", keyword: "pattern", params: { pattern: "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$" }, message: 'must match pattern "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"' };
                   if (vErrors === null) {
-                    vErrors = [err79];
+                    vErrors = [err84];
                   } else {
-                    vErrors.push(err79);
+                    vErrors.push(err84);
                   }
                   errors++;
                 }
               } else {
-                const err80 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err85 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err80];
+                  vErrors = [err85];
                 } else {
-                  vErrors.push(err80);
+                  vErrors.push(err85);
                 }
                 errors++;
               }
             }
-            if (data37.timezone !== void 0) {
-              let data39 = data37.timezone;
-              if (typeof data39 === "string") {
-                if (func4(data39) < 1) {
-                  const err81 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+            if (data39.timezone !== void 0) {
+              let data41 = data39.timezone;
+              if (typeof data41 === "string") {
+                if (func4(data41) < 1) {
+                  const err86 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                   if (vErrors === null) {
-                    vErrors = [err81];
+                    vErrors = [err86];
                   } else {
-                    vErrors.push(err81);
+                    vErrors.push(err86);
                   }
                   errors++;
                 }
               } else {
-                const err82 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err87 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err82];
+                  vErrors = [err87];
                 } else {
-                  vErrors.push(err82);
+                  vErrors.push(err87);
                 }
                 errors++;
               }
             }
           } else {
-            const err83 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err88 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err83];
+              vErrors = [err88];
             } else {
-              vErrors.push(err83);
+              vErrors.push(err88);
             }
             errors++;
           }
         }
       } else {
-        const err84 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err89 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err84];
+          vErrors = [err89];
         } else {
-          vErrors.push(err84);
+          vErrors.push(err89);
         }
         errors++;
       }
@@ -6048,7 +6103,7 @@ var require_validators = __commonJS({
                     if (data15.until !== void 0) {
                       let data22 = data15.until;
                       if (typeof data22 === "string") {
-                        if (!pattern3.test(data22)) {
+                        if (!pattern4.test(data22)) {
                           const err43 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/until", schemaPath: "#/definitions/IgnoreRule/properties/until/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}$"' };
                           if (vErrors === null) {
                             vErrors = [err43];
@@ -6114,7 +6169,7 @@ var require_validators = __commonJS({
             if (data23.fiscal_year_start !== void 0) {
               let data24 = data23.fiscal_year_start;
               if (typeof data24 === "string") {
-                if (!pattern6.test(data24)) {
+                if (!pattern7.test(data24)) {
                   const err49 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/pattern", keyword: "pattern", params: { pattern: "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$" }, message: 'must match pattern "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"' };
                   if (vErrors === null) {
                     vErrors = [err49];
@@ -6198,8 +6253,8 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.tenantConfiguration = validate16;
-    var schema25 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:tenant-configuration", "title": "TenantConfigurationPolicy", "description": "revsync policy file: the desired tenant configuration. Only the fields that the update API can write; a field left out keeps its live value.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1", "description": "Policy file format version" }, "kind": { "const": "TenantConfiguration" }, "metadata": { "$ref": "#/definitions/Metadata" }, "spec": { "type": "object", "additionalProperties": false, "description": "Updatable tenant configuration fields, guid excluded", "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method", "enum": ["Days in Calendar Period", "Prorate"] }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } }, "definitions": { "Metadata": { "title": "PolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "Matches the live envelope's compliance_name: not . or .., not blanks only, no control character", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } } } };
-    var pattern11 = new RegExp("^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)", "u");
+    var schema25 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:tenant-configuration", "title": "TenantConfigurationPolicy", "description": "revsync policy file: the desired tenant configuration. Only the fields that the update API can write; a field left out keeps its live value.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1", "description": "Policy file format version" }, "kind": { "const": "TenantConfiguration" }, "metadata": { "$ref": "#/definitions/Metadata" }, "spec": { "type": "object", "additionalProperties": false, "description": "Updatable tenant configuration fields, guid excluded", "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method", "enum": ["Days in Calendar Period", "Prorate"] }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } }, "definitions": { "Metadata": { "title": "PolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "Matches the live envelope's compliance_name: not . or .., not blanks only, no control character", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" }, "environments": { "type": "array", "minItems": 1, "uniqueItems": true, "items": { "type": "string", "minLength": 1 }, "description": "The environments of revsync.yaml this policy is for (default: every one). In any other environment it is neither planned, applied, exported nor reported missing; validate checks that each name is an environment of revsync.yaml." } } } } };
+    var pattern12 = new RegExp("^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)", "u");
     function validate16(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
       let vErrors = null;
@@ -6287,7 +6342,7 @@ var require_validators = __commonJS({
               errors++;
             }
             for (const key1 in data2) {
-              if (!(key1 === "name" || key1 === "description")) {
+              if (!(key1 === "name" || key1 === "description" || key1 === "environments")) {
                 const err8 = { instancePath: instancePath + "/metadata", schemaPath: "#/definitions/Metadata/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err8];
@@ -6309,7 +6364,7 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-                if (!pattern11.test(data3)) {
+                if (!pattern12.test(data3)) {
                   const err10 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/definitions/Metadata/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, message: 'must match pattern "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)"' };
                   if (vErrors === null) {
                     vErrors = [err10];
@@ -6339,55 +6394,66 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-          } else {
-            const err13 = { instancePath: instancePath + "/metadata", schemaPath: "#/definitions/Metadata/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err13];
-            } else {
-              vErrors.push(err13);
-            }
-            errors++;
-          }
-        }
-        if (data.spec !== void 0) {
-          let data5 = data.spec;
-          if (data5 && typeof data5 == "object" && !Array.isArray(data5)) {
-            for (const key22 in data5) {
-              if (!func2.call(schema25.properties.spec.properties, key22)) {
-                const err14 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err14];
-                } else {
-                  vErrors.push(err14);
+            if (data2.environments !== void 0) {
+              let data5 = data2.environments;
+              if (Array.isArray(data5)) {
+                if (data5.length < 1) {
+                  const err13 = { instancePath: instancePath + "/metadata/environments", schemaPath: "#/definitions/Metadata/properties/environments/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                  if (vErrors === null) {
+                    vErrors = [err13];
+                  } else {
+                    vErrors.push(err13);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data5.ar_accounting !== void 0) {
-              if (typeof data5.ar_accounting !== "boolean") {
-                const err15 = { instancePath: instancePath + "/spec/ar_accounting", schemaPath: "#/properties/spec/properties/ar_accounting/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                if (vErrors === null) {
-                  vErrors = [err15];
-                } else {
-                  vErrors.push(err15);
+                const len0 = data5.length;
+                for (let i0 = 0; i0 < len0; i0++) {
+                  let data6 = data5[i0];
+                  if (typeof data6 === "string") {
+                    if (func4(data6) < 1) {
+                      const err14 = { instancePath: instancePath + "/metadata/environments/" + i0, schemaPath: "#/definitions/Metadata/properties/environments/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      if (vErrors === null) {
+                        vErrors = [err14];
+                      } else {
+                        vErrors.push(err14);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err15 = { instancePath: instancePath + "/metadata/environments/" + i0, schemaPath: "#/definitions/Metadata/properties/environments/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err15];
+                    } else {
+                      vErrors.push(err15);
+                    }
+                    errors++;
+                  }
                 }
-                errors++;
-              }
-            }
-            if (data5.can_delete !== void 0) {
-              if (typeof data5.can_delete !== "boolean") {
-                const err16 = { instancePath: instancePath + "/spec/can_delete", schemaPath: "#/properties/spec/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                if (vErrors === null) {
-                  vErrors = [err16];
-                } else {
-                  vErrors.push(err16);
+                let i1 = data5.length;
+                let j0;
+                if (i1 > 1) {
+                  const indices0 = {};
+                  for (; i1--; ) {
+                    let item0 = data5[i1];
+                    if (typeof item0 !== "string") {
+                      continue;
+                    }
+                    if (typeof indices0[item0] == "number") {
+                      j0 = indices0[item0];
+                      const err16 = { instancePath: instancePath + "/metadata/environments", schemaPath: "#/definitions/Metadata/properties/environments/uniqueItems", keyword: "uniqueItems", params: { i: i1, j: j0 }, message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)" };
+                      if (vErrors === null) {
+                        vErrors = [err16];
+                      } else {
+                        vErrors.push(err16);
+                      }
+                      errors++;
+                      break;
+                    }
+                    indices0[item0] = i1;
+                  }
                 }
-                errors++;
-              }
-            }
-            if (data5.carves_allocation !== void 0) {
-              if (typeof data5.carves_allocation !== "boolean") {
-                const err17 = { instancePath: instancePath + "/spec/carves_allocation", schemaPath: "#/properties/spec/properties/carves_allocation/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+              } else {
+                const err17 = { instancePath: instancePath + "/metadata/environments", schemaPath: "#/definitions/Metadata/properties/environments/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err17];
                 } else {
@@ -6396,21 +6462,22 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.create_revenue_schedules !== void 0) {
-              if (typeof data5.create_revenue_schedules !== "boolean") {
-                const err18 = { instancePath: instancePath + "/spec/create_revenue_schedules", schemaPath: "#/properties/spec/properties/create_revenue_schedules/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                if (vErrors === null) {
-                  vErrors = [err18];
-                } else {
-                  vErrors.push(err18);
-                }
-                errors++;
-              }
+          } else {
+            const err18 = { instancePath: instancePath + "/metadata", schemaPath: "#/definitions/Metadata/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err18];
+            } else {
+              vErrors.push(err18);
             }
-            if (data5.distribution_method !== void 0) {
-              let data10 = data5.distribution_method;
-              if (typeof data10 !== "string") {
-                const err19 = { instancePath: instancePath + "/spec/distribution_method", schemaPath: "#/properties/spec/properties/distribution_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            errors++;
+          }
+        }
+        if (data.spec !== void 0) {
+          let data7 = data.spec;
+          if (data7 && typeof data7 == "object" && !Array.isArray(data7)) {
+            for (const key22 in data7) {
+              if (!func2.call(schema25.properties.spec.properties, key22)) {
+                const err19 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err19];
                 } else {
@@ -6418,8 +6485,10 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (!(data10 === "Days in Calendar Period" || data10 === "Prorate")) {
-                const err20 = { instancePath: instancePath + "/spec/distribution_method", schemaPath: "#/properties/spec/properties/distribution_method/enum", keyword: "enum", params: { allowedValues: schema25.properties.spec.properties.distribution_method.enum }, message: "must be equal to one of the allowed values" };
+            }
+            if (data7.ar_accounting !== void 0) {
+              if (typeof data7.ar_accounting !== "boolean") {
+                const err20 = { instancePath: instancePath + "/spec/ar_accounting", schemaPath: "#/properties/spec/properties/ar_accounting/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err20];
                 } else {
@@ -6428,9 +6497,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.is_user_defined !== void 0) {
-              if (typeof data5.is_user_defined !== "boolean") {
-                const err21 = { instancePath: instancePath + "/spec/is_user_defined", schemaPath: "#/properties/spec/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            if (data7.can_delete !== void 0) {
+              if (typeof data7.can_delete !== "boolean") {
+                const err21 = { instancePath: instancePath + "/spec/can_delete", schemaPath: "#/properties/spec/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err21];
                 } else {
@@ -6439,9 +6508,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.journals_run_currency !== void 0) {
-              if (typeof data5.journals_run_currency !== "string") {
-                const err22 = { instancePath: instancePath + "/spec/journals_run_currency", schemaPath: "#/properties/spec/properties/journals_run_currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data7.carves_allocation !== void 0) {
+              if (typeof data7.carves_allocation !== "boolean") {
+                const err22 = { instancePath: instancePath + "/spec/carves_allocation", schemaPath: "#/properties/spec/properties/carves_allocation/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err22];
                 } else {
@@ -6450,9 +6519,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.lt_st_accounting !== void 0) {
-              if (typeof data5.lt_st_accounting !== "boolean") {
-                const err23 = { instancePath: instancePath + "/spec/lt_st_accounting", schemaPath: "#/properties/spec/properties/lt_st_accounting/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            if (data7.create_revenue_schedules !== void 0) {
+              if (typeof data7.create_revenue_schedules !== "boolean") {
+                const err23 = { instancePath: instancePath + "/spec/create_revenue_schedules", schemaPath: "#/properties/spec/properties/create_revenue_schedules/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err23];
                 } else {
@@ -6461,9 +6530,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.manual_journal !== void 0) {
-              if (typeof data5.manual_journal !== "boolean") {
-                const err24 = { instancePath: instancePath + "/spec/manual_journal", schemaPath: "#/properties/spec/properties/manual_journal/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            if (data7.distribution_method !== void 0) {
+              let data12 = data7.distribution_method;
+              if (typeof data12 !== "string") {
+                const err24 = { instancePath: instancePath + "/spec/distribution_method", schemaPath: "#/properties/spec/properties/distribution_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err24];
                 } else {
@@ -6471,10 +6541,8 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-            }
-            if (data5.manual_journal_contra_account !== void 0) {
-              if (typeof data5.manual_journal_contra_account !== "string") {
-                const err25 = { instancePath: instancePath + "/spec/manual_journal_contra_account", schemaPath: "#/properties/spec/properties/manual_journal_contra_account/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+              if (!(data12 === "Days in Calendar Period" || data12 === "Prorate")) {
+                const err25 = { instancePath: instancePath + "/spec/distribution_method", schemaPath: "#/properties/spec/properties/distribution_method/enum", keyword: "enum", params: { allowedValues: schema25.properties.spec.properties.distribution_method.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err25];
                 } else {
@@ -6483,9 +6551,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.multi_currency_revenue_contracts !== void 0) {
-              if (typeof data5.multi_currency_revenue_contracts !== "boolean") {
-                const err26 = { instancePath: instancePath + "/spec/multi_currency_revenue_contracts", schemaPath: "#/properties/spec/properties/multi_currency_revenue_contracts/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            if (data7.is_user_defined !== void 0) {
+              if (typeof data7.is_user_defined !== "boolean") {
+                const err26 = { instancePath: instancePath + "/spec/is_user_defined", schemaPath: "#/properties/spec/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err26];
                 } else {
@@ -6494,9 +6562,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.prorate_method !== void 0) {
-              if (typeof data5.prorate_method !== "string") {
-                const err27 = { instancePath: instancePath + "/spec/prorate_method", schemaPath: "#/properties/spec/properties/prorate_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data7.journals_run_currency !== void 0) {
+              if (typeof data7.journals_run_currency !== "string") {
+                const err27 = { instancePath: instancePath + "/spec/journals_run_currency", schemaPath: "#/properties/spec/properties/journals_run_currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err27];
                 } else {
@@ -6505,9 +6573,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.ui_mode !== void 0) {
-              if (typeof data5.ui_mode !== "string") {
-                const err28 = { instancePath: instancePath + "/spec/ui_mode", schemaPath: "#/properties/spec/properties/ui_mode/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data7.lt_st_accounting !== void 0) {
+              if (typeof data7.lt_st_accounting !== "boolean") {
+                const err28 = { instancePath: instancePath + "/spec/lt_st_accounting", schemaPath: "#/properties/spec/properties/lt_st_accounting/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err28];
                 } else {
@@ -6516,22 +6584,77 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data7.manual_journal !== void 0) {
+              if (typeof data7.manual_journal !== "boolean") {
+                const err29 = { instancePath: instancePath + "/spec/manual_journal", schemaPath: "#/properties/spec/properties/manual_journal/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err29];
+                } else {
+                  vErrors.push(err29);
+                }
+                errors++;
+              }
+            }
+            if (data7.manual_journal_contra_account !== void 0) {
+              if (typeof data7.manual_journal_contra_account !== "string") {
+                const err30 = { instancePath: instancePath + "/spec/manual_journal_contra_account", schemaPath: "#/properties/spec/properties/manual_journal_contra_account/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err30];
+                } else {
+                  vErrors.push(err30);
+                }
+                errors++;
+              }
+            }
+            if (data7.multi_currency_revenue_contracts !== void 0) {
+              if (typeof data7.multi_currency_revenue_contracts !== "boolean") {
+                const err31 = { instancePath: instancePath + "/spec/multi_currency_revenue_contracts", schemaPath: "#/properties/spec/properties/multi_currency_revenue_contracts/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err31];
+                } else {
+                  vErrors.push(err31);
+                }
+                errors++;
+              }
+            }
+            if (data7.prorate_method !== void 0) {
+              if (typeof data7.prorate_method !== "string") {
+                const err32 = { instancePath: instancePath + "/spec/prorate_method", schemaPath: "#/properties/spec/properties/prorate_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err32];
+                } else {
+                  vErrors.push(err32);
+                }
+                errors++;
+              }
+            }
+            if (data7.ui_mode !== void 0) {
+              if (typeof data7.ui_mode !== "string") {
+                const err33 = { instancePath: instancePath + "/spec/ui_mode", schemaPath: "#/properties/spec/properties/ui_mode/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err33];
+                } else {
+                  vErrors.push(err33);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err29 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err34 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err29];
+              vErrors = [err34];
             } else {
-              vErrors.push(err29);
+              vErrors.push(err34);
             }
             errors++;
           }
         }
       } else {
-        const err30 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err35 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err30];
+          vErrors = [err35];
         } else {
-          vErrors.push(err30);
+          vErrors.push(err35);
         }
         errors++;
       }
@@ -6539,8 +6662,8 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.sspPolicy = validate17;
-    var schema27 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy", "title": "SspPolicyFile", "description": "revsync policy file: an SSP policy and the desired lifecycle of its batches.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "if": { "required": ["spec"], "properties": { "spec": { "type": "object", "required": ["method"], "properties": { "method": { "const": "formula" } } } } }, "then": { "description": "A formula policy needs an expression (not blank) and has no batches", "properties": { "spec": { "type": "object", "required": ["expression"], "properties": { "expression": { "type": "string", "pattern": "\\S" } } }, "batches": { "type": "array", "maxItems": 0 } } }, "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicy" }, "metadata": { "title": "SspPolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "compliance_name and item name of the policy: not . or .., not blanks only, no control character (it travels in URLs)", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } }, "spec": { "title": "SspPolicySpec", "type": "object", "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "data_identifiers": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": 'Type of record (create body); default "policy"', "minLength": 1 }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula (calculator policies exist live but cannot be created through the interface)", "enum": ["upload", "formula", "calculator"] }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "description": "Conditions, if any", "items": { "title": "PolicyCondition", "type": "object", "additionalProperties": false, "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } } } }, "description": 'Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".' }, "batches": { "type": "array", "description": "Desired lifecycle of batches", "items": { "title": "BatchSpec", "type": "object", "additionalProperties": false, "required": ["name", "status"], "properties": { "name": { "type": "string", "description": "Batch name: not . or .., not blanks only, no control character (it is a segment of the review and approve paths)", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "status": { "type": "string", "description": "The status the batch should have: revsync only moves a batch forward (file uploaded, then reviewed, then approved), and only when git holds its values and they equal the service's", "enum": ["file uploaded", "reviewed", "approved"] }, "values": { "type": "string", "description": "Path of a CSV (the template's header) holding the values the batch must hold, relative to this file: required before revsync reviews or approves the batch", "minLength": 1 }, "effective_start_date": { "type": "string", "description": "Batch validity start (YYYY-MM-DD), used when the batch is uploaded with a new policy", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, "effective_end_date": { "type": "string", "description": "Batch validity end (YYYY-MM-DD)", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" } } } } } };
-    var pattern15 = new RegExp("^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$", "u");
+    var schema27 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy", "title": "SspPolicyFile", "description": "revsync policy file: an SSP policy and the desired lifecycle of its batches.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "if": { "required": ["spec"], "properties": { "spec": { "type": "object", "required": ["method"], "properties": { "method": { "const": "formula" } } } } }, "then": { "description": "A formula policy needs an expression (not blank) and has no batches", "properties": { "spec": { "type": "object", "required": ["expression"], "properties": { "expression": { "type": "string", "pattern": "\\S" } } }, "batches": { "type": "array", "maxItems": 0 } } }, "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicy" }, "metadata": { "title": "SspPolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "compliance_name and item name of the policy: not . or .., not blanks only, no control character (it travels in URLs)", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" }, "environments": { "type": "array", "minItems": 1, "uniqueItems": true, "items": { "type": "string", "minLength": 1 }, "description": "The environments of revsync.yaml this policy is for (default: every one). In any other environment it is neither planned, applied, exported nor reported missing; validate checks that each name is an environment of revsync.yaml." } } }, "spec": { "title": "SspPolicySpec", "type": "object", "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "data_identifiers": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": 'Type of record (create body); default "policy"', "minLength": 1 }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula (calculator policies exist live but cannot be created through the interface)", "enum": ["upload", "formula", "calculator"] }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "description": "Conditions, if any", "items": { "title": "PolicyCondition", "type": "object", "additionalProperties": false, "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } } } }, "description": 'Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".' }, "batches": { "type": "array", "description": "Desired lifecycle of batches", "items": { "title": "BatchSpec", "type": "object", "additionalProperties": false, "required": ["name", "status"], "properties": { "name": { "type": "string", "description": "Batch name: not . or .., not blanks only, no control character (it is a segment of the review and approve paths)", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "status": { "type": "string", "description": "The status the batch should have: revsync only moves a batch forward (file uploaded, then reviewed, then approved), and only when git holds its values and they equal the service's", "enum": ["file uploaded", "reviewed", "approved"] }, "values": { "type": "string", "description": "Path of a CSV (the template's header) holding the values the batch must hold, relative to this file: required before revsync reviews or approves the batch", "minLength": 1 }, "effective_start_date": { "type": "string", "description": "Batch validity start (YYYY-MM-DD), used when the batch is uploaded with a new policy", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, "effective_end_date": { "type": "string", "description": "Batch validity end (YYYY-MM-DD)", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, "environments": { "type": "array", "minItems": 1, "uniqueItems": true, "items": { "type": "string", "minLength": 1 }, "description": "The environments of revsync.yaml this batch is for (default: every one the policy is for). In any other environment the batch is not listed: neither planned nor reported missing; validate checks that each name is an environment of revsync.yaml." } } } } } };
+    var pattern16 = new RegExp("^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$", "u");
     function validate17(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
       let vErrors = null;
@@ -6773,7 +6896,7 @@ var require_validators = __commonJS({
               errors++;
             }
             for (const key1 in data7) {
-              if (!(key1 === "name" || key1 === "description")) {
+              if (!(key1 === "name" || key1 === "description" || key1 === "environments")) {
                 const err19 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err19];
@@ -6795,7 +6918,7 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-                if (!pattern11.test(data8)) {
+                if (!pattern12.test(data8)) {
                   const err21 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/properties/metadata/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, message: 'must match pattern "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)"' };
                   if (vErrors === null) {
                     vErrors = [err21];
@@ -6825,56 +6948,66 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-          } else {
-            const err24 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err24];
-            } else {
-              vErrors.push(err24);
-            }
-            errors++;
-          }
-        }
-        if (data.spec !== void 0) {
-          let data10 = data.spec;
-          if (data10 && typeof data10 == "object" && !Array.isArray(data10)) {
-            for (const key22 in data10) {
-              if (!func2.call(schema27.properties.spec.properties, key22)) {
-                const err25 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err25];
-                } else {
-                  vErrors.push(err25);
+            if (data7.environments !== void 0) {
+              let data10 = data7.environments;
+              if (Array.isArray(data10)) {
+                if (data10.length < 1) {
+                  const err24 = { instancePath: instancePath + "/metadata/environments", schemaPath: "#/properties/metadata/properties/environments/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                  if (vErrors === null) {
+                    vErrors = [err24];
+                  } else {
+                    vErrors.push(err24);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data10.active !== void 0) {
-              if (typeof data10.active !== "boolean") {
-                const err26 = { instancePath: instancePath + "/spec/active", schemaPath: "#/properties/spec/properties/active/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                if (vErrors === null) {
-                  vErrors = [err26];
-                } else {
-                  vErrors.push(err26);
+                const len0 = data10.length;
+                for (let i0 = 0; i0 < len0; i0++) {
+                  let data11 = data10[i0];
+                  if (typeof data11 === "string") {
+                    if (func4(data11) < 1) {
+                      const err25 = { instancePath: instancePath + "/metadata/environments/" + i0, schemaPath: "#/properties/metadata/properties/environments/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      if (vErrors === null) {
+                        vErrors = [err25];
+                      } else {
+                        vErrors.push(err25);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err26 = { instancePath: instancePath + "/metadata/environments/" + i0, schemaPath: "#/properties/metadata/properties/environments/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err26];
+                    } else {
+                      vErrors.push(err26);
+                    }
+                    errors++;
+                  }
                 }
-                errors++;
-              }
-            }
-            if (data10.can_delete !== void 0) {
-              if (typeof data10.can_delete !== "boolean") {
-                const err27 = { instancePath: instancePath + "/spec/can_delete", schemaPath: "#/properties/spec/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                if (vErrors === null) {
-                  vErrors = [err27];
-                } else {
-                  vErrors.push(err27);
+                let i1 = data10.length;
+                let j0;
+                if (i1 > 1) {
+                  const indices0 = {};
+                  for (; i1--; ) {
+                    let item0 = data10[i1];
+                    if (typeof item0 !== "string") {
+                      continue;
+                    }
+                    if (typeof indices0[item0] == "number") {
+                      j0 = indices0[item0];
+                      const err27 = { instancePath: instancePath + "/metadata/environments", schemaPath: "#/properties/metadata/properties/environments/uniqueItems", keyword: "uniqueItems", params: { i: i1, j: j0 }, message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)" };
+                      if (vErrors === null) {
+                        vErrors = [err27];
+                      } else {
+                        vErrors.push(err27);
+                      }
+                      errors++;
+                      break;
+                    }
+                    indices0[item0] = i1;
+                  }
                 }
-                errors++;
-              }
-            }
-            if (data10.ceiling_percentage !== void 0) {
-              let data13 = data10.ceiling_percentage;
-              if (!(typeof data13 == "number" && (!(data13 % 1) && !isNaN(data13)))) {
-                const err28 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+              } else {
+                const err28 = { instancePath: instancePath + "/metadata/environments", schemaPath: "#/properties/metadata/properties/environments/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err28];
                 } else {
@@ -6882,55 +7015,57 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data13 == "number") {
-                if (data13 > 9007199254740991 || isNaN(data13)) {
-                  const err29 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                  if (vErrors === null) {
-                    vErrors = [err29];
-                  } else {
-                    vErrors.push(err29);
-                  }
-                  errors++;
+            }
+          } else {
+            const err29 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err29];
+            } else {
+              vErrors.push(err29);
+            }
+            errors++;
+          }
+        }
+        if (data.spec !== void 0) {
+          let data12 = data.spec;
+          if (data12 && typeof data12 == "object" && !Array.isArray(data12)) {
+            for (const key22 in data12) {
+              if (!func2.call(schema27.properties.spec.properties, key22)) {
+                const err30 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err30];
+                } else {
+                  vErrors.push(err30);
                 }
-                if (data13 < -9007199254740991 || isNaN(data13)) {
-                  const err30 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
-                  if (vErrors === null) {
-                    vErrors = [err30];
-                  } else {
-                    vErrors.push(err30);
-                  }
-                  errors++;
-                }
+                errors++;
               }
             }
-            if (data10.data_identifiers !== void 0) {
-              let data14 = data10.data_identifiers;
-              if (Array.isArray(data14)) {
-                const len0 = data14.length;
-                for (let i0 = 0; i0 < len0; i0++) {
-                  let data15 = data14[i0];
-                  if (typeof data15 === "string") {
-                    if (func4(data15) < 1) {
-                      const err31 = { instancePath: instancePath + "/spec/data_identifiers/" + i0, schemaPath: "#/properties/spec/properties/data_identifiers/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                      if (vErrors === null) {
-                        vErrors = [err31];
-                      } else {
-                        vErrors.push(err31);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err32 = { instancePath: instancePath + "/spec/data_identifiers/" + i0, schemaPath: "#/properties/spec/properties/data_identifiers/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err32];
-                    } else {
-                      vErrors.push(err32);
-                    }
-                    errors++;
-                  }
+            if (data12.active !== void 0) {
+              if (typeof data12.active !== "boolean") {
+                const err31 = { instancePath: instancePath + "/spec/active", schemaPath: "#/properties/spec/properties/active/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err31];
+                } else {
+                  vErrors.push(err31);
                 }
-              } else {
-                const err33 = { instancePath: instancePath + "/spec/data_identifiers", schemaPath: "#/properties/spec/properties/data_identifiers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                errors++;
+              }
+            }
+            if (data12.can_delete !== void 0) {
+              if (typeof data12.can_delete !== "boolean") {
+                const err32 = { instancePath: instancePath + "/spec/can_delete", schemaPath: "#/properties/spec/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err32];
+                } else {
+                  vErrors.push(err32);
+                }
+                errors++;
+              }
+            }
+            if (data12.ceiling_percentage !== void 0) {
+              let data15 = data12.ceiling_percentage;
+              if (!(typeof data15 == "number" && (!(data15 % 1) && !isNaN(data15)))) {
+                const err33 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err33];
                 } else {
@@ -6938,12 +7073,9 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-            }
-            if (data10.entity_type !== void 0) {
-              let data16 = data10.entity_type;
-              if (typeof data16 === "string") {
-                if (func4(data16) < 1) {
-                  const err34 = { instancePath: instancePath + "/spec/entity_type", schemaPath: "#/properties/spec/properties/entity_type/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+              if (typeof data15 == "number") {
+                if (data15 > 9007199254740991 || isNaN(data15)) {
+                  const err34 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
                   if (vErrors === null) {
                     vErrors = [err34];
                   } else {
@@ -6951,50 +7083,58 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-              } else {
-                const err35 = { instancePath: instancePath + "/spec/entity_type", schemaPath: "#/properties/spec/properties/entity_type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err35];
-                } else {
-                  vErrors.push(err35);
-                }
-                errors++;
-              }
-            }
-            if (data10.expression !== void 0) {
-              if (typeof data10.expression !== "string") {
-                const err36 = { instancePath: instancePath + "/spec/expression", schemaPath: "#/properties/spec/properties/expression/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err36];
-                } else {
-                  vErrors.push(err36);
-                }
-                errors++;
-              }
-            }
-            if (data10.floor_percentage !== void 0) {
-              let data18 = data10.floor_percentage;
-              if (!(typeof data18 == "number" && (!(data18 % 1) && !isNaN(data18)))) {
-                const err37 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err37];
-                } else {
-                  vErrors.push(err37);
-                }
-                errors++;
-              }
-              if (typeof data18 == "number") {
-                if (data18 > 9007199254740991 || isNaN(data18)) {
-                  const err38 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                if (data15 < -9007199254740991 || isNaN(data15)) {
+                  const err35 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
                   if (vErrors === null) {
-                    vErrors = [err38];
+                    vErrors = [err35];
                   } else {
-                    vErrors.push(err38);
+                    vErrors.push(err35);
                   }
                   errors++;
                 }
-                if (data18 < -9007199254740991 || isNaN(data18)) {
-                  const err39 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+              }
+            }
+            if (data12.data_identifiers !== void 0) {
+              let data16 = data12.data_identifiers;
+              if (Array.isArray(data16)) {
+                const len1 = data16.length;
+                for (let i2 = 0; i2 < len1; i2++) {
+                  let data17 = data16[i2];
+                  if (typeof data17 === "string") {
+                    if (func4(data17) < 1) {
+                      const err36 = { instancePath: instancePath + "/spec/data_identifiers/" + i2, schemaPath: "#/properties/spec/properties/data_identifiers/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      if (vErrors === null) {
+                        vErrors = [err36];
+                      } else {
+                        vErrors.push(err36);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err37 = { instancePath: instancePath + "/spec/data_identifiers/" + i2, schemaPath: "#/properties/spec/properties/data_identifiers/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err37];
+                    } else {
+                      vErrors.push(err37);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err38 = { instancePath: instancePath + "/spec/data_identifiers", schemaPath: "#/properties/spec/properties/data_identifiers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err38];
+                } else {
+                  vErrors.push(err38);
+                }
+                errors++;
+              }
+            }
+            if (data12.entity_type !== void 0) {
+              let data18 = data12.entity_type;
+              if (typeof data18 === "string") {
+                if (func4(data18) < 1) {
+                  const err39 = { instancePath: instancePath + "/spec/entity_type", schemaPath: "#/properties/spec/properties/entity_type/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                   if (vErrors === null) {
                     vErrors = [err39];
                   } else {
@@ -7002,12 +7142,8 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-              }
-            }
-            if (data10.hierarchy_no !== void 0) {
-              let data19 = data10.hierarchy_no;
-              if (!(typeof data19 == "number" && (!(data19 % 1) && !isNaN(data19)))) {
-                const err40 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+              } else {
+                const err40 = { instancePath: instancePath + "/spec/entity_type", schemaPath: "#/properties/spec/properties/entity_type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err40];
                 } else {
@@ -7015,51 +7151,54 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data19 == "number") {
-                if (data19 > 9007199254740991 || isNaN(data19)) {
-                  const err41 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+            }
+            if (data12.expression !== void 0) {
+              if (typeof data12.expression !== "string") {
+                const err41 = { instancePath: instancePath + "/spec/expression", schemaPath: "#/properties/spec/properties/expression/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err41];
+                } else {
+                  vErrors.push(err41);
+                }
+                errors++;
+              }
+            }
+            if (data12.floor_percentage !== void 0) {
+              let data20 = data12.floor_percentage;
+              if (!(typeof data20 == "number" && (!(data20 % 1) && !isNaN(data20)))) {
+                const err42 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err42];
+                } else {
+                  vErrors.push(err42);
+                }
+                errors++;
+              }
+              if (typeof data20 == "number") {
+                if (data20 > 9007199254740991 || isNaN(data20)) {
+                  const err43 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
                   if (vErrors === null) {
-                    vErrors = [err41];
+                    vErrors = [err43];
                   } else {
-                    vErrors.push(err41);
+                    vErrors.push(err43);
                   }
                   errors++;
                 }
-                if (data19 < -9007199254740991 || isNaN(data19)) {
-                  const err42 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                if (data20 < -9007199254740991 || isNaN(data20)) {
+                  const err44 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
                   if (vErrors === null) {
-                    vErrors = [err42];
+                    vErrors = [err44];
                   } else {
-                    vErrors.push(err42);
+                    vErrors.push(err44);
                   }
                   errors++;
                 }
               }
             }
-            if (data10.is_user_defined !== void 0) {
-              if (typeof data10.is_user_defined !== "boolean") {
-                const err43 = { instancePath: instancePath + "/spec/is_user_defined", schemaPath: "#/properties/spec/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                if (vErrors === null) {
-                  vErrors = [err43];
-                } else {
-                  vErrors.push(err43);
-                }
-                errors++;
-              }
-            }
-            if (data10.method !== void 0) {
-              let data21 = data10.method;
-              if (typeof data21 !== "string") {
-                const err44 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err44];
-                } else {
-                  vErrors.push(err44);
-                }
-                errors++;
-              }
-              if (!(data21 === "upload" || data21 === "formula" || data21 === "calculator")) {
-                const err45 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/enum", keyword: "enum", params: { allowedValues: schema27.properties.spec.properties.method.enum }, message: "must be equal to one of the allowed values" };
+            if (data12.hierarchy_no !== void 0) {
+              let data21 = data12.hierarchy_no;
+              if (!(typeof data21 == "number" && (!(data21 % 1) && !isNaN(data21)))) {
+                const err45 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err45];
                 } else {
@@ -7067,32 +7206,30 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-            }
-            if (data10.transaction_above_range !== void 0) {
-              if (typeof data10.transaction_above_range !== "string") {
-                const err46 = { instancePath: instancePath + "/spec/transaction_above_range", schemaPath: "#/properties/spec/properties/transaction_above_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err46];
-                } else {
-                  vErrors.push(err46);
+              if (typeof data21 == "number") {
+                if (data21 > 9007199254740991 || isNaN(data21)) {
+                  const err46 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                  if (vErrors === null) {
+                    vErrors = [err46];
+                  } else {
+                    vErrors.push(err46);
+                  }
+                  errors++;
                 }
-                errors++;
+                if (data21 < -9007199254740991 || isNaN(data21)) {
+                  const err47 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                  if (vErrors === null) {
+                    vErrors = [err47];
+                  } else {
+                    vErrors.push(err47);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data10.transaction_below_range !== void 0) {
-              if (typeof data10.transaction_below_range !== "string") {
-                const err47 = { instancePath: instancePath + "/spec/transaction_below_range", schemaPath: "#/properties/spec/properties/transaction_below_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err47];
-                } else {
-                  vErrors.push(err47);
-                }
-                errors++;
-              }
-            }
-            if (data10.transaction_mid_range !== void 0) {
-              if (typeof data10.transaction_mid_range !== "string") {
-                const err48 = { instancePath: instancePath + "/spec/transaction_mid_range", schemaPath: "#/properties/spec/properties/transaction_mid_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data12.is_user_defined !== void 0) {
+              if (typeof data12.is_user_defined !== "boolean") {
+                const err48 = { instancePath: instancePath + "/spec/is_user_defined", schemaPath: "#/properties/spec/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err48];
                 } else {
@@ -7101,9 +7238,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data10.type !== void 0) {
-              if (typeof data10.type !== "string") {
-                const err49 = { instancePath: instancePath + "/spec/type", schemaPath: "#/properties/spec/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data12.method !== void 0) {
+              let data23 = data12.method;
+              if (typeof data23 !== "string") {
+                const err49 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err49];
                 } else {
@@ -7111,153 +7249,150 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-            }
-            if (data10.when !== void 0) {
-              let data26 = data10.when;
-              if (Array.isArray(data26)) {
-                const len1 = data26.length;
-                for (let i1 = 0; i1 < len1; i1++) {
-                  let data27 = data26[i1];
-                  if (data27 && typeof data27 == "object" && !Array.isArray(data27)) {
-                    if (data27.field_name === void 0) {
-                      const err50 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "field_name" }, message: "must have required property 'field_name'" };
-                      if (vErrors === null) {
-                        vErrors = [err50];
-                      } else {
-                        vErrors.push(err50);
-                      }
-                      errors++;
-                    }
-                    if (data27.operator === void 0) {
-                      const err51 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "operator" }, message: "must have required property 'operator'" };
-                      if (vErrors === null) {
-                        vErrors = [err51];
-                      } else {
-                        vErrors.push(err51);
-                      }
-                      errors++;
-                    }
-                    if (data27.value === void 0) {
-                      const err52 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "value" }, message: "must have required property 'value'" };
-                      if (vErrors === null) {
-                        vErrors = [err52];
-                      } else {
-                        vErrors.push(err52);
-                      }
-                      errors++;
-                    }
-                    for (const key32 in data27) {
-                      if (!(key32 === "field_name" || key32 === "operator" || key32 === "value")) {
-                        const err53 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key32 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err53];
-                        } else {
-                          vErrors.push(err53);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.field_name !== void 0) {
-                      if (typeof data27.field_name !== "string") {
-                        const err54 = { instancePath: instancePath + "/spec/when/" + i1 + "/field_name", schemaPath: "#/properties/spec/properties/when/items/properties/field_name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err54];
-                        } else {
-                          vErrors.push(err54);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.operator !== void 0) {
-                      let data29 = data27.operator;
-                      if (typeof data29 !== "string") {
-                        const err55 = { instancePath: instancePath + "/spec/when/" + i1 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err55];
-                        } else {
-                          vErrors.push(err55);
-                        }
-                        errors++;
-                      }
-                      if (!(data29 === "equality" || data29 === "inequality" || data29 === "greater than" || data29 === "less than" || data29 === "greater or equal" || data29 === "less or equal" || data29 === ">" || data29 === "<" || data29 === ">=" || data29 === "<=" || data29 === "in" || data29 === "not in" || data29 === "contains" || data29 === "not contains" || data29 === "starts with" || data29 === "ends with" || data29 === "null" || data29 === "not null")) {
-                        const err56 = { instancePath: instancePath + "/spec/when/" + i1 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/enum", keyword: "enum", params: { allowedValues: schema27.properties.spec.properties.when.items.properties.operator.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err56];
-                        } else {
-                          vErrors.push(err56);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.value !== void 0) {
-                      if (typeof data27.value !== "string") {
-                        const err57 = { instancePath: instancePath + "/spec/when/" + i1 + "/value", schemaPath: "#/properties/spec/properties/when/items/properties/value/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err57];
-                        } else {
-                          vErrors.push(err57);
-                        }
-                        errors++;
-                      }
-                    }
-                  } else {
-                    const err58 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                    if (vErrors === null) {
-                      vErrors = [err58];
-                    } else {
-                      vErrors.push(err58);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err59 = { instancePath: instancePath + "/spec/when", schemaPath: "#/properties/spec/properties/when/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+              if (!(data23 === "upload" || data23 === "formula" || data23 === "calculator")) {
+                const err50 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/enum", keyword: "enum", params: { allowedValues: schema27.properties.spec.properties.method.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
-                  vErrors = [err59];
+                  vErrors = [err50];
                 } else {
-                  vErrors.push(err59);
+                  vErrors.push(err50);
                 }
                 errors++;
               }
             }
-          } else {
-            const err60 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err60];
-            } else {
-              vErrors.push(err60);
+            if (data12.transaction_above_range !== void 0) {
+              if (typeof data12.transaction_above_range !== "string") {
+                const err51 = { instancePath: instancePath + "/spec/transaction_above_range", schemaPath: "#/properties/spec/properties/transaction_above_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err51];
+                } else {
+                  vErrors.push(err51);
+                }
+                errors++;
+              }
             }
-            errors++;
-          }
-        }
-        if (data.batches !== void 0) {
-          let data31 = data.batches;
-          if (Array.isArray(data31)) {
-            const len2 = data31.length;
-            for (let i2 = 0; i2 < len2; i2++) {
-              let data32 = data31[i2];
-              if (data32 && typeof data32 == "object" && !Array.isArray(data32)) {
-                if (data32.name === void 0) {
-                  const err61 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
-                  if (vErrors === null) {
-                    vErrors = [err61];
-                  } else {
-                    vErrors.push(err61);
-                  }
-                  errors++;
+            if (data12.transaction_below_range !== void 0) {
+              if (typeof data12.transaction_below_range !== "string") {
+                const err52 = { instancePath: instancePath + "/spec/transaction_below_range", schemaPath: "#/properties/spec/properties/transaction_below_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err52];
+                } else {
+                  vErrors.push(err52);
                 }
-                if (data32.status === void 0) {
-                  const err62 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/required", keyword: "required", params: { missingProperty: "status" }, message: "must have required property 'status'" };
-                  if (vErrors === null) {
-                    vErrors = [err62];
-                  } else {
-                    vErrors.push(err62);
-                  }
-                  errors++;
+                errors++;
+              }
+            }
+            if (data12.transaction_mid_range !== void 0) {
+              if (typeof data12.transaction_mid_range !== "string") {
+                const err53 = { instancePath: instancePath + "/spec/transaction_mid_range", schemaPath: "#/properties/spec/properties/transaction_mid_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err53];
+                } else {
+                  vErrors.push(err53);
                 }
-                for (const key42 in data32) {
-                  if (!(key42 === "name" || key42 === "status" || key42 === "values" || key42 === "effective_start_date" || key42 === "effective_end_date")) {
-                    const err63 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
+                errors++;
+              }
+            }
+            if (data12.type !== void 0) {
+              if (typeof data12.type !== "string") {
+                const err54 = { instancePath: instancePath + "/spec/type", schemaPath: "#/properties/spec/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err54];
+                } else {
+                  vErrors.push(err54);
+                }
+                errors++;
+              }
+            }
+            if (data12.when !== void 0) {
+              let data28 = data12.when;
+              if (Array.isArray(data28)) {
+                const len2 = data28.length;
+                for (let i3 = 0; i3 < len2; i3++) {
+                  let data29 = data28[i3];
+                  if (data29 && typeof data29 == "object" && !Array.isArray(data29)) {
+                    if (data29.field_name === void 0) {
+                      const err55 = { instancePath: instancePath + "/spec/when/" + i3, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "field_name" }, message: "must have required property 'field_name'" };
+                      if (vErrors === null) {
+                        vErrors = [err55];
+                      } else {
+                        vErrors.push(err55);
+                      }
+                      errors++;
+                    }
+                    if (data29.operator === void 0) {
+                      const err56 = { instancePath: instancePath + "/spec/when/" + i3, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "operator" }, message: "must have required property 'operator'" };
+                      if (vErrors === null) {
+                        vErrors = [err56];
+                      } else {
+                        vErrors.push(err56);
+                      }
+                      errors++;
+                    }
+                    if (data29.value === void 0) {
+                      const err57 = { instancePath: instancePath + "/spec/when/" + i3, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "value" }, message: "must have required property 'value'" };
+                      if (vErrors === null) {
+                        vErrors = [err57];
+                      } else {
+                        vErrors.push(err57);
+                      }
+                      errors++;
+                    }
+                    for (const key32 in data29) {
+                      if (!(key32 === "field_name" || key32 === "operator" || key32 === "value")) {
+                        const err58 = { instancePath: instancePath + "/spec/when/" + i3, schemaPath: "#/properties/spec/properties/when/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key32 }, message: "must NOT have additional properties" };
+                        if (vErrors === null) {
+                          vErrors = [err58];
+                        } else {
+                          vErrors.push(err58);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data29.field_name !== void 0) {
+                      if (typeof data29.field_name !== "string") {
+                        const err59 = { instancePath: instancePath + "/spec/when/" + i3 + "/field_name", schemaPath: "#/properties/spec/properties/when/items/properties/field_name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err59];
+                        } else {
+                          vErrors.push(err59);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data29.operator !== void 0) {
+                      let data31 = data29.operator;
+                      if (typeof data31 !== "string") {
+                        const err60 = { instancePath: instancePath + "/spec/when/" + i3 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err60];
+                        } else {
+                          vErrors.push(err60);
+                        }
+                        errors++;
+                      }
+                      if (!(data31 === "equality" || data31 === "inequality" || data31 === "greater than" || data31 === "less than" || data31 === "greater or equal" || data31 === "less or equal" || data31 === ">" || data31 === "<" || data31 === ">=" || data31 === "<=" || data31 === "in" || data31 === "not in" || data31 === "contains" || data31 === "not contains" || data31 === "starts with" || data31 === "ends with" || data31 === "null" || data31 === "not null")) {
+                        const err61 = { instancePath: instancePath + "/spec/when/" + i3 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/enum", keyword: "enum", params: { allowedValues: schema27.properties.spec.properties.when.items.properties.operator.enum }, message: "must be equal to one of the allowed values" };
+                        if (vErrors === null) {
+                          vErrors = [err61];
+                        } else {
+                          vErrors.push(err61);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data29.value !== void 0) {
+                      if (typeof data29.value !== "string") {
+                        const err62 = { instancePath: instancePath + "/spec/when/" + i3 + "/value", schemaPath: "#/properties/spec/properties/when/items/properties/value/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err62];
+                        } else {
+                          vErrors.push(err62);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err63 = { instancePath: instancePath + "/spec/when/" + i3, schemaPath: "#/properties/spec/properties/when/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
                       vErrors = [err63];
                     } else {
@@ -7266,50 +7401,54 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data32.name !== void 0) {
-                  let data33 = data32.name;
-                  if (typeof data33 === "string") {
-                    if (func4(data33) < 1) {
-                      const err64 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                      if (vErrors === null) {
-                        vErrors = [err64];
-                      } else {
-                        vErrors.push(err64);
-                      }
-                      errors++;
-                    }
-                    if (!pattern11.test(data33)) {
-                      const err65 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, message: 'must match pattern "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)"' };
-                      if (vErrors === null) {
-                        vErrors = [err65];
-                      } else {
-                        vErrors.push(err65);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err66 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err66];
-                    } else {
-                      vErrors.push(err66);
-                    }
-                    errors++;
-                  }
+              } else {
+                const err64 = { instancePath: instancePath + "/spec/when", schemaPath: "#/properties/spec/properties/when/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err64];
+                } else {
+                  vErrors.push(err64);
                 }
-                if (data32.status !== void 0) {
-                  let data34 = data32.status;
-                  if (typeof data34 !== "string") {
-                    const err67 = { instancePath: instancePath + "/batches/" + i2 + "/status", schemaPath: "#/properties/batches/items/properties/status/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err67];
-                    } else {
-                      vErrors.push(err67);
-                    }
-                    errors++;
+                errors++;
+              }
+            }
+          } else {
+            const err65 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err65];
+            } else {
+              vErrors.push(err65);
+            }
+            errors++;
+          }
+        }
+        if (data.batches !== void 0) {
+          let data33 = data.batches;
+          if (Array.isArray(data33)) {
+            const len3 = data33.length;
+            for (let i4 = 0; i4 < len3; i4++) {
+              let data34 = data33[i4];
+              if (data34 && typeof data34 == "object" && !Array.isArray(data34)) {
+                if (data34.name === void 0) {
+                  const err66 = { instancePath: instancePath + "/batches/" + i4, schemaPath: "#/properties/batches/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+                  if (vErrors === null) {
+                    vErrors = [err66];
+                  } else {
+                    vErrors.push(err66);
                   }
-                  if (!(data34 === "file uploaded" || data34 === "reviewed" || data34 === "approved")) {
-                    const err68 = { instancePath: instancePath + "/batches/" + i2 + "/status", schemaPath: "#/properties/batches/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema27.properties.batches.items.properties.status.enum }, message: "must be equal to one of the allowed values" };
+                  errors++;
+                }
+                if (data34.status === void 0) {
+                  const err67 = { instancePath: instancePath + "/batches/" + i4, schemaPath: "#/properties/batches/items/required", keyword: "required", params: { missingProperty: "status" }, message: "must have required property 'status'" };
+                  if (vErrors === null) {
+                    vErrors = [err67];
+                  } else {
+                    vErrors.push(err67);
+                  }
+                  errors++;
+                }
+                for (const key42 in data34) {
+                  if (!(key42 === "name" || key42 === "status" || key42 === "values" || key42 === "effective_start_date" || key42 === "effective_end_date" || key42 === "environments")) {
+                    const err68 = { instancePath: instancePath + "/batches/" + i4, schemaPath: "#/properties/batches/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
                       vErrors = [err68];
                     } else {
@@ -7318,11 +7457,11 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data32.values !== void 0) {
-                  let data35 = data32.values;
+                if (data34.name !== void 0) {
+                  let data35 = data34.name;
                   if (typeof data35 === "string") {
                     if (func4(data35) < 1) {
-                      const err69 = { instancePath: instancePath + "/batches/" + i2 + "/values", schemaPath: "#/properties/batches/items/properties/values/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      const err69 = { instancePath: instancePath + "/batches/" + i4 + "/name", schemaPath: "#/properties/batches/items/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
                         vErrors = [err69];
                       } else {
@@ -7330,30 +7469,29 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                  } else {
-                    const err70 = { instancePath: instancePath + "/batches/" + i2 + "/values", schemaPath: "#/properties/batches/items/properties/values/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err70];
-                    } else {
-                      vErrors.push(err70);
-                    }
-                    errors++;
-                  }
-                }
-                if (data32.effective_start_date !== void 0) {
-                  let data36 = data32.effective_start_date;
-                  if (typeof data36 === "string") {
-                    if (!pattern15.test(data36)) {
-                      const err71 = { instancePath: instancePath + "/batches/" + i2 + "/effective_start_date", schemaPath: "#/properties/batches/items/properties/effective_start_date/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, message: 'must match pattern "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"' };
+                    if (!pattern12.test(data35)) {
+                      const err70 = { instancePath: instancePath + "/batches/" + i4 + "/name", schemaPath: "#/properties/batches/items/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, message: 'must match pattern "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)"' };
                       if (vErrors === null) {
-                        vErrors = [err71];
+                        vErrors = [err70];
                       } else {
-                        vErrors.push(err71);
+                        vErrors.push(err70);
                       }
                       errors++;
                     }
                   } else {
-                    const err72 = { instancePath: instancePath + "/batches/" + i2 + "/effective_start_date", schemaPath: "#/properties/batches/items/properties/effective_start_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err71 = { instancePath: instancePath + "/batches/" + i4 + "/name", schemaPath: "#/properties/batches/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err71];
+                    } else {
+                      vErrors.push(err71);
+                    }
+                    errors++;
+                  }
+                }
+                if (data34.status !== void 0) {
+                  let data36 = data34.status;
+                  if (typeof data36 !== "string") {
+                    const err72 = { instancePath: instancePath + "/batches/" + i4 + "/status", schemaPath: "#/properties/batches/items/properties/status/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err72];
                     } else {
@@ -7361,55 +7499,176 @@ var require_validators = __commonJS({
                     }
                     errors++;
                   }
+                  if (!(data36 === "file uploaded" || data36 === "reviewed" || data36 === "approved")) {
+                    const err73 = { instancePath: instancePath + "/batches/" + i4 + "/status", schemaPath: "#/properties/batches/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema27.properties.batches.items.properties.status.enum }, message: "must be equal to one of the allowed values" };
+                    if (vErrors === null) {
+                      vErrors = [err73];
+                    } else {
+                      vErrors.push(err73);
+                    }
+                    errors++;
+                  }
                 }
-                if (data32.effective_end_date !== void 0) {
-                  let data37 = data32.effective_end_date;
+                if (data34.values !== void 0) {
+                  let data37 = data34.values;
                   if (typeof data37 === "string") {
-                    if (!pattern15.test(data37)) {
-                      const err73 = { instancePath: instancePath + "/batches/" + i2 + "/effective_end_date", schemaPath: "#/properties/batches/items/properties/effective_end_date/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, message: 'must match pattern "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"' };
+                    if (func4(data37) < 1) {
+                      const err74 = { instancePath: instancePath + "/batches/" + i4 + "/values", schemaPath: "#/properties/batches/items/properties/values/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
-                        vErrors = [err73];
+                        vErrors = [err74];
                       } else {
-                        vErrors.push(err73);
+                        vErrors.push(err74);
                       }
                       errors++;
                     }
                   } else {
-                    const err74 = { instancePath: instancePath + "/batches/" + i2 + "/effective_end_date", schemaPath: "#/properties/batches/items/properties/effective_end_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err75 = { instancePath: instancePath + "/batches/" + i4 + "/values", schemaPath: "#/properties/batches/items/properties/values/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err74];
+                      vErrors = [err75];
                     } else {
-                      vErrors.push(err74);
+                      vErrors.push(err75);
+                    }
+                    errors++;
+                  }
+                }
+                if (data34.effective_start_date !== void 0) {
+                  let data38 = data34.effective_start_date;
+                  if (typeof data38 === "string") {
+                    if (!pattern16.test(data38)) {
+                      const err76 = { instancePath: instancePath + "/batches/" + i4 + "/effective_start_date", schemaPath: "#/properties/batches/items/properties/effective_start_date/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, message: 'must match pattern "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"' };
+                      if (vErrors === null) {
+                        vErrors = [err76];
+                      } else {
+                        vErrors.push(err76);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err77 = { instancePath: instancePath + "/batches/" + i4 + "/effective_start_date", schemaPath: "#/properties/batches/items/properties/effective_start_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err77];
+                    } else {
+                      vErrors.push(err77);
+                    }
+                    errors++;
+                  }
+                }
+                if (data34.effective_end_date !== void 0) {
+                  let data39 = data34.effective_end_date;
+                  if (typeof data39 === "string") {
+                    if (!pattern16.test(data39)) {
+                      const err78 = { instancePath: instancePath + "/batches/" + i4 + "/effective_end_date", schemaPath: "#/properties/batches/items/properties/effective_end_date/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, message: 'must match pattern "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"' };
+                      if (vErrors === null) {
+                        vErrors = [err78];
+                      } else {
+                        vErrors.push(err78);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err79 = { instancePath: instancePath + "/batches/" + i4 + "/effective_end_date", schemaPath: "#/properties/batches/items/properties/effective_end_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err79];
+                    } else {
+                      vErrors.push(err79);
+                    }
+                    errors++;
+                  }
+                }
+                if (data34.environments !== void 0) {
+                  let data40 = data34.environments;
+                  if (Array.isArray(data40)) {
+                    if (data40.length < 1) {
+                      const err80 = { instancePath: instancePath + "/batches/" + i4 + "/environments", schemaPath: "#/properties/batches/items/properties/environments/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                      if (vErrors === null) {
+                        vErrors = [err80];
+                      } else {
+                        vErrors.push(err80);
+                      }
+                      errors++;
+                    }
+                    const len4 = data40.length;
+                    for (let i5 = 0; i5 < len4; i5++) {
+                      let data41 = data40[i5];
+                      if (typeof data41 === "string") {
+                        if (func4(data41) < 1) {
+                          const err81 = { instancePath: instancePath + "/batches/" + i4 + "/environments/" + i5, schemaPath: "#/properties/batches/items/properties/environments/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                          if (vErrors === null) {
+                            vErrors = [err81];
+                          } else {
+                            vErrors.push(err81);
+                          }
+                          errors++;
+                        }
+                      } else {
+                        const err82 = { instancePath: instancePath + "/batches/" + i4 + "/environments/" + i5, schemaPath: "#/properties/batches/items/properties/environments/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err82];
+                        } else {
+                          vErrors.push(err82);
+                        }
+                        errors++;
+                      }
+                    }
+                    let i6 = data40.length;
+                    let j1;
+                    if (i6 > 1) {
+                      const indices1 = {};
+                      for (; i6--; ) {
+                        let item1 = data40[i6];
+                        if (typeof item1 !== "string") {
+                          continue;
+                        }
+                        if (typeof indices1[item1] == "number") {
+                          j1 = indices1[item1];
+                          const err83 = { instancePath: instancePath + "/batches/" + i4 + "/environments", schemaPath: "#/properties/batches/items/properties/environments/uniqueItems", keyword: "uniqueItems", params: { i: i6, j: j1 }, message: "must NOT have duplicate items (items ## " + j1 + " and " + i6 + " are identical)" };
+                          if (vErrors === null) {
+                            vErrors = [err83];
+                          } else {
+                            vErrors.push(err83);
+                          }
+                          errors++;
+                          break;
+                        }
+                        indices1[item1] = i6;
+                      }
+                    }
+                  } else {
+                    const err84 = { instancePath: instancePath + "/batches/" + i4 + "/environments", schemaPath: "#/properties/batches/items/properties/environments/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    if (vErrors === null) {
+                      vErrors = [err84];
+                    } else {
+                      vErrors.push(err84);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err75 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err85 = { instancePath: instancePath + "/batches/" + i4, schemaPath: "#/properties/batches/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err75];
+                  vErrors = [err85];
                 } else {
-                  vErrors.push(err75);
+                  vErrors.push(err85);
                 }
                 errors++;
               }
             }
           } else {
-            const err76 = { instancePath: instancePath + "/batches", schemaPath: "#/properties/batches/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err86 = { instancePath: instancePath + "/batches", schemaPath: "#/properties/batches/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err76];
+              vErrors = [err86];
             } else {
-              vErrors.push(err76);
+              vErrors.push(err86);
             }
             errors++;
           }
         }
       } else {
-        const err77 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err87 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err77];
+          vErrors = [err87];
         } else {
-          vErrors.push(err77);
+          vErrors.push(err87);
         }
         errors++;
       }
@@ -7419,16 +7678,16 @@ var require_validators = __commonJS({
     exports2.plan = validate18;
     var schema28 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "look_alike": { "type": "array", "description": "Names of git and of the service that look alike (case, spaces, characters that cannot be seen, how a letter is written, letters that look alike): revsync takes them for two, and warns.", "items": { "type": "object", "required": ["git", "service"], "properties": { "git": { "type": "string" }, "service": { "type": "string" } }, "additionalProperties": false } }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." }, "guardrails": { "$ref": "#/definitions/PlanGuardrails" } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] }, "GuardrailOutcome": { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } }, "TenantConfigurationUpdatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } }, "SspPolicyCreatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } }, "SspPolicyBatchPayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
     var schema42 = { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
-    var pattern17 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
-    var pattern20 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
+    var pattern18 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
+    var pattern21 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
     var schema29 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] };
     var schema38 = { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } };
     var schema39 = { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } };
     var schema40 = { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } };
     var schema41 = { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } };
-    var pattern18 = new RegExp("^tenant-configuration/", "u");
-    var pattern19 = new RegExp("^ssp/", "u");
-    var pattern21 = new RegExp("^(tenant-configuration|ssp)/", "u");
+    var pattern19 = new RegExp("^tenant-configuration/", "u");
+    var pattern20 = new RegExp("^ssp/", "u");
+    var pattern22 = new RegExp("^(tenant-configuration|ssp)/", "u");
     var schema31 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
     function validate20(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
@@ -8963,7 +9222,7 @@ var require_validators = __commonJS({
             const _errs9 = errors;
             if (errors === _errs9) {
               if (typeof data1 === "string") {
-                if (!pattern18.test(data1)) {
+                if (!pattern19.test(data1)) {
                   const err4 = {};
                   if (vErrors === null) {
                     vErrors = [err4];
@@ -9099,7 +9358,7 @@ var require_validators = __commonJS({
             const _errs22 = errors;
             if (errors === _errs22) {
               if (typeof data5 === "string") {
-                if (!pattern19.test(data5)) {
+                if (!pattern20.test(data5)) {
                   const err12 = {};
                   if (vErrors === null) {
                     vErrors = [err12];
@@ -9371,7 +9630,7 @@ var require_validators = __commonJS({
                     errors++;
                   }
                   if (typeof data15 === "string") {
-                    if (!pattern20.test(data15)) {
+                    if (!pattern21.test(data15)) {
                       const err32 = { instancePath: instancePath + "/payload/values_checksum", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/values_checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
                       if (vErrors === null) {
                         vErrors = [err32];
@@ -9480,7 +9739,7 @@ var require_validators = __commonJS({
         if (data.address !== void 0) {
           let data17 = data.address;
           if (typeof data17 === "string") {
-            if (!pattern21.test(data17)) {
+            if (!pattern22.test(data17)) {
               const err42 = { instancePath: instancePath + "/address", schemaPath: "#/properties/address/pattern", keyword: "pattern", params: { pattern: "^(tenant-configuration|ssp)/" }, message: 'must match pattern "^(tenant-configuration|ssp)/"' };
               if (vErrors === null) {
                 vErrors = [err42];
@@ -10331,7 +10590,7 @@ var require_validators = __commonJS({
         if (data.format_version !== void 0) {
           let data0 = data.format_version;
           if (typeof data0 === "string") {
-            if (!pattern17.test(data0)) {
+            if (!pattern18.test(data0)) {
               const err9 = { instancePath: instancePath + "/format_version", schemaPath: "#/properties/format_version/pattern", keyword: "pattern", params: { pattern: "^[0-9]+(\\.[0-9]+)*$" }, message: 'must match pattern "^[0-9]+(\\.[0-9]+)*$"' };
               if (vErrors === null) {
                 vErrors = [err9];
@@ -12067,7 +12326,7 @@ var require_validators = __commonJS({
         if (data.checksum !== void 0) {
           let data91 = data.checksum;
           if (typeof data91 === "string") {
-            if (!pattern20.test(data91)) {
+            if (!pattern21.test(data91)) {
               const err165 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
                 vErrors = [err165];
@@ -12937,7 +13196,7 @@ var require_validators = __commonJS({
     }
     exports2.sspPolicyTest = validate31;
     var schema43 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy-test", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
-    var pattern23 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+    var pattern24 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
     function validate31(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
       let vErrors = null;
@@ -13043,7 +13302,7 @@ var require_validators = __commonJS({
         if (data.date_field !== void 0) {
           let data5 = data.date_field;
           if (typeof data5 === "string") {
-            if (!pattern23.test(data5)) {
+            if (!pattern24.test(data5)) {
               const err9 = { instancePath: instancePath + "/date_field", schemaPath: "#/properties/date_field/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }, message: 'must match pattern "^[A-Za-z_][A-Za-z0-9_]*$"' };
               if (vErrors === null) {
                 vErrors = [err9];
@@ -13700,7 +13959,7 @@ var require_validators = __commonJS({
     }
     exports2.guardrailTest = validate32;
     var schema44 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:guardrail-test", "title": "GuardrailTestFile", "description": 'revsync guardrail test file (in the tests folder): a plan (a saved plan, or changes written out with their facts), a moment, who approves, and the outcome expected of each guardrail and freeze window of revsync.yaml. revsync test judges them. docs/guardrails.md, "Testing rules"', "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "at", "expect"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "GuardrailTest" }, "metadata": { "title": "GuardrailTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "environment": { "type": "string", "minLength": 1, "description": "The environment of revsync.yaml whose guardrails are judged (default: the saved plan's, else the only one)" }, "plan": { "type": "string", "minLength": 1, "description": "A saved plan (revsync plan --out FILE), relative to this file: its changes with their facts" }, "changes": { "type": "array", "description": "A plan fixture: changes written out, each with the facts a rule reads", "items": { "title": "GuardrailTestChange", "type": "object", "additionalProperties": false, "required": ["address", "action"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve"] }, "facts": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] }, "description": `The change's facts (docs/guardrails.md, "Facts"); a fact left out is null` }, "before": { "type": "object", "description": "Its fields before (before.<field>)" }, "after": { "type": "object", "description": "Its fields after (after.<field>)" } } } }, "at": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "description": "The moment of judging, ISO 8601 with its offset (2026-03-30T12:00:00Z)" }, "approvals": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Who approves (as the approver identity would)" }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason"], "properties": { "name": { "type": "string" }, "reason": { "type": "string", "minLength": 1 } } }, "description": "apply --override NAME --reason TEXT, as the approvers ask it" }, "expect": { "type": "object", "minProperties": 1, "description": "Each rule's or window's name: a rule's outcome over the plan (the worst of its changes': error, deny, approval_needed, warn, overridden, approved, excepted, pass), or by address; a window's in_force, not_in_force or overridden", "additionalProperties": { "anyOf": [{ "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "in_force", "not_in_force"] }, { "type": "object", "minProperties": 1, "additionalProperties": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "none"] } }] } } } };
-    var pattern24 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
+    var pattern25 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
     function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
       let vErrors = null;
@@ -14072,7 +14331,7 @@ var require_validators = __commonJS({
         if (data.at !== void 0) {
           let data15 = data.at;
           if (typeof data15 === "string") {
-            if (!pattern24.test(data15)) {
+            if (!pattern25.test(data15)) {
               const err31 = { instancePath: instancePath + "/at", schemaPath: "#/properties/at/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$"' };
               if (vErrors === null) {
                 vErrors = [err31];
@@ -14325,13 +14584,13 @@ var require_validators = __commonJS({
     var schema45 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes_local_apply": { "type": "boolean", "description": "Under four eyes, applied outside CI as four_eyes: { local_apply: true } of revsync.yaml allows: no pull request's approval was checked, and the tree applied was held to no reviewed commit. evidence verify flags it" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" }, "not_clean": { "type": "array", "maxItems": 50, "description": "When the tree was not clean: the paths that were not (the first 50, in path order, from revsync.yaml's folder), as git status says. Absent in records written before they were listed.", "items": { "type": "object", "additionalProperties": false, "required": ["path", "what", "policy"], "properties": { "path": { "type": "string", "description": "The path: outside text, escaped wherever it is shown" }, "what": { "type": "string", "description": "modified, added, deleted, renamed, not merged or untracked" }, "policy": { "type": "boolean", "description": "revsync.yaml, or a YAML or CSV file under the policies folder: a file revsync reads as policy or values" } } } }, "not_clean_total": { "type": "integer", "minimum": 0, "description": "How many paths were not clean in all (not_clean lists the first 50)" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "guardrails": { "$ref": "#/definitions/PlanGuardrails", "description": "With guardrails or freeze windows: how apply judged the plan right before it wrote (every rule and window, who approved, each override with its reason and who granted it, and what held the plan back); each change's outcomes are in changes" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] }, "GuardrailOutcome": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } } } };
     var schema46 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
     var schema55 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
-    var pattern25 = new RegExp("^1(\\.[0-9]+)*$", "u");
-    var pattern26 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "u");
-    var pattern28 = new RegExp("^[0-9a-f]{40,64}$", "u");
+    var pattern26 = new RegExp("^1(\\.[0-9]+)*$", "u");
+    var pattern27 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "u");
+    var pattern29 = new RegExp("^[0-9a-f]{40,64}$", "u");
     var schema49 = { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" } } };
     var schema52 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } };
     var schema50 = { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } };
-    var pattern30 = new RegExp("^/", "u");
+    var pattern31 = new RegExp("^/", "u");
     function validate35(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -14415,7 +14674,7 @@ var require_validators = __commonJS({
         if (data.path !== void 0) {
           let data1 = data.path;
           if (typeof data1 === "string") {
-            if (!pattern30.test(data1)) {
+            if (!pattern31.test(data1)) {
               const err8 = { instancePath: instancePath + "/path", schemaPath: "#/properties/path/pattern", keyword: "pattern", params: { pattern: "^/" }, message: 'must match pattern "^/"' };
               if (vErrors === null) {
                 vErrors = [err8];
@@ -14449,7 +14708,7 @@ var require_validators = __commonJS({
         if (data.started_at !== void 0) {
           let data3 = data.started_at;
           if (typeof data3 === "string") {
-            if (!pattern26.test(data3)) {
+            if (!pattern27.test(data3)) {
               const err11 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err11];
@@ -15376,7 +15635,7 @@ var require_validators = __commonJS({
         if (data.acquired_at !== void 0) {
           let data3 = data.acquired_at;
           if (typeof data3 === "string") {
-            if (!pattern26.test(data3)) {
+            if (!pattern27.test(data3)) {
               const err11 = { instancePath: instancePath + "/acquired_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err11];
@@ -15772,7 +16031,7 @@ var require_validators = __commonJS({
         if (data.format_version !== void 0) {
           let data0 = data.format_version;
           if (typeof data0 === "string") {
-            if (!pattern25.test(data0)) {
+            if (!pattern26.test(data0)) {
               const err24 = { instancePath: instancePath + "/format_version", schemaPath: "#/properties/format_version/pattern", keyword: "pattern", params: { pattern: "^1(\\.[0-9]+)*$" }, message: 'must match pattern "^1(\\.[0-9]+)*$"' };
               if (vErrors === null) {
                 vErrors = [err24];
@@ -16334,7 +16593,7 @@ var require_validators = __commonJS({
         if (data.started_at !== void 0) {
           let data33 = data.started_at;
           if (typeof data33 === "string") {
-            if (!pattern26.test(data33)) {
+            if (!pattern27.test(data33)) {
               const err75 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err75];
@@ -16356,7 +16615,7 @@ var require_validators = __commonJS({
         if (data.finished_at !== void 0) {
           let data34 = data.finished_at;
           if (typeof data34 === "string") {
-            if (!pattern26.test(data34)) {
+            if (!pattern27.test(data34)) {
               const err77 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err77];
@@ -16419,7 +16678,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (typeof data36 === "string") {
-                if (!pattern28.test(data36)) {
+                if (!pattern29.test(data36)) {
                   const err83 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/pattern", keyword: "pattern", params: { pattern: "^[0-9a-f]{40,64}$" }, message: 'must match pattern "^[0-9a-f]{40,64}$"' };
                   if (vErrors === null) {
                     vErrors = [err83];
@@ -16903,7 +17162,7 @@ var require_validators = __commonJS({
             if (data54.checksum !== void 0) {
               let data55 = data54.checksum;
               if (typeof data55 === "string") {
-                if (!pattern20.test(data55)) {
+                if (!pattern21.test(data55)) {
                   const err126 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
                   if (vErrors === null) {
                     vErrors = [err126];
@@ -17462,7 +17721,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (typeof data84 === "string") {
-            if (!pattern20.test(data84)) {
+            if (!pattern21.test(data84)) {
               const err174 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
                 vErrors = [err174];
@@ -17487,7 +17746,7 @@ var require_validators = __commonJS({
         if (data.hash !== void 0) {
           let data86 = data.hash;
           if (typeof data86 === "string") {
-            if (!pattern20.test(data86)) {
+            if (!pattern21.test(data86)) {
               const err176 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
                 vErrors = [err176];
@@ -18456,7 +18715,7 @@ var require_validators = __commonJS({
     }
     exports2.api_TenantConfigurationUpdateBody = validate43;
     var schema60 = { "$comment": "Assembled from src/kinds/tenant-configuration/api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
-    var pattern35 = new RegExp("^[0-9]+$", "u");
+    var pattern36 = new RegExp("^[0-9]+$", "u");
     function validate43(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -18540,7 +18799,7 @@ var require_validators = __commonJS({
         if (data.current_timestamp !== void 0) {
           let data1 = data.current_timestamp;
           if (typeof data1 === "string") {
-            if (!pattern35.test(data1)) {
+            if (!pattern36.test(data1)) {
               const err8 = { instancePath: instancePath + "/current_timestamp", schemaPath: "#/properties/current_timestamp/pattern", keyword: "pattern", params: { pattern: "^[0-9]+$" }, message: 'must match pattern "^[0-9]+$"' };
               if (vErrors === null) {
                 vErrors = [err8];
@@ -22783,7 +23042,7 @@ var require_validators = __commonJS({
         if (data.error_from_date !== void 0) {
           let data5 = data.error_from_date;
           if (typeof data5 === "string") {
-            if (!pattern3.test(data5)) {
+            if (!pattern4.test(data5)) {
               const err9 = { instancePath: instancePath + "/error_from_date", schemaPath: "#/properties/error_from_date/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}$"' };
               if (vErrors === null) {
                 vErrors = [err9];
@@ -22805,7 +23064,7 @@ var require_validators = __commonJS({
         if (data.error_to_date !== void 0) {
           let data6 = data.error_to_date;
           if (typeof data6 === "string") {
-            if (!pattern3.test(data6)) {
+            if (!pattern4.test(data6)) {
               const err11 = { instancePath: instancePath + "/error_to_date", schemaPath: "#/properties/error_to_date/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}$"' };
               if (vErrors === null) {
                 vErrors = [err11];
@@ -25462,9 +25721,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve19, reject) => {
+          return new Promise((resolve20, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve19(data);
+              return err ? reject(err) : resolve20(data);
             });
           });
         }
@@ -25502,9 +25761,9 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve19, reject) => {
+          return new Promise((resolve20, reject) => {
             this.destroy(err, (err2, data) => {
-              return err2 ? reject(err2) : resolve19(data);
+              return err2 ? reject(err2) : resolve20(data);
             });
           });
         }
@@ -25780,8 +26039,8 @@ var require_pool_base = __commonJS({
           }
           return Promise.all(closeAll);
         } else {
-          return new Promise((resolve19) => {
-            this[kClosedResolve] = resolve19;
+          return new Promise((resolve20) => {
+            this[kClosedResolve] = resolve20;
           });
         }
       }
@@ -29904,8 +30163,8 @@ var require_promise = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve19, reject) => {
-        res = resolve19;
+      const promise = new Promise((resolve20, reject) => {
+        res = resolve20;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -31331,12 +31590,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve19, reject) => {
+      const waitForDrain = () => new Promise((resolve20, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve19;
+          callback = resolve20;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -32220,12 +32479,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve19, reject) => {
+      const waitForDrain = () => new Promise((resolve20, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve19;
+          callback = resolve20;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -32542,16 +32801,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       [kClose]() {
-        return new Promise((resolve19) => {
+        return new Promise((resolve20) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve19;
+            this[kClosedResolve] = resolve20;
           } else {
-            resolve19(null);
+            resolve20(null);
           }
         });
       }
       [kDestroy](err) {
-        return new Promise((resolve19) => {
+        return new Promise((resolve20) => {
           const requests2 = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests2.length; i++) {
             const request2 = requests2[i];
@@ -32564,7 +32823,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve19(null);
+            resolve20(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -33580,7 +33839,7 @@ var require_socks5_proxy_agent = __commonJS({
         const proxyHost = this[kProxyUrl].hostname;
         const proxyPort = parseInt(this[kProxyUrl].port) || 1080;
         debug("creating SOCKS5 connection to", proxyHost, proxyPort);
-        const socket = await new Promise((resolve19, reject) => {
+        const socket = await new Promise((resolve20, reject) => {
           this[kConnector]({
             hostname: proxyHost,
             host: proxyHost,
@@ -33590,7 +33849,7 @@ var require_socks5_proxy_agent = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve19(socket2);
+              resolve20(socket2);
             }
           });
         });
@@ -33600,14 +33859,14 @@ var require_socks5_proxy_agent = __commonJS({
           socket.destroy();
         });
         await socks5Client.handshake();
-        await new Promise((resolve19, reject) => {
+        await new Promise((resolve20, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 authentication timeout"));
           }, 5e3);
           const onAuthenticated = () => {
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve19();
+            resolve20();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -33616,14 +33875,14 @@ var require_socks5_proxy_agent = __commonJS({
           };
           if (socks5Client.state === STATES.AUTHENTICATED) {
             clearTimeout(timeout);
-            resolve19();
+            resolve20();
           } else {
             socks5Client.once("authenticated", onAuthenticated);
             socks5Client.once("error", onError);
           }
         });
         await socks5Client.connect(targetHost, targetPort);
-        await new Promise((resolve19, reject) => {
+        await new Promise((resolve20, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 connection timeout"));
           }, 5e3);
@@ -33631,7 +33890,7 @@ var require_socks5_proxy_agent = __commonJS({
             debug("SOCKS5 tunnel established to", targetHost, targetPort, "via", info2);
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve19();
+            resolve20();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -33674,8 +33933,8 @@ var require_socks5_proxy_agent = __commonJS({
                       socket,
                       servername: this[kRequestTls]?.servername || targetHost
                     });
-                    await new Promise((resolve19, reject) => {
-                      finalSocket.once("secureConnect", resolve19);
+                    await new Promise((resolve20, reject) => {
+                      finalSocket.once("secureConnect", resolve20);
                       finalSocket.once("error", reject);
                     });
                   }
@@ -34325,7 +34584,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return Promise.resolve(null);
         }
-        return new Promise((resolve19, reject) => {
+        return new Promise((resolve20, reject) => {
           if (this[kContentLength] && this[kContentLength] > limit || this[kBytesRead] > limit) {
             this.destroy(new AbortError());
           }
@@ -34339,11 +34598,11 @@ var require_readable = __commonJS({
               if (signal.aborted) {
                 reject(signal.reason ?? new AbortError());
               } else {
-                resolve19(null);
+                resolve20(null);
               }
             });
           } else {
-            this.on("close", resolve19);
+            this.on("close", resolve20);
           }
           this.on("error", noop).on("data", () => {
             if (this[kBytesRead] > limit) {
@@ -34371,7 +34630,7 @@ var require_readable = __commonJS({
     }
     function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve19, reject) => {
+      return new Promise((resolve20, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -34386,7 +34645,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve19,
+              resolve: resolve20,
               reject,
               length: 0,
               body: []
@@ -34460,18 +34719,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2, encoding) {
-      const { type, body, resolve: resolve19, stream, length } = consume2;
+      const { type, body, resolve: resolve20, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve19(chunksDecode(body, length, encoding));
+          resolve20(chunksDecode(body, length, encoding));
         } else if (type === "json") {
-          resolve19(JSON.parse(chunksDecode(body, length, encoding)));
+          resolve20(JSON.parse(chunksDecode(body, length, encoding)));
         } else if (type === "arrayBuffer") {
-          resolve19(chunksConcat(body, length).buffer);
+          resolve20(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve19(new Blob(body, { type: stream[kContentType] }));
+          resolve20(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve19(chunksConcat(body, length));
+          resolve20(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -34661,9 +34920,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve19, reject) => {
+        return new Promise((resolve20, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve19(data);
+            return err ? reject(err) : resolve20(data);
           });
         });
       }
@@ -34875,9 +35134,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve19, reject) => {
+        return new Promise((resolve20, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve19(data);
+            return err ? reject(err) : resolve20(data);
           });
         });
       }
@@ -35165,9 +35424,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve19, reject) => {
+        return new Promise((resolve20, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve19(data);
+            return err ? reject(err) : resolve20(data);
           });
         });
       }
@@ -35260,9 +35519,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve19, reject) => {
+        return new Promise((resolve20, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve19(data);
+            return err ? reject(err) : resolve20(data);
           });
         });
       }
@@ -35333,6 +35592,20 @@ function request(url, opts) {
   const { dispatcher, ...rest } = opts;
   return dispatcher.request({ ...rest, origin: u.origin, path: `${u.pathname}${u.search}` });
 }
+function urlProblem(value2) {
+  const credentials = urlCredentials(value2);
+  if (credentials) return `: ${credentials}`;
+  let url;
+  try {
+    url = new URL(value2);
+  } catch {
+    return ` is not a URL: ${JSON.stringify(value2)}`;
+  }
+  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname))
+    return ` uses http:// for ${url.hostname}: only loopback hosts may use plain http; use https://`;
+  if (url.protocol !== "http:" && url.protocol !== "https:") return ` must be an http(s) URL, got ${url.protocol}`;
+  return void 0;
+}
 var import_node_v8, import_agent, import_env_http_proxy_agent, import_dispatcher, import_api, Agent, EnvHttpProxyAgent, quickParser;
 var init_http = __esm({
   "src/api/http.ts"() {
@@ -35351,61 +35624,6 @@ var init_http = __esm({
 });
 
 // src/api/auth.ts
-function isLocal(url) {
-  try {
-    return !!url && LOOPBACK.test(new URL(url).hostname);
-  } catch {
-    return false;
-  }
-}
-function credentialsFromEnv(env2, target) {
-  if (env2.REVSYNC_TOKEN) return { kind: "token", token: env2.REVSYNC_TOKEN, ...env2.REVSYNC_USER ? { user: env2.REVSYNC_USER } : {} };
-  const names = ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"];
-  const missing2 = names.filter((n) => !env2[n]);
-  if (missing2.length) {
-    throw new UserError(
-      `no credentials: set ${missing2.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token), or sign in through a browser with revsync login`,
-      isLocal(target?.baseUrl) && target?.realm === "demo" ? "for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password" : "the tenant's onboarding gives them (client id, client secret, user name, password); in CI, keep them in the CI's secret store"
-    );
-  }
-  return {
-    kind: "password",
-    clientId: env2.REVSYNC_CLIENT_ID ?? "",
-    clientSecret: env2.REVSYNC_CLIENT_SECRET ?? "",
-    username: env2.REVSYNC_USERNAME ?? "",
-    password: env2.REVSYNC_PASSWORD ?? ""
-  };
-}
-function approverFromEnv(env2) {
-  if (env2.REVSYNC_APPROVER_TOKEN)
-    return { kind: "token", token: env2.REVSYNC_APPROVER_TOKEN, ...env2.REVSYNC_APPROVER_USER ? { user: env2.REVSYNC_APPROVER_USER } : {} };
-  const username = env2.REVSYNC_APPROVER_USERNAME;
-  const password = env2.REVSYNC_APPROVER_PASSWORD;
-  if (!username && !password) return void 0;
-  const missing2 = [
-    ...username ? [] : ["REVSYNC_APPROVER_USERNAME"],
-    ...password ? [] : ["REVSYNC_APPROVER_PASSWORD"],
-    ...env2.REVSYNC_CLIENT_ID ? [] : ["REVSYNC_CLIENT_ID"],
-    ...env2.REVSYNC_CLIENT_SECRET ? [] : ["REVSYNC_CLIENT_SECRET"]
-  ];
-  if (missing2.length)
-    throw new UserError(
-      `the approver identity is incomplete: set ${missing2.join(", ")} (the approver signs in with revsync's client id and secret and its own user name and password), or REVSYNC_APPROVER_TOKEN`,
-      "four eyes: approves are sent as the approver, everything else as revsync's own sign-in"
-    );
-  return {
-    kind: "password",
-    clientId: env2.REVSYNC_CLIENT_ID ?? "",
-    clientSecret: env2.REVSYNC_CLIENT_SECRET ?? "",
-    username: username ?? "",
-    password: password ?? ""
-  };
-}
-function approverNamed(env2) {
-  if (env2.REVSYNC_APPROVER_TOKEN) return { configured: true, user: tokenUser(env2.REVSYNC_APPROVER_TOKEN) ?? (env2.REVSYNC_APPROVER_USER || null) };
-  if (env2.REVSYNC_APPROVER_USERNAME) return { configured: true, user: env2.REVSYNC_APPROVER_USERNAME };
-  return { configured: false, user: null };
-}
 function tokenNames(token) {
   const claims = tokenClaims(token);
   const names = NAME_CLAIMS.map((k2) => claims?.[k2]).filter((v2) => typeof v2 === "string" && v2.trim() !== "");
@@ -35435,7 +35653,6 @@ var init_auth = __esm({
   "src/api/auth.ts"() {
     "use strict";
     init_errors();
-    init_http();
     SECRET_VARIABLES = [
       "REVSYNC_CLIENT_SECRET",
       "REVSYNC_PASSWORD",
@@ -35456,12 +35673,13 @@ var init_auth = __esm({
     APPROVER_FIX = "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user";
     NAME_CLAIMS = ["preferred_username", "sub", "email"];
     TokenManager = class {
-      constructor(creds, post, clock, onSecret, log) {
+      constructor(creds, post, clock, onSecret, log, signedIn) {
         this.creds = creds;
         this.post = post;
         this.clock = clock;
         this.onSecret = onSecret;
         this.log = log;
+        this.signedIn = signedIn;
         if (creds.kind === "token") {
           onSecret(creds.token);
           this.named = { user: tokenUser(creds.token), names: tokenNames(creds.token) };
@@ -35477,6 +35695,7 @@ var init_auth = __esm({
       clock;
       onSecret;
       log;
+      signedIn;
       access;
       refresh;
       inflight;
@@ -35558,10 +35777,12 @@ var init_auth = __esm({
             method: "POST",
             path: "token endpoint",
             status: res.status,
-            message: `sign-in refused: ${b2.error_description ?? b2.error ?? "no reason given"}`
+            message: `sign-in refused: ${b2.error_description ?? b2.error ?? "no reason given"}`,
+            ...this.creds.from ? { hint: `check ${this.creds.from}: the service refused them` } : {}
           });
         }
         this.log("auth: signed in with the password grant");
+        this.signedIn?.();
         return this.accept(res.body);
       }
       accept(body) {
@@ -35586,7 +35807,7 @@ var init_clock = __esm({
     "use strict";
     systemClock = {
       now: () => Date.now(),
-      sleep: (ms) => new Promise((resolve19) => setTimeout(resolve19, ms))
+      sleep: (ms) => new Promise((resolve20) => setTimeout(resolve20, ms))
     };
   }
 });
@@ -35717,8 +35938,8 @@ var init_governor = __esm({
       /** Resolves when a request may be sent: after any pause, within the window, paced by the rate.
        *  Rejects with TimeLimitReached when that moment is past the run's time limit. */
       acquire() {
-        return new Promise((resolve19, reject) => {
-          this.queue.push({ resolve: resolve19, reject });
+        return new Promise((resolve20, reject) => {
+          this.queue.push({ resolve: resolve20, reject });
           this.pump();
         });
       }
@@ -35958,19 +36179,9 @@ function bodyProblem(spec) {
   return describeAjvErrors(fn.errors).map((e) => `${e.field} ${e.message}`).join("; ");
 }
 function checkUrl(name, value2) {
-  const credentials = urlCredentials(value2);
-  if (credentials) throw new UserError(`${name}: ${credentials}`);
-  let url;
-  try {
-    url = new URL(value2);
-  } catch {
-    throw new UserError(`${name} is not a URL: ${JSON.stringify(value2)}`);
-  }
-  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname)) {
-    throw new UserError(`${name} uses http:// for ${url.hostname}: only loopback hosts may use plain http; use https://`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UserError(`${name} must be an http(s) URL, got ${url.protocol}`);
-  return url;
+  const problem2 = urlProblem(value2);
+  if (problem2) throw new UserError(`${name}${problem2}`);
+  return new URL(value2);
 }
 function proxyEnv(e) {
   const httpProxy = e.http_proxy || e.HTTP_PROXY || "";
@@ -36095,14 +36306,15 @@ var init_core = __esm({
         const proxy = proxyEnv(opts.env ?? process.env);
         this.dispatcher = opts.dispatcher ?? (proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts));
         const onSecret = opts.onSecret ?? (() => void 0);
-        const own2 = new TokenManager(opts.credentials, (form) => this.postToken(form, own2.username), this.clock, onSecret, this.log);
+        const own2 = new TokenManager(opts.credentials, (form) => this.postToken(form, own2.username), this.clock, onSecret, this.log, opts.onSignedIn);
         this.auth = own2;
         const approver = opts.approver ? new TokenManager(
           opts.approver,
           (form) => this.postToken(form, approver?.username),
           this.clock,
           onSecret,
-          (line) => this.log(`${line} (approver)`)
+          (line) => this.log(`${line} (approver)`),
+          opts.onSignedIn
         ) : void 0;
         this.approverAuth = approver;
         this.timeoutMs = opts.timeoutMs ?? BUDGET.timeoutMs;
@@ -37883,16 +38095,16 @@ function cellNumber(cell2) {
   const r = readWhole(cell2 ?? "");
   return r.ok ? String(r.value) : `${NOT_A_NUMBER}${cell2 ?? ""}`;
 }
-function eachHeld(held, visit3) {
+function eachHeld(held, visit4) {
   if (Array.isArray(held)) {
-    for (const v2 of held) visit3(keyOf(v2), restOf(v2));
+    for (const v2 of held) visit4(keyOf(v2), restOf(v2));
     return;
   }
   const rows = parseCsv(held.csv);
   const [p, cur, vt, below, mid, above, start, end] = valuesColumns(rows[0]?.cells ?? []).index;
   for (let r = 1; r < rows.length; r++) {
     const c2 = rows[r].cells;
-    visit3(
+    visit4(
       `${c2[p] ?? ""}|${c2[cur] ?? ""}|${c2[start] ?? ""}`,
       `${c2[vt] ?? ""}${SEP}${cellNumber(c2[below])}${SEP}${cellNumber(c2[mid])}${SEP}${cellNumber(c2[above])}${SEP}${c2[end] ?? ""}`
     );
@@ -38582,10 +38794,10 @@ var require_identity = __commonJS({
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
     var isAlias = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === ALIAS;
     var isDocument = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === DOC;
-    var isMap4 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === MAP;
+    var isMap6 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === MAP;
     var isPair2 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === PAIR;
-    var isScalar6 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SCALAR;
-    var isSeq4 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SEQ;
+    var isScalar9 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SCALAR;
+    var isSeq7 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SEQ;
     function isCollection(node) {
       if (node && typeof node === "object")
         switch (node[NODE_TYPE]) {
@@ -38606,7 +38818,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    var hasAnchor = (node) => (isScalar6(node) || isCollection(node)) && !!node.anchor;
+    var hasAnchor = (node) => (isScalar9(node) || isCollection(node)) && !!node.anchor;
     exports2.ALIAS = ALIAS;
     exports2.DOC = DOC;
     exports2.MAP = MAP;
@@ -38618,11 +38830,11 @@ var require_identity = __commonJS({
     exports2.isAlias = isAlias;
     exports2.isCollection = isCollection;
     exports2.isDocument = isDocument;
-    exports2.isMap = isMap4;
+    exports2.isMap = isMap6;
     exports2.isNode = isNode;
     exports2.isPair = isPair2;
-    exports2.isScalar = isScalar6;
-    exports2.isSeq = isSeq4;
+    exports2.isScalar = isScalar9;
+    exports2.isSeq = isSeq7;
   }
 });
 
@@ -38634,7 +38846,7 @@ var require_visit = __commonJS({
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove node");
-    function visit3(node, visitor) {
+    function visit4(node, visitor) {
       const visitor_ = initVisitor(visitor);
       if (identity.isDocument(node)) {
         const cd = visit_(null, node.contents, visitor_, Object.freeze([node]));
@@ -38643,9 +38855,9 @@ var require_visit = __commonJS({
       } else
         visit_(null, node, visitor_, Object.freeze([]));
     }
-    visit3.BREAK = BREAK;
-    visit3.SKIP = SKIP;
-    visit3.REMOVE = REMOVE;
+    visit4.BREAK = BREAK;
+    visit4.SKIP = SKIP;
+    visit4.REMOVE = REMOVE;
     function visit_(key5, node, visitor, path) {
       const ctrl = callVisitor(key5, node, visitor, path);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
@@ -38779,7 +38991,7 @@ var require_visit = __commonJS({
         throw new Error(`Cannot replace node with ${pt} parent`);
       }
     }
-    exports2.visit = visit3;
+    exports2.visit = visit4;
     exports2.visitAsync = visitAsync;
   }
 });
@@ -38789,7 +39001,7 @@ var require_directives = __commonJS({
   "node_modules/yaml/dist/doc/directives.js"(exports2) {
     "use strict";
     var identity = require_identity();
-    var visit3 = require_visit();
+    var visit4 = require_visit();
     var escapeChars = {
       "!": "%21",
       ",": "%2C",
@@ -38933,7 +39145,7 @@ var require_directives = __commonJS({
         let tagNames;
         if (doc && tagEntries.length > 0 && identity.isNode(doc.contents)) {
           const tags = {};
-          visit3.visit(doc.contents, (_key, node) => {
+          visit4.visit(doc.contents, (_key, node) => {
             if (identity.isNode(node) && node.tag)
               tags[node.tag] = true;
           });
@@ -38960,7 +39172,7 @@ var require_anchors = __commonJS({
   "node_modules/yaml/dist/doc/anchors.js"(exports2) {
     "use strict";
     var identity = require_identity();
-    var visit3 = require_visit();
+    var visit4 = require_visit();
     function anchorIsValid(anchor) {
       if (/[\x00-\x19\s,[\]{}]/.test(anchor)) {
         const sa = JSON.stringify(anchor);
@@ -38971,7 +39183,7 @@ var require_anchors = __commonJS({
     }
     function anchorNames(root) {
       const anchors = /* @__PURE__ */ new Set();
-      visit3.visit(root, {
+      visit4.visit(root, {
         Value(_key, node) {
           if (node.anchor)
             anchors.add(node.anchor);
@@ -39151,7 +39363,7 @@ var require_Alias = __commonJS({
   "node_modules/yaml/dist/nodes/Alias.js"(exports2) {
     "use strict";
     var anchors = require_anchors();
-    var visit3 = require_visit();
+    var visit4 = require_visit();
     var identity = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
@@ -39177,7 +39389,7 @@ var require_Alias = __commonJS({
           nodes = ctx.aliasResolveCache;
         } else {
           nodes = [];
-          visit3.visit(doc, {
+          visit4.visit(doc, {
             Node: (_key, node) => {
               if (identity.isAlias(node) || identity.hasAnchor(node))
                 nodes.push(node);
@@ -39271,8 +39483,8 @@ var require_Scalar = __commonJS({
     var identity = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
-    var isScalarValue = (value2) => !value2 || typeof value2 !== "function" && typeof value2 !== "object";
-    var Scalar = class extends Node.NodeBase {
+    var isScalarValue3 = (value2) => !value2 || typeof value2 !== "function" && typeof value2 !== "object";
+    var Scalar2 = class extends Node.NodeBase {
       constructor(value2) {
         super(identity.SCALAR);
         this.value = value2;
@@ -39284,13 +39496,13 @@ var require_Scalar = __commonJS({
         return String(this.value);
       }
     };
-    Scalar.BLOCK_FOLDED = "BLOCK_FOLDED";
-    Scalar.BLOCK_LITERAL = "BLOCK_LITERAL";
-    Scalar.PLAIN = "PLAIN";
-    Scalar.QUOTE_DOUBLE = "QUOTE_DOUBLE";
-    Scalar.QUOTE_SINGLE = "QUOTE_SINGLE";
-    exports2.Scalar = Scalar;
-    exports2.isScalarValue = isScalarValue;
+    Scalar2.BLOCK_FOLDED = "BLOCK_FOLDED";
+    Scalar2.BLOCK_LITERAL = "BLOCK_LITERAL";
+    Scalar2.PLAIN = "PLAIN";
+    Scalar2.QUOTE_DOUBLE = "QUOTE_DOUBLE";
+    Scalar2.QUOTE_SINGLE = "QUOTE_SINGLE";
+    exports2.Scalar = Scalar2;
+    exports2.isScalarValue = isScalarValue3;
   }
 });
 
@@ -39300,7 +39512,7 @@ var require_createNode = __commonJS({
     "use strict";
     var Alias = require_Alias();
     var identity = require_identity();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var defaultTagPrefix = "tag:yaml.org,2002:";
     function findTagObject(value2, tagName, tags) {
       if (tagName) {
@@ -39345,7 +39557,7 @@ var require_createNode = __commonJS({
           value2 = value2.toJSON();
         }
         if (!value2 || typeof value2 !== "object") {
-          const node2 = new Scalar.Scalar(value2);
+          const node2 = new Scalar2.Scalar(value2);
           if (ref)
             ref.node = node2;
           return node2;
@@ -39356,7 +39568,7 @@ var require_createNode = __commonJS({
         onTagObj(tagObj);
         delete ctx.onTagObj;
       }
-      const node = tagObj?.createNode ? tagObj.createNode(ctx.schema, value2, ctx) : typeof tagObj?.nodeClass?.from === "function" ? tagObj.nodeClass.from(ctx.schema, value2, ctx) : new Scalar.Scalar(value2);
+      const node = tagObj?.createNode ? tagObj.createNode(ctx.schema, value2, ctx) : typeof tagObj?.nodeClass?.from === "function" ? tagObj.nodeClass.from(ctx.schema, value2, ctx) : new Scalar2.Scalar(value2);
       if (tagName)
         node.tag = tagName;
       else if (!tagObj.default)
@@ -39669,7 +39881,7 @@ ${indent}${text4.slice(fold + 1, end2)}`;
 var require_stringifyString = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyString.js"(exports2) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var foldFlowLines = require_foldFlowLines();
     var getFoldOptions = (ctx, isBlock) => ({
       indentAtStart: isBlock ? ctx.indent.length : ctx.indentAtStart,
@@ -39812,7 +40024,7 @@ ${indent}`) + "'";
         return quotedString(value2, ctx);
       }
       const indent = ctx.indent || (ctx.forceBlockIndent || containsDocumentMarker(value2) ? "  " : "");
-      const literal = blockQuote === "literal" ? true : blockQuote === "folded" || type === Scalar.Scalar.BLOCK_FOLDED ? false : type === Scalar.Scalar.BLOCK_LITERAL ? true : !lineLengthOverLimit(value2, lineWidth, indent.length);
+      const literal = blockQuote === "literal" ? true : blockQuote === "folded" || type === Scalar2.Scalar.BLOCK_FOLDED ? false : type === Scalar2.Scalar.BLOCK_LITERAL ? true : !lineLengthOverLimit(value2, lineWidth, indent.length);
       if (!value2)
         return literal ? "|\n" : ">\n";
       let chomp;
@@ -39867,7 +40079,7 @@ ${indent}`) + "'";
         const foldedValue = value2.replace(/\n+/g, "\n$&").replace(/(?:^|\n)([\t ].*)(?:([\n\t ]*)\n(?![\n\t ]))?/g, "$1$2").replace(/\n+/g, `$&${indent}`);
         let literalFallback = false;
         const foldOptions = getFoldOptions(ctx, true);
-        if (blockQuote !== "folded" && type !== Scalar.Scalar.BLOCK_FOLDED) {
+        if (blockQuote !== "folded" && type !== Scalar2.Scalar.BLOCK_FOLDED) {
           foldOptions.onOverflow = () => {
             literalFallback = true;
           };
@@ -39883,14 +40095,14 @@ ${indent}${start}${value2}${end}`;
     }
     function plainString(item, ctx, onComment, onChompKeep) {
       const { type, value: value2 } = item;
-      const { actualString, implicitKey, indent, indentStep, inFlow } = ctx;
-      if (implicitKey && value2.includes("\n") || inFlow && /[[\]{},]/.test(value2)) {
+      const { actualString, implicitKey, indent, indentStep, inFlow: inFlow2 } = ctx;
+      if (implicitKey && value2.includes("\n") || inFlow2 && /[[\]{},]/.test(value2)) {
         return quotedString(value2, ctx);
       }
       if (/^[\n\t ,[\]{}#&*!|>'"%@`]|^[?-]$|^[?-][ \t]|[\n:][ \t]|[ \t]\n|[\n\t ]#|[\n\t :]$/.test(value2)) {
-        return implicitKey || inFlow || !value2.includes("\n") ? quotedString(value2, ctx) : blockString(item, ctx, onComment, onChompKeep);
+        return implicitKey || inFlow2 || !value2.includes("\n") ? quotedString(value2, ctx) : blockString(item, ctx, onComment, onChompKeep);
       }
-      if (!implicitKey && !inFlow && type !== Scalar.Scalar.PLAIN && value2.includes("\n")) {
+      if (!implicitKey && !inFlow2 && type !== Scalar2.Scalar.PLAIN && value2.includes("\n")) {
         return blockString(item, ctx, onComment, onChompKeep);
       }
       if (containsDocumentMarker(value2)) {
@@ -39912,23 +40124,23 @@ ${indent}`);
       return implicitKey ? str4 : foldFlowLines.foldFlowLines(str4, indent, foldFlowLines.FOLD_FLOW, getFoldOptions(ctx, false));
     }
     function stringifyString(item, ctx, onComment, onChompKeep) {
-      const { implicitKey, inFlow } = ctx;
+      const { implicitKey, inFlow: inFlow2 } = ctx;
       const ss = typeof item.value === "string" ? item : Object.assign({}, item, { value: String(item.value) });
       let { type } = item;
-      if (type !== Scalar.Scalar.QUOTE_DOUBLE) {
+      if (type !== Scalar2.Scalar.QUOTE_DOUBLE) {
         if (/[\x00-\x08\x0b-\x1f\x7f-\x9f\u{D800}-\u{DFFF}]/u.test(ss.value))
-          type = Scalar.Scalar.QUOTE_DOUBLE;
+          type = Scalar2.Scalar.QUOTE_DOUBLE;
       }
       const _stringify = (_type) => {
         switch (_type) {
-          case Scalar.Scalar.BLOCK_FOLDED:
-          case Scalar.Scalar.BLOCK_LITERAL:
-            return implicitKey || inFlow ? quotedString(ss.value, ctx) : blockString(ss, ctx, onComment, onChompKeep);
-          case Scalar.Scalar.QUOTE_DOUBLE:
+          case Scalar2.Scalar.BLOCK_FOLDED:
+          case Scalar2.Scalar.BLOCK_LITERAL:
+            return implicitKey || inFlow2 ? quotedString(ss.value, ctx) : blockString(ss, ctx, onComment, onChompKeep);
+          case Scalar2.Scalar.QUOTE_DOUBLE:
             return doubleQuotedString(ss.value, ctx);
-          case Scalar.Scalar.QUOTE_SINGLE:
+          case Scalar2.Scalar.QUOTE_SINGLE:
             return singleQuotedString(ss.value, ctx);
-          case Scalar.Scalar.PLAIN:
+          case Scalar2.Scalar.PLAIN:
             return plainString(ss, ctx, onComment, onChompKeep);
           default:
             return null;
@@ -39977,16 +40189,16 @@ var require_stringify = __commonJS({
         trueStr: "true",
         verifyAliasOrder: true
       }, doc.schema.toStringOptions, options);
-      let inFlow;
+      let inFlow2;
       switch (opt.collectionStyle) {
         case "block":
-          inFlow = false;
+          inFlow2 = false;
           break;
         case "flow":
-          inFlow = true;
+          inFlow2 = true;
           break;
         default:
-          inFlow = null;
+          inFlow2 = null;
       }
       return {
         anchors: /* @__PURE__ */ new Set(),
@@ -39994,7 +40206,7 @@ var require_stringify = __commonJS({
         flowCollectionPadding: opt.flowCollectionPadding ? " " : "",
         indent: "",
         indentStep: typeof opt.indent === "number" ? " ".repeat(opt.indent) : "  ",
-        inFlow,
+        inFlow: inFlow2,
         options: opt
       };
     }
@@ -40077,7 +40289,7 @@ var require_stringifyPair = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyPair.js"(exports2) {
     "use strict";
     var identity = require_identity();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var stringify = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyPair({ key: key5, value: value2 }, ctx, onComment, onChompKeep) {
@@ -40092,7 +40304,7 @@ var require_stringifyPair = __commonJS({
           throw new Error(msg);
         }
       }
-      let explicitKey = !simpleKeys && (!key5 || keyComment && value2 == null && !ctx.inFlow || identity.isCollection(key5) || (identity.isScalar(key5) ? key5.type === Scalar.Scalar.BLOCK_FOLDED || key5.type === Scalar.Scalar.BLOCK_LITERAL : typeof key5 === "object"));
+      let explicitKey = !simpleKeys && (!key5 || keyComment && value2 == null && !ctx.inFlow || identity.isCollection(key5) || (identity.isScalar(key5) ? key5.type === Scalar2.Scalar.BLOCK_FOLDED || key5.type === Scalar2.Scalar.BLOCK_LITERAL : typeof key5 === "object"));
       ctx = Object.assign({}, ctx, {
         allNullValues: false,
         implicitKey: !explicitKey && (simpleKeys || !allNullValues),
@@ -40232,19 +40444,19 @@ var require_merge = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/merge.js"(exports2) {
     "use strict";
     var identity = require_identity();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var MERGE_KEY = "<<";
     var merge = {
       identify: (value2) => value2 === MERGE_KEY || typeof value2 === "symbol" && value2.description === MERGE_KEY,
       default: "key",
       tag: "tag:yaml.org,2002:merge",
       test: /^<<$/,
-      resolve: () => Object.assign(new Scalar.Scalar(Symbol(MERGE_KEY)), {
+      resolve: () => Object.assign(new Scalar2.Scalar(Symbol(MERGE_KEY)), {
         addToJSMap: addMergeToJSMap
       }),
       stringify: () => MERGE_KEY
     };
-    var isMergeKey = (ctx, key5) => (merge.identify(key5) || identity.isScalar(key5) && (!key5.type || key5.type === Scalar.Scalar.PLAIN) && merge.identify(key5.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge.tag && tag.default);
+    var isMergeKey = (ctx, key5) => (merge.identify(key5) || identity.isScalar(key5) && (!key5.type || key5.type === Scalar2.Scalar.PLAIN) && merge.identify(key5.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge.tag && tag.default);
     function addMergeToJSMap(ctx, map, value2) {
       const source = resolveAliasValue(ctx, value2);
       if (identity.isSeq(source))
@@ -40551,7 +40763,7 @@ var require_YAMLMap = __commonJS({
     var Collection = require_Collection();
     var identity = require_identity();
     var Pair = require_Pair();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     function findPair(items, key5) {
       const k2 = identity.isScalar(key5) ? key5.value : key5;
       for (const it of items) {
@@ -40618,7 +40830,7 @@ var require_YAMLMap = __commonJS({
         if (prev) {
           if (!overwrite)
             throw new Error(`Key ${_pair.key} already set`);
-          if (identity.isScalar(prev.value) && Scalar.isScalarValue(_pair.value))
+          if (identity.isScalar(prev.value) && Scalar2.isScalarValue(_pair.value))
             prev.value.value = _pair.value;
           else
             prev.value = _pair.value;
@@ -40716,7 +40928,7 @@ var require_YAMLSeq = __commonJS({
     var stringifyCollection = require_stringifyCollection();
     var Collection = require_Collection();
     var identity = require_identity();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var toJS = require_toJS();
     var YAMLSeq = class extends Collection.Collection {
       static get tagName() {
@@ -40773,7 +40985,7 @@ var require_YAMLSeq = __commonJS({
         if (typeof idx !== "number")
           throw new Error(`Expected a valid index, not ${key5}.`);
         const prev = this.items[idx];
-        if (identity.isScalar(prev) && Scalar.isScalarValue(value2))
+        if (identity.isScalar(prev) && Scalar2.isScalarValue(value2))
           prev.value = value2;
         else
           this.items[idx] = value2;
@@ -40869,14 +41081,14 @@ var require_string = __commonJS({
 var require_null = __commonJS({
   "node_modules/yaml/dist/schema/common/null.js"(exports2) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var nullTag = {
       identify: (value2) => value2 == null,
-      createNode: () => new Scalar.Scalar(null),
+      createNode: () => new Scalar2.Scalar(null),
       default: true,
       tag: "tag:yaml.org,2002:null",
       test: /^(?:~|[Nn]ull|NULL)?$/,
-      resolve: () => new Scalar.Scalar(null),
+      resolve: () => new Scalar2.Scalar(null),
       stringify: ({ source }, ctx) => typeof source === "string" && nullTag.test.test(source) ? source : ctx.options.nullStr
     };
     exports2.nullTag = nullTag;
@@ -40887,13 +41099,13 @@ var require_null = __commonJS({
 var require_bool = __commonJS({
   "node_modules/yaml/dist/schema/core/bool.js"(exports2) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var boolTag = {
       identify: (value2) => typeof value2 === "boolean",
       default: true,
       tag: "tag:yaml.org,2002:bool",
       test: /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/,
-      resolve: (str4) => new Scalar.Scalar(str4[0] === "t" || str4[0] === "T"),
+      resolve: (str4) => new Scalar2.Scalar(str4[0] === "t" || str4[0] === "T"),
       stringify({ source, value: value2 }, ctx) {
         if (source && boolTag.test.test(source)) {
           const sv = source[0] === "t" || source[0] === "T";
@@ -40938,7 +41150,7 @@ var require_stringifyNumber = __commonJS({
 var require_float = __commonJS({
   "node_modules/yaml/dist/schema/core/float.js"(exports2) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var stringifyNumber = require_stringifyNumber();
     var floatNaN = {
       identify: (value2) => typeof value2 === "number",
@@ -40966,7 +41178,7 @@ var require_float = __commonJS({
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/,
       resolve(str4) {
-        const node = new Scalar.Scalar(parseFloat(str4));
+        const node = new Scalar2.Scalar(parseFloat(str4));
         const dot = str4.indexOf(".");
         if (dot !== -1 && str4[str4.length - 1] === "0")
           node.minFractionDigits = str4.length - dot - 1;
@@ -41057,7 +41269,7 @@ var require_schema = __commonJS({
 var require_schema2 = __commonJS({
   "node_modules/yaml/dist/schema/json/schema.js"(exports2) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var map = require_map();
     var seq = require_seq();
     function intIdentify(value2) {
@@ -41074,7 +41286,7 @@ var require_schema2 = __commonJS({
       },
       {
         identify: (value2) => value2 == null,
-        createNode: () => new Scalar.Scalar(null),
+        createNode: () => new Scalar2.Scalar(null),
         default: true,
         tag: "tag:yaml.org,2002:null",
         test: /^null$/,
@@ -41125,7 +41337,7 @@ var require_binary = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/binary.js"(exports2) {
     "use strict";
     var node_buffer = require("buffer");
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var stringifyString = require_stringifyString();
     var binary = {
       identify: (value2) => value2 instanceof Uint8Array,
@@ -41169,15 +41381,15 @@ var require_binary = __commonJS({
         } else {
           throw new Error("This environment does not support writing binary tags; either Buffer or btoa is required");
         }
-        type ?? (type = Scalar.Scalar.BLOCK_LITERAL);
-        if (type !== Scalar.Scalar.QUOTE_DOUBLE) {
+        type ?? (type = Scalar2.Scalar.BLOCK_LITERAL);
+        if (type !== Scalar2.Scalar.QUOTE_DOUBLE) {
           const lineWidth = Math.max(ctx.options.lineWidth - ctx.indent.length, ctx.options.minContentWidth);
           const n = Math.ceil(str4.length / lineWidth);
           const lines = new Array(n);
           for (let i = 0, o = 0; i < n; ++i, o += lineWidth) {
             lines[i] = str4.substr(o, lineWidth);
           }
-          str4 = lines.join(type === Scalar.Scalar.BLOCK_LITERAL ? "\n" : " ");
+          str4 = lines.join(type === Scalar2.Scalar.BLOCK_LITERAL ? "\n" : " ");
         }
         return stringifyString.stringifyString({ comment, type, value: str4 }, ctx, onComment, onChompKeep);
       }
@@ -41192,7 +41404,7 @@ var require_pairs = __commonJS({
     "use strict";
     var identity = require_identity();
     var Pair = require_Pair();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var YAMLSeq = require_YAMLSeq();
     function resolvePairs(seq, onError) {
       if (identity.isSeq(seq)) {
@@ -41203,7 +41415,7 @@ var require_pairs = __commonJS({
           else if (identity.isMap(item)) {
             if (item.items.length > 1)
               onError("Each pair must have its own sequence indicator");
-            const pair = item.items[0] || new Pair.Pair(new Scalar.Scalar(null));
+            const pair = item.items[0] || new Pair.Pair(new Scalar2.Scalar(null));
             if (item.commentBefore)
               pair.key.commentBefore = pair.key.commentBefore ? `${item.commentBefore}
 ${pair.key.commentBefore}` : item.commentBefore;
@@ -41346,7 +41558,7 @@ var require_omap = __commonJS({
 var require_bool2 = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/bool.js"(exports2) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     function boolStringify({ value: value2, source }, ctx) {
       const boolObj = value2 ? trueTag : falseTag;
       if (source && boolObj.test.test(source))
@@ -41358,7 +41570,7 @@ var require_bool2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:bool",
       test: /^(?:Y|y|[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$/,
-      resolve: () => new Scalar.Scalar(true),
+      resolve: () => new Scalar2.Scalar(true),
       stringify: boolStringify
     };
     var falseTag = {
@@ -41366,7 +41578,7 @@ var require_bool2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:bool",
       test: /^(?:N|n|[Nn]o|NO|[Ff]alse|FALSE|[Oo]ff|OFF)$/,
-      resolve: () => new Scalar.Scalar(false),
+      resolve: () => new Scalar2.Scalar(false),
       stringify: boolStringify
     };
     exports2.falseTag = falseTag;
@@ -41378,7 +41590,7 @@ var require_bool2 = __commonJS({
 var require_float2 = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/float.js"(exports2) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var stringifyNumber = require_stringifyNumber();
     var floatNaN = {
       identify: (value2) => typeof value2 === "number",
@@ -41406,7 +41618,7 @@ var require_float2 = __commonJS({
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*$/,
       resolve(str4) {
-        const node = new Scalar.Scalar(parseFloat(str4.replace(/_/g, "")));
+        const node = new Scalar2.Scalar(parseFloat(str4.replace(/_/g, "")));
         const dot = str4.indexOf(".");
         if (dot !== -1) {
           const f2 = str4.substring(dot + 1).replace(/_/g, "");
@@ -41944,7 +42156,7 @@ var require_Document = __commonJS({
     var applyReviver = require_applyReviver();
     var createNode = require_createNode();
     var directives = require_directives();
-    var Document3 = class _Document {
+    var Document4 = class _Document {
       constructor(value2, replacer, options) {
         this.commentBefore = null;
         this.comment = null;
@@ -42234,7 +42446,7 @@ var require_Document = __commonJS({
         return true;
       throw new Error("Expected a YAML collection as document contents");
     }
-    exports2.Document = Document3;
+    exports2.Document = Document4;
   }
 });
 
@@ -42730,9 +42942,9 @@ var require_resolve_flow_collection = __commonJS({
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
-      const isMap4 = fc.start.source === "{";
-      const fcName = isMap4 ? "flow map" : "flow sequence";
-      const NodeClass = tag?.nodeClass ?? (isMap4 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const isMap6 = fc.start.source === "{";
+      const fcName = isMap6 ? "flow map" : "flow sequence";
+      const NodeClass = tag?.nodeClass ?? (isMap6 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -42768,7 +42980,7 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap4 && ctx.options.strict && utilContainsNewline.containsNewline(key5))
+          if (!isMap6 && ctx.options.strict && utilContainsNewline.containsNewline(key5))
             onError(
               key5,
               // checked by containsNewline()
@@ -42808,7 +43020,7 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap4 && !sep5 && !props.found) {
+        if (!isMap6 && !sep5 && !props.found) {
           const valueNode = value2 ? composeNode(ctx, value2, props, onError) : composeEmptyNode(ctx, props.end, sep5, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
@@ -42831,7 +43043,7 @@ var require_resolve_flow_collection = __commonJS({
             startOnNewline: false
           });
           if (valueProps.found) {
-            if (!isMap4 && !props.found && ctx.options.strict) {
+            if (!isMap6 && !props.found && ctx.options.strict) {
               if (sep5)
                 for (const st of sep5) {
                   if (st === valueProps.found)
@@ -42863,7 +43075,7 @@ var require_resolve_flow_collection = __commonJS({
           const pair = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
             pair.srcToken = collItem;
-          if (isMap4) {
+          if (isMap6) {
             const map = coll;
             if (utilMapIncludes.mapIncludes(ctx, map.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -42879,7 +43091,7 @@ var require_resolve_flow_collection = __commonJS({
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
       }
-      const expectedEnd = isMap4 ? "}" : "]";
+      const expectedEnd = isMap6 ? "}" : "]";
       const [ce, ...ee] = fc.end;
       let cePos = offset;
       if (ce?.source === expectedEnd)
@@ -42914,7 +43126,7 @@ var require_compose_collection = __commonJS({
   "node_modules/yaml/dist/compose/compose-collection.js"(exports2) {
     "use strict";
     var identity = require_identity();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
     var resolveBlockMap = require_resolve_block_map();
@@ -42963,7 +43175,7 @@ var require_compose_collection = __commonJS({
       }
       const coll = resolveCollection(CN, ctx, token, onError, tagName, tag);
       const res = tag.resolve?.(coll, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg), ctx.options) ?? coll;
-      const node = identity.isNode(res) ? res : new Scalar.Scalar(res);
+      const node = identity.isNode(res) ? res : new Scalar2.Scalar(res);
       node.range = coll.range;
       node.tag = tagName;
       if (tag?.format)
@@ -42978,13 +43190,13 @@ var require_compose_collection = __commonJS({
 var require_resolve_block_scalar = __commonJS({
   "node_modules/yaml/dist/compose/resolve-block-scalar.js"(exports2) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     function resolveBlockScalar(ctx, scalar, onError) {
       const start = scalar.offset;
       const header = parseBlockScalarHeader(scalar, ctx.options.strict, onError);
       if (!header)
         return { value: "", type: null, comment: "", range: [start, start, start] };
-      const type = header.mode === ">" ? Scalar.Scalar.BLOCK_FOLDED : Scalar.Scalar.BLOCK_LITERAL;
+      const type = header.mode === ">" ? Scalar2.Scalar.BLOCK_FOLDED : Scalar2.Scalar.BLOCK_LITERAL;
       const lines = scalar.source ? splitLines(scalar.source) : [];
       let chompStart = lines.length;
       for (let i = lines.length - 1; i >= 0; --i) {
@@ -43046,7 +43258,7 @@ var require_resolve_block_scalar = __commonJS({
           onError(offset - content.length - (crlf ? 2 : 1), "BAD_INDENT", message);
           indent = "";
         }
-        if (type === Scalar.Scalar.BLOCK_LITERAL) {
+        if (type === Scalar2.Scalar.BLOCK_LITERAL) {
           value2 += sep5 + indent.slice(trimIndent) + content;
           sep5 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
@@ -43161,7 +43373,7 @@ var require_resolve_block_scalar = __commonJS({
 var require_resolve_flow_scalar = __commonJS({
   "node_modules/yaml/dist/compose/resolve-flow-scalar.js"(exports2) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var resolveEnd = require_resolve_end();
     function resolveFlowScalar(scalar, strict, onError) {
       const { offset, type, source, end } = scalar;
@@ -43170,15 +43382,15 @@ var require_resolve_flow_scalar = __commonJS({
       const _onError = (rel, code, msg) => onError(offset + rel, code, msg);
       switch (type) {
         case "scalar":
-          _type = Scalar.Scalar.PLAIN;
+          _type = Scalar2.Scalar.PLAIN;
           value2 = plainValue(source, _onError);
           break;
         case "single-quoted-scalar":
-          _type = Scalar.Scalar.QUOTE_SINGLE;
+          _type = Scalar2.Scalar.QUOTE_SINGLE;
           value2 = singleQuotedValue(source, _onError);
           break;
         case "double-quoted-scalar":
-          _type = Scalar.Scalar.QUOTE_DOUBLE;
+          _type = Scalar2.Scalar.QUOTE_DOUBLE;
           value2 = doubleQuotedValue(source, _onError);
           break;
         /* istanbul ignore next should not happen */
@@ -43383,7 +43595,7 @@ var require_compose_scalar = __commonJS({
   "node_modules/yaml/dist/compose/compose-scalar.js"(exports2) {
     "use strict";
     var identity = require_identity();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var resolveBlockScalar = require_resolve_block_scalar();
     var resolveFlowScalar = require_resolve_flow_scalar();
     function composeScalar(ctx, token, tagToken, onError) {
@@ -43401,11 +43613,11 @@ var require_compose_scalar = __commonJS({
       let scalar;
       try {
         const res = tag.resolve(value2, (msg) => onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg), ctx.options);
-        scalar = identity.isScalar(res) ? res : new Scalar.Scalar(res);
+        scalar = identity.isScalar(res) ? res : new Scalar2.Scalar(res);
       } catch (error2) {
         const msg = error2 instanceof Error ? error2.message : String(error2);
         onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg);
-        scalar = new Scalar.Scalar(value2);
+        scalar = new Scalar2.Scalar(value2);
       }
       scalar.range = range2;
       scalar.source = value2;
@@ -43599,13 +43811,13 @@ var require_compose_node = __commonJS({
 var require_compose_doc = __commonJS({
   "node_modules/yaml/dist/compose/compose-doc.js"(exports2) {
     "use strict";
-    var Document3 = require_Document();
+    var Document4 = require_Document();
     var composeNode = require_compose_node();
     var resolveEnd = require_resolve_end();
     var resolveProps = require_resolve_props();
     function composeDoc(options, directives, { offset, start, value: value2, end }, onError) {
       const opts = Object.assign({ _directives: directives }, options);
-      const doc = new Document3.Document(void 0, opts);
+      const doc = new Document4.Document(void 0, opts);
       const ctx = {
         atKey: false,
         atRoot: true,
@@ -43644,7 +43856,7 @@ var require_composer = __commonJS({
     "use strict";
     var node_process = require("process");
     var directives = require_directives();
-    var Document3 = require_Document();
+    var Document4 = require_Document();
     var errors = require_errors2();
     var identity = require_identity();
     var composeDoc = require_compose_doc();
@@ -43833,7 +44045,7 @@ ${end.comment}` : end.comment;
           this.doc = null;
         } else if (forceDoc) {
           const opts = Object.assign({ _directives: this.directives }, this.options);
-          const doc = new Document3.Document(void 0, opts);
+          const doc = new Document4.Document(void 0, opts);
           if (this.atDirectives)
             this.onError(endOffset, "MISSING_CHAR", "Missing directives-end indicator line");
           doc.range = [0, endOffset, endOffset];
@@ -43875,11 +44087,11 @@ var require_cst_scalar = __commonJS({
       return null;
     }
     function createScalarToken(value2, context) {
-      const { implicitKey = false, indent, inFlow = false, offset = -1, type = "PLAIN" } = context;
+      const { implicitKey = false, indent, inFlow: inFlow2 = false, offset = -1, type = "PLAIN" } = context;
       const source = stringifyString.stringifyString({ type, value: value2 }, {
         implicitKey,
         indent: indent > 0 ? " ".repeat(indent) : "",
-        inFlow,
+        inFlow: inFlow2,
         options: { blockQuote: true, lineWidth: -1 }
       });
       const end = context.end ?? [
@@ -43907,7 +44119,7 @@ var require_cst_scalar = __commonJS({
       }
     }
     function setScalarValue(token, value2, context = {}) {
-      let { afterKey = false, implicitKey = false, inFlow = false, type } = context;
+      let { afterKey = false, implicitKey = false, inFlow: inFlow2 = false, type } = context;
       let indent = "indent" in token ? token.indent : null;
       if (afterKey && typeof indent === "number")
         indent += 2;
@@ -43932,7 +44144,7 @@ var require_cst_scalar = __commonJS({
       const source = stringifyString.stringifyString({ type, value: value2 }, {
         implicitKey: implicitKey || indent === null,
         indent: indent !== null && indent > 0 ? " ".repeat(indent) : "",
-        inFlow,
+        inFlow: inFlow2,
         options: { blockQuote: true, lineWidth: -1 }
       });
       switch (source[0]) {
@@ -44099,15 +44311,15 @@ var require_cst_visit = __commonJS({
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove item");
-    function visit3(cst, visitor) {
+    function visit4(cst, visitor) {
       if ("type" in cst && cst.type === "document")
         cst = { start: cst.start, value: cst.value };
       _visit(Object.freeze([]), cst, visitor);
     }
-    visit3.BREAK = BREAK;
-    visit3.SKIP = SKIP;
-    visit3.REMOVE = REMOVE;
-    visit3.itemAtPath = (cst, path) => {
+    visit4.BREAK = BREAK;
+    visit4.SKIP = SKIP;
+    visit4.REMOVE = REMOVE;
+    visit4.itemAtPath = (cst, path) => {
       let item = cst;
       for (const [field, index] of path) {
         const tok = item?.[field];
@@ -44118,8 +44330,8 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit3.parentCollection = (cst, path) => {
-      const parent = visit3.itemAtPath(cst, path.slice(0, -1));
+    visit4.parentCollection = (cst, path) => {
+      const parent = visit4.itemAtPath(cst, path.slice(0, -1));
       const field = path[path.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
@@ -44150,7 +44362,7 @@ var require_cst_visit = __commonJS({
       }
       return typeof ctrl === "function" ? ctrl(item, path) : ctrl;
     }
-    exports2.visit = visit3;
+    exports2.visit = visit4;
   }
 });
 
@@ -44166,7 +44378,7 @@ var require_cst = __commonJS({
     var FLOW_END = "";
     var SCALAR = "";
     var isCollection = (token) => !!token && "items" in token;
-    var isScalar6 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
+    var isScalar9 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
     function prettyToken(token) {
       switch (token) {
         case BOM:
@@ -44250,7 +44462,7 @@ var require_cst = __commonJS({
     exports2.FLOW_END = FLOW_END;
     exports2.SCALAR = SCALAR;
     exports2.isCollection = isCollection;
-    exports2.isScalar = isScalar6;
+    exports2.isScalar = isScalar9;
     exports2.prettyToken = prettyToken;
     exports2.tokenType = tokenType;
   }
@@ -44698,14 +44910,14 @@ var require_lexer = __commonJS({
         return yield* this.parseLineStart();
       }
       *parsePlainScalar() {
-        const inFlow = this.flowLevel > 0;
+        const inFlow2 = this.flowLevel > 0;
         let end = this.pos - 1;
         let i = this.pos - 1;
         let ch;
         while (ch = this.buffer[++i]) {
           if (ch === ":") {
             const next = this.buffer[i + 1];
-            if (isEmpty(next) || inFlow && flowIndicatorChars.has(next))
+            if (isEmpty(next) || inFlow2 && flowIndicatorChars.has(next))
               break;
             end = i;
           } else if (isEmpty(ch)) {
@@ -44718,7 +44930,7 @@ var require_lexer = __commonJS({
               } else
                 end = i;
             }
-            if (next === "#" || inFlow && flowIndicatorChars.has(next))
+            if (next === "#" || inFlow2 && flowIndicatorChars.has(next))
               break;
             if (ch === "\n") {
               const cs = this.continueScalar(i + 1);
@@ -44727,7 +44939,7 @@ var require_lexer = __commonJS({
               i = Math.max(i, cs - 2);
             }
           } else {
-            if (inFlow && flowIndicatorChars.has(ch))
+            if (inFlow2 && flowIndicatorChars.has(ch))
               break;
             end = i;
           }
@@ -44736,7 +44948,7 @@ var require_lexer = __commonJS({
           return this.setNext("plain-scalar");
         yield cst.SCALAR;
         yield* this.pushToIndex(end + 1, true);
-        return inFlow ? "flow" : "doc";
+        return inFlow2 ? "flow" : "doc";
       }
       *pushCount(n) {
         if (n > 0) {
@@ -44773,10 +44985,10 @@ var require_lexer = __commonJS({
             case "?":
             // this is an error outside flow collections
             case ":": {
-              const inFlow = this.flowLevel > 0;
+              const inFlow2 = this.flowLevel > 0;
               const ch1 = this.charAt(1);
-              if (isEmpty(ch1) || inFlow && flowIndicatorChars.has(ch1)) {
-                if (!inFlow)
+              if (isEmpty(ch1) || inFlow2 && flowIndicatorChars.has(ch1)) {
+                if (!inFlow2)
                   this.indentNext = this.indentValue + 1;
                 else if (this.flowKey)
                   this.flowKey = false;
@@ -45755,7 +45967,7 @@ var require_public_api = __commonJS({
   "node_modules/yaml/dist/public-api.js"(exports2) {
     "use strict";
     var composer = require_composer();
-    var Document3 = require_Document();
+    var Document4 = require_Document();
     var errors = require_errors2();
     var log = require_log();
     var identity = require_identity();
@@ -45766,7 +45978,7 @@ var require_public_api = __commonJS({
       const lineCounter$1 = options.lineCounter || prettyErrors && new lineCounter.LineCounter() || null;
       return { lineCounter: lineCounter$1, prettyErrors };
     }
-    function parseAllDocuments3(source, options = {}) {
+    function parseAllDocuments4(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
@@ -45838,10 +46050,10 @@ var require_public_api = __commonJS({
       }
       if (identity.isDocument(value2) && !_replacer)
         return value2.toString(options);
-      return new Document3.Document(value2, _replacer, options).toString(options);
+      return new Document4.Document(value2, _replacer, options).toString(options);
     }
     exports2.parse = parse2;
-    exports2.parseAllDocuments = parseAllDocuments3;
+    exports2.parseAllDocuments = parseAllDocuments4;
     exports2.parseDocument = parseDocument2;
     exports2.stringify = stringify;
   }
@@ -45852,13 +46064,13 @@ var require_dist = __commonJS({
   "node_modules/yaml/dist/index.js"(exports2) {
     "use strict";
     var composer = require_composer();
-    var Document3 = require_Document();
+    var Document4 = require_Document();
     var Schema = require_Schema();
     var errors = require_errors2();
     var Alias = require_Alias();
     var identity = require_identity();
     var Pair = require_Pair();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
     var cst = require_cst();
@@ -45866,9 +46078,9 @@ var require_dist = __commonJS({
     var lineCounter = require_line_counter();
     var parser = require_parser();
     var publicApi = require_public_api();
-    var visit3 = require_visit();
+    var visit4 = require_visit();
     exports2.Composer = composer.Composer;
-    exports2.Document = Document3.Document;
+    exports2.Document = Document4.Document;
     exports2.Schema = Schema.Schema;
     exports2.YAMLError = errors.YAMLError;
     exports2.YAMLParseError = errors.YAMLParseError;
@@ -45883,7 +46095,7 @@ var require_dist = __commonJS({
     exports2.isScalar = identity.isScalar;
     exports2.isSeq = identity.isSeq;
     exports2.Pair = Pair.Pair;
-    exports2.Scalar = Scalar.Scalar;
+    exports2.Scalar = Scalar2.Scalar;
     exports2.YAMLMap = YAMLMap.YAMLMap;
     exports2.YAMLSeq = YAMLSeq.YAMLSeq;
     exports2.CST = cst;
@@ -45894,12 +46106,26 @@ var require_dist = __commonJS({
     exports2.parseAllDocuments = publicApi.parseAllDocuments;
     exports2.parseDocument = publicApi.parseDocument;
     exports2.stringify = publicApi.stringify;
-    exports2.visit = visit3.visit;
-    exports2.visitAsync = visit3.visitAsync;
+    exports2.visit = visit4.visit;
+    exports2.visitAsync = visit4.visitAsync;
   }
 });
 
 // src/fs-atomic.ts
+function makeFolders(dir, mode) {
+  const missing2 = [];
+  for (let d = (0, import_node_path3.resolve)(dir); !(0, import_node_fs2.existsSync)(d); d = (0, import_node_path3.dirname)(d)) {
+    missing2.unshift(d);
+    if ((0, import_node_path3.dirname)(d) === d) break;
+  }
+  for (const d of missing2) {
+    try {
+      (0, import_node_fs2.mkdirSync)(d, mode === void 0 ? void 0 : { mode });
+    } catch (e) {
+      if (e.code !== "EEXIST") throw e;
+    }
+  }
+}
 function writeFileAtomic(path, data, mode = 420, exact = false) {
   const tmp = writeTemp(path, data, mode, exact);
   try {
@@ -45928,7 +46154,7 @@ function writeFileExclusive(path, data, mode = 420) {
   }
 }
 function writeTemp(path, data, mode, exact) {
-  (0, import_node_fs2.mkdirSync)((0, import_node_path3.dirname)(path), { recursive: true });
+  makeFolders((0, import_node_path3.dirname)(path));
   const tmp = `${path}.${process.pid}.tmp`;
   (0, import_node_fs2.rmSync)(tmp, { force: true });
   const fd = (0, import_node_fs2.openSync)(tmp, "wx", mode);
@@ -46153,6 +46379,369 @@ var init_user_files = __esm({
   }
 });
 
+// src/shell-quote.ts
+var PLAIN, singleQuoted, shellQuote, pasteable;
+var init_shell_quote = __esm({
+  "src/shell-quote.ts"() {
+    "use strict";
+    PLAIN = /^[A-Za-z0-9_@+:,./-]+$/;
+    singleQuoted = (text4) => `'${text4.replace(/'/g, `'\\''`)}'`;
+    shellQuote = (text4) => PLAIN.test(text4) ? text4 : singleQuoted(text4);
+    pasteable = (text4) => !/[\u0000-\u001f\u007f-\u009f]/.test(text4);
+  }
+});
+
+// src/api/kept-credentials.ts
+function loginCommand(environment, role) {
+  return `revsync login --env ${shellQuote(environment)}${role === "approver" ? " --approver" : ""}`;
+}
+function keptCredentials(found, target, role) {
+  const again = loginCommand(target.environment, role);
+  if (found.kind === "ended")
+    throw new UserError(
+      `the sign-in of revsync login${role === "approver" ? " --approver" : ""} for environment ${JSON.stringify(target.environment)} ended at ${new Date(found.expiresAt).toISOString()} (its token lives only as long as the service gave it); nothing was sent`,
+      `sign in again: ${again}`
+    );
+  return { kind: "token", token: found.token, ...found.user ? { user: found.user } : {}, login: { expiresAt: found.expiresAt, again } };
+}
+function passedOverWords(found, given, target, role) {
+  if (found?.kind !== "live" || !given.length) return void 0;
+  return `${given.join(" and ")} ${given.length > 1 ? "are" : "is"} set, so ${role === "approver" ? "the approver identity" : "this run"} signs in with ${given.length > 1 ? "them" : "it"}, not with the sign-in revsync login${role === "approver" ? " --approver" : ""} kept for environment ${JSON.stringify(target.environment)}${found.user ? ` (${found.user})` : ""}; unset ${given.length > 1 ? "them" : "it"} to use that one`;
+}
+var NAMING_ROLES;
+var init_kept_credentials = __esm({
+  "src/api/kept-credentials.ts"() {
+    "use strict";
+    init_shell_quote();
+    init_errors();
+    NAMING_ROLES = {
+      signer: ["TOKEN", "USERNAME", "PASSWORD"],
+      approver: ["APPROVER_TOKEN", "APPROVER_USERNAME", "APPROVER_PASSWORD"]
+    };
+  }
+});
+
+// src/tenant.ts
+function serviceUrl(baseUrl) {
+  const text4 = baseUrl.trim();
+  let u;
+  try {
+    u = new URL(text4);
+  } catch {
+    return text4.replace(/\/+$/, "");
+  }
+  const host = LOOPBACK.test(u.hostname) || u.hostname === "[0:0:0:0:0:0:0:1]" ? "localhost" : u.hostname;
+  return `${u.protocol}//${host}${u.port ? `:${u.port}` : ""}${u.pathname.replace(/\/+$/, "")}`;
+}
+function tenantIdentity(baseUrl, realm) {
+  const url = serviceUrl(baseUrl);
+  const key5 = (0, import_node_crypto3.createHash)("sha256").update(`${url}
+${realm}`).digest("hex");
+  const label = `${url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")}/${realm}`.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").slice(0, 60).replace(/^[-.]+|[-.]+$/g, "");
+  return { url, realm, key: key5, label };
+}
+var import_node_crypto3;
+var init_tenant = __esm({
+  "src/tenant.ts"() {
+    "use strict";
+    import_node_crypto3 = require("node:crypto");
+    init_loopback();
+  }
+});
+
+// src/api/sign-in-store.ts
+function signInFolder(penv, platform = process.platform) {
+  const home = penv.HOME || penv.USERPROFILE || (0, import_node_os.homedir)();
+  if (platform === "linux") {
+    const state = penv.XDG_STATE_HOME && (0, import_node_path5.isAbsolute)(penv.XDG_STATE_HOME) ? penv.XDG_STATE_HOME : (0, import_node_path5.join)(home, ".local", "state");
+    return (0, import_node_path5.join)(state, "revsync", "sign-ins");
+  }
+  return (0, import_node_path5.join)(home, ".revsync", "sign-ins");
+}
+function signInFile(folder, target, role) {
+  const bound = [target.environment, serviceUrl(target.baseUrl), serviceUrl(target.authUrl), target.realm].join("\n");
+  const hash = (0, import_node_crypto4.createHash)("sha256").update(bound).digest("hex").slice(0, 16);
+  const name = target.environment.replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 40) || "env";
+  return (0, import_node_path5.join)(folder, `${name}.${role}.${hash}.json`);
+}
+function keepSignIn(folder, target, role, token, now) {
+  privateFolder(folder);
+  const kept = {
+    format_version: "1",
+    environment: target.environment,
+    base_url: target.baseUrl,
+    auth_url: target.authUrl,
+    realm: target.realm,
+    role,
+    user: token.user ?? null,
+    client_id: token.clientId,
+    signed_in_at: new Date(now).toISOString(),
+    expires_at: new Date(token.expiresAt).toISOString(),
+    access_token: token.token
+  };
+  const path = signInFile(folder, target, role);
+  writeFileAtomic(path, JSON.stringify(kept, null, 2) + "\n", 384, true);
+  return path;
+}
+function findSignIn(folder, target, role, now, platform = process.platform) {
+  const path = signInFile(folder, target, role);
+  let stats;
+  try {
+    stats = (0, import_node_fs4.lstatSync)(path);
+  } catch {
+    return void 0;
+  }
+  const problem2 = platform === "win32" ? void 0 : privacyProblem(stats, 384);
+  if (problem2)
+    throw new UserError(
+      `the sign-in kept at ${path} is not used: ${problem2}; a token someone else may have read is no one's proof of who you are`,
+      `remove it (revsync logout --env ${target.environment}) and sign in again`
+    );
+  const kept = readKept(path);
+  if (!kept || !sameTarget(kept, target, role)) return void 0;
+  const expiresAt = Date.parse(kept.expires_at);
+  if (!(expiresAt > now)) {
+    (0, import_node_fs4.rmSync)(path, { force: true });
+    return { kind: "ended", expiresAt: Number.isNaN(expiresAt) ? 0 : expiresAt };
+  }
+  return { kind: "live", token: kept.access_token, user: kept.user ?? void 0, expiresAt, path };
+}
+function forgetSignIns(folder, target) {
+  const removed = [];
+  for (const role of ROLES) {
+    const path = signInFile(folder, target, role);
+    try {
+      (0, import_node_fs4.lstatSync)(path);
+    } catch {
+      continue;
+    }
+    (0, import_node_fs4.rmSync)(path, { force: true });
+    removed.push(role);
+  }
+  return removed;
+}
+function sweepEnded(folder, now) {
+  let names;
+  try {
+    names = (0, import_node_fs4.readdirSync)(folder).filter((n) => n.endsWith(".json"));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const kept = readKept((0, import_node_path5.join)(folder, name));
+    if (kept && !(Date.parse(kept.expires_at) > now)) (0, import_node_fs4.rmSync)((0, import_node_path5.join)(folder, name), { force: true });
+  }
+}
+function readKept(path) {
+  try {
+    const v2 = JSON.parse((0, import_node_fs4.readFileSync)(path, "utf8"));
+    return v2 && v2.format_version === "1" && typeof v2.access_token === "string" && typeof v2.expires_at === "string" ? v2 : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function sameTarget(kept, target, role) {
+  return kept.role === role && kept.environment === target.environment && kept.realm === target.realm && serviceUrl(kept.base_url) === serviceUrl(target.baseUrl) && serviceUrl(kept.auth_url) === serviceUrl(target.authUrl);
+}
+function privacyProblem(stats, mode) {
+  if (stats.isSymbolicLink()) return "it is a symbolic link";
+  const uid = process.getuid?.();
+  if (uid !== void 0 && stats.uid !== uid) return `it belongs to another user (uid ${stats.uid})`;
+  if (stats.mode & 63)
+    return `others may read or write it (mode ${(stats.mode & 511).toString(8).padStart(4, "0")}, not ${mode.toString(8).padStart(4, "0")})`;
+  return void 0;
+}
+function privateFolder(folder) {
+  (0, import_node_fs4.mkdirSync)(folder, { recursive: true, mode: 448 });
+  for (const dir of [(0, import_node_path5.dirname)(folder), folder]) {
+    const stats = (0, import_node_fs4.lstatSync)(dir);
+    if (stats.isSymbolicLink() || !stats.isDirectory())
+      throw new UserError(`${dir} is not a folder of its own (a link or a file): revsync keeps no token there`);
+    const uid = process.getuid?.();
+    if (uid !== void 0 && stats.uid !== uid) throw new UserError(`${dir} belongs to another user (uid ${stats.uid}): revsync keeps no token there`);
+    if (process.platform !== "win32" && stats.mode & 63) (0, import_node_fs4.chmodSync)(dir, 448);
+  }
+}
+var import_node_crypto4, import_node_fs4, import_node_os, import_node_path5, ROLES;
+var init_sign_in_store = __esm({
+  "src/api/sign-in-store.ts"() {
+    "use strict";
+    import_node_crypto4 = require("node:crypto");
+    import_node_fs4 = require("node:fs");
+    import_node_os = require("node:os");
+    import_node_path5 = require("node:path");
+    init_errors();
+    init_fs_atomic();
+    init_tenant();
+    ROLES = ["signer", "approver"];
+  }
+});
+
+// src/api/credentials.ts
+function credentialPrefix(name, configured) {
+  return configured ?? `${SHARED_PREFIX}_${name.toUpperCase().replace(/[^A-Z0-9]/gu, "_")}`;
+}
+function isCredentialVariable(name, prefixes = []) {
+  if (SIGN_IN_VARIABLES.has(name)) return true;
+  const ofRole = (prefix) => CREDENTIAL_ROLES.some((r) => name === `${prefix}_${r}`);
+  if (name.startsWith(`${SHARED_PREFIX}_`) && CREDENTIAL_ROLES.some((r) => name.endsWith(`_${r}`))) return true;
+  return prefixes.some(ofRole);
+}
+function secretVariablesIn(env2, prefixes = []) {
+  const named3 = Object.keys(env2).filter((n) => n.startsWith(`${SHARED_PREFIX}_`) && SECRET_ROLES.some((r) => n.endsWith(`_${r}`)));
+  const own2 = prefixes.flatMap((p) => SECRET_ROLES.map((r) => `${p}_${r}`));
+  return [.../* @__PURE__ */ new Set([...named3, ...own2])].sort();
+}
+function isLocal(url) {
+  try {
+    return !!url && LOOPBACK.test(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+function environmentCredentials(target, penv, kept) {
+  const vars = fromVariables(target, penv);
+  const at2 = kept && target.baseUrl !== void 0 && target.realm !== void 0 ? kept : void 0;
+  if (!at2) return vars;
+  const where2 = {
+    environment: target.name,
+    baseUrl: target.baseUrl ?? "",
+    authUrl: target.authUrl ?? target.baseUrl ?? "",
+    realm: target.realm ?? ""
+  };
+  const found = (role) => findSignIn(at2.folder, where2, role, at2.now);
+  const named3 = (role) => vars.given(NAMING_ROLES[role]);
+  const either = (role, fromVars) => {
+    if (named3(role).length) return fromVars();
+    const f2 = found(role);
+    return f2 ? keptCredentials(f2, where2, role) : fromVars();
+  };
+  return {
+    ...vars,
+    signIn: () => either("signer", () => vars.signIn()),
+    approver: () => either("approver", () => vars.approver()),
+    approverNamed: () => {
+      const own2 = vars.approverNamed();
+      if (own2.configured || named3("approver").length) return own2;
+      const f2 = found("approver");
+      return f2?.kind === "live" ? { configured: true, user: f2.user ?? null } : own2;
+    },
+    passedOver: (role) => passedOverWords(found(role), named3(role), where2, role)
+  };
+}
+function fromVariables(target, penv) {
+  const prefix = target.credentialPrefix === null ? null : credentialPrefix(target.name, target.credentialPrefix);
+  const value2 = (name) => Object.prototype.hasOwnProperty.call(penv, name) && penv[name] ? penv[name] : void 0;
+  const own2 = (role) => prefix ? value2(`${prefix}_${role}`) : void 0;
+  const shared = (role) => value2(`${SHARED_PREFIX}_${role}`);
+  const variable = (role) => own2(role) !== void 0 && prefix ? `${prefix}_${role}` : `${SHARED_PREFIX}_${role}`;
+  const get = (role) => own2(role) ?? shared(role);
+  const ownPassword = ["CLIENT_ID", "CLIENT_SECRET", "USERNAME", "PASSWORD"].some((r) => own2(r) !== void 0);
+  const ownApprover = ["APPROVER_USERNAME", "APPROVER_PASSWORD"].some((r) => own2(r) !== void 0);
+  const either = (ownGroup) => (role) => prefix && ownGroup ? `${prefix}_${role} (or ${SHARED_PREFIX}_${role})` : `${SHARED_PREFIX}_${role}`;
+  const token = own2("TOKEN") ?? (ownPassword ? void 0 : shared("TOKEN"));
+  const approverToken = own2("APPROVER_TOKEN") ?? (ownApprover ? void 0 : shared("APPROVER_TOKEN"));
+  const read = (roles) => roles.flatMap((r) => {
+    const v2 = get(r);
+    return v2 === void 0 ? [] : [{ name: variable(r), value: v2 }];
+  });
+  return {
+    environment: target.name,
+    prefix,
+    variable,
+    value: get,
+    given: (roles) => roles.filter((r) => get(r) !== void 0).map(variable),
+    passedOver: () => void 0,
+    secrets: read(SECRET_ROLES),
+    names: read(CREDENTIAL_ROLES.filter((r) => !SECRET_ROLES.includes(r))),
+    signIn: () => signInOf(target, { token, get, variable, either: either(ownPassword), prefix }),
+    approver: () => approverOf({ approverToken, get, variable, either: either(ownApprover || ownPassword), prefix }),
+    approverNamed: () => {
+      if (approverToken) return { configured: true, user: tokenUser(approverToken) ?? (get("APPROVER_USER") || null) };
+      const user = get("APPROVER_USERNAME");
+      return user ? { configured: true, user } : { configured: false, user: null };
+    }
+  };
+}
+function signInOf(target, { token, get, either, prefix, variable }) {
+  if (token) {
+    const user = get("USER");
+    return { kind: "token", token, ...user ? { user } : {} };
+  }
+  const roles = ["CLIENT_ID", "CLIENT_SECRET", "USERNAME", "PASSWORD"];
+  const missing2 = roles.filter((r) => !get(r));
+  if (missing2.length) {
+    const whose2 = prefix ? ` for environment ${JSON.stringify(target.name)}` : "";
+    const own2 = prefix ? `; environment ${JSON.stringify(target.name)} reads its own ${prefix}_CLIENT_ID, ${prefix}_CLIENT_SECRET, ${prefix}_USERNAME, ${prefix}_PASSWORD or ${prefix}_TOKEN first, the ${SHARED_PREFIX}_ ones where it sets none of its own` : "";
+    throw new UserError(
+      `no credentials${whose2}: set ${missing2.map(either).join(", ")} (password grant), or ${either("TOKEN")} (a bearer token), or sign in through a browser with revsync login`,
+      isLocal(target.baseUrl) && target.realm === "demo" ? `for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password${own2}` : `the tenant's onboarding gives them (client id, client secret, user name, password); in CI, keep them in the CI's secret store${own2}`
+    );
+  }
+  return {
+    kind: "password",
+    clientId: get("CLIENT_ID") ?? "",
+    clientSecret: get("CLIENT_SECRET") ?? "",
+    username: get("USERNAME") ?? "",
+    password: get("PASSWORD") ?? "",
+    from: `${andList(roles.map(variable))} (environment ${JSON.stringify(target.name)})`
+  };
+}
+function approverOf({ approverToken, get, either, variable }) {
+  if (approverToken) {
+    const user = get("APPROVER_USER");
+    return { kind: "token", token: approverToken, ...user ? { user } : {} };
+  }
+  const username = get("APPROVER_USERNAME");
+  const password = get("APPROVER_PASSWORD");
+  if (!username && !password) return void 0;
+  const roles = ["APPROVER_USERNAME", "APPROVER_PASSWORD", "CLIENT_ID", "CLIENT_SECRET"];
+  const missing2 = roles.filter((r) => !get(r));
+  if (missing2.length)
+    throw new UserError(
+      `the approver identity is incomplete: set ${missing2.map(either).join(", ")} (the approver signs in with revsync's client id and secret and its own user name and password), or ${either("APPROVER_TOKEN")}`,
+      "four eyes: approves are sent as the approver, everything else as revsync's own sign-in"
+    );
+  const from = andList(["APPROVER_USERNAME", "APPROVER_PASSWORD", "CLIENT_ID", "CLIENT_SECRET"].map((r) => variable(r)));
+  return {
+    kind: "password",
+    clientId: get("CLIENT_ID") ?? "",
+    clientSecret: get("CLIENT_SECRET") ?? "",
+    username: username ?? "",
+    password: password ?? "",
+    from
+  };
+}
+var CREDENTIAL_ROLES, SECRET_ROLES, SIGN_IN_SECRET_ROLES, SHARED_PREFIX, credentialVariables, signInSecret;
+var init_credentials = __esm({
+  "src/api/credentials.ts"() {
+    "use strict";
+    init_errors();
+    init_auth();
+    init_http();
+    init_words();
+    init_kept_credentials();
+    init_sign_in_store();
+    CREDENTIAL_ROLES = [
+      "CLIENT_ID",
+      "CLIENT_SECRET",
+      "USERNAME",
+      "PASSWORD",
+      "TOKEN",
+      "USER",
+      "APPROVER_USERNAME",
+      "APPROVER_PASSWORD",
+      "APPROVER_TOKEN",
+      "APPROVER_USER"
+    ];
+    SECRET_ROLES = ["CLIENT_SECRET", "PASSWORD", "TOKEN", "APPROVER_PASSWORD", "APPROVER_TOKEN"];
+    SIGN_IN_SECRET_ROLES = ["CLIENT_SECRET", "PASSWORD", "APPROVER_PASSWORD"];
+    SHARED_PREFIX = "REVSYNC";
+    credentialVariables = (prefix) => CREDENTIAL_ROLES.map((r) => `${prefix}_${r}`);
+    signInSecret = (name) => SIGN_IN_SECRET_ROLES.some((r) => name.endsWith(`_${r}`));
+  }
+});
+
 // src/config/interpolate.ts
 function lookup(src, name) {
   if (own(src.vars, name)) return { value: src.vars[name], fromEnv: !!src.envTexts?.has(name) };
@@ -46173,7 +46762,8 @@ function interpolateString(text4, src) {
   if (!text4.includes("$")) return { value: text4, problems: [] };
   const whole = WHOLE.exec(text4);
   const wholeName = whole?.[1] ?? "";
-  if (whole && !SIGN_IN_VARIABLES.has(wholeName) && !src.unresolved?.has(wholeName)) {
+  const credential = (name) => isCredentialVariable(name, src.credentialPrefixes);
+  if (whole && !credential(wholeName) && !src.unresolved?.has(wholeName)) {
     const got2 = lookup(src, wholeName);
     if (got2) return { value: got2.value, problems: [], read: [wholeName], ...got2.fromEnv ? { envText: String(got2.value) } : {} };
   }
@@ -46186,7 +46776,7 @@ function interpolateString(text4, src) {
       problems.push(`malformed variable ${JSON.stringify(m)}: use \${NAME} with letters, digits and _ (or $\${ for a literal \${)`);
       return m;
     }
-    if (SIGN_IN_VARIABLES.has(name)) {
+    if (credential(name)) {
       problems.push(signInProblem(name));
       return m;
     }
@@ -46240,7 +46830,7 @@ var VAR, WHOLE, own, signInProblem;
 var init_interpolate = __esm({
   "src/config/interpolate.ts"() {
     "use strict";
-    init_auth();
+    init_credentials();
     init_did_you_mean();
     init_number();
     VAR = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$\{([^}]*)\}?/g;
@@ -46255,23 +46845,30 @@ function position(lines, offset) {
   const p = lines.linePos(offset ?? 0);
   return { line: p.line, column: p.col };
 }
-function readYamlFile(absPath, shownPath, diagnostics, vars, inside) {
+function readYamlFile(absPath, shownPath, diagnostics, vars, inside, keep2) {
   const at2 = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
   const text4 = readText(absPath, at2, inside);
   if (text4 === void 0) return [];
+  return readYamlText(text4, shownPath, diagnostics, vars, keep2);
+}
+function readYamlText(text4, shownPath, diagnostics, vars, keep2) {
+  const at2 = (line, column, message) => {
+    diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
+  };
   const lines = new import_yaml.LineCounter();
   const docs = (0, import_yaml.parseAllDocuments)(text4, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, customTags: [], resolveKnownTags: false, strict: true });
   const list3 = Array.isArray(docs) ? docs : [];
   const out = [];
   const flowVars = anyErrors(list3) ? unquotedFlowVariables(text4) : [];
   list3.forEach((doc, index) => {
-    const badSyntax = syntaxProblems(doc, lines, flowVars, at2);
+    const badSyntax = syntaxProblems(doc, lines, flowVars, at2, text4);
     const inexact = /* @__PURE__ */ new Set();
     const badKeys = keyAndNumberProblems(doc, lines, at2, inexact);
     if (badSyntax || badKeys) return;
     if (doc.contents === null || (0, import_yaml.isScalar)(doc.contents) && doc.contents.value === null) return;
+    if (keep2 && !keep2(doc, lines, index)) return;
     const filled = vars ? interpolate(doc, lines, vars, shownPath, diagnostics) : void 0;
     let value2;
     try {
@@ -46304,24 +46901,27 @@ function readText(absPath, at2, inside) {
     return void 0;
   }
 }
-function syntaxProblems(doc, lines, flowVars, at2) {
+function syntaxProblems(doc, lines, flowVars, at2, text4) {
   const explained = flowVars.filter((v2) => doc.errors.some((e) => e.pos[0] >= v2.offset && e.pos[0] < v2.offset + v2.text.length));
   for (const v2 of explained) {
     const p = position(lines, v2.offset);
     at2(p.line, p.column, `${v2.text} inside { } or [ ] must be quoted, or YAML reads its { as a mapping: write "${v2.text}"`);
   }
-  const problems = explained.length ? [] : [...doc.errors, ...doc.warnings];
+  const first = doc.errors[0];
+  const slip = !explained.length && first ? indentationSlip(text4, position(lines, first.pos[0]).line) : void 0;
+  if (slip) at2(slip.line, 1, slip.message);
+  const problems = explained.length || slip ? [] : [...doc.errors, ...doc.warnings];
   for (const e of problems) {
     const p = position(lines, e.pos[0]);
     const tag = /Unresolved tag: (\S+)/.exec(e.message);
-    const written = tag?.[1]?.replace(/^tag:yaml\.org,2002:/, "!!");
+    const written2 = tag?.[1]?.replace(/^tag:yaml\.org,2002:/, "!!");
     at2(
       p.line,
       p.column,
-      written ? `the YAML tag ${written} is not allowed in policy files: write the value as plain text` : `YAML syntax: ${e.message.split("\n")[0]}`
+      written2 ? `the YAML tag ${written2} is not allowed in policy files: write the value as plain text` : `YAML syntax: ${e.message.split("\n")[0]}`
     );
   }
-  return problems.length > 0;
+  return problems.length > 0 || !!slip;
 }
 function keyAndNumberProblems(doc, lines, at2, inexact) {
   let bad = false;
@@ -46347,6 +46947,45 @@ function keyAndNumberProblems(doc, lines, at2, inexact) {
     }
   });
   return bad;
+}
+function yamlLines(text4) {
+  const out = [];
+  let scalarAbove;
+  text4.split("\n").forEach((raw, i) => {
+    const indent = raw.length - raw.trimStart().length;
+    const content = raw.replace(/\s+#.*$/, "").trim();
+    if (!content || content.startsWith("#") || /^(---|\.\.\.)(\s|$)/.test(content)) return;
+    if (scalarAbove !== void 0 && indent > scalarAbove) return;
+    scalarAbove = /[|>][-+0-9]*$/.test(content) ? indent : void 0;
+    out.push({ line: i + 1, indent, content });
+  });
+  return out;
+}
+function indentationSlip(text4, near) {
+  const ls = yamlLines(text4);
+  const stack = [];
+  for (const [i, l] of ls.entries()) {
+    const prev = ls[i - 1];
+    if (prev && inFlow(prev)) return void 0;
+    const popped = [];
+    while (stack.length && stack[stack.length - 1].indent > l.indent) popped.push(stack.pop());
+    const top = stack[stack.length - 1];
+    const first = popped[popped.length - 1];
+    let slip;
+    if (prev && l.indent > prev.indent && !opensBlock(prev) && l.indent !== itemColumn(prev))
+      slip = {
+        line: l.line,
+        message: `line ${l.line} is indented ${plural(l.indent, "space")}, deeper than line ${prev.line} (${prev.indent}), which opens no block: YAML reads it as part of line ${prev.line}'s value; indent it as the lines around it`
+      };
+    else if (first && (!top || top.indent < l.indent))
+      slip = {
+        line: first.line,
+        message: `line ${first.line} is indented ${plural(first.indent, "space")}, and line ${l.line} after it in the same block ${l.indent}: the lines of a block need one indentation (one of them slipped)`
+      };
+    if (slip) return Math.abs(slip.line - near) <= 1 || Math.abs(l.line - near) <= 1 ? slip : void 0;
+    if (!top || l.indent > top.indent) stack.push(l);
+  }
+  return void 0;
 }
 function anyErrors(docs) {
   return docs.some((d) => d.errors.length > 0);
@@ -46452,7 +47091,7 @@ function interpolate(doc, lines, vars, file, diagnostics) {
   });
   return { unresolved, envTexts, variables };
 }
-var import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS;
+var import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS, itemColumn, opensBlock, inFlow;
 var init_yaml_source = __esm({
   "src/config/yaml-source.ts"() {
     "use strict";
@@ -46461,8 +47100,12 @@ var init_yaml_source = __esm({
     init_interpolate();
     init_number();
     init_errors();
+    init_words();
     MAX_FILE_BYTES = READ_CAPS.text;
     FORBIDDEN_KEYS = /* @__PURE__ */ new Set(["__proto__", "constructor", "prototype"]);
+    itemColumn = (l) => l.indent + (/^(-\s+)+/.exec(l.content)?.[0].length ?? 0);
+    opensBlock = (l) => /:$/.test(l.content) || /^-$/.test(l.content);
+    inFlow = (l) => (l.content.match(/[[{]/g)?.length ?? 0) > (l.content.match(/[\]}]/g)?.length ?? 0);
   }
 });
 
@@ -46555,7 +47198,8 @@ function schemaDiagnostics(src, schema, skip = () => false) {
       pointer: pointer2,
       message: e.keyword === "required" && where2 === "(document)" ? message : `${where2}: ${message}`,
       severity: "error",
-      rule: "schema"
+      // A field that should not be there is its key's problem, never its value's (nor a variable's that filled it).
+      rule: key5 && e.keyword === "additionalProperties" ? "unknown-field" : "schema"
     });
   }
   return out;
@@ -46625,7 +47269,7 @@ function restated(pointer2, e) {
   return e.keyword === "pattern" && /^\/(?:metadata\/name|batches\/\d+\/(?:name|effective_start_date|effective_end_date))$/.test(pointer2);
 }
 function namingVariables(src, d) {
-  const from = d.pointer === void 0 ? void 0 : src.variables?.get(d.pointer);
+  const from = d.pointer === void 0 || d.rule === "unknown-field" ? void 0 : src.variables?.get(d.pointer);
   return from ? { ...d, message: `${d.message} (${from.words})`, variables: from.names } : d;
 }
 function runRules(root, docs, kinds, parsed = /* @__PURE__ */ new Map()) {
@@ -46650,9 +47294,12 @@ function runRules(root, docs, kinds, parsed = /* @__PURE__ */ new Map()) {
     typeEnvValues(d.src, kind.schema);
     const reported2 = (pointer2) => !exactAt(d, pointer2) || [...d.src.unresolved ?? []].some((u) => pointer2 === u || pointer2.startsWith(`${u}/`));
     out.push(
-      ...schemaDiagnostics(d.src, kind.schema, (pointer2, key5, e) => reported2(pointer2) || !!kind.ownWords?.(pointer2, key5) || !!e && restated(pointer2, e)).map(
-        (x2) => namingVariables(d.src, x2)
-      )
+      ...schemaDiagnostics(
+        d.src,
+        kind.schema,
+        // An unknown field is its key's problem: said even when its value's variable could not be filled.
+        (pointer2, key5, e) => reported2(pointer2) && e?.keyword !== "additionalProperties" || !!kind.ownWords?.(pointer2, key5) || !!e && restated(pointer2, e)
+      ).map((x2) => namingVariables(d.src, x2))
     );
   }
   duplicateNames(docs, emit);
@@ -46673,18 +47320,6 @@ var init_rules = __esm({
     init_ajv();
     specOf = (d) => d.src.value.spec ?? {};
     exactAt = (d, pointer2) => !d.src.inexact?.has(pointer2);
-  }
-});
-
-// src/shell-quote.ts
-var PLAIN, singleQuoted, shellQuote, pasteable;
-var init_shell_quote = __esm({
-  "src/shell-quote.ts"() {
-    "use strict";
-    PLAIN = /^[A-Za-z0-9_@+:,./-]+$/;
-    singleQuoted = (text4) => `'${text4.replace(/'/g, `'\\''`)}'`;
-    shellQuote = (text4) => PLAIN.test(text4) ? text4 : singleQuoted(text4);
-    pasteable = (text4) => !/[\u0000-\u001f\u007f-\u009f]/.test(text4);
   }
 });
 
@@ -46765,7 +47400,23 @@ function addUnknown(unknown, addr, fields) {
   unknown.set(addr, [...unknown.get(addr) ?? [], ...fields]);
 }
 function unknownNotes(unknown) {
-  return [...unknown].sort(([a], [b2]) => a < b2 ? -1 : a > b2 ? 1 : 0).flatMap(([addr, fields]) => fields.map((f2) => unknownNote(addr, f2)));
+  const sorted = [...unknown].sort(([a], [b2]) => a < b2 ? -1 : a > b2 ? 1 : 0);
+  const plain = (fields) => fields.filter((f2) => f2.inexact === void 0 && f2.comparedWith === void 0 && f2.unreadable === void 0).map((f2) => f2.field);
+  const groups = /* @__PURE__ */ new Map();
+  for (const [addr, fields] of sorted) {
+    const key5 = plain(fields).join("\0");
+    if (key5) groups.set(key5, [...groups.get(key5) ?? [], addr]);
+  }
+  return sorted.flatMap(([addr, fields]) => {
+    const key5 = plain(fields).join("\0");
+    const addrs = groups.get(key5);
+    const own2 = fields.filter((f2) => !plain([f2]).length).map((f2) => unknownNote(addr, f2));
+    return addrs?.[0] === addr ? [nullNote(addrs, plain(fields)), ...own2] : own2;
+  });
+}
+function nullNote(addrs, fields) {
+  if (addrs.length === 1 && fields.length === 1) return unknownNote(addrs[0], fields[0]);
+  return `${andList(addrs)}: ${andList(fields)} not compared: the service shows no value (null) for ${fields.length === 1 ? "it" : "them"}${addrs.length > 1 ? ` in ${addrs.length === 2 ? "either" : "any"}` : ""}, so git's values could be neither checked nor changed`;
 }
 function unknownNote(addr, f2) {
   const u = typeof f2 === "string" ? { field: f2 } : f2;
@@ -46780,13 +47431,14 @@ function unknownNote(addr, f2) {
   }
   return `${addr}: ${u.field} not compared: the service shows no value (null) for it, so git's value could be neither checked nor changed`;
 }
-function unknownCaveat(n) {
-  return `except ${n === 1 ? "1 field" : `${n} fields`} the service does not show (see the ${n === 1 ? "note" : "notes"})`;
+function unknownCaveat(notes) {
+  return `except the fields the service does not show (see the ${notes === 1 ? "note" : "notes"})`;
 }
 var init_unknown = __esm({
   "src/shared/unknown.ts"() {
     "use strict";
     init_number();
+    init_words();
   }
 });
 
@@ -46887,7 +47539,7 @@ var init_entries = __esm({
     APPLIED_ACTIONS = ["create", "update", "review", "approve"];
     isApplied = (c2) => APPLIED_ACTIONS.includes(c2.action);
     actionWords = (a) => a.replace(/_/g, " ");
-    keptCount = (kept2) => (kept2 ?? []).reduce((n, k2) => n + Object.keys(k2.fields).length, 0);
+    keptCount = (kept) => (kept ?? []).reduce((n, k2) => n + Object.keys(k2.fields).length, 0);
   }
 });
 
@@ -47341,24 +47993,24 @@ function isDate(s3) {
   return ok;
 }
 function resolveValuesPath(root, policyFile, value2) {
-  if ((0, import_node_path5.isAbsolute)(value2)) return { problem: `values must be a path relative to the policy file, not ${JSON.stringify(value2)}` };
-  const path = (0, import_node_path5.resolve)((0, import_node_path5.dirname)(policyFile), value2);
-  const rel = (0, import_node_path5.relative)(root, path);
-  if (rel.startsWith("..") || (0, import_node_path5.isAbsolute)(rel)) return { problem: `values file ${JSON.stringify(value2)} lies outside the policy repo` };
+  if ((0, import_node_path6.isAbsolute)(value2)) return { problem: `values must be a path relative to the policy file, not ${JSON.stringify(value2)}` };
+  const path = (0, import_node_path6.resolve)((0, import_node_path6.dirname)(policyFile), value2);
+  const rel = (0, import_node_path6.relative)(root, path);
+  if (rel.startsWith("..") || (0, import_node_path6.isAbsolute)(rel)) return { problem: `values file ${JSON.stringify(value2)} lies outside the policy repo` };
   try {
-    (0, import_node_fs4.lstatSync)(path);
+    (0, import_node_fs5.lstatSync)(path);
   } catch {
     return { problem: `values file ${JSON.stringify(value2)} does not exist` };
   }
   let real;
   try {
-    if ((0, import_node_fs4.statSync)(path).isDirectory()) return { problem: `values ${JSON.stringify(value2)} is a folder: name the CSV file of the batch's values` };
-    real = (0, import_node_fs4.realpathSync)(path);
+    if ((0, import_node_fs5.statSync)(path).isDirectory()) return { problem: `values ${JSON.stringify(value2)} is a folder: name the CSV file of the batch's values` };
+    real = (0, import_node_fs5.realpathSync)(path);
   } catch (e) {
     return { problem: `values file ${JSON.stringify(value2)} cannot be read: ${plainReason(e)}` };
   }
-  const realRoot = (0, import_node_fs4.realpathSync)(root);
-  if (real !== realRoot && !real.startsWith(realRoot + import_node_path5.sep))
+  const realRoot = (0, import_node_fs5.realpathSync)(root);
+  if (real !== realRoot && !real.startsWith(realRoot + import_node_path6.sep))
     return { problem: `values file ${JSON.stringify(value2)} is a link that leads outside the policy repo` };
   return { path };
 }
@@ -47372,13 +48024,13 @@ function readValuesCsv(absPath, shownPath) {
   }
   return checkValuesText(text4, shownPath);
 }
-function checkRow(row, index, inOrder, width, err) {
+function checkRow(row, index, inOrder2, width, err) {
   const raw = row.cells;
   if (raw.length !== width) {
     err(row.line, 1, `expected ${width} columns, found ${raw.length}`);
     return void 0;
   }
-  const c2 = inOrder ? raw : index.map((i) => raw[i] ?? "");
+  const c2 = inOrder2 ? raw : index.map((i) => raw[i] ?? "");
   const [product, currency, valueType, below, mid, above, start, end] = c2;
   let ok = true;
   const bad = (i, m) => {
@@ -47471,21 +48123,21 @@ function checkValuesText(text4, shownPath) {
     return { values: [], diagnostics, text: text4 };
   }
   const values2 = [];
-  const inOrder = index.every((v2, i) => v2 === i) && header.cells.length === index.length;
+  const inOrder2 = index.every((v2, i) => v2 === i) && header.cells.length === index.length;
   for (let r = 1; r < rows.length; r++) {
-    const v2 = checkRow(rows[r], index, inOrder, header.cells.length, err);
+    const v2 = checkRow(rows[r], index, inOrder2, header.cells.length, err);
     if (v2) values2.push(v2);
   }
   checkOverlaps(values2, err);
   return { values: values2, diagnostics, text: text4 };
 }
-var import_node_fs4, import_node_path5, DATE, dateSeen;
+var import_node_fs5, import_node_path6, DATE, dateSeen;
 var init_values2 = __esm({
   "src/config/values.ts"() {
     "use strict";
-    import_node_fs4 = require("node:fs");
+    import_node_fs5 = require("node:fs");
     init_user_files();
-    import_node_path5 = require("node:path");
+    import_node_path6 = require("node:path");
     init_csv();
     init_number();
     DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -47555,7 +48207,7 @@ function batchValues(f2, entry, policy2, live, unique) {
   const shown3 = held && valuesText(held);
   if (!shown3) return;
   const text4 = shown3.text;
-  const file = unique(import_node_path6.posix.join(import_node_path6.posix.dirname(f2.file), valuesFileFor(policy2, entry.name)));
+  const file = unique(import_node_path7.posix.join(import_node_path7.posix.dirname(f2.file), valuesFileFor(policy2, entry.name)));
   const problem2 = checkValuesText(text4, file).diagnostics[0];
   if (problem2) {
     f2.batchComments.push(
@@ -47570,7 +48222,7 @@ function batchValues(f2, entry, policy2, live, unique) {
     );
     f2.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: its uploaded file (it differs from the batch's own values, which were written)`);
   }
-  entry.values = import_node_path6.posix.relative(import_node_path6.posix.dirname(f2.file), file);
+  entry.values = import_node_path7.posix.relative(import_node_path7.posix.dirname(f2.file), file);
   f2.valuesFiles.push({ file, text: text4 });
   f2.batchValues.set(entry.name, text4);
 }
@@ -47591,7 +48243,7 @@ function exportSsp(live, ctx, schema) {
   const files = [];
   for (const [name, lp] of live.ssp) {
     const addr = sspAddress.policy(name);
-    if (!targeted(addr, ctx.targets)) continue;
+    if (!touchedBy(addr, ctx.targets)) continue;
     const copies = live.copies?.get(name);
     if (copies) {
       for (const c2 of copies) ctx.refused.push(heldTwiceRefusal(`SSP policy ${show4(name)} (compliance_id ${show4(c2.envelope.compliance_id ?? null)})`));
@@ -47621,15 +48273,16 @@ function exportSsp(live, ctx, schema) {
       batches.push(entry);
     }
     if (batches.length) f2.value.batches = batches;
+    if (!targeted(addr, ctx.targets)) f2.batchesOnly = true;
     files.push(f2);
   }
   return files;
 }
-var import_node_path6, LISTED_STATUSES, show4;
+var import_node_path7, LISTED_STATUSES, show4;
 var init_export = __esm({
   "src/kinds/ssp/export.ts"() {
     "use strict";
-    import_node_path6 = require("node:path");
+    import_node_path7 = require("node:path");
     init_service_choices();
     init_rules();
     init_values2();
@@ -48154,7 +48807,7 @@ function batchRules(docs, { root, emit, extra, parsed }) {
       }
       let values2 = parsed.get(path);
       if (!values2) {
-        values2 = readValuesCsv(path, (0, import_node_path7.normalize)((0, import_node_path7.join)((0, import_node_path7.dirname)(d.src.file), b2.values)));
+        values2 = readValuesCsv(path, (0, import_node_path8.normalize)((0, import_node_path8.join)((0, import_node_path8.dirname)(d.src.file), b2.values)));
         parsed.set(path, values2);
         extra.push(...values2.diagnostics);
       }
@@ -48173,25 +48826,25 @@ function sspEntry(d, ctx) {
     source: { file: d.src.file, ...at(d.src, "/metadata/name") },
     specSource: { file: d.src.file, ...at(d.src, "/spec") },
     batches: (v2.batches ?? []).map((b2) => {
-      const path = b2.values ? (0, import_node_path7.resolve)((0, import_node_path7.dirname)(d.absFile), b2.values) : void 0;
+      const path = b2.values ? (0, import_node_path8.resolve)((0, import_node_path8.dirname)(d.absFile), b2.values) : void 0;
       const got2 = path ? ctx.parsed.get(path) : void 0;
       return {
         name: b2.name,
         status: b2.status,
-        values: got2 && path ? { text: got2.text, file: (0, import_node_path7.basename)(path), rows: got2.values } : void 0,
+        values: got2 && path ? { text: got2.text, file: (0, import_node_path8.basename)(path), rows: got2.values } : void 0,
         valuesPath: path,
-        valuesShown: path ? (0, import_node_path7.relative)(ctx.cwd, path) : void 0,
+        valuesShown: path ? (0, import_node_path8.relative)(ctx.cwd, path) : void 0,
         effective_start_date: b2.effective_start_date,
         effective_end_date: b2.effective_end_date
       };
     })
   };
 }
-var import_node_path7, import_yaml2;
+var import_node_path8, import_yaml2;
 var init_files = __esm({
   "src/kinds/ssp/files.ts"() {
     "use strict";
-    import_node_path7 = require("node:path");
+    import_node_path8 = require("node:path");
     import_yaml2 = __toESM(require_dist(), 1);
     init_service_choices();
     init_rules();
@@ -48389,7 +49042,7 @@ function batchSteps(b2, from, ctx, source) {
 }
 function valuesHow(d, b2, lb) {
   const ref = valuesFileFor(d.name, b2.name);
-  const path = import_node_path8.posix.join(import_node_path8.posix.dirname(d.source.file.split("\\").join("/")), ref);
+  const path = import_node_path9.posix.join(import_node_path9.posix.dirname(d.source.file.split("\\").join("/")), ref);
   const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
   const get = fileId && pasteable(fileId) && pasteable(path) ? `revsync ssp download ${shellQuote(fileId)} --output ${shellQuote(path)} gets them` : exportHint(d.name, "writes them (with the policy's file) into DIR");
   return `${get}; review them, then add \`values: ${ref}\` to this batch in ${d.source.file}`;
@@ -48561,11 +49214,11 @@ function policyChanges(d, desired, live, findings) {
   const batches = d.batches.filter((b2) => targeted(sspAddress.batch(d.name, b2.name), p.targets));
   return [...policyFields(p, lp, versioned, findings), ...batches.flatMap((b2) => batchChanges(p, b2, lp, live, versioned, findings))];
 }
-var import_node_path8, REASONS2, sspPlan;
+var import_node_path9, REASONS2, sspPlan;
 var init_plan = __esm({
   "src/kinds/ssp/plan.ts"() {
     "use strict";
-    import_node_path8 = require("node:path");
+    import_node_path9 = require("node:path");
     init_address();
     init_normalize();
     init_canonical_json();
@@ -48911,6 +49564,8 @@ var init_kind2 = __esm({
       name: "ssp",
       fileKind: "SspPolicy",
       schema: "policy/ssp-policy.schema.json",
+      // A batch may be of some environments only (environments:).
+      scopedLists: ["batches"],
       rules: sspRules,
       entry: sspEntry,
       addressesIn: (entries2) => entries2.flatMap((d) => [sspAddress.policy(d.name), ...d.batches.map((b2) => sspAddress.batch(d.name, b2.name))]),
@@ -49611,11 +50266,11 @@ function painter(on, key5) {
     }
   };
 }
-var import_node_crypto3, BACKSLASH, QUOTE, Redactor, MIN_SECRET, MIN_PLAIN_SECRET, MARK, JSON_FORMAT_VERSION, Output;
+var import_node_crypto5, BACKSLASH, QUOTE, Redactor, MIN_SECRET, MIN_PLAIN_SECRET, MARK, JSON_FORMAT_VERSION, Output;
 var init_output = __esm({
   "src/cli/output.ts"() {
     "use strict";
-    import_node_crypto3 = require("node:crypto");
+    import_node_crypto5 = require("node:crypto");
     init_errors();
     init_redact_json();
     init_escape();
@@ -49683,7 +50338,7 @@ var init_output = __esm({
       err;
       outPainter;
       /** The mark of this run's colour codes, and where they stand in a text. */
-      key = `${MARK}${(0, import_node_crypto3.randomBytes)(8).toString("hex")}\uE001`;
+      key = `${MARK}${(0, import_node_crypto5.randomBytes)(8).toString("hex")}\uE001`;
       marks;
       /** Text as it reaches a stream: secrets blanked out, then every control character that came with it
        *  shown as text (terminalLines: an ESC sequence of a policy name cannot colour, move the cursor or
@@ -49701,8 +50356,11 @@ var init_output = __esm({
         this.said.add(key5);
         return true;
       }
+      /** Whether someone can answer a question: the answer is read from stdin, a terminal. The question goes
+       *  to stderr wherever that goes: `revsync apply 2>&1 | tee apply.log` still asks, on the terminal tee
+       *  writes to, and keeps the question and the run in the log. */
       get interactive() {
-        return !!this.stderr.isTTY && !!this.io.stdin.isTTY;
+        return !!this.io.stdin.isTTY;
       }
       get stderrIsTTY() {
         return !!this.stderr.isTTY;
@@ -49963,8 +50621,8 @@ function matchDetail(ordered, line, opts = {}) {
     const unplaced = unplacedMeeting(ordered, line, p);
     if (unplaced) return { match: { policy: null, ssp: null, error: unplaced } };
     const found = sspOf(p, line, opts);
-    const { ssp: ssp2, note, error: error2 } = found;
-    return { match: { policy: p.name, ssp: ssp2, ...note ? { note } : {}, ...error2 ? { error: error2 } : {} }, policy: p, found };
+    const { ssp: ssp2, note: note2, error: error2 } = found;
+    return { match: { policy: p.name, ssp: ssp2, ...note2 ? { note: note2 } : {}, ...error2 ? { error: error2 } : {} }, policy: p, found };
   }
   return { match: { policy: null, ssp: null } };
 }
@@ -51140,18 +51798,18 @@ function planChecksum(plan) {
 }
 function legacyPlanChecksum(plan) {
   const text4 = JSON.stringify([plan.environment, plan.base_url, plan.auth_url, plan.realm, plan.changes]);
-  return `sha256:${(0, import_node_crypto4.createHash)("sha256").update(text4).digest("hex")}`;
+  return `sha256:${(0, import_node_crypto6.createHash)("sha256").update(text4).digest("hex")}`;
 }
 function summarize(keys2, items, field) {
   const out = Object.fromEntries(keys2.map((k2) => [k2, 0]));
   for (const i of items) out[i[field]] = (out[i[field]] ?? 0) + 1;
   return out;
 }
-var import_node_crypto4, PLAN_FORMAT_VERSION, ACTIONS, DRIFT_CLASSES;
+var import_node_crypto6, PLAN_FORMAT_VERSION, ACTIONS, DRIFT_CLASSES;
 var init_model = __esm({
   "src/plan/model.ts"() {
     "use strict";
-    import_node_crypto4 = require("node:crypto");
+    import_node_crypto6 = require("node:crypto");
     init_canonical_json();
     init_entries();
     PLAN_FORMAT_VERSION = "1";
@@ -51206,34 +51864,6 @@ var init_four_eyes2 = __esm({
     init_registry();
     init_who();
     init_auth();
-  }
-});
-
-// src/tenant.ts
-function serviceUrl(baseUrl) {
-  const text4 = baseUrl.trim();
-  let u;
-  try {
-    u = new URL(text4);
-  } catch {
-    return text4.replace(/\/+$/, "");
-  }
-  const host = LOOPBACK.test(u.hostname) || u.hostname === "[0:0:0:0:0:0:0:1]" ? "localhost" : u.hostname;
-  return `${u.protocol}//${host}${u.port ? `:${u.port}` : ""}${u.pathname.replace(/\/+$/, "")}`;
-}
-function tenantIdentity(baseUrl, realm) {
-  const url = serviceUrl(baseUrl);
-  const key5 = (0, import_node_crypto5.createHash)("sha256").update(`${url}
-${realm}`).digest("hex");
-  const label = `${url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")}/${realm}`.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").slice(0, 60).replace(/^[-.]+|[-.]+$/g, "");
-  return { url, realm, key: key5, label };
-}
-var import_node_crypto5;
-var init_tenant = __esm({
-  "src/tenant.ts"() {
-    "use strict";
-    import_node_crypto5 = require("node:crypto");
-    init_loopback();
   }
 });
 
@@ -51484,24 +52114,24 @@ function fourEyesLine(f2, address) {
   const as = f2.approver_known === false ? "the apply job's approver, not known here" : (f2.approver_configured ? f2.approver : f2.sign_in) ?? "a user the token does not name";
   return `four eyes: ${[reviewer, uploader, creator].filter(Boolean).join(", ")}; approve as ${as}${a.blocked ? ": apply would block it" : ""}`;
 }
-function keptWords(kept2) {
-  const n = keptCount(kept2);
+function keptWords(kept) {
+  const n = keptCount(kept);
   return `${plural(n, "field")} the service holds ${n === 1 ? "is" : "are"} not in git (shown above)`;
 }
-function keptText(kept2, out) {
-  if (!kept2?.length) return [];
+function keptText(kept, out) {
+  if (!kept?.length) return [];
   return [
-    ...kept2.map(
+    ...kept.map(
       (k2) => `${out.paint("dim", " i")} ${out.paint("bold", terminalText(k2.address))}: kept as the service holds it, not in git: ${terminalText(keptFieldsText(k2, show7))}${terminalText(whoWords(k2))}`
     ),
     ""
   ];
 }
-function keptMarkdown(kept2, whole) {
-  if (!kept2?.length) return "";
+function keptMarkdown(kept, whole) {
+  if (!kept?.length) return "";
   const value2 = (v2) => markdownCut(JSON.stringify(v2) ?? "", LINE_REASON, (x2) => markdownCode(x2)).md;
   const lines = fitPieces(
-    kept2.map((k2) => {
+    kept.map((k2) => {
       const who = whoWords(k2).trimStart();
       const fields = Object.entries(k2.fields).map(([f2, v2]) => `${markdownCode(f2)}: ${value2(v2)}`);
       return `- ${markdownCut(k2.address, LINE_NAME, (x2) => markdownCode(x2)).md}: ${fields.join(", ")}${who ? ` ${markdownText(who)}` : ""}
@@ -51655,12 +52285,12 @@ function planMarkdown(plan, file, max = MARKDOWN_LIMIT) {
   const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   const notes = alikeMarkdown(plan.look_alike) + notesMarkdown(plan.notes, whole);
-  const kept2 = keptMarkdown(plan.kept_live, whole);
+  const kept = keptMarkdown(plan.kept_live, whole);
   const guardrails = guardrailsMarkdown(plan, whole);
   if (guardrails) head.push(guardrails);
   if (!hasChanges(plan)) {
     const words2 = plan.kept_live?.length ? `**No changes.** ${keptWords(plan.kept_live).replace("shown above", "shown below")}; in every field git sets, the service ${matchesWords(plan.notes)}.` : `**No changes.** The service ${matchesWords(plan.notes)}.`;
-    return [...head, words2, "", ...kept2 ? [kept2] : [], notes].join("\n");
+    return [...head, words2, "", ...kept ? [kept] : [], notes].join("\n");
   }
   head.push("| Action | Count |", "|---|---|");
   for (const [k2, v2] of Object.entries(plan.summary)) if (v2) head.push(`| ${SYMBOL[k2]} ${actionWords(k2)} | ${v2} |`);
@@ -51668,8 +52298,8 @@ function planMarkdown(plan, file, max = MARKDOWN_LIMIT) {
   const top = head.join("\n");
   const tail = `
 ${summaryLine(plan)}
-${kept2 ? `
-${kept2}` : ""}${notes ? `
+${kept ? `
+${kept}` : ""}${notes ? `
 ${notes}` : ""}`;
   const room = max - 1 - top.length - tail.length;
   let impact2 = planImpactMarkdown(impactOf(plan), whole);
@@ -51685,40 +52315,40 @@ _Not shown: the changes fill the comment. What the plan does to the policy test 
   return top + changes.text + (impact2 ? `
 ${impact2}` : "") + tail;
 }
-function driftText(report2, out) {
-  if (!report2.drift.length) {
-    const ignored = report2.ignored?.length ? ` (${plural(report2.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
-    const head = report2.kept_live?.length ? "No drift in the fields git sets." : report2.notes?.length ? "No drift in what the service shows." : "No drift.";
-    const kept2 = report2.kept_live?.length ? `; ${keptWords(report2.kept_live)}` : "";
+function driftText(report3, out) {
+  if (!report3.drift.length) {
+    const ignored = report3.ignored?.length ? ` (${plural(report3.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
+    const head = report3.kept_live?.length ? "No drift in the fields git sets." : report3.notes?.length ? "No drift in what the service shows." : "No drift.";
+    const kept = report3.kept_live?.length ? `; ${keptWords(report3.kept_live)}` : "";
     return [
-      ...keptText(report2.kept_live, out),
-      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}${kept2}.`,
-      ...ignoredText(report2),
-      ...noteLines(report2.notes, report2.look_alike)
+      ...keptText(report3.kept_live, out),
+      `${head} Environment ${JSON.stringify(report3.environment)} ${matchesWords(report3.notes)}${ignored}${kept}.`,
+      ...ignoredText(report3),
+      ...noteLines(report3.notes, report3.look_alike)
     ].join("\n");
   }
-  const lines = [`Drift in environment ${JSON.stringify(report2.environment)}:`, ""];
-  for (const d of report2.drift) {
+  const lines = [`Drift in environment ${JSON.stringify(report3.environment)}:`, ""];
+  for (const d of report3.drift) {
     lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", terminalText(d.address))}: ${terminalText(d.message)}`);
     lines.push(...entryDiffLines(d, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
     const who = attribution(d);
     if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
   }
-  lines.push(...ignoredText(report2), "", ...keptText(report2.kept_live, out), driftSummaryLine(report2), ...noteLines(report2.notes, report2.look_alike));
+  lines.push(...ignoredText(report3), "", ...keptText(report3.kept_live, out), driftSummaryLine(report3), ...noteLines(report3.notes, report3.look_alike));
   return lines.join("\n");
 }
-function ignoredText(report2) {
-  if (!report2.ignored?.length) return [];
+function ignoredText(report3) {
+  if (!report3.ignored?.length) return [];
   return [
     "",
-    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report2.ignored.length}`,
-    ...report2.ignored.map((d) => `  ${d.class.padEnd(15)} ${terminalText(d.address)}: ${terminalText(d.message)} (${terminalText(d.reason)})`)
+    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report3.ignored.length}`,
+    ...report3.ignored.map((d) => `  ${d.class.padEnd(15)} ${terminalText(d.address)}: ${terminalText(d.message)} (${terminalText(d.reason)})`)
   ];
 }
-function ignoredMarkdown(report2, whole) {
-  if (!report2.ignored?.length) return "";
+function ignoredMarkdown(report3, whole) {
+  if (!report3.ignored?.length) return "";
   const rows = fitPieces(
-    report2.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address, { cell: true })} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
+    report3.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address, { cell: true })} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
 `),
     SECTION_BUDGET.ignored - 300,
     (n) => `
@@ -51727,7 +52357,7 @@ _${plural(n, "more accepted difference")} not shown here: every one is in ${whol
   );
   return [
     "",
-    `<details><summary>Ignored (accepted drift): ${report2.ignored.length}</summary>`,
+    `<details><summary>Ignored (accepted drift): ${report3.ignored.length}</summary>`,
     "",
     "| Class | Address | What | Reason |",
     "|---|---|---|---|",
@@ -51735,22 +52365,22 @@ _${plural(n, "more accepted difference")} not shown here: every one is in ${whol
     "</details>"
   ].join("\n");
 }
-function driftSummaryLine(report2) {
-  const parts = Object.entries(report2.summary).filter(([, v2]) => v2).map(([k2, v2]) => plural(v2, ...DRIFT_WORDS[k2] ?? [k2.replace(/_/g, " "), k2.replace(/_/g, " ")]));
-  return `Drift: ${parts.join(", ")}${report2.ignored?.length ? `; ${report2.ignored.length} ignored (accepted)` : ""}.`;
+function driftSummaryLine(report3) {
+  const parts = Object.entries(report3.summary).filter(([, v2]) => v2).map(([k2, v2]) => plural(v2, ...DRIFT_WORDS[k2] ?? [k2.replace(/_/g, " "), k2.replace(/_/g, " ")]));
+  return `Drift: ${parts.join(", ")}${report3.ignored?.length ? `; ${report3.ignored.length} ignored (accepted)` : ""}.`;
 }
 function attribution(d) {
   return modifiedWords({ modified_by: d.modified_by ?? null, modified_on: d.modified_on ?? null });
 }
-function driftMarkdown(report2, file, max = MARKDOWN_LIMIT) {
+function driftMarkdown(report3, file, max = MARKDOWN_LIMIT) {
   const whole = file === void 0 ? "the JSON report (`revsync drift --format json`)" : markdownText(file);
-  const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
-  const notes = alikeMarkdown(report2.look_alike) + notesMarkdown(report2.notes, whole);
-  const ignored = ignoredMarkdown(report2, whole);
-  const kept2 = keptMarkdown(report2.kept_live, whole);
-  if (!report2.drift.length) {
-    const head = report2.kept_live?.length ? `**No drift** in the fields git sets: the service ${matchesWords(report2.notes)} in them; ${keptWords(report2.kept_live).replace("shown above", "shown below")}.` : report2.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report2.notes)}.` : "**No drift.**";
-    return [...lines, head, ...ignored ? [ignored] : [], "", ...kept2 ? [kept2] : [], notes].join("\n");
+  const lines = [`<!-- revsync-drift:${commentText(report3.environment)} -->`, `### revsync drift in ${markdownCode(report3.environment)}`, ""];
+  const notes = alikeMarkdown(report3.look_alike) + notesMarkdown(report3.notes, whole);
+  const ignored = ignoredMarkdown(report3, whole);
+  const kept = keptMarkdown(report3.kept_live, whole);
+  if (!report3.drift.length) {
+    const head = report3.kept_live?.length ? `**No drift** in the fields git sets: the service ${matchesWords(report3.notes)} in them; ${keptWords(report3.kept_live).replace("shown above", "shown below")}.` : report3.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report3.notes)}.` : "**No drift.**";
+    return [...lines, head, ...ignored ? [ignored] : [], "", ...kept ? [kept] : [], notes].join("\n");
   }
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
@@ -51760,15 +52390,15 @@ _${plural(n, "more drifted resource")} not listed: even one row each, the drift 
 `;
   const tail = `${ignored}
 
-${driftSummaryLine(report2)}
-${kept2 ? `
-${kept2}` : ""}${notes ? `
+${driftSummaryLine(report3)}
+${kept ? `
+${kept}` : ""}${notes ? `
 ${notes}` : ""}`;
-  const said = (f2, cut) => f2.rest === null || f2.listed < report2.drift.length ? "" : `
+  const said = (f2, cut) => f2.rest === null || f2.listed < report3.drift.length ? "" : `
 _With every field that differs, the drift would pass the comment's ${limit} characters: ${f2.full ? `the first ${f2.full} are shown with their fields, the rest` : "each is listed"} in one row${f2.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._${cut ? cutWords(whole) : ""}
 `;
-  const room = max - 1 - top.length - tail.length - said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }, true).length;
-  const rows = driftRows(report2.drift, room);
+  const room = max - 1 - top.length - tail.length - said({ full: report3.drift.length, rest: "bare", listed: report3.drift.length }, true).length;
+  const rows = driftRows(report3.drift, room);
   const fitted2 = fitTiers(rows, room, () => "", leftOut);
   return top + fitted2.text + said(fitted2, fitted2.rest === "line" ? rows.cut.line : fitted2.rest === "bare" && rows.cut.bare) + tail;
 }
@@ -51812,21 +52442,21 @@ function applyLine(o, out) {
   const color = o.outcome === "done" || o.outcome === "already" || o.outcome === "confirmed" ? "green" : o.outcome === "skipped" ? "yellow" : "red";
   return `${out.paint(color, o.outcome.padEnd(7))} ${o.action.padEnd(8)} ${terminalText(o.address)}: ${terminalText(o.message)}`;
 }
-function applyText(report2, out) {
-  const lines = report2.outcomes.map((o) => applyLine(o, out));
-  const s3 = report2.summary;
+function applyText(report3, out) {
+  const lines = report3.outcomes.map((o) => applyLine(o, out));
+  const s3 = report3.summary;
   const undone = s3.failed + s3.unknown + s3.overwritten + s3.breached;
-  const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s3.blocked ? "finished with blocked writes" : "complete";
+  const head = report3.interrupted ? "interrupted" : undone ? "finished with failures" : s3.blocked ? "finished with blocked writes" : "complete";
   const names = Object.keys(s3);
   const counts3 = names.filter((o) => s3[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s3[o]} ${o}`);
-  const sent = names.some((o) => o !== "already" && s3[o]) || report2.outcomes.some((o) => o.answered !== void 0);
+  const sent = names.some((o) => o !== "already" && s3[o]) || report3.outcomes.some((o) => o.answered !== void 0);
   lines.push("", `Apply ${head}: ${counts3.join(", ")}${!sent && s3.already ? "; nothing was sent" : ""}.`);
-  const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
+  const eyes = report3.outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
   if (eyes)
     lines.push(
       `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`
     );
-  const broken = report2.outcomes.filter((o) => o.outcome === "breached" && o.four_eyes?.rule === "breached").length;
+  const broken = report3.outcomes.filter((o) => o.outcome === "breached" && o.four_eyes?.rule === "breached").length;
   if (broken)
     lines.push(
       `Four eyes is broken by ${plural(broken, "approve")} that landed or were found made (named above): the service shows ${broken === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${broken === 1 ? "that approval" : "those approvals"} in the service.`
@@ -51839,7 +52469,7 @@ function applyText(report2, out) {
     lines.push(
       "Someone else's write met a write of this apply (named above): run `revsync plan` to see the service as it is now; a change of theirs that this apply's write may have undone does not show there: read the service and ask them."
     );
-  if (s3.blocked > report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
+  if (s3.blocked > report3.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
     lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
   else if (!s3.overwritten && !s3.breached && !eyes && (s3.failed || s3.unknown || s3.skipped))
     lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
@@ -51914,9 +52544,9 @@ var init_apply2 = __esm({
     applyViews = {
       text: async () => {
         const { applyText: applyText2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
-        return ({ report: report2 }, out) => out.out(applyText2(report2, out));
+        return ({ report: report3 }, out) => out.out(applyText2(report3, out));
       },
-      json: async () => ({ report: report2, lock }, out) => out.json({ ...report2, lock })
+      json: async () => ({ report: report3, lock }, out) => out.json({ ...report3, lock })
     };
   }
 });
@@ -52002,12 +52632,12 @@ var init_drift2 = __esm({
     driftViews = {
       text: async () => {
         const { driftText: driftText2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
-        return (report2, out) => out.out(driftText2(report2, out));
+        return (report3, out) => out.out(driftText2(report3, out));
       },
-      json: async () => (report2, out) => out.out(JSON.stringify(report2, null, 2)),
+      json: async () => (report3, out) => out.out(JSON.stringify(report3, null, 2)),
       markdown: async () => {
         const { driftMarkdown: driftMarkdown2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
-        return (report2, out) => out.out(driftMarkdown2(report2));
+        return (report3, out) => out.out(driftMarkdown2(report3));
       }
     };
   }
@@ -52221,8 +52851,8 @@ function fleetJson(outcomes) {
   return {
     ...commands.length === 1 ? { command: commands[0] } : {},
     environments: outcomes.map((o) => {
-      const report2 = o.plan ?? o.drift ?? o.test ?? { error: o.error };
-      return { ...report2, environment: o.environment, command: o.command, status: o.status, ...o.source === void 0 ? {} : { file: o.source } };
+      const report3 = o.plan ?? o.drift ?? o.test ?? { error: o.error };
+      return { ...report3, environment: o.environment, command: o.command, status: o.status, ...o.source === void 0 ? {} : { file: o.source } };
     }),
     summary: countOutcomes(outcomes)
   };
@@ -52506,9 +53136,9 @@ function evidenceMarkdown(file, r, doubt = null) {
     ...fourEyesMarkdown(r)
   ].join("\n");
 }
-function verifyText(report2, out, live) {
+function verifyText(report3, out, live) {
   const lines = [];
-  for (const v2 of report2.records) {
+  for (const v2 of report3.records) {
     const ok = v2.findings[0] === "intact";
     const tag = ok ? out.paint("green", "intact   ") : out.paint("red", v2.findings.join("+").toUpperCase().padEnd(9));
     lines.push(`${tag} ${terminalText(v2.file)}${v2.environment ? ` (${terminalText(v2.environment)} #${v2.sequence ?? "?"})` : ""}`);
@@ -52516,12 +53146,12 @@ function verifyText(report2, out, live) {
     for (const p of v2.problems) lines.push(`          ${terminalText(p)}`);
     for (const f2 of live?.get(v2.file) ?? []) lines.push(`          ${liveWords(f2)}`);
   }
-  const bad = report2.records.filter((v2) => v2.findings[0] !== "intact").length;
+  const bad = report3.records.filter((v2) => v2.findings[0] !== "intact").length;
   lines.push(
     "",
-    bad ? out.paint("red", `${plural(bad, "record")} of ${report2.records.length} failed the check.`) : `${plural(report2.records.length, "record")}: every hash and every link holds.`
+    bad ? out.paint("red", `${plural(bad, "record")} of ${report3.records.length} failed the check.`) : `${plural(report3.records.length, "record")}: every hash and every link holds.`
   );
-  for (const [env2, h] of Object.entries(report2.heads)) lines.push(`Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`);
+  for (const [env2, h] of Object.entries(report3.heads)) lines.push(`Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`);
   const changed = liveChanged(live);
   if (changed)
     lines.push(
@@ -52581,15 +53211,15 @@ var init_evidence2 = __esm({
     evidenceVerifyViews = {
       text: async () => {
         const { verifyText: verifyText2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
-        return ({ report: report2, live }, out) => out.out(verifyText2(report2, out, live));
+        return ({ report: report3, live }, out) => out.out(verifyText2(report3, out, live));
       },
       json: async () => {
         const { liveChanged: liveChanged2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
-        return ({ folder, report: report2, live }, out) => out.json({
+        return ({ folder, report: report3, live }, out) => out.json({
           folder,
-          ok: report2.ok && !liveChanged2(live),
-          records: report2.records.map((v2) => ({ ...v2, ...live ? { live: live.get(v2.file) ?? null } : {} })),
-          heads: report2.heads
+          ok: report3.ok && !liveChanged2(live),
+          records: report3.records.map((v2) => ({ ...v2, ...live ? { live: live.get(v2.file) ?? null } : {} })),
+          heads: report3.heads
         });
       }
     };
@@ -52801,8 +53431,8 @@ var policy_test_exports2 = {};
 __export(policy_test_exports2, {
   testViews: () => testViews
 });
-function runJson({ results, contracts, guardrails = [], source, note, environment }, testJson2, guardrailTestJson2) {
-  if (note) return { ...testJson2(results, source, [], environment), note };
+function runJson({ results, contracts, guardrails = [], source, note: note2, environment }, testJson2, guardrailTestJson2) {
+  if (note2) return { ...testJson2(results, source, [], environment), note: note2 };
   const json = testJson2(results, source, contracts, environment);
   if (!guardrails.length) return json;
   json.summary.passed += guardrails.filter((g2) => g2.pass).length;
@@ -52817,8 +53447,8 @@ var init_policy_test2 = __esm({
       text: async () => {
         const [{ testText: testText3 }, { guardrailTestText: guardrailTestText2 }] = await Promise.all([Promise.resolve().then(() => (init_policy_test(), policy_test_exports)), Promise.resolve().then(() => (init_guardrails(), guardrails_exports))]);
         return {
-          results: ({ results, contracts, guardrails = [], source, note }, out) => {
-            if (note) return out.out(`No policy tests ran: ${note}.`);
+          results: ({ results, contracts, guardrails = [], source, note: note2 }, out) => {
+            if (note2) return out.out(`No policy tests ran: ${note2}.`);
             const guarded = guardrailTestText2(guardrails, out);
             if (results.length || contracts.length) out.out(testText3(results, source, out, contracts));
             if (guarded) out.out(guarded);
@@ -52842,14 +53472,14 @@ var init_policy_test2 = __esm({
         ]);
         return {
           results: (run2, out) => {
-            const { environment, note } = run2;
+            const { environment, note: note2 } = run2;
             const head = `<!-- revsync-test:${commentText2(environment ?? "")} -->
 ### revsync test${environment === void 0 ? "" : ` in ${markdownCode2(environment)}`}
 
 `;
             const whole = `the JSON results (revsync test${environment === void 0 ? "" : " --live"} --format json)`;
             const body = testResultsMarkdown2(runJson(run2, testJson2, guardrailTestJson2), whole);
-            out.out(head + (note ? `No policy tests ran: ${note}.
+            out.out(head + (note2 ? `No policy tests ran: ${note2}.
 ` : body));
           }
         };
@@ -52858,9 +53488,9 @@ var init_policy_test2 = __esm({
         const { testJunit: testJunit2, testJunitError: testJunitError2 } = await Promise.resolve().then(() => (init_policy_test(), policy_test_exports));
         return {
           reportsBrokenFiles: true,
-          results: ({ results, contracts, guardrails, note, broken }, out) => {
+          results: ({ results, contracts, guardrails, note: note2, broken }, out) => {
             out.raw(testJunit2(results, contracts, broken, guardrails));
-            if (note) out.info(`Note: ${note}.`);
+            if (note2) out.info(`Note: ${note2}.`);
           },
           error: (e, out) => out.raw(testJunitError2(e))
         };
@@ -53708,7 +54338,7 @@ function checkState(v2) {
 function loadStateFile(path) {
   let text4;
   try {
-    text4 = (0, import_node_fs5.readFileSync)(path, "utf8");
+    text4 = (0, import_node_fs6.readFileSync)(path, "utf8");
   } catch (e) {
     if (e.code === "ENOENT") return void 0;
     throw e;
@@ -53730,11 +54360,11 @@ function nextId(state, prefix) {
   state.seq += 1;
   return `${prefix}${String(state.seq).padStart(6, "0")}`;
 }
-var import_node_fs5, str2, bool, num2, obj, list, record, STATE;
+var import_node_fs6, str2, bool, num2, obj, list, record, STATE;
 var init_state2 = __esm({
   "src/emulator/state.ts"() {
     "use strict";
-    import_node_fs5 = require("node:fs");
+    import_node_fs6 = require("node:fs");
     init_fs_atomic();
     init_words();
     str2 = (v2, at2) => typeof v2 === "string" ? void 0 : `${at2} must be a string`;
@@ -54167,16 +54797,16 @@ var init_service2 = __esm({
 
 // src/emulator/tokens.ts
 function subjectOf(realm, user) {
-  return (0, import_node_crypto6.createHash)("sha256").update(`${realm}
+  return (0, import_node_crypto7.createHash)("sha256").update(`${realm}
 ${user}`).digest("hex").replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, "$1-$2-$3-$4-$5");
 }
 function accessToken(o) {
-  if (o.opaque) return `at.${(0, import_node_crypto6.randomBytes)(24).toString("base64url")}`;
+  if (o.opaque) return `at.${(0, import_node_crypto7.randomBytes)(24).toString("base64url")}`;
   const now = Math.floor(Date.now() / 1e3);
   const claims = {
     exp: now + o.ttlS,
     iat: now,
-    jti: (0, import_node_crypto6.randomBytes)(8).toString("hex"),
+    jti: (0, import_node_crypto7.randomBytes)(8).toString("hex"),
     iss: `revsync-emulator/realms/${o.realm}`,
     sub: subjectOf(o.realm, o.user),
     typ: "Bearer",
@@ -54185,33 +54815,33 @@ function accessToken(o) {
     preferred_username: o.user,
     ...o.email ? { email: o.email } : {}
   };
-  return `${part({ alg: "HS256", typ: "JWT" })}.${part(claims)}.${(0, import_node_crypto6.randomBytes)(24).toString("base64url")}`;
+  return `${part({ alg: "HS256", typ: "JWT" })}.${part(claims)}.${(0, import_node_crypto7.randomBytes)(24).toString("base64url")}`;
 }
-var import_node_crypto6, part;
+var import_node_crypto7, part;
 var init_tokens = __esm({
   "src/emulator/tokens.ts"() {
     "use strict";
-    import_node_crypto6 = require("node:crypto");
+    import_node_crypto7 = require("node:crypto");
     part = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
   }
 });
 
 // src/emulator/server.ts
 function trickle(res, body, ms) {
-  return new Promise((resolve19) => {
+  return new Promise((resolve20) => {
     let i = 0;
     const timer = setInterval(() => {
       if (res.destroyed || i >= body.length) {
         clearInterval(timer);
         if (!res.destroyed) res.end();
-        resolve19();
+        resolve20();
         return;
       }
       res.write(body.subarray(i, ++i));
     }, ms);
     res.on("close", () => {
       clearInterval(timer);
-      resolve19();
+      resolve20();
     });
   });
 }
@@ -54219,7 +54849,7 @@ function isLoopback(address) {
   return !!address && (address.startsWith("127.") || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("::ffff:127."));
 }
 function readBody2(req) {
-  return new Promise((resolve19, reject) => {
+  return new Promise((resolve20, reject) => {
     const chunks = [];
     let size = 0;
     let over = false;
@@ -54228,7 +54858,7 @@ function readBody2(req) {
       if (size > MAX_BODY) over = true;
       else chunks.push(c2);
     });
-    req.on("end", () => resolve19(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve20(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -54277,9 +54907,9 @@ async function startEmulator(opts) {
   const server = (0, import_node_http.createServer)({ keepAliveTimeout: 3e4 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());
   });
-  await new Promise((resolve19, reject) => {
+  await new Promise((resolve20, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve19());
+    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve20());
   });
   const addr = server.address();
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
@@ -54287,17 +54917,17 @@ async function startEmulator(opts) {
     url: `http://${host}:${addr.port}`,
     server,
     emulator,
-    close: () => new Promise((resolve19) => {
+    close: () => new Promise((resolve20) => {
       server.closeAllConnections();
-      server.close(() => resolve19());
+      server.close(() => resolve20());
     })
   };
 }
-var import_node_crypto7, import_node_http, DEFAULT_SETTINGS, MAX_BODY, JOURNAL_MAX, API, Reply, Emulator;
+var import_node_crypto8, import_node_http, DEFAULT_SETTINGS, MAX_BODY, JOURNAL_MAX, API, Reply, Emulator;
 var init_server = __esm({
   "src/emulator/server.ts"() {
     "use strict";
-    import_node_crypto7 = require("node:crypto");
+    import_node_crypto8 = require("node:crypto");
     import_node_http = require("node:http");
     init_authorize();
     init_faults();
@@ -54363,13 +54993,13 @@ var init_server = __esm({
       }
       /** A latency fault's wait: its `latency_ms`, or until the fault is no longer set. */
       hold(fault) {
-        return new Promise((resolve19) => {
+        return new Promise((resolve20) => {
           const h = {
             fault,
             done: () => {
               clearTimeout(timer);
               this.held.delete(h);
-              resolve19();
+              resolve20();
             }
           };
           const timer = setTimeout(h.done, fault.latency_ms ?? 100);
@@ -54469,7 +55099,7 @@ var init_server = __esm({
         const token = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/token$/.exec(path);
         if (token) {
           if (method !== "POST") return new Reply(405, { error: "invalid_request", error_description: "use POST" });
-          return this.token(decodeURIComponent(token[1] ?? ""), req.headers["content-type"] ?? "", raw);
+          return this.token(decodeURIComponent(token[1] ?? ""), req.headers["content-type"] ?? "", raw, entry);
         }
         let t = this.state.tenants[0];
         let rest = path;
@@ -54576,7 +55206,7 @@ var init_server = __esm({
       }
       issue(kind, base, ttlS) {
         const email = this.tenant(base.realm)?.users[base.user]?.email;
-        const value2 = kind === "access" ? accessToken({ ...base, ...email ? { email } : {}, ttlS, opaque: this.settings.opaque_tokens }) : `rt.${(0, import_node_crypto7.randomBytes)(24).toString("base64url")}`;
+        const value2 = kind === "access" ? accessToken({ ...base, ...email ? { email } : {}, ttlS, opaque: this.settings.opaque_tokens }) : `rt.${(0, import_node_crypto8.randomBytes)(24).toString("base64url")}`;
         this.state.tokens[value2] = { ...base, kind, expiresAt: Date.now() + ttlS * 1e3 };
         return value2;
       }
@@ -54599,21 +55229,21 @@ var init_server = __esm({
         return new Reply(page2.status, page2.html, "text/html; charset=utf-8", headers);
       }
       /** The key the implicit flow's tokens are signed with (HS256): the emulator's own, for this run. */
-      signingKey = (0, import_node_crypto7.randomBytes)(32);
+      signingKey = (0, import_node_crypto8.randomBytes)(32);
       /** An access token of the implicit flow: a JWT as Keycloak issues one (the user in preferred_username
        *  and sub, the client in azp, the sign-in's nonce), bound to its realm and user as every token is. No
        *  refresh token: the implicit flow has none. */
       issueImplicit(issuer, realm, user, clientId, nonce) {
         const now = Date.now();
         for (const [k2, v2] of Object.entries(this.state.tokens)) if (v2.expiresAt <= now) delete this.state.tokens[k2];
-        const session = (0, import_node_crypto7.randomUUID)();
+        const session = (0, import_node_crypto8.randomUUID)();
         const iat = Math.floor(now / 1e3);
         const sub = subjectOf(realm, user);
         const claims = {
           exp: iat + this.accessTtlS,
           iat,
           auth_time: iat,
-          jti: (0, import_node_crypto7.randomUUID)(),
+          jti: (0, import_node_crypto8.randomUUID)(),
           iss: issuer,
           aud: "account",
           sub,
@@ -54627,12 +55257,12 @@ var init_server = __esm({
         };
         const part2 = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
         const unsigned = `${part2({ alg: "HS256", typ: "JWT", kid: "emulator" })}.${part2(claims)}`;
-        const token = `${unsigned}.${(0, import_node_crypto7.createHmac)("sha256", this.signingKey).update(unsigned).digest("base64url")}`;
+        const token = `${unsigned}.${(0, import_node_crypto8.createHmac)("sha256", this.signingKey).update(unsigned).digest("base64url")}`;
         this.state.tokens[token] = { kind: "access", realm, user, clientId, session, expiresAt: now + this.accessTtlS * 1e3 };
         this.persist();
         return { token, expiresIn: this.accessTtlS, session };
       }
-      token(realm, contentType, raw) {
+      token(realm, contentType, raw, entry) {
         const fail = (status, error2, description) => new Reply(status, { error: error2, error_description: description });
         const t = this.tenant(realm);
         if (!t) return fail(404, "invalid_realm", "realm not found");
@@ -54640,6 +55270,9 @@ var init_server = __esm({
           return fail(400, "invalid_request", "content type must be application/x-www-form-urlencoded");
         const form = new URLSearchParams(raw);
         const clientId = form.get("client_id") ?? "";
+        entry.realm = realm;
+        entry.client = clientId;
+        if (form.get("username")) entry.user = form.get("username") ?? "";
         if (!clientId || t.clients[clientId] === void 0 || t.clients[clientId] !== form.get("client_secret")) {
           return fail(401, "invalid_client", "invalid client credentials");
         }
@@ -54652,7 +55285,7 @@ var init_server = __esm({
           user = userNamed(t, form.get("username") ?? "");
           const u = t.users[user];
           if (!u || u.password !== form.get("password")) return fail(401, "invalid_grant", "invalid user credentials");
-          session = (0, import_node_crypto7.randomUUID)();
+          session = (0, import_node_crypto8.randomUUID)();
         } else if (grant === "refresh_token") {
           const rt = form.get("refresh_token") ?? "";
           const rec = this.state.tokens[rt];
@@ -54784,7 +55417,7 @@ async function runEmulator(flags, out) {
   const limit = flags.rateLimit === void 0 ? void 0 : parseRateLimit(flags.rateLimit);
   if (flags.rateLimit !== void 0 && !limit)
     throw new UserError(`--rate-limit must be requests per second with an optional burst, such as 25/s or 25/s,10; got ${JSON.stringify(flags.rateLimit)}`);
-  const statePath = flags.state ? (0, import_node_path9.resolve)(out.io.cwd, flags.state) : void 0;
+  const statePath = flags.state ? (0, import_node_path10.resolve)(out.io.cwd, flags.state) : void 0;
   let state;
   try {
     state = statePath ? loadStateFile(statePath) : void 0;
@@ -54822,11 +55455,11 @@ async function runEmulator(flags, out) {
     out.io.signals.once("SIGTERM", stop);
   });
 }
-var import_node_path9;
+var import_node_path10;
 var init_emulator = __esm({
   "src/cli/emulator.ts"() {
     "use strict";
-    import_node_path9 = require("node:path");
+    import_node_path10 = require("node:path");
     init_seed();
     init_profile();
     init_server();
@@ -54839,7 +55472,7 @@ var init_emulator = __esm({
 
 // src/config/drift-ignore.ts
 function ignoreRuleWarnings(repo, known, today) {
-  const file = (0, import_node_path10.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  const file = (0, import_node_path11.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   const out = [];
   (repo.config.drift?.ignore ?? []).forEach((rule2, i) => {
     if (!inForce(rule2, today)) {
@@ -54873,11 +55506,11 @@ function ignoreRuleWarnings(repo, known, today) {
   });
   return out;
 }
-var import_node_path10, FIELD_CLASSES, todayUtc, inForce;
+var import_node_path11, FIELD_CLASSES, todayUtc, inForce;
 var init_drift_ignore = __esm({
   "src/config/drift-ignore.ts"() {
     "use strict";
-    import_node_path10 = require("node:path");
+    import_node_path11 = require("node:path");
     init_address();
     init_schema_diagnostics();
     FIELD_CLASSES = ["changed", "batch_status", "batch_values"];
@@ -54890,9 +55523,9 @@ var init_drift_ignore = __esm({
 function listYamlFiles(dir) {
   const out = [];
   const walk = (d) => {
-    for (const entry of (0, import_node_fs6.readdirSync)(d, { withFileTypes: true }).sort((a, b2) => a.name < b2.name ? -1 : a.name > b2.name ? 1 : 0)) {
+    for (const entry of (0, import_node_fs7.readdirSync)(d, { withFileTypes: true }).sort((a, b2) => a.name < b2.name ? -1 : a.name > b2.name ? 1 : 0)) {
       if (entry.name.startsWith(".")) continue;
-      const p = (0, import_node_path11.join)(d, entry.name);
+      const p = (0, import_node_path12.join)(d, entry.name);
       if (entry.isDirectory()) walk(p);
       else if (/\.ya?ml$/i.test(entry.name)) out.push(p);
     }
@@ -54900,32 +55533,85 @@ function listYamlFiles(dir) {
   walk(dir);
   return out;
 }
-var import_node_fs6, import_node_path11;
+var import_node_fs7, import_node_path12;
 var init_walk = __esm({
   "src/config/walk.ts"() {
     "use strict";
-    import_node_fs6 = require("node:fs");
-    import_node_path11 = require("node:path");
+    import_node_fs7 = require("node:fs");
+    import_node_path12 = require("node:path");
+  }
+});
+
+// src/config/scope.ts
+function scopeOf(node) {
+  if (!(0, import_yaml3.isSeq)(node) || !node.items.length) return void 0;
+  const names = node.items.map((i) => (0, import_yaml3.isScalar)(i) && typeof i.value === "string" ? i.value : void 0);
+  return names.every((n) => n !== void 0) ? names : void 0;
+}
+function unknownNames(node, where2, lines, o) {
+  if (!(0, import_yaml3.isSeq)(node)) return;
+  for (const item of node.items) {
+    if (!(0, import_yaml3.isScalar)(item) || typeof item.value !== "string" || o.known.includes(item.value)) continue;
+    const near = nearest(item.value, o.known, { max: 1, within: 2 })[0];
+    o.diagnostics.push({
+      file: o.file,
+      ...position(lines, item.range?.[0]),
+      severity: "error",
+      rule: "environments",
+      message: `${where2}: no environment ${JSON.stringify(item.value)} in revsync.yaml${near ? ` (did you mean ${near}?)` : ""}; it has: ${o.known.join(", ")}`
+    });
+  }
+}
+function scopeItems(doc, lines, o) {
+  const kind = doc.get("kind");
+  for (const list3 of typeof kind === "string" ? o.scopedLists(kind) : []) {
+    const seq = doc.get(list3, true);
+    if (!(0, import_yaml3.isSeq)(seq)) continue;
+    seq.items.forEach((item, i) => unknownNames((0, import_yaml3.isMap)(item) ? item.get(SCOPE_KEY, true) : void 0, `${list3}.${i}.${SCOPE_KEY}`, lines, o));
+    const mine = (item) => !(0, import_yaml3.isMap)(item) || inScope(scopeOf(item.get(SCOPE_KEY, true)), o.environment);
+    seq.items = o.keepPlaces ? seq.items.map((item) => mine(item) ? item : new import_yaml3.Scalar(null)) : seq.items.filter(mine);
+  }
+}
+function keepInScope(o) {
+  return (doc, lines, index) => {
+    if (!(0, import_yaml3.isMap)(doc.contents)) return true;
+    const node = doc.getIn(["metadata", SCOPE_KEY], true);
+    unknownNames(node, `metadata.${SCOPE_KEY}`, lines, o);
+    scopeItems(doc, lines, o);
+    const keep2 = inScope(scopeOf(node), o.environment);
+    if (!keep2) o.dropped?.add(index);
+    return keep2;
+  };
+}
+var import_yaml3, SCOPE_KEY, inScope;
+var init_scope = __esm({
+  "src/config/scope.ts"() {
+    "use strict";
+    import_yaml3 = __toESM(require_dist(), 1);
+    init_did_you_mean();
+    init_yaml_source();
+    SCOPE_KEY = "environments";
+    inScope = (scope, environment) => environment === void 0 || scope === void 0 || scope.includes(environment);
   }
 });
 
 // src/config/repo.ts
 function findConfig(cwd, explicit) {
   if (explicit) {
-    const p = (0, import_node_path12.resolve)(cwd, explicit);
-    if (!(0, import_node_fs7.existsSync)(p)) throw new UserError(`--config ${explicit}: no such file`);
+    const p = (0, import_node_path13.resolve)(cwd, explicit);
+    if (!(0, import_node_fs8.existsSync)(p)) throw new UserError(`--config ${explicit}: no such file`);
     return p;
   }
-  for (let dir = (0, import_node_path12.resolve)(cwd); ; dir = (0, import_node_path12.dirname)(dir)) {
-    const p = (0, import_node_path12.join)(dir, CONFIG_FILE);
-    if ((0, import_node_fs7.existsSync)(p)) return p;
-    if ((0, import_node_path12.dirname)(dir) === dir) break;
+  for (let dir = (0, import_node_path13.resolve)(cwd); ; dir = (0, import_node_path13.dirname)(dir)) {
+    const p = (0, import_node_path13.join)(dir, CONFIG_FILE);
+    if ((0, import_node_fs8.existsSync)(p)) return p;
+    if ((0, import_node_path13.dirname)(dir) === dir) break;
   }
   throw new UserError(`no ${CONFIG_FILE} in ${cwd} or any parent folder`, "run revsync from a policy repo, or pass --config PATH");
 }
 function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
-  const root = (0, import_node_path12.dirname)(configFile);
-  const shown3 = (0, import_node_path12.relative)(cwd, configFile) || configFile;
+  const root = (0, import_node_path13.dirname)(configFile);
+  const shown3 = (0, import_node_path13.relative)(cwd, configFile) || configFile;
   const docs = readYamlFile(configFile, shown3, diagnostics);
   const doc = docs[0];
   if (!doc) {
@@ -54936,10 +55622,10 @@ function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
   diagnostics.push(...problems);
   if (problems.length) return void 0;
   const config = doc.value;
-  const ambiguous = [...batchStatusProblems(config, doc, shown3), ...connectionProblems(config, doc, shown3)];
+  const ambiguous = [...batchStatusProblems(config, doc, shown3), ...connectionProblems(config, doc, shown3), ...credentialProblems(config, doc, shown3)];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return void 0;
-  return { cwd, root, configFile, policiesDir: (0, import_node_path12.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
+  return { cwd, root, configFile, policiesDir: (0, import_node_path13.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
 }
 function batchStatusProblems(config, doc, file) {
   const problems = [];
@@ -54970,7 +55656,7 @@ function connectionProblems(config, doc, file) {
       const text4 = env2?.[field];
       if (typeof text4 !== "string") continue;
       const where2 = { file, ...at(doc, `/environments/${name}/${field}`), severity: "error" };
-      const named3 = variablesIn(text4).filter((v2) => SIGN_IN_VARIABLES.has(v2));
+      const named3 = variablesIn(text4).filter((v2) => isCredentialVariable(v2, credentialPrefixes(config)));
       for (const v2 of named3) problems.push({ ...where2, rule: "variables", message: `environments.${name}.${field}: ${signInProblem(v2)}` });
       const credentials = field === "realm" || variablesIn(text4).length ? void 0 : urlCredentials(text4);
       if (credentials) problems.push({ ...where2, message: `environments.${name}.${field}: ${credentials}` });
@@ -54986,6 +55672,32 @@ function connectionProblems(config, doc, file) {
   for (const [pointer2, remote] of locks) {
     const credentials = typeof remote === "string" ? remoteCredentials(remote) : void 0;
     if (credentials) problems.push({ file, ...at(doc, pointer2), severity: "error", message: `${pointer2.slice(1).replace(/\//g, ".")}: ${credentials}` });
+  }
+  return problems;
+}
+function credentialPrefixes(config) {
+  return Object.values(config.environments ?? {}).flatMap(
+    (e) => e?.credentials?.prefix ? [e?.credentials?.prefix] : []
+  );
+}
+function credentialProblems(config, doc, file) {
+  const problems = [];
+  const owners = new Map(credentialVariables(SHARED_PREFIX).map((v2) => [v2, "the shared credentials"]));
+  for (const [name, env2] of Object.entries(config.environments ?? {})) {
+    const explicit = env2?.credentials?.prefix;
+    const prefix = credentialPrefix(name, explicit);
+    const clash = credentialVariables(prefix).find((v2) => owners.has(v2));
+    if (clash) {
+      problems.push({
+        file,
+        ...at(doc, explicit ? `/environments/${name}/credentials/prefix` : `/environments/${name}`, !explicit),
+        severity: "error",
+        rule: "credentials",
+        message: `environments.${name}: its own credentials would be read from ${prefix}_\u2026, and ${clash} is also a variable of ${owners.get(clash)}: give it another prefix (credentials: { prefix: NAME }), so that no variable holds two environments' credentials`
+      });
+      continue;
+    }
+    for (const v2 of credentialVariables(prefix)) owners.set(v2, `environment ${JSON.stringify(name)}`);
   }
   return problems;
 }
@@ -55018,9 +55730,15 @@ function selectEnv(repo, wanted, env2) {
   return name;
 }
 function fill(repo, name, field, value2, env2, problems) {
-  const r = interpolateString(value2, { vars: {}, env: env2, process: true, hint: "set it in the process environment (a CI variable, say)" });
+  const r = interpolateString(value2, {
+    vars: {},
+    env: env2,
+    process: true,
+    hint: "set it in the process environment (a CI variable, say)",
+    credentialPrefixes: credentialPrefixes(repo.config)
+  });
   const p = at(repo.configDoc, `/environments/${name}/${field}`);
-  const file = (0, import_node_path12.relative)(repo.cwd, repo.configFile) || CONFIG_FILE;
+  const file = (0, import_node_path13.relative)(repo.cwd, repo.configFile) || CONFIG_FILE;
   for (const message of r.problems) {
     problems.push({ file, ...p, severity: "error", rule: "variables", message: `environments.${name}.${field.replace("/", ".")}: ${message}` });
   }
@@ -55048,25 +55766,26 @@ function environmentVars(repo, name, env2) {
 function resolveEnv(repo, name, env2) {
   const raw = repo.config.environments[name];
   const { baseUrl, authUrl, realm, problems } = endpoints(repo, name, env2);
-  for (const [field, value2] of [
-    ["base_url", baseUrl],
-    ["auth_url", authUrl]
-  ]) {
-    const credentials = urlCredentials(value2);
-    if (!credentials) continue;
-    const override = field === "base_url" ? "REVSYNC_BASE_URL" : "REVSYNC_AUTH_URL";
-    if (env2[override] !== void 0) throw new UserError(`${override}: ${credentials}`);
-    const from = field === "auth_url" && raw.auth_url === void 0 ? "base_url" : field;
-    const reads = variablesIn(String(raw[from] ?? ""));
-    throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml: a URL holds credentials`, [
-      {
-        file: (0, import_node_path12.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
-        ...at(repo.configDoc, `/environments/${name}/${from}`),
-        severity: "error",
-        message: `environments.${name}.${from}${reads.length ? ` (from ${reads.map((v2) => `\${${v2}}`).join(", ")})` : ""}: ${credentials}`
-      }
-    ]);
-  }
+  if (!problems.length)
+    for (const [field, value2] of [
+      ["base_url", baseUrl],
+      ["auth_url", authUrl]
+    ]) {
+      const problem2 = urlProblem(value2);
+      if (!problem2) continue;
+      const override = field === "base_url" ? "REVSYNC_BASE_URL" : "REVSYNC_AUTH_URL";
+      if (env2[override] !== void 0) throw new UserError(`${override}${problem2}`);
+      const from = field === "auth_url" && raw.auth_url === void 0 ? "base_url" : field;
+      const reads = variablesIn(String(raw[from] ?? ""));
+      throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml: ${from} cannot be used`, [
+        {
+          file: (0, import_node_path13.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
+          ...at(repo.configDoc, `/environments/${name}/${from}`),
+          severity: "error",
+          message: `environments.${name}.${from}${reads.length ? ` (from ${reads.map((v2) => `\${${v2}}`).join(", ")})` : ""}${problem2}`
+        }
+      ]);
+    }
   const { vars, envTexts, origins, problems: varProblems } = environmentVars(repo, name, env2);
   const evidence = raw.evidence ?? repo.config.evidence;
   const lockRaw = raw.lock ?? repo.config.lock;
@@ -55078,6 +55797,7 @@ function resolveEnv(repo, name, env2) {
   const lock = lockSetting(name, lockRaw, remote, baseUrl, authUrl);
   return {
     name,
+    ...raw.credentials?.prefix !== void 0 ? { credentialPrefix: raw.credentials.prefix } : {},
     baseUrl,
     authUrl,
     realm,
@@ -55087,7 +55807,7 @@ function resolveEnv(repo, name, env2) {
     service: serviceChoices(raw.service, repo.config.approvals, env2),
     rateLimit: raw.rate_limit,
     ...fourEyesOf(raw.four_eyes ?? repo.config.four_eyes),
-    ...evidence === void 0 ? {} : { evidence: (0, import_node_path12.resolve)(repo.root, evidence) },
+    ...evidence === void 0 ? {} : { evidence: (0, import_node_path13.resolve)(repo.root, evidence) },
     lock
   };
 }
@@ -55130,20 +55850,22 @@ function lockSetting(name, raw, remote, baseUrl, authUrl) {
   return { kind: "git", remote: "origin" };
 }
 function readInside(repo, dir) {
-  const rel = (0, import_node_path12.relative)(repo.root, dir);
-  const inRepo = !rel.startsWith("..") && !(0, import_node_path12.isAbsolute)(rel);
+  const rel = (0, import_node_path13.relative)(repo.root, dir);
+  const inRepo = !rel.startsWith("..") && !(0, import_node_path13.isAbsolute)(rel);
   return {
     folder: inRepo ? repo.root : dir,
-    words: { show: (p) => (0, import_node_path12.relative)(repo.cwd, p) || p, folderName: inRepo ? "the policy repo" : `the folder ${(0, import_node_path12.relative)(repo.cwd, dir) || "."}` }
+    words: { show: (p) => (0, import_node_path13.relative)(repo.cwd, p) || p, folderName: inRepo ? "the policy repo" : `the folder ${(0, import_node_path13.relative)(repo.cwd, dir) || "."}` }
   };
 }
-function policyDocs(repo, vars, kinds, diagnostics) {
+function policyDocs(repo, vars, kinds, diagnostics, environment) {
   const docs = [];
   const known = kinds.map((k2) => k2.fileKind);
   const inside = readInside(repo, repo.policiesDir);
+  const scopedLists = (fileKind) => kinds.find((k2) => k2.fileKind === fileKind)?.scopedLists ?? [];
   for (const abs of listYamlFiles(repo.policiesDir)) {
-    const shown3 = (0, import_node_path12.relative)(repo.cwd, abs) || abs;
-    for (const src of readYamlFile(abs, shown3, diagnostics, vars, inside)) {
+    const shown3 = (0, import_node_path13.relative)(repo.cwd, abs) || abs;
+    const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file: shown3, diagnostics });
+    for (const src of readYamlFile(abs, shown3, diagnostics, vars, inside, keep2)) {
       const kind = src.value?.kind;
       if (typeof kind === "string" && known.includes(kind)) {
         docs.push({ src, absFile: abs, kind });
@@ -55159,20 +55881,20 @@ function policyDocs(repo, vars, kinds, diagnostics) {
   }
   return docs;
 }
-function loadPolicies(repo, vars, kinds) {
+function loadPolicies(repo, vars, kinds, environment) {
   const diagnostics = [];
   const desired = new Map(kinds.map((k2) => [k2.name, []]));
-  if (!(0, import_node_fs7.existsSync)(repo.policiesDir) || !(0, import_node_fs7.statSync)(repo.policiesDir).isDirectory()) {
+  if (!(0, import_node_fs8.existsSync)(repo.policiesDir) || !(0, import_node_fs8.statSync)(repo.policiesDir).isDirectory()) {
     diagnostics.push({
-      file: (0, import_node_path12.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
+      file: (0, import_node_path13.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
       line: 1,
       column: 1,
       severity: "error",
-      message: `policies folder ${(0, import_node_path12.relative)(repo.root, repo.policiesDir) || "."} does not exist`
+      message: `policies folder ${(0, import_node_path13.relative)(repo.root, repo.policiesDir) || "."} does not exist`
     });
     return { desired, diagnostics, docs: [] };
   }
-  const docs = policyDocs(repo, vars, kinds, diagnostics);
+  const docs = policyDocs(repo, vars, kinds, diagnostics, environment);
   const parsed = /* @__PURE__ */ new Map();
   diagnostics.push(...runRules(repo.root, docs, kinds, parsed));
   const failed2 = new Set(diagnostics.filter((d) => d.severity === "error").map((d) => d.file));
@@ -55188,15 +55910,15 @@ function varsFor(from, env2 = process.env) {
   const { vars, envTexts, origins, unresolved } = from;
   return { vars, env: env2, ...envTexts ? { envTexts } : {}, ...origins ? { origins } : {}, ...unresolved ? { unresolved } : {} };
 }
-var import_node_fs7, import_node_path12, CONFIG_FILE, CONNECTION_FIELDS, OVERRIDE_VARS, overridesSet;
+var import_node_fs8, import_node_path13, CONFIG_FILE, CONNECTION_FIELDS, OVERRIDE_VARS, overridesSet;
 var init_repo = __esm({
   "src/config/repo.ts"() {
     "use strict";
-    import_node_fs7 = require("node:fs");
-    import_node_path12 = require("node:path");
+    import_node_fs8 = require("node:fs");
+    import_node_path13 = require("node:path");
     init_errors();
     init_interpolate();
-    init_auth();
+    init_credentials();
     init_http();
     init_diagnostics();
     init_rules();
@@ -55204,6 +55926,7 @@ var init_repo = __esm({
     init_walk();
     init_schema_diagnostics();
     init_yaml_source();
+    init_scope();
     init_service_choices();
     init_loopback();
     CONFIG_FILE = "revsync.yaml";
@@ -55308,7 +56031,7 @@ function fastCases(abs, shown3, inside) {
 function plainText(abs, inside) {
   let text4;
   try {
-    const st = (0, import_node_fs8.lstatSync)(abs);
+    const st = (0, import_node_fs9.lstatSync)(abs);
     if (!st.isFile() || st.size > MAX_FILE_BYTES || st.size < 64 * 1024) return void 0;
     text4 = new TextDecoder("utf-8", { fatal: true }).decode(readUserFileBytes(abs, MAX_FILE_BYTES, inside));
   } catch {
@@ -55347,17 +56070,17 @@ function loadPlain(text4) {
   }
 }
 function testsDir(repo) {
-  return (0, import_node_path13.resolve)(repo.root, repo.config.tests ?? "tests");
+  return (0, import_node_path14.resolve)(repo.root, repo.config.tests ?? "tests");
 }
 function loadTests(repo, vars) {
   const dir = testsDir(repo);
   const diagnostics = [];
   const cases = [];
   const contracts = [];
-  if (!(0, import_node_fs8.existsSync)(dir) || !(0, import_node_fs8.statSync)(dir).isDirectory()) return { cases, contracts, diagnostics, dir, found: false };
+  if (!(0, import_node_fs9.existsSync)(dir) || !(0, import_node_fs9.statSync)(dir).isDirectory()) return { cases, contracts, diagnostics, dir, found: false };
   const inside = readInside(repo, dir);
   for (const abs of listYamlFiles(dir)) {
-    const shown3 = (0, import_node_path13.relative)(repo.cwd, abs) || abs;
+    const shown3 = (0, import_node_path14.relative)(repo.cwd, abs) || abs;
     const fast = fastCases(abs, shown3, inside);
     if (fast) {
       cases.push(...fast.cases);
@@ -55372,7 +56095,7 @@ function loadTests(repo, vars) {
           file: shown3,
           ...at(src, "/kind"),
           severity: "error",
-          message: `kind: a file in ${(0, import_node_path13.relative)(repo.cwd, dir) || "."} must be an SspPolicyTest or a ${GUARDRAIL_TEST}, got ${JSON.stringify(kind)}`
+          message: `kind: a file in ${(0, import_node_path14.relative)(repo.cwd, dir) || "."} must be an SspPolicyTest or a ${GUARDRAIL_TEST}, got ${JSON.stringify(kind)}`
         });
         continue;
       }
@@ -55408,14 +56131,14 @@ function loadTests(repo, vars) {
   }
   return { cases, contracts, diagnostics, dir, found: true };
 }
-var import_node_fs8, import_node_module4, import_node_path13, pointer, GUARDRAIL_TEST;
+var import_node_fs9, import_node_module4, import_node_path14, pointer, GUARDRAIL_TEST;
 var init_test_files = __esm({
   "src/config/test-files.ts"() {
     "use strict";
-    import_node_fs8 = require("node:fs");
+    import_node_fs9 = require("node:fs");
     import_node_module4 = require("node:module");
     init_ajv();
-    import_node_path13 = require("node:path");
+    import_node_path14 = require("node:path");
     init_repo();
     init_user_files();
     init_schema_diagnostics();
@@ -55443,7 +56166,7 @@ function validateRepo(input) {
       diagnostics.push(...endpointWarnings(repo, name, input.env));
       const own2 = environmentVars(repo, name, input.env);
       const problems = own2.problems;
-      const loaded = loadPolicies(repo, varsFor(own2, input.env), input.kinds);
+      const loaded = loadPolicies(repo, varsFor(own2, input.env), input.kinds, name);
       const named3 = [...problems, ...loaded.diagnostics].map(
         (d) => (d.rule === "variables" || d.variables) && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d
       );
@@ -55468,187 +56191,6 @@ var init_validate2 = __esm({
     init_drift_ignore();
     init_test_files();
     init_repo();
-  }
-});
-
-// src/api/sign-in-store.ts
-function signInFolder(penv, platform = process.platform) {
-  const home = penv.HOME || penv.USERPROFILE || (0, import_node_os.homedir)();
-  if (platform === "linux") {
-    const state = penv.XDG_STATE_HOME && (0, import_node_path14.isAbsolute)(penv.XDG_STATE_HOME) ? penv.XDG_STATE_HOME : (0, import_node_path14.join)(home, ".local", "state");
-    return (0, import_node_path14.join)(state, "revsync", "sign-ins");
-  }
-  return (0, import_node_path14.join)(home, ".revsync", "sign-ins");
-}
-function signInFile(folder, target, role) {
-  const bound = [target.environment, serviceUrl(target.baseUrl), serviceUrl(target.authUrl), target.realm].join("\n");
-  const hash = (0, import_node_crypto8.createHash)("sha256").update(bound).digest("hex").slice(0, 16);
-  const name = target.environment.replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 40) || "env";
-  return (0, import_node_path14.join)(folder, `${name}.${role}.${hash}.json`);
-}
-function keepSignIn(folder, target, role, token, now) {
-  privateFolder(folder);
-  const kept2 = {
-    format_version: "1",
-    environment: target.environment,
-    base_url: target.baseUrl,
-    auth_url: target.authUrl,
-    realm: target.realm,
-    role,
-    user: token.user ?? null,
-    client_id: token.clientId,
-    signed_in_at: new Date(now).toISOString(),
-    expires_at: new Date(token.expiresAt).toISOString(),
-    access_token: token.token
-  };
-  const path = signInFile(folder, target, role);
-  writeFileAtomic(path, JSON.stringify(kept2, null, 2) + "\n", 384, true);
-  return path;
-}
-function findSignIn(folder, target, role, now, platform = process.platform) {
-  const path = signInFile(folder, target, role);
-  let stats;
-  try {
-    stats = (0, import_node_fs9.lstatSync)(path);
-  } catch {
-    return void 0;
-  }
-  const problem2 = platform === "win32" ? void 0 : privacyProblem(stats, 384);
-  if (problem2)
-    throw new UserError(
-      `the sign-in kept at ${path} is not used: ${problem2}; a token someone else may have read is no one's proof of who you are`,
-      `remove it (revsync logout --env ${target.environment}) and sign in again`
-    );
-  const kept2 = readKept(path);
-  if (!kept2 || !sameTarget(kept2, target, role)) return void 0;
-  const expiresAt = Date.parse(kept2.expires_at);
-  if (!(expiresAt > now)) {
-    (0, import_node_fs9.rmSync)(path, { force: true });
-    return { kind: "ended", expiresAt: Number.isNaN(expiresAt) ? 0 : expiresAt };
-  }
-  return { kind: "live", token: kept2.access_token, user: kept2.user ?? void 0, expiresAt, path };
-}
-function forgetSignIns(folder, target) {
-  const removed = [];
-  for (const role of ROLES) {
-    const path = signInFile(folder, target, role);
-    try {
-      (0, import_node_fs9.lstatSync)(path);
-    } catch {
-      continue;
-    }
-    (0, import_node_fs9.rmSync)(path, { force: true });
-    removed.push(role);
-  }
-  return removed;
-}
-function sweepEnded(folder, now) {
-  let names;
-  try {
-    names = (0, import_node_fs9.readdirSync)(folder).filter((n) => n.endsWith(".json"));
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const kept2 = readKept((0, import_node_path14.join)(folder, name));
-    if (kept2 && !(Date.parse(kept2.expires_at) > now)) (0, import_node_fs9.rmSync)((0, import_node_path14.join)(folder, name), { force: true });
-  }
-}
-function readKept(path) {
-  try {
-    const v2 = JSON.parse((0, import_node_fs9.readFileSync)(path, "utf8"));
-    return v2 && v2.format_version === "1" && typeof v2.access_token === "string" && typeof v2.expires_at === "string" ? v2 : void 0;
-  } catch {
-    return void 0;
-  }
-}
-function sameTarget(kept2, target, role) {
-  return kept2.role === role && kept2.environment === target.environment && kept2.realm === target.realm && serviceUrl(kept2.base_url) === serviceUrl(target.baseUrl) && serviceUrl(kept2.auth_url) === serviceUrl(target.authUrl);
-}
-function privacyProblem(stats, mode) {
-  if (stats.isSymbolicLink()) return "it is a symbolic link";
-  const uid = process.getuid?.();
-  if (uid !== void 0 && stats.uid !== uid) return `it belongs to another user (uid ${stats.uid})`;
-  if (stats.mode & 63)
-    return `others may read or write it (mode ${(stats.mode & 511).toString(8).padStart(4, "0")}, not ${mode.toString(8).padStart(4, "0")})`;
-  return void 0;
-}
-function privateFolder(folder) {
-  (0, import_node_fs9.mkdirSync)(folder, { recursive: true, mode: 448 });
-  for (const dir of [(0, import_node_path14.dirname)(folder), folder]) {
-    const stats = (0, import_node_fs9.lstatSync)(dir);
-    if (stats.isSymbolicLink() || !stats.isDirectory())
-      throw new UserError(`${dir} is not a folder of its own (a link or a file): revsync keeps no token there`);
-    const uid = process.getuid?.();
-    if (uid !== void 0 && stats.uid !== uid) throw new UserError(`${dir} belongs to another user (uid ${stats.uid}): revsync keeps no token there`);
-    if (process.platform !== "win32" && stats.mode & 63) (0, import_node_fs9.chmodSync)(dir, 448);
-  }
-}
-var import_node_crypto8, import_node_fs9, import_node_os, import_node_path14, ROLES;
-var init_sign_in_store = __esm({
-  "src/api/sign-in-store.ts"() {
-    "use strict";
-    import_node_crypto8 = require("node:crypto");
-    import_node_fs9 = require("node:fs");
-    import_node_os = require("node:os");
-    import_node_path14 = require("node:path");
-    init_errors();
-    init_fs_atomic();
-    init_tenant();
-    ROLES = ["signer", "approver"];
-  }
-});
-
-// src/api/kept-credentials.ts
-function loginCommand(environment, role) {
-  return `revsync login --env ${shellQuote(environment)}${role === "approver" ? " --approver" : ""}`;
-}
-function signerCredentials(penv, target, folder, now) {
-  const found = findSignIn(folder, target, "signer", now);
-  const given = NAMING_VARIABLES.signer.filter((n) => penv[n]);
-  if (given.length) return { credentials: credentialsFromEnv(penv, target), ...passedOver(found, given, target, "signer") };
-  if (found) return { credentials: kept(found, target, "signer") };
-  return { credentials: credentialsFromEnv(penv, target) };
-}
-function approverCredentials(penv, target, folder, now) {
-  const found = findSignIn(folder, target, "approver", now);
-  const given = NAMING_VARIABLES.approver.filter((n) => penv[n]);
-  if (given.length) return { credentials: approverFromEnv(penv), ...passedOver(found, given, target, "approver") };
-  return { credentials: found ? kept(found, target, "approver") : void 0 };
-}
-function approverNamedKept(penv, target, folder, now) {
-  const named3 = approverNamed(penv);
-  if (named3.configured || NAMING_VARIABLES.approver.some((n) => penv[n])) return named3;
-  const found = findSignIn(folder, target, "approver", now);
-  return found?.kind === "live" ? { configured: true, user: found.user ?? null } : named3;
-}
-function kept(found, target, role) {
-  const again = loginCommand(target.environment, role);
-  if (found.kind === "ended")
-    throw new UserError(
-      `the sign-in of revsync login${role === "approver" ? " --approver" : ""} for environment ${JSON.stringify(target.environment)} ended at ${new Date(found.expiresAt).toISOString()} (its token lives only as long as the service gave it); nothing was sent`,
-      `sign in again: ${again}`
-    );
-  return { kind: "token", token: found.token, ...found.user ? { user: found.user } : {}, login: { expiresAt: found.expiresAt, again } };
-}
-function passedOver(found, given, target, role) {
-  if (found?.kind !== "live") return {};
-  return {
-    passedOver: `${given.join(" and ")} ${given.length > 1 ? "are" : "is"} set, so ${role === "approver" ? "the approver identity" : "this run"} signs in with ${given.length > 1 ? "them" : "it"}, not with the sign-in revsync login${role === "approver" ? " --approver" : ""} kept for environment ${JSON.stringify(target.environment)}${found.user ? ` (${found.user})` : ""}; unset ${given.length > 1 ? "them" : "it"} to use that one`
-  };
-}
-var NAMING_VARIABLES;
-var init_kept_credentials = __esm({
-  "src/api/kept-credentials.ts"() {
-    "use strict";
-    init_shell_quote();
-    init_errors();
-    init_auth();
-    init_sign_in_store();
-    NAMING_VARIABLES = {
-      signer: ["REVSYNC_TOKEN", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"],
-      approver: ["REVSYNC_APPROVER_TOKEN", "REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_PASSWORD"]
-    };
   }
 });
 
@@ -55690,7 +56232,7 @@ function openRepo(flags) {
   return repo;
 }
 function desiredState(repo, env2, out, flags) {
-  const { desired, diagnostics } = loadPolicies(repo, varsFor(env2, envOf(flags)), kindsOf(out.io));
+  const { desired, diagnostics } = loadPolicies(repo, varsFor(env2, envOf(flags)), kindsOf(out.io), env2.name);
   if (diagnostics.some((d) => d.severity === "error")) {
     throw new PolicyProblems("the policy repo has errors: nothing was sent to the service", diagnostics, "run revsync validate");
   }
@@ -55711,11 +56253,13 @@ function openServiceEnv(flags) {
   if (configFile) return openEnv(openRepo(flags), flags);
   const baseUrl = penv.REVSYNC_BASE_URL ?? "";
   for (const name of ["REVSYNC_BASE_URL", "REVSYNC_AUTH_URL"]) {
-    const credentials = urlCredentials(penv[name] ?? "");
-    if (credentials) throw new UserError(`${name}: ${credentials}`);
+    const problem2 = penv[name] === void 0 ? void 0 : urlProblem(penv[name] ?? "");
+    if (problem2) throw new UserError(`${name}${problem2}`);
   }
   return {
     name: penv.REVSYNC_ENV ?? "default",
+    // Without revsync.yaml an environment has its own credentials only when REVSYNC_ENV names it.
+    credentialPrefix: penv.REVSYNC_ENV ? void 0 : null,
     baseUrl,
     authUrl: penv.REVSYNC_AUTH_URL ?? baseUrl,
     realm: penv.REVSYNC_REALM ?? "",
@@ -55731,17 +56275,16 @@ function msSetting(penv, name, fallback, min = 1) {
     throw new UserError(`${name} must be a whole number of milliseconds, at least ${min}; got ${JSON.stringify(raw)}`, `unset ${name} or give it e.g. 30000`);
   return Number(raw);
 }
-function refuseSecretsInNames(env2, penv) {
+function refuseSecretsInNames(env2, credentials, penv) {
   const names = [
     ["the environment's name", env2.name],
     ["the realm", env2.realm],
     ["base_url", env2.baseUrl],
     ["auth_url", env2.authUrl],
-    ...SIGN_IN_NAMES.map((n) => [n, penv[n]])
+    ...credentials.names.map((n) => [n.name, n.value])
   ];
-  for (const variable of SECRET_VARIABLES) {
-    const secret = penv[variable];
-    if (!secret) continue;
+  const ci = CI_TOKENS.flatMap((name) => penv[name] ? [{ name, value: penv[name] }] : []);
+  for (const { name: variable, value: secret } of [...credentials.secrets, ...ci]) {
     const where2 = names.find(([, value2]) => !!value2 && value2.includes(secret));
     if (where2)
       throw new UserError(
@@ -55750,27 +56293,51 @@ function refuseSecretsInNames(env2, penv) {
       );
   }
 }
+function keepOut(credentials, out) {
+  let late;
+  for (const { name: name2, value: value2 } of credentials.secrets) {
+    const why2 = unsafeSecret(value2);
+    if (!why2) {
+      out.redactor.add(value2, name2);
+      continue;
+    }
+    if (!signInSecret(name2)) throw unsafeSecretRefusal({ name: name2, why: why2 });
+    out.redactor.drop(value2);
+    late ??= { name: name2, why: why2 };
+  }
+  if (!late) return void 0;
+  const { name, why } = late;
+  return () => {
+    throw new UserError(
+      `${name} cannot be kept out of revsync's output: ${why}; the service accepted the sign-in, and nothing else was sent`,
+      `give ${name} the real secret (at least 8 characters, not a word or a number alone)`
+    );
+  };
+}
 function signInTarget(env2) {
   return { environment: env2.name, baseUrl: env2.baseUrl, authUrl: env2.authUrl, realm: env2.realm };
 }
-function signInsOf(env2, flags, out, approver) {
+function credentialsOf(env2, flags) {
   const penv = envOf(flags);
-  const folder = signInFolder(penv);
-  const signer = signerCredentials(penv, signInTarget(env2), folder, Date.now());
-  const second = approver ? approverCredentials(penv, signInTarget(env2), folder, Date.now()) : { credentials: void 0 };
-  for (const words2 of [signer.passedOver, second.passedOver]) if (words2 && out.once(words2)) out.warn(words2);
-  return { credentials: signer.credentials, ...second.credentials ? { approver: second.credentials } : {} };
+  return environmentCredentials(env2, penv, { folder: signInFolder(penv), now: Date.now() });
 }
 function approverNamedFor(env2, flags) {
-  const penv = envOf(flags);
-  return approverNamedKept(penv, signInTarget(env2), signInFolder(penv), Date.now());
+  return credentialsOf(env2, flags).approverNamed();
 }
 function openClient(env2, flags, out, observer, opts = {}) {
   const penv = envOf(flags);
-  refuseSecretsInNames(env2, penv);
-  const { credentials, approver } = signInsOf(env2, flags, out, opts.approver === true);
+  const own2 = credentialsOf(env2, flags);
+  refuseSecretsInNames(env2, own2, penv);
+  const signedIn = keepOut(own2, out);
+  const credentials = own2.signIn();
+  const approver = opts.approver ? own2.approver() : void 0;
+  for (const role of ["signer", "approver"]) {
+    const words2 = role === "signer" || opts.approver ? own2.passedOver(role) : void 0;
+    if (words2 && out.once(words2)) out.warn(words2);
+  }
   return new ApiCore({
     ...approver ? { approver } : {},
+    ...signedIn ? { onSignedIn: signedIn } : {},
     baseUrl: env2.baseUrl,
     authUrl: env2.authUrl,
     realm: env2.realm,
@@ -55799,13 +56366,13 @@ function openClient(env2, flags, out, observer, opts = {}) {
     }
   });
 }
-var SIGN_IN_NAMES;
+var CI_TOKENS;
 var init_context = __esm({
   "src/cli/context.ts"() {
     "use strict";
     init_core();
     init_auth();
-    init_kept_credentials();
+    init_credentials();
     init_sign_in_store();
     init_http();
     init_service_choices();
@@ -55815,7 +56382,8 @@ var init_context = __esm({
     init_duration();
     init_number();
     init_io();
-    SIGN_IN_NAMES = ["REVSYNC_CLIENT_ID", "REVSYNC_USERNAME", "REVSYNC_USER", "REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_USER"];
+    init_output();
+    CI_TOKENS = SECRET_VARIABLES.filter((n) => !n.startsWith("REVSYNC_"));
   }
 });
 
@@ -57180,10 +57748,10 @@ var init_facts2 = __esm({
 function placeIn(r, pointer2, index) {
   const start = at(r.repo.configDoc, pointer2);
   const node = nodeAt(r.repo.configDoc.doc, pointer2.split("/").slice(1));
-  if (!(0, import_yaml3.isScalar)(node) || typeof node.value !== "string" || !node.range || node.value.includes("\n")) return start;
+  if (!(0, import_yaml4.isScalar)(node) || typeof node.value !== "string" || !node.range || node.value.includes("\n")) return start;
   const quoted = node.type === "QUOTE_DOUBLE" || node.type === "QUOTE_SINGLE";
-  const written = node.range[1] - node.range[0] - (quoted ? 2 : 0);
-  if (node.type !== "PLAIN" && !quoted || written !== node.value.length) return start;
+  const written2 = node.range[1] - node.range[0] - (quoted ? 2 : 0);
+  if (node.type !== "PLAIN" && !quoted || written2 !== node.value.length) return start;
   return { line: start.line, column: start.column + index + (quoted ? 1 : 0) };
 }
 function calendarOf(r, own2, top, pointer2) {
@@ -57410,12 +57978,12 @@ function hasGuardrails(repo, env2) {
   const own2 = repo.config.environments[env2];
   return !!(repo.config.guardrails?.length || own2?.guardrails?.length || own2?.freeze?.length);
 }
-var import_node_path15, import_yaml3, problem;
+var import_node_path15, import_yaml4, problem;
 var init_setup = __esm({
   "src/guardrails/setup.ts"() {
     "use strict";
     import_node_path15 = require("node:path");
-    import_yaml3 = __toESM(require_dist(), 1);
+    import_yaml4 = __toESM(require_dist(), 1);
     init_errors();
     init_schema_diagnostics();
     init_yaml_source();
@@ -57545,7 +58113,7 @@ __export(init_exports, {
 function repoShape(text4) {
   let doc;
   try {
-    doc = (0, import_yaml4.parse)(text4);
+    doc = (0, import_yaml5.parse)(text4);
   } catch {
     return void 0;
   }
@@ -57559,8 +58127,13 @@ function repoShape(text4) {
   for (const env2 of Object.values(envs)) for (const [k2, v2] of Object.entries(env2 ?? {})) if (k2 !== "vars") scan(v2);
   for (const env2 of Object.values(envs)) scan(env2?.vars);
   const own2 = new Set(Object.values(envs).flatMap((e) => Object.keys(e?.vars ?? {})));
+  const prefixOf = (name) => {
+    const named3 = envs[name]?.credentials?.prefix;
+    return credentialPrefix(name, typeof named3 === "string" ? named3 : void 0);
+  };
   return {
     environments: Object.keys(envs),
+    credentials: Object.keys(envs).map(prefixOf),
     policies: typeof doc?.policies === "string" ? doc.policies : "policies",
     tests: typeof doc?.tests === "string" ? doc.tests : "tests",
     variables: [...variables].filter((v2) => !own2.has(v2)).sort()
@@ -57569,7 +58142,11 @@ function repoShape(text4) {
 function adaptRecipe(text4, shape) {
   const envVars = (indent) => shape.variables.map((v2) => `${indent}${v2}: \${{ vars.${v2} }}
 `).join("");
-  return text4.replace(/\[sandbox, production\]/g, `[${shape.environments.join(", ")}]`).replace(/^( +)SANDBOX_BASE_URL: .*\n(?:\1(?:SANDBOX|PRODUCTION)_(?:BASE|AUTH)_URL: .*\n)*/gm, (_m, indent) => envVars(indent)).replace(
+  const roles = ["CLIENT_ID", "CLIENT_SECRET", "USERNAME", "PASSWORD"];
+  const prefixes = shape.credentials ?? shape.environments.map((e) => credentialPrefix(e));
+  const ownSecrets = (indent) => prefixes.flatMap((p) => roles.map((r) => `${indent}${p}_${r}: \${{ secrets.${p}_${r} }}
+`)).join("");
+  return text4.replace(/\[sandbox, production\]/g, `[${shape.environments.join(", ")}]`).replace(/^( +)SANDBOX_BASE_URL: .*\n(?:\1(?:SANDBOX|PRODUCTION)_(?:BASE|AUTH)_URL: .*\n)*/gm, (_m, indent) => envVars(indent)).replace(/^( +)REVSYNC_SANDBOX_CLIENT_ID: .*\n(?:\1REVSYNC_(?:SANDBOX|PRODUCTION)_\w+: .*\n)*/gm, (_m, indent) => ownSecrets(indent)).replace(
     /URLs from SANDBOX_BASE_URL, SANDBOX_AUTH_URL,\n# PRODUCTION_BASE_URL, PRODUCTION_AUTH_URL\./,
     shape.variables.length ? `URLs and realms from ${shape.variables.join(", ")}.
 #` : "URLs from revsync.yaml.\n#"
@@ -57723,7 +58300,7 @@ function installStep(dir, pinned, pin) {
     `  npm install --save-dev ${shellQuote(pin)}${pin === PLACEHOLDER ? "   # fill in the git URL and tag of your revsync, or run init with --pin SPEC" : "   # pins revsync in package.json and installs it here (init --pin SPEC names another)"}`
   ];
 }
-function sayNext({ dir, where: where2, existing, shape, pin, found }, { written }, flags, out) {
+function sayNext({ dir, where: where2, existing, shape, pin, found }, { written: written2 }, flags, out) {
   const pinned = pinnedIn(dir);
   const pins = !!(flags.ci || flags.pin);
   if (pins && pinned === PLACEHOLDER) {
@@ -57739,7 +58316,7 @@ function sayNext({ dir, where: where2, existing, shape, pin, found }, { written 
   } else if (pins && pinned === void 0) {
     out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev ${shellQuote(pin)}`);
   }
-  const wrotePin = written.some((w2) => w2.endsWith("package.json") || w2.includes(" in package.json"));
+  const wrotePin = written2.some((w2) => w2.endsWith("package.json") || w2.includes(" in package.json"));
   const next = !existing || wrotePin ? installStep(dir, pinned, pin) : [];
   if (!existing) {
     const setVars = [...shape.variables.map((v2) => `${v2}=\u2026`), "REVSYNC_CLIENT_ID=\u2026", "REVSYNC_CLIENT_SECRET=\u2026", "REVSYNC_USERNAME=\u2026", "REVSYNC_PASSWORD=\u2026"];
@@ -57756,7 +58333,7 @@ function sayNext({ dir, where: where2, existing, shape, pin, found }, { written 
   }
   if (flags.ci) {
     out.out(
-      `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables. With four_eyes: true, give the apply job alone the approver identity too (REVSYNC_APPROVER_USERNAME, REVSYNC_APPROVER_PASSWORD): approves go as that second user, and apply reads the pull request's approvals with the CI's token; and give the plan job the approver's user name alone, as the variable REVSYNC_APPROVER_USERNAME (on GitHub a variable of the <env>-read environment or the repository, on GitLab an unprotected CI/CD variable), so that the plan names who will approve.`
+      `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables: each environment's own (${(shape.credentials ?? shape.environments.map((e) => credentialPrefix(e))).map((p) => `${p}_CLIENT_ID, \u2026`).join("; ")}, which the recipes pass to every job; revsync signs each environment in with its own), or the unprefixed REVSYNC_CLIENT_ID, \u2026 for environments that share one sign-in. With four_eyes: true, give the apply job alone the approver identity too (REVSYNC_APPROVER_USERNAME, REVSYNC_APPROVER_PASSWORD): approves go as that second user, and apply reads the pull request's approvals with the CI's token; and give the plan job the approver's user name alone, as the variable REVSYNC_APPROVER_USERNAME (on GitHub a variable of the <env>-read environment or the repository, on GitLab an unprotected CI/CD variable), so that the plan names who will approve.`
     );
   }
 }
@@ -57836,7 +58413,8 @@ function freshConfig(env2, prefix, flags) {
   return [
     `# yaml-language-server: $schema=${REPO_SCHEMAS_DIR}/${CONFIG_SCHEMA}`,
     "# Written by revsync init. URLs may come from the environment (CI variables); credentials only from",
-    "# REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME and REVSYNC_PASSWORD (or REVSYNC_TOKEN).",
+    "# REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME and REVSYNC_PASSWORD (or REVSYNC_TOKEN),",
+    `# or the environment's own, which win: ${credentialPrefix(env2)}_CLIENT_ID, ${credentialPrefix(env2)}_CLIENT_SECRET, \u2026`,
     "version: 1",
     "policies: policies",
     "environments:",
@@ -57848,7 +58426,7 @@ function freshConfig(env2, prefix, flags) {
     ""
   ].join("\n");
 }
-var import_node_child_process, import_node_fs11, import_node_path17, import_node_module5, import_node_util, import_yaml4, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
+var import_node_child_process, import_node_fs11, import_node_path17, import_node_module5, import_node_util, import_yaml5, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
 var init_init = __esm({
   "src/cli/init.ts"() {
     "use strict";
@@ -57857,9 +58435,10 @@ var init_init = __esm({
     import_node_path17 = require("node:path");
     import_node_module5 = require("node:module");
     import_node_util = require("node:util");
-    import_yaml4 = __toESM(require_dist(), 1);
+    import_yaml5 = __toESM(require_dist(), 1);
     init_errors();
     init_http();
+    init_credentials();
     init_schemas();
     init_ajv();
     init_user_files();
@@ -57976,8 +58555,8 @@ function turnedAwayNote(g2, envName2, configured) {
   return `the service's rate limit turned away ${requests(g2.turnedAway)} of ${g2.sent} (429)${slowed}${hint}.`;
 }
 function noteTurnedAway(g2, env2, flags, out) {
-  const note = turnedAwayNote(g2, env2.name, rateLimitOf(flags, env2) !== void 0);
-  if (note) out.info(`Note: ${note}`);
+  const note2 = turnedAwayNote(g2, env2.name, rateLimitOf(flags, env2) !== void 0);
+  if (note2) out.info(`Note: ${note2}`);
 }
 var rate, requests;
 var init_rate_limit = __esm({
@@ -61607,7 +62186,7 @@ var init_held_twice2 = __esm({
     init_address();
     init_model();
     under = (h, address) => address === h.address || address.startsWith(`${h.address}/`);
-    keptHeldTwice = (kept2, held) => kept2.filter((k2) => !held.some((h) => under(h, k2.address)));
+    keptHeldTwice = (kept, held) => kept.filter((k2) => !held.some((h) => under(h, k2.address)));
   }
 });
 
@@ -61642,11 +62221,11 @@ function entries(desired, live, targets, kinds) {
   return { changes: planHeldTwice(changes, held, inGit), findings, kept: keptHeldTwice(keptOf(desired, live, targets, kinds), held) };
 }
 function keptOf(desired, live, targets, kinds) {
-  const kept2 = kinds.flatMap((k2) => k2.kept?.(desiredOf(k2, desired), liveOf(k2, live), targets) ?? []);
-  return plainData(kept2.sort((a, b2) => byCodePoint(a.address, b2.address)));
+  const kept = kinds.flatMap((k2) => k2.kept?.(desiredOf(k2, desired), liveOf(k2, live), targets) ?? []);
+  return plainData(kept.sort((a, b2) => byCodePoint(a.address, b2.address)));
 }
 function draftPlan(desired, live, meta, kinds = KINDS) {
-  const { changes, findings, kept: kept2 } = entries(desired, live, meta.targets, kinds);
+  const { changes, findings, kept } = entries(desired, live, meta.targets, kinds);
   const alike = lookAlikes(desired, live, meta.targets, kinds);
   const rank = (c2) => kindOf2(kinds, c2.address)?.rank?.(c2) ?? 0;
   changes.sort((a, b2) => (ORDER[a.action] ?? 9) - (ORDER[b2.action] ?? 9) || rank(a) - rank(b2) || byCodePoint(a.address, b2.address));
@@ -61664,7 +62243,7 @@ function draftPlan(desired, live, meta, kinds = KINDS) {
     changes: plainData(changes),
     summary: summarize(ACTIONS, changes, "action"),
     notes: unknownNotes(findings.unknown),
-    ...kept2.length ? { kept_live: kept2 } : {},
+    ...kept.length ? { kept_live: kept } : {},
     ...alike.length ? { look_alike: alike } : {}
   };
 }
@@ -62037,7 +62616,7 @@ function skipDependents(steps, outcomes, running2, settle2) {
 async function schedule(steps, exec, opts) {
   const outcomes = /* @__PURE__ */ new Map();
   const running2 = /* @__PURE__ */ new Set();
-  return new Promise((resolve19) => {
+  return new Promise((resolve20) => {
     const settle2 = (o) => {
       outcomes.set(o.step.id, o);
       opts.onFinish?.(o);
@@ -62072,7 +62651,7 @@ async function schedule(steps, exec, opts) {
           pump();
         });
       }
-      if (running2.size === 0 && outcomes.size === steps.length) resolve19(steps.map((s3) => outcomes.get(s3.id)));
+      if (running2.size === 0 && outcomes.size === steps.length) resolve20(steps.map((s3) => outcomes.get(s3.id)));
     };
     pump();
   });
@@ -62287,12 +62866,12 @@ var init_run3 = __esm({
 
 // src/evidence/context.ts
 function run(args, cwd, env2) {
-  return new Promise((resolve19, reject) => {
+  return new Promise((resolve20, reject) => {
     (0, import_node_child_process2.execFile)(
       "git",
       args,
       { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => err ? reject(err) : resolve19(stdout)
+      (err, stdout) => err ? reject(err) : resolve20(stdout)
     );
   });
 }
@@ -63044,8 +63623,8 @@ async function testRun(flags, out, view) {
   }
   const live = flags.live ? { environment: runs[0]?.label } : {};
   if (!results.length && !contracts.length && !guardrails.length) {
-    const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest (or GuardrailTest) there, or name their folder with tests: in revsync.yaml`;
-    view.results({ results, contracts, source, note, ...live }, out);
+    const note2 = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest (or GuardrailTest) there, or name their folder with tests: in revsync.yaml`;
+    view.results({ results, contracts, source, note: note2, ...live }, out);
     return 0;
   }
   view.results({ results, contracts, guardrails, source, ...live }, out);
@@ -63123,7 +63702,7 @@ function offlineRuns(repo, flags, out, view) {
     const own2 = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
     const problems = own2.problems;
     if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(own2, penv), kindsOf(out.io));
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(own2, penv), kindsOf(out.io), name);
     if (diagnostics.some((d) => d.severity === "error")) {
       throw new PolicyProblems(
         `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
@@ -63198,7 +63777,7 @@ function exportFiles(live, targets, taken = /* @__PURE__ */ new Set(), unnamed =
   return files;
 }
 function quotedWhereNeeded(node) {
-  (0, import_yaml5.visit)(node, {
+  (0, import_yaml6.visit)(node, {
     Scalar(_2, s3) {
       if (typeof s3.value !== "string") return;
       if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/.test(s3.value)) s3.type = "QUOTE_DOUBLE";
@@ -63208,8 +63787,13 @@ function quotedWhereNeeded(node) {
   return node;
 }
 function renderFile(f2, header) {
-  const doc = new import_yaml5.Document(literalValue(f2.value));
+  const doc = new import_yaml6.Document(literalValue(f2.value));
   quotedWhereNeeded(doc.contents);
+  placeComments(doc, f2);
+  return `${header.map((h) => `# ${h}`).join("\n")}
+${doc.toString({ lineWidth: 0 })}`;
+}
+function placeComments(doc, f2) {
   const spec = doc.get("spec", true);
   if (spec && f2.specComments.length) spec.comment = f2.specComments.join("\n");
   if (f2.batchComments.length) {
@@ -63217,14 +63801,12 @@ function renderFile(f2, header) {
     if (batches) batches.comment = f2.batchComments.join("\n");
     else doc.comment = f2.batchComments.join("\n");
   }
-  return `${header.map((h) => `# ${h}`).join("\n")}
-${doc.toString({ lineWidth: 0 })}`;
 }
-var import_yaml5, oneLine, YAML11_NOT_TEXT, yaml11NotText;
+var import_yaml6, oneLine, YAML11_NOT_TEXT, yaml11NotText;
 var init_mapping = __esm({
   "src/export/mapping.ts"() {
     "use strict";
-    import_yaml5 = __toESM(require_dist(), 1);
+    import_yaml6 = __toESM(require_dist(), 1);
     init_interpolate();
     init_kind();
     init_registry();
@@ -63456,7 +64038,7 @@ function testFileText(envName2, { filter, mask, omit }, { cases, comments }) {
     ...mask.size ? [`Masked: ${[...mask].join(", ")}.`] : [],
     ...omit.size ? [`Left out: ${[...omit].join(", ")}.`] : []
   ];
-  const doc = new import_yaml6.Document({
+  const doc = new import_yaml7.Document({
     apiVersion: "revsync/v1",
     kind: "SspPolicyTest",
     metadata: { name: `Recorded order lines (${envName2}, ${when})` },
@@ -63464,9 +64046,9 @@ function testFileText(envName2, { filter, mask, omit }, { cases, comments }) {
   });
   quotedWhereNeeded(doc.contents);
   const seq = doc.get("cases", true);
-  if ((0, import_yaml6.isSeq)(seq)) {
+  if ((0, import_yaml7.isSeq)(seq)) {
     seq.items.forEach((item, i) => {
-      if (!(0, import_yaml6.isMap)(item)) return;
+      if (!(0, import_yaml7.isMap)(item)) return;
       item.commentBefore = comments[i];
       const expect = item.get("expect", true);
       if (expect) expect.flow = true;
@@ -63489,13 +64071,13 @@ function sayRecorded(read, { mask, omit, shown: shown3 }, { cases, same: same2, 
     out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
   }
 }
-var import_node_fs14, import_node_path21, import_yaml6, PERSONAL, CREDENTIAL, list2, plural2;
+var import_node_fs14, import_node_path21, import_yaml7, PERSONAL, CREDENTIAL, list2, plural2;
 var init_test_record = __esm({
   "src/cli/test-record.ts"() {
     "use strict";
     import_node_fs14 = require("node:fs");
     import_node_path21 = require("node:path");
-    import_yaml6 = __toESM(require_dist(), 1);
+    import_yaml7 = __toESM(require_dist(), 1);
     init_resources();
     init_errors();
     init_evaluate();
@@ -63821,7 +64403,7 @@ var init_show = __esm({
 function applySignals(source, warn) {
   let stopping = false;
   let stop = () => void 0;
-  const stopNow = new Promise((resolve19) => stop = () => resolve19("stop now"));
+  const stopNow = new Promise((resolve20) => stop = () => resolve20("stop now"));
   const running2 = /* @__PURE__ */ new Map();
   const done = [];
   const handler = (signal) => () => {
@@ -64036,7 +64618,7 @@ function recordFileName(r) {
 }
 function prepareEvidenceDir(dir) {
   try {
-    (0, import_node_fs16.mkdirSync)(dir, { recursive: true });
+    makeFolders(dir);
     if (!(0, import_node_fs16.statSync)(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
     (0, import_node_fs16.accessSync)(dir, import_node_fs16.constants.W_OK);
   } catch (e) {
@@ -64218,8 +64800,8 @@ var init_recorder = __esm({
         this.fourEyes = { required: true, approver: null, ...this.fourEyes, localApply: true };
       }
       /** Apply approves as another user than the plan was made with, in words (src/plan/four-eyes.ts). */
-      setApproverNote(note) {
-        this.approverNote = note;
+      setApproverNote(note2) {
+        this.approverNote = note2;
       }
       /** The pull (merge) request's approval, as read from the forge. */
       setPullRequestApproval(a) {
@@ -64723,12 +65305,12 @@ async function runEvidenceVerify(flags, out, args) {
   if (!st.isDirectory()) throw new UserError(`${dir} is a file: evidence verify checks a folder of records (evidence show prints one)`);
   const stored = readRecords(dir);
   if (!stored.length) throw new UserError(`no evidence records in ${dir}`, "evidence verify checks a folder that apply --evidence wrote records into");
-  const report2 = verifyChain(stored);
+  const report3 = verifyChain(stored);
   let live;
   if (flags.live) live = await liveFindings(flags, stored, out);
-  view({ folder: dir, report: report2, live }, out);
+  view({ folder: dir, report: report3, live }, out);
   if (live && (await Promise.resolve().then(() => (init_evidence(), evidence_exports))).liveChanged(live)) return 1;
-  return report2.ok ? 0 : 1;
+  return report3.ok ? 0 : 1;
 }
 async function liveFindings(flags, stored, out) {
   const repo = openRepo(flags);
@@ -64853,6 +65435,7 @@ var init_local_lock = __esm({
     "use strict";
     import_node_crypto9 = require("node:crypto");
     import_node_fs18 = require("node:fs");
+    init_fs_atomic();
     import_node_os3 = require("node:os");
     import_node_path28 = require("node:path");
     init_tenant();
@@ -64920,7 +65503,7 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
       place(record2) {
         const tmp = `${this.path}.${record2.id}.tmp`;
         try {
-          (0, import_node_fs18.mkdirSync)(this.dir, { recursive: true });
+          makeFolders(this.dir);
           try {
             (0, import_node_fs18.chmodSync)(this.dir, 1023);
           } catch {
@@ -65061,7 +65644,7 @@ var init_git_lock = __esm({
         return h.host === (0, import_node_os4.hostname)() ? holderState(h, thisProcessSpace()) : "unknown";
       }
       git(args, extraEnv = {}) {
-        return new Promise((resolve19, reject) => {
+        return new Promise((resolve20, reject) => {
           const child = (0, import_node_child_process3.execFile)(
             "git",
             args,
@@ -65084,7 +65667,7 @@ var init_git_lock = __esm({
                 return;
               }
               const killed = err && err.killed;
-              resolve19({
+              resolve20({
                 code: err ? typeof err.code === "number" ? err.code ?? 1 : 1 : 0,
                 stdout: String(stdout),
                 stderr: withoutCredentials(String(stderr)) + (killed ? `
@@ -65257,8 +65840,8 @@ async function takeEnvLock(backend, env2, run2) {
 }
 function heldLock(backend, env2, held) {
   let released = false;
-  let note = held.tookOver ? `took over the lock ${held.tookOver.id} of pid ${held.tookOver.pid}, no longer running` : void 0;
-  const say = (more) => void (note = `${note ? `${note}; ` : ""}${more}`);
+  let note2 = held.tookOver ? `took over the lock ${held.tookOver.id} of pid ${held.tookOver.pid}, no longer running` : void 0;
+  const say = (more) => void (note2 = `${note2 ? `${note2}; ` : ""}${more}`);
   return {
     holder: held.holder,
     get released() {
@@ -65271,7 +65854,7 @@ function heldLock(backend, env2, held) {
       acquired_at: held.holder.since,
       waited_ms: held.waitedMs,
       released,
-      ...note ? { note } : {}
+      ...note2 ? { note: note2 } : {}
     }),
     async release(out) {
       if (released) return;
@@ -65466,7 +66049,7 @@ async function judgedNow(run2, plan) {
 async function confirmed(run2) {
   const { out, core, signals: signals2 } = run2;
   if (run2.flags.autoApprove) return true;
-  if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
+  if (!out.interactive) throw new UserError("apply writes to the service: without a terminal to answer on (stdin) it needs --auto-approve");
   const yes = await signals2.without(() => core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")));
   if (!yes) {
     run2.evidence?.recorder.setApproval("declined");
@@ -65552,7 +66135,7 @@ function observers(run2, progress) {
 async function writeAll(run2, plan) {
   const { out, core, env: env2, flags } = run2;
   const progress = await startProgress(out, "Applying\u2026", flags.quiet, core.governor);
-  let report2;
+  let report3;
   try {
     const fourEyes = env2.fourEyes || !!plan.four_eyes;
     const opts = {
@@ -65562,15 +66145,15 @@ async function writeAll(run2, plan) {
       fourEyes,
       kinds: kindsOf(out.io)
     };
-    report2 = await applyPlan(core, plan, { ...opts, tagRequests: run2.evidence !== void 0 });
+    report3 = await applyPlan(core, plan, { ...opts, tagRequests: run2.evidence !== void 0 });
   } finally {
     progress.stop();
   }
   await releaseLock(run2);
-  run2.view({ report: report2, lock: run2.backend ? run2.lock?.evidence() : NO_LOCK }, out);
+  run2.view({ report: report3, lock: run2.backend ? run2.lock?.evidence() : NO_LOCK }, out);
   noteTurnedAway(core.governor, env2, flags, out);
-  if (run2.evidence) run2.evidence.report = report2;
-  return report2.interrupted ? 130 : report2.outcomes.some((o) => o.status === "failed") ? 1 : 0;
+  if (run2.evidence) run2.evidence.report = report3;
+  return report3.interrupted ? 130 : report3.outcomes.some((o) => o.status === "failed") ? 1 : 0;
 }
 async function work(run2) {
   const ready = await beforeWriting(run2, await planToApply(run2));
@@ -65616,8 +66199,8 @@ async function runApply(flags, out, _r, args) {
     }
     await releaseLock(run2);
     if (first !== "stop now") {
-      const kept2 = await run2.evidence?.finish(out, { exitCode: first }) ?? true;
-      return !kept2 && first === 0 ? 1 : first;
+      const kept = await run2.evidence?.finish(out, { exitCode: first }) ?? true;
+      return !kept && first === 0 ? 1 : first;
     }
     out.error(run2.signals.stopNowMessage());
     await run2.evidence?.finish(out, { exitCode: 130, stoppedNow: true });
@@ -65673,7 +66256,7 @@ function buildDrift(desired, live, meta, kinds = KINDS) {
     inGit
   );
   forgetHeldTwice(unknown, held);
-  const kept2 = keptHeldTwice(keptOf(desired, live, meta.targets, kinds), held);
+  const kept = keptHeldTwice(keptOf(desired, live, meta.targets, kinds), held);
   const alike = lookAlikes(desired, live, meta.targets, kinds);
   return {
     format_version: PLAN_FORMAT_VERSION,
@@ -65682,7 +66265,7 @@ function buildDrift(desired, live, meta, kinds = KINDS) {
     drift: plainData(items),
     summary: summarize(DRIFT_CLASSES, items, "class"),
     notes: unknownNotes(unknown),
-    ...kept2.length ? { kept_live: kept2 } : {},
+    ...kept.length ? { kept_live: kept } : {},
     ...alike.length ? { look_alike: alike } : {}
   };
 }
@@ -65710,7 +66293,7 @@ var init_drift3 = __esm({
 });
 
 // src/plan/ignore.ts
-function applyIgnore(report2, rules, today) {
+function applyIgnore(report3, rules, today) {
   const active = rules.filter((r) => inForce(r, today));
   const drift = [];
   const ignored = [];
@@ -65718,7 +66301,7 @@ function applyIgnore(report2, rules, today) {
     reason: [...new Set(used.map((r) => r.reason))].join("; "),
     rule: [...new Set(used.map((r) => r.address))].join(", ")
   });
-  for (const item of report2.drift) {
+  for (const item of report3.drift) {
     const matching = active.filter((r) => globMatch(r.address, item.address) && (!r.classes || r.classes.includes(item.class)));
     if (!matching.length) {
       drift.push(item);
@@ -65753,8 +66336,8 @@ function applyIgnore(report2, rules, today) {
       });
     }
   }
-  const summary = Object.fromEntries(Object.keys(report2.summary).map((k2) => [k2, drift.filter((d) => d.class === k2).length]));
-  return { ...report2, drift, summary, ignored };
+  const summary = Object.fromEntries(Object.keys(report3.summary).map((k2) => [k2, drift.filter((d) => d.class === k2).length]));
+  return { ...report3, drift, summary, ignored };
 }
 var FIELD_CLASSES2, fieldOf;
 var init_ignore = __esm({
@@ -65789,10 +66372,10 @@ async function runDrift(flags, out) {
     const env2 = openEnv(repo, flags, name);
     const core = openClient(env2, flags, out);
     try {
-      const report2 = await driftReport(repo, env2, core, flags, out);
-      view(report2, out);
+      const report3 = await driftReport(repo, env2, core, flags, out);
+      view(report3, out);
       noteTurnedAway(core.governor, env2, flags, out);
-      return report2.drift.length ? 2 : 0;
+      return report3.drift.length ? 2 : 0;
     } finally {
       await core.close();
     }
@@ -65858,13 +66441,13 @@ function outcomesOf(output, checkPlan) {
 }
 function entryOf(raw, source, fleetCommand, checkPlan) {
   if (!isObject(raw)) throw notOutput(source, "an environment's entry is not a JSON object");
-  const { status: _status, command: own2, file: _file, ...report2 } = raw;
+  const { status: _status, command: own2, file: _file, ...report3 } = raw;
   const command = isCommand(own2) ? own2 : fleetCommand;
-  if (isObject(report2.error)) return failedOf(report2, source, command);
-  if (Array.isArray(report2.changes) && typeof report2.checksum === "string") return planOutcome(checkPlan(report2, source));
-  if (Array.isArray(report2.drift)) return driftOutcome(checkDrift(report2, source));
-  if (Array.isArray(report2.cases) && isObject(report2.summary)) {
-    const test = checkTest(report2, source);
+  if (isObject(report3.error)) return failedOf(report3, source, command);
+  if (Array.isArray(report3.changes) && typeof report3.checksum === "string") return planOutcome(checkPlan(report3, source));
+  if (Array.isArray(report3.drift)) return driftOutcome(checkDrift(report3, source));
+  if (Array.isArray(report3.cases) && isObject(report3.summary)) {
+    const test = checkTest(report3, source);
     if (typeof test.environment !== "string")
       throw notOutput(source, "its policy tests name no environment (revsync test without --live runs git's policies, in no environment)");
     return testOutcome(test.environment, test);
@@ -66000,6 +66583,197 @@ var init_summary = __esm({
   }
 });
 
+// src/export/all-envs.ts
+function allSame(ctx, field, values2) {
+  const norm = (v2) => ctx.kind?.compared ? ctx.kind.compared(field, v2) : v2;
+  return values2.every((v2) => sameJson(norm(v2), norm(values2[0])));
+}
+function mergedValue(ctx, field, holdings, values2, parts, what) {
+  if (allSame(ctx, field, values2)) return values2[0];
+  const byEnv = new Map(holdings.map((h, i) => [h.env, values2[i]]));
+  return ctx.namer.name(parts, byEnv, what);
+}
+function mergedLines(holdings, of) {
+  const lines = /* @__PURE__ */ new Map();
+  for (const h of holdings) for (const l of of(h.file)) lines.set(l, [...lines.get(l) ?? [], h.env]);
+  const named3 = (l, envs) => l.startsWith(" ") ? ` (${envs.join(", ")})${l}` : `(${envs.join(", ")}) ${l}`;
+  return [...lines].map(([l, envs]) => envs.length === holdings.length ? l : named3(l, envs));
+}
+function mergedSpec(ctx, holdings, name, address) {
+  const spec = {};
+  const fields = [...new Set(holdings.flatMap((h) => Object.keys(h.file.value.spec)))];
+  for (const field of fields) {
+    if (!holdings.every((h) => field in h.file.value.spec)) continue;
+    const values2 = holdings.map((h) => h.file.value.spec[field]);
+    spec[field] = mergedValue(ctx, field, holdings, values2, [name, field], `${address}: ${field}`);
+  }
+  return spec;
+}
+function mergedBatchFor(holdings, name, policyFile, ctx) {
+  const m = { order: [], ...ctx };
+  const valuesFiles = [];
+  const held = holdings.filter((h) => h.file.value.batches?.some((b2) => b2.name === name));
+  const first = held[0]?.file;
+  const policy2 = first?.value.metadata.name ?? "";
+  const of = (h) => h.file.value.batches?.find((b2) => b2.name === name);
+  const what = first?.batchAddress?.(name) ?? `${first?.address ?? policy2}`;
+  const entry = {
+    name,
+    status: mergedValue(
+      m,
+      "status",
+      held,
+      held.map((h) => of(h).status),
+      [policy2, name, "status"],
+      `${what}: status`
+    )
+  };
+  for (const k2 of ["effective_start_date", "effective_end_date"]) {
+    const dates = held.map((h) => of(h)[k2]);
+    if (dates.every((d) => d !== void 0)) entry[k2] = mergedValue(m, k2, held, dates, [policy2, name, k2], `${what}: ${k2}`);
+  }
+  const texts = held.map((h) => h.file.batchValues.get(name));
+  if (texts.every((t) => t !== void 0)) {
+    const dir = import_node_path32.posix.dirname(policyFile);
+    const own2 = (suffix) => import_node_path32.posix.relative(dir, ctx.unique(import_node_path32.posix.join(dir, valuesFileFor(policy2, name).replace(/\.csv$/, `${suffix}.csv`))));
+    const same2 = texts.every((t) => t === texts[0] || !!ctx.kind?.sameValues?.(t, texts[0]));
+    if (same2) {
+      entry.values = own2("");
+      valuesFiles.push({ file: entry.values, text: texts[0] });
+    } else {
+      const files = held.map((h, i) => ({ env: h.env, file: own2(`-${slug(h.env)}`), text: texts[i] }));
+      for (const f2 of files) valuesFiles.push({ file: f2.file, text: f2.text });
+      entry.values = ctx.namer.name([policy2, name, "values"], new Map(files.map((f2) => [f2.env, f2.file])), `${what}: values`);
+    }
+  }
+  if (held.length < holdings.length) entry.environments = envsOf(held);
+  return { entry, valuesFiles };
+}
+function mergedDoc(ctx, holdings, scope, file, unique) {
+  const base = { ...holdings[0].file, file };
+  const name = base.value.metadata.name;
+  const doc = {
+    address: base.address,
+    base,
+    ...scope ? { scope } : {},
+    value: { apiVersion: base.value.apiVersion, kind: base.value.kind, metadata: { name, ...scope ? { environments: scope } : {} }, spec: {} },
+    specComments: mergedLines(holdings, (f2) => f2.specComments),
+    batchComments: mergedLines(holdings, (f2) => f2.batchComments),
+    valuesFiles: [],
+    leftOut: mergedLines(holdings, (f2) => f2.leftOut)
+  };
+  doc.value.spec = mergedSpec(ctx, holdings, name, base.address);
+  const batchNames = [...new Set(holdings.flatMap((h) => (h.file.value.batches ?? []).map((b2) => b2.name)))].sort();
+  const batches = batchNames.map((b2) => {
+    const { entry, valuesFiles } = mergedBatchFor(holdings, b2, file, { kind: ctx.kind, namer: ctx.namer, unique });
+    doc.valuesFiles.push(...valuesFiles);
+    return entry;
+  });
+  if (batches.length) doc.value.batches = batches;
+  return doc;
+}
+function groupsOf(ctx, holdings) {
+  const fields = [...new Set(holdings.flatMap((h) => Object.keys(h.file.value.spec)))];
+  const lists = fields.filter((k2) => {
+    const values2 = holdings.map((h) => h.file.value.spec[k2]);
+    return values2.every((v2) => v2 !== void 0) && values2.some((v2) => !isScalarValue(v2) && v2 !== null) && !allSame(ctx, k2, values2);
+  });
+  const groups = /* @__PURE__ */ new Map();
+  for (const h of holdings) {
+    const key5 = canonicalJson(lists.map((k2) => ctx.kind?.compared ? ctx.kind.compared(k2, h.file.value.spec[k2]) : h.file.value.spec[k2]));
+    groups.set(key5, [...groups.get(key5) ?? [], h]);
+  }
+  return [...groups.values()];
+}
+function mergeExports(perEnv, order2, namer, taken, kinds = KINDS) {
+  const byAddress = /* @__PURE__ */ new Map();
+  for (const env2 of order2)
+    for (const file of perEnv.find((p) => p.env === env2)?.files ?? []) byAddress.set(file.address, [...byAddress.get(file.address) ?? [], { env: env2, file }]);
+  const used = new Set(taken);
+  const unique = (file) => {
+    let path = file;
+    for (let i = 2; used.has(path); i++) path = file.replace(/\.(yaml|csv)$/, `-${i}.$1`);
+    used.add(path);
+    return path;
+  };
+  const docs = [];
+  for (const holdings of byAddress.values()) {
+    const ctx = { order: order2, kind: kindOfFile(kinds, holdings[0].file.value.kind), namer };
+    const file = unique(holdings[0].file.file);
+    for (const group of groupsOf(ctx, holdings)) {
+      const scope = group.length === order2.length ? void 0 : envsOf(group);
+      docs.push(mergedDoc(ctx, group, scope, file, unique));
+    }
+  }
+  return docs;
+}
+function written(value2) {
+  if (value2 instanceof VarRef) return `\${${value2.name}}`;
+  if (Array.isArray(value2)) return value2.map(written);
+  if (value2 && typeof value2 === "object") return Object.fromEntries(Object.entries(value2).map(([k2, v2]) => [k2, written(v2)]));
+  return literalValue(value2);
+}
+function renderMerged(docs, header) {
+  const texts = docs.map((d) => {
+    const doc = new import_yaml8.Document(written(d.value));
+    quotedWhereNeeded(doc.contents);
+    (0, import_yaml8.visit)(doc, {
+      Pair(_2, pair) {
+        if ((0, import_yaml8.isScalar)(pair.key) && pair.key.value === "environments" && (0, import_yaml8.isSeq)(pair.value)) pair.value.flow = true;
+      }
+    });
+    placeComments(doc, d);
+    return doc.toString({ lineWidth: 0 });
+  });
+  return `${header.map((h) => `# ${h}`).join("\n")}
+${texts.join("---\n")}`;
+}
+var import_node_path32, import_yaml8, VarRef, VarNamer, isScalarValue, envsOf;
+var init_all_envs = __esm({
+  "src/export/all-envs.ts"() {
+    "use strict";
+    import_node_path32 = require("node:path");
+    import_yaml8 = __toESM(require_dist(), 1);
+    init_canonical_json();
+    init_interpolate();
+    init_registry();
+    init_address();
+    init_mapping();
+    VarRef = class {
+      constructor(name) {
+        this.name = name;
+      }
+      name;
+    };
+    VarNamer = class {
+      constructor(existing) {
+        this.existing = existing;
+      }
+      existing;
+      made = /* @__PURE__ */ new Map();
+      sets = [];
+      name(parts, values2, what) {
+        const fits = (held) => [...values2].every(([env2, v2]) => sameJson(held(env2), v2));
+        const names = new Set([...this.existing.values()].flatMap((vars) => Object.keys(vars)));
+        const reuse = [...names].sort().find((n) => fits((env2) => this.existing.get(env2)?.[n]));
+        if (reuse) return new VarRef(reuse);
+        const base = parts.map((p) => slug(p).replace(/-/g, "_")).join("_");
+        for (let i = 1; ; i++) {
+          const name = i === 1 ? base : `${base}_${i}`;
+          const mine = this.made.get(name);
+          if (mine && fits((env2) => mine.get(env2))) return new VarRef(name);
+          if (mine || names.has(name)) continue;
+          this.made.set(name, new Map(values2));
+          for (const [env2, value2] of values2) this.sets.push({ env: env2, name, value: value2, what });
+          return new VarRef(name);
+        }
+      }
+    };
+    isScalarValue = (v2) => typeof v2 === "string" || typeof v2 === "number" || typeof v2 === "boolean";
+    envsOf = (holdings) => holdings.map((h) => h.env);
+  }
+});
+
 // src/export/in-place.ts
 function sameField(kind, field, git, live) {
   if (git === void 0) return false;
@@ -66016,10 +66790,10 @@ function scalarText(value2) {
   const plain = /^[A-Za-z_][A-Za-z0-9 _./-]*$/.test(value2) && !/ $/.test(value2) && !/^(true|false|null|yes|no|on|off|y|n|~)$/i.test(value2);
   return plain ? value2 : JSON.stringify(value2);
 }
-function setValue(doc, path, serviceValue, edits) {
-  const value2 = literalValue(serviceValue);
+function setValue(doc, path, serviceValue, edits, raw = false) {
+  const value2 = raw ? serviceValue : literalValue(serviceValue);
   const old = doc.getIn(path, true);
-  if (old && (0, import_yaml7.isScalar)(old) && (value2 === null || typeof value2 !== "object")) {
+  if (old && (0, import_yaml9.isScalar)(old) && (value2 === null || typeof value2 !== "object")) {
     old.value = value2;
     quotedWhereNeeded(old);
     if (old.range) edits.splices.push({ start: old.range[0], end: old.range[1], text: scalarText(value2) });
@@ -66044,7 +66818,7 @@ function addComments(node, lines) {
 }
 function sharedWords(sharedWith) {
   const n = sharedWith.length;
-  return `environment${n === 1 ? "" : "s"} ${sharedWith.join(", ")} read${n === 1 ? "s" : ""} this file too, so export would change ${n === 1 ? "its" : "their"} plan${n === 1 ? "" : "s"}: not exported (change git in a reviewed commit, or make the value a \${VAR} with each environment's own entry under vars: in revsync.yaml, and export again)`;
+  return `environment${n === 1 ? "" : "s"} ${sharedWith.join(", ")} read${n === 1 ? "s" : ""} this file too, so export would change ${n === 1 ? "its" : "their"} plan${n === 1 ? "" : "s"}: not exported (change git in a reviewed commit, or make the value a \${VAR} with each environment's own entry under vars: in revsync.yaml and export again, or export every environment at once: revsync export --all-envs)`;
 }
 function refuseShared(ctx, what) {
   if (!ctx.sharedWith?.length) return false;
@@ -66085,6 +66859,7 @@ function setField(doc, path, value2, edits, ctx) {
   return "var";
 }
 function updateSpec(doc, current, f2, edits, ctx, changes) {
+  if (f2.batchesOnly) return;
   for (const [field, live] of Object.entries(f2.value.spec)) {
     if (!current.spec || !(field in current.spec) || sameField(ctx.kind, field, current.spec[field], live)) continue;
     if (setField(doc, ["spec", field], live, edits, ctx) === "set") changes.push(field);
@@ -66111,29 +66886,29 @@ function addBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }) {
   const file = text4 !== void 0 ? newValues() : void 0;
   const entry = literalValue({ ...b2, ...file !== void 0 ? { values: file } : {} });
   const seq = doc.get("batches", true);
-  if ((0, import_yaml7.isSeq)(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
+  if ((0, import_yaml9.isSeq)(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
   else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
   edits.structural = true;
   out.changes.push(`batch ${b2.name} added`);
   if (file !== void 0 && text4 !== void 0)
-    out.values.push({ file: import_node_path32.posix.join(ctx.policyDir, file), text: text4, what: `values of ${batchAddress(f2, b2.name)}`, named: true });
+    out.values.push({ file: import_node_path33.posix.join(ctx.policyDir, file), text: text4, what: `values of ${batchAddress(f2, b2.name)}`, named: true });
 }
 function updateBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }, i, g2) {
-  const put2 = (path, value2, what2) => {
+  const put3 = (path, value2, what2) => {
     if (setField(doc, path, value2, edits, ctx) === "set") out.changes.push(what2);
   };
-  if (g2.status !== b2.status) put2(["batches", i, "status"], b2.status, `batch ${b2.name} status`);
+  if (g2.status !== b2.status) put3(["batches", i, "status"], b2.status, `batch ${b2.name} status`);
   for (const k2 of BATCH_DATES) {
     if (g2[k2] === void 0) continue;
     const unknown = f2.batchDatesUnknown.get(b2.name)?.find((u) => u.field === k2);
     if (unknown) addUnknown(ctx.plan.unknown, batchAddress(f2, b2.name), [unknown]);
-    else if (b2[k2] !== void 0 && g2[k2] !== b2[k2]) put2(["batches", i, k2], b2[k2], `batch ${b2.name} ${k2}`);
+    else if (b2[k2] !== void 0 && g2[k2] !== b2[k2]) put3(["batches", i, k2], b2[k2], `batch ${b2.name} ${k2}`);
   }
   const text4 = f2.batchValues.get(b2.name);
   if (text4 === void 0) return;
   const what = `values of ${batchAddress(f2, b2.name)}`;
   if (typeof g2.values === "string" && g2.values !== "") {
-    const file2 = import_node_path32.posix.normalize(import_node_path32.posix.join(ctx.policyDir, g2.values));
+    const file2 = import_node_path33.posix.normalize(import_node_path33.posix.join(ctx.policyDir, g2.values));
     if (!sameValues(ctx.kind, ctx.readValues(file2), text4) && !refuseShared(ctx, `the values of batch ${b2.name} differ from ${file2}`))
       out.values.push({ file: file2, text: text4, what });
     return;
@@ -66142,7 +66917,7 @@ function updateBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }, i, g2) {
   const file = newValues();
   setValue(doc, ["batches", i, "values"], file, edits);
   out.changes.push(`batch ${b2.name} values`);
-  out.values.push({ file: import_node_path32.posix.join(ctx.policyDir, file), text: text4, what, named: true });
+  out.values.push({ file: import_node_path33.posix.join(ctx.policyDir, file), text: text4, what, named: true });
 }
 function updateDoc(doc, current, f2, edits, ctx) {
   const out = { changes: [], values: [] };
@@ -66167,15 +66942,15 @@ function rewrite(original, docs, edits) {
   if (!edits || edits.structural || !edits.splices.length) return whole;
   let text4 = original;
   for (const s3 of [...edits.splices].sort((a, b2) => b2.start - a.start)) text4 = text4.slice(0, s3.start) + s3.text + text4.slice(s3.end);
-  const meaning = (t) => (0, import_yaml7.parseAllDocuments)(t).map((d) => d.toJS());
-  return sameJson(meaning(text4), meaning(whole)) ? text4 : whole;
+  const meaning2 = (t) => (0, import_yaml9.parseAllDocuments)(t).map((d) => d.toJS());
+  return sameJson(meaning2(text4), meaning2(whole)) ? text4 : whole;
 }
 function readGit(git, kinds) {
   const parsed = /* @__PURE__ */ new Map();
   const where2 = /* @__PURE__ */ new Map();
   const broken = /* @__PURE__ */ new Map();
   for (const g2 of git) {
-    const docs = (0, import_yaml7.parseAllDocuments)(g2.text);
+    const docs = (0, import_yaml9.parseAllDocuments)(g2.text);
     if (!Array.isArray(docs)) continue;
     parsed.set(g2.file, docs);
     const err = docs.flatMap((d) => d.errors)[0];
@@ -66185,6 +66960,7 @@ function readGit(git, kinds) {
       broken.set(g2.file, { file: g2.file, message: `${pos.line}:${pos.col}: ${reason}: not updated (fix the YAML, then export again)` });
     }
     docs.forEach((doc, index) => {
+      if (g2.outOfScope?.has(index)) return;
       const v2 = g2.values[index] ?? (doc.errors.length ? void 0 : doc.toJS());
       if (!v2 || typeof v2.kind !== "string" || !kindOfFile(kinds, v2.kind) || typeof v2.metadata?.name !== "string") return;
       const k2 = key3(v2.kind, v2.metadata.name);
@@ -66196,11 +66972,11 @@ function readGit(git, kinds) {
 function valuesNamedIn(git) {
   const named3 = /* @__PURE__ */ new Set();
   for (const g2 of git) {
-    const docs = g2.values.length ? g2.values : (0, import_yaml7.parseAllDocuments)(g2.text).map((d) => d.toJS());
+    const docs = g2.values.length ? g2.values : (0, import_yaml9.parseAllDocuments)(g2.text).map((d) => d.toJS());
     for (const v2 of docs) {
       const batches = v2?.batches;
       if (!Array.isArray(batches)) continue;
-      for (const b2 of batches) if (typeof b2?.values === "string" && b2.values !== "") named3.add(import_node_path32.posix.normalize(import_node_path32.posix.join(import_node_path32.posix.dirname(g2.file), b2.values)));
+      for (const b2 of batches) if (typeof b2?.values === "string" && b2.values !== "") named3.add(import_node_path33.posix.normalize(import_node_path33.posix.join(import_node_path33.posix.dirname(g2.file), b2.values)));
     }
   }
   return named3;
@@ -66214,15 +66990,15 @@ function placeFile(f2, x2) {
   if (hit) x2.matched.add(k2);
   if (hit && read.broken.has(hit.file.file)) return;
   if (!hit) {
-    if (opts.sharedWith?.length)
-      return void plan.refused.push({ message: `${f2.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`, because: "shared" });
+    const shared = sharedOf(opts, f2.address);
+    if (shared.length) return void plan.refused.push({ message: `${f2.address}: in the service, no file in git; ${sharedWords(shared)}`, because: "shared" });
     plan.writes.push({ file: f2.file, text: renderFile(f2, x2.header(f2.file)), created: true, what: f2.address, group: f2.file });
     for (const v2 of f2.valuesFiles) plan.writes.push({ file: v2.file, text: v2.text, created: true, what: `values of ${f2.address}`, group: f2.file });
     return;
   }
   const current = hit.file.values[hit.index];
   const doc = read.parsed.get(hit.file.file)?.[hit.index];
-  if (current === void 0 || !doc || !(0, import_yaml7.isMap)(doc.contents)) {
+  if (current === void 0 || !doc || !(0, import_yaml9.isMap)(doc.contents)) {
     plan.skipped.push(`${hit.file.file} holds ${f2.address} but could not be read with this environment's variables (revsync validate says why): left as it is`);
     return;
   }
@@ -66233,11 +67009,11 @@ function placeFile(f2, x2) {
     address: f2.address,
     claimValues: x2.claimValues,
     plan,
-    policyDir: import_node_path32.posix.dirname(hit.file.file),
+    policyDir: import_node_path33.posix.dirname(hit.file.file),
     readValues: x2.readValues,
     ...kind ? { kind } : {},
     ...opts.varHome ? { varHome: opts.varHome } : {},
-    ...opts.sharedWith ? { sharedWith: opts.sharedWith } : {}
+    sharedWith: sharedOf(opts, f2.address)
   };
   const { changes, values: values2 } = updateDoc(doc, current, f2, fileEdits, ctx);
   if (changes.length) x2.dirty.set(hit.file.file, [...x2.dirty.get(hit.file.file) ?? [], `${f2.address}: ${changes.join(", ")}`]);
@@ -66252,9 +67028,9 @@ function placeExport(files, git, header, readValues, opts = {}) {
   for (const f2 of files) if (!read.where.has(key3(f2.value.kind, f2.value.metadata.name))) for (const v2 of f2.valuesFiles) claimed.add(v2.file);
   const claimValues = (policyDir, file) => {
     let path = file;
-    for (let i = 2; claimed.has(import_node_path32.posix.join(policyDir, path)) || readValues(import_node_path32.posix.join(policyDir, path)) !== void 0; i++)
+    for (let i = 2; claimed.has(import_node_path33.posix.join(policyDir, path)) || readValues(import_node_path33.posix.join(policyDir, path)) !== void 0; i++)
       path = file.replace(/\.csv$/, `-${i}.csv`);
-    claimed.add(import_node_path32.posix.join(policyDir, path));
+    claimed.add(import_node_path33.posix.join(policyDir, path));
     return path;
   };
   const x2 = { plan, git, read, header, readValues, claimValues, opts, matched: /* @__PURE__ */ new Set(), dirty: /* @__PURE__ */ new Map(), edits: /* @__PURE__ */ new Map() };
@@ -66271,12 +67047,12 @@ function placeExport(files, git, header, readValues, opts = {}) {
   }
   return plan;
 }
-var import_node_path32, import_yaml7, key3, WHOLE_VAR, batchAddress;
+var import_node_path33, import_yaml9, key3, setOwnValue, setLiveValue, WHOLE_VAR, batchAddress, sharedOf;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
-    import_node_path32 = require("node:path");
-    import_yaml7 = __toESM(require_dist(), 1);
+    import_node_path33 = require("node:path");
+    import_yaml9 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
     init_export_file();
@@ -66285,14 +67061,236 @@ var init_in_place = __esm({
     init_unknown();
     init_mapping();
     key3 = (kind, name) => `${kind}\0${name}`;
+    setOwnValue = (doc, path, value2, edits) => setValue(doc, path, value2, edits, true);
+    setLiveValue = (doc, path, value2, edits) => setValue(doc, path, value2, edits);
     WHOLE_VAR = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
     batchAddress = (f2, name) => f2.batchAddress?.(name) ?? f2.address;
+    sharedOf = (opts, address) => typeof opts.sharedWith === "function" ? opts.sharedWith(address) : opts.sharedWith ?? [];
+  }
+});
+
+// src/export/all-envs-in-place.ts
+function note(p, d, what) {
+  p.changes.set(d.file, [...p.changes.get(d.file) ?? [], what]);
+}
+function setScope(d, path, envs, all2) {
+  d.edits.structural = true;
+  if (sameJson(envs, [...all2])) d.doc.deleteIn([...path, SCOPE_KEY]);
+  else d.doc.setIn([...path, SCOPE_KEY], d.doc.createNode(envs, { flow: true }));
+}
+function assign(address, holdings, docs, ctx, p) {
+  const out = /* @__PURE__ */ new Map();
+  for (const h of holdings) {
+    const mine = docs.filter((d2) => effective(scopeOf(scopeNode(d2)), ctx.order).includes(h.env));
+    let d = mine.length === 1 ? mine[0] : void 0;
+    if (!mine.length && docs.length === 1 && docs[0]) {
+      d = docs[0];
+      const widened = inOrder([...effective(scopeOf(scopeNode(d)), ctx.order), h.env], ctx.order);
+      setScope(d, ["metadata"], widened, ctx.order);
+      note(p, d, `${address}: metadata.environments gains ${h.env}, which holds it`);
+    }
+    if (!d) {
+      const why = mine.length ? `${mine.length} documents of it are for ${h.env}` : `none of git's ${docs.length} documents of it is for ${h.env} (metadata.environments)`;
+      p.refused.push({
+        message: `${address}: environment ${h.env} holds it, and ${why}: not exported (give ${h.env} exactly one of them, and export again)`,
+        because: "shared"
+      });
+      return void 0;
+    }
+    out.set(d, [...out.get(d) ?? [], h]);
+  }
+  return out;
+}
+function varFor(d, path, values2, others, parts, what, ctx) {
+  const list3 = [...values2.values()];
+  const norm = (v2) => ctx.kind?.compared ? ctx.kind.compared(String(path[path.length - 1]), v2) : v2;
+  if (list3.every((v2) => sameJson(norm(v2), norm(list3[0])))) return "same";
+  const raw = d.doc.getIn(path);
+  if (raw !== void 0 && variablesIn(JSON.stringify(raw)).length) return "kept";
+  if (!list3.every(isScalarValue2) || raw !== void 0 && !isScalarValue2(raw)) return "refused";
+  const all2 = new Map(values2);
+  for (const env2 of others) if (raw !== void 0) all2.set(env2, meaning(raw));
+  const ref = ctx.namer.name(parts, all2, what);
+  setOwnValue(d.doc, path, `\${${ref.name}}`, d.edits);
+  return "var";
+}
+function prepareSpec(address, d, holders, others, ctx, p) {
+  const spec = d.doc.get("spec", true);
+  if (!(0, import_yaml10.isMap)(spec)) return [];
+  const name = holders[0]?.file.value.metadata.name ?? "";
+  const lists = [];
+  for (const item of spec.items) {
+    const field = (0, import_yaml10.isScalar)(item.key) ? String(item.key.value) : void 0;
+    if (!field || !holders.every((h) => field in h.file.value.spec)) continue;
+    const values2 = new Map(holders.map((h) => [h.env, h.file.value.spec[field]]));
+    const r = varFor(d, ["spec", field], values2, others, [name, field], `${address}: ${field}`, ctx);
+    if (r === "var") note(p, d, `${address}: ${field} differs between ${holders.map((h) => h.env).join(", ")}: now a \${VAR}`);
+    if (r === "refused") lists.push(field);
+  }
+  return lists;
+}
+function splitByLists(address, d, holders, lists, ctx, p) {
+  if (lists.some((f2) => variablesIn(JSON.stringify(d.doc.getIn(["spec", f2]) ?? null)).length)) {
+    p.refused.push({
+      message: `${address}: ${lists.join(", ")} differ${lists.length === 1 ? "s" : ""} between ${holders.map((h) => h.env).join(", ")}, and git writes ${lists.length === 1 ? "it" : "them"} with variables: not exported (give each environment its own document of the policy, with metadata.environments, and export again)`,
+      because: "variable"
+    });
+    return void 0;
+  }
+  const norm = (f2, v2) => ctx.kind?.compared ? ctx.kind.compared(f2, v2) : v2;
+  const groups = /* @__PURE__ */ new Map();
+  for (const h of holders) {
+    const key5 = canonicalJson(lists.map((f2) => norm(f2, h.file.value.spec[f2])));
+    groups.set(key5, [...groups.get(key5) ?? [], h]);
+  }
+  const out = [];
+  let at2 = d.docs.indexOf(d.doc);
+  for (const group of groups.values()) {
+    const doc = out.length ? d.doc.clone() : d.doc;
+    if (out.length) {
+      d.docs.splice(++at2, 0, doc);
+      if (doc.directives) doc.directives.docStart = true;
+    }
+    const ref = { ...d, doc };
+    setScope(
+      ref,
+      ["metadata"],
+      group.map((h) => h.env),
+      []
+    );
+    for (const f2 of lists) setLiveValue(doc, ["spec", f2], group[0].file.value.spec[f2], d.edits);
+    out.push([ref, group]);
+  }
+  d.edits.structural = true;
+  note(
+    p,
+    d,
+    `${address}: ${lists.join(", ")} differ${lists.length === 1 ? "s" : ""}: one document each for ${[...groups.values()].map((g2) => g2.map((h) => h.env).join(", ")).join("; ")}`
+  );
+  return out;
+}
+function prepareListed(d, i, b2, holders, others, ctx, p) {
+  const policy2 = holders[0]?.file.value.metadata.name ?? "";
+  const held = holders.filter((h) => h.file.value.batches?.some((x2) => x2.name === b2));
+  const of = (h) => h.file.value.batches?.find((x2) => x2.name === b2);
+  const docScope = effective(scopeOf(scopeNode(d)), ctx.order);
+  const was = scopeOf(d.doc.getIn(["batches", i, SCOPE_KEY], true)) ?? docScope;
+  const holderEnvs = new Set(holders.map((h) => h.env));
+  const now = inOrder([...was.filter((e) => !holderEnvs.has(e)), ...held.map((h) => h.env)], ctx.order);
+  const address = held[0]?.file.batchAddress?.(b2) ?? `${policy2}/${b2}`;
+  if (!sameJson(now, inOrder(was, ctx.order)) && now.length) {
+    setScope(d, ["batches", i], now, docScope);
+    note(p, d, `${address}: environments ${now.join(", ")} (those that hold it)`);
+  }
+  const rest = now.filter((e) => !held.some((h) => h.env === e));
+  for (const k2 of ["status", "effective_start_date", "effective_end_date"]) {
+    const values2 = new Map(held.flatMap((h) => of(h)?.[k2] === void 0 ? [] : [[h.env, of(h)?.[k2]]]));
+    if (values2.size !== held.length || d.doc.getIn(["batches", i, k2]) === void 0) continue;
+    if (varFor(d, ["batches", i, k2], values2, rest, [policy2, b2, k2], `${address}: ${k2}`, ctx) === "var") note(p, d, `${address}: ${k2} now a \${VAR}`);
+  }
+  prepareValues(d, i, b2, held, rest, ctx, p);
+}
+function prepareValues(d, i, b2, held, rest, ctx, p) {
+  const raw = d.doc.getIn(["batches", i, "values"]);
+  const texts = held.map((h) => h.file.batchValues.get(b2));
+  if (typeof raw !== "string" || variablesIn(raw).length || !texts.every((t) => t !== void 0)) return;
+  const same2 = texts.every((t) => t === texts[0] || !!ctx.kind?.sameValues?.(t, texts[0]));
+  if (same2) return;
+  const dir = import_node_path34.posix.dirname(d.file);
+  const policy2 = held[0]?.file.value.metadata.name ?? "";
+  const files = held.map((h, i2) => {
+    const file = ctx.unique(import_node_path34.posix.join(dir, meaning(raw)).replace(/\.csv$/i, "") + `-${h.env.toLowerCase().replace(/[^a-z0-9]+/g, "-")}.csv`);
+    p.values.push({ file, text: texts[i2], what: `values of ${held[0]?.file.batchAddress?.(b2) ?? b2} in ${h.env}` });
+    return [h.env, import_node_path34.posix.relative(dir, file)];
+  });
+  const values2 = new Map([...files, ...rest.map((e) => [e, meaning(raw)])]);
+  const ref = ctx.namer.name([policy2, b2, "values"], values2, `${held[0]?.file.batchAddress?.(b2) ?? b2}: values`);
+  setOwnValue(d.doc, ["batches", i, "values"], `\${${ref.name}}`, d.edits);
+  note(p, d, `batch ${b2}: values differ between ${held.map((h) => h.env).join(", ")}: one file each, through \${${ref.name}}`);
+}
+function addMerged(d, b2, holders, ctx, p) {
+  const docScope = effective(scopeOf(scopeNode(d)), ctx.order);
+  const { entry, valuesFiles } = mergedBatchFor(holders, b2, d.file, ctx);
+  const held = holders.filter((h) => h.file.value.batches?.some((x2) => x2.name === b2)).map((h) => h.env);
+  if (sameJson(held, docScope)) delete entry.environments;
+  else entry.environments = held;
+  const node = quotedWhereNeeded(d.doc.createNode(ownText(entry)));
+  const seq = d.doc.get("batches", true);
+  if ((0, import_yaml10.isSeq)(seq)) seq.add(node);
+  else d.doc.set("batches", d.doc.createNode([node]));
+  d.edits.structural = true;
+  const dir = import_node_path34.posix.dirname(d.file);
+  for (const v2 of valuesFiles) p.values.push({ file: import_node_path34.posix.join(dir, v2.file), text: v2.text, what: `values of batch ${b2}` });
+  note(p, d, `batch ${b2} added${entry.environments ? ` for ${entry.environments.join(", ")}` : ""}`);
+}
+function ownText(entry) {
+  return Object.fromEntries(
+    Object.entries(entry).map(([k2, v2]) => [k2, v2 instanceof VarRef ? `\${${v2.name}}` : typeof v2 === "string" ? v2.replaceAll("${", "$${") : v2])
+  );
+}
+function prepareBatches(d, holders, others, ctx, p) {
+  const seq = d.doc.get("batches", true);
+  const listed = (0, import_yaml10.isSeq)(seq) ? seq.items.map((item) => (0, import_yaml10.isMap)(item) ? item.get("name") : void 0) : [];
+  const live = [...new Set(holders.flatMap((h) => (h.file.value.batches ?? []).map((b2) => b2.name)))].sort();
+  for (const b2 of live) {
+    const at2 = listed.flatMap((n, i) => n === b2 ? [i] : []);
+    if (!at2.length) addMerged(d, b2, holders, ctx, p);
+    else if (at2.length === 1) prepareListed(d, at2[0], b2, holders, others, ctx, p);
+  }
+}
+function prepareAddress(address, holdings, docs, ctx, p) {
+  const assigned = assign(address, holdings, docs, ctx, p);
+  if (!assigned) return void p.excluded.add(address);
+  for (const [d, holders] of assigned) {
+    let others = effective(scopeOf(scopeNode(d)), ctx.order).filter((e) => !holders.some((h) => h.env === e));
+    if (others.length) {
+      setScope(
+        d,
+        ["metadata"],
+        holders.map((h) => h.env),
+        ctx.order
+      );
+      note(
+        p,
+        d,
+        `${address}: metadata.environments ${holders.map((h) => h.env).join(", ")} (${others.join(", ")} ${others.length === 1 ? "does" : "do"} not hold it)`
+      );
+      others = [];
+    }
+    for (const h of holders) p.sharedWith.set(`${h.env}\0${address}`, others);
+    const lists = prepareSpec(address, d, holders, others, ctx, p);
+    const parts = lists.length ? splitByLists(address, d, holders, lists, ctx, p) : [[d, holders]];
+    if (!parts) return void p.excluded.add(address);
+    for (const [part2, group] of parts) {
+      if (part2 !== d) prepareSpec(address, part2, group, [], ctx, p);
+      prepareBatches(part2, group, [], ctx, p);
+    }
+  }
+}
+var import_node_path34, import_yaml10, scopeNode, effective, inOrder, isScalarValue2, meaning;
+var init_all_envs_in_place = __esm({
+  "src/export/all-envs-in-place.ts"() {
+    "use strict";
+    import_node_path34 = require("node:path");
+    import_yaml10 = __toESM(require_dist(), 1);
+    init_canonical_json();
+    init_interpolate();
+    init_scope();
+    init_all_envs();
+    init_in_place();
+    init_canonical_json();
+    init_mapping();
+    scopeNode = (d) => d.doc.getIn(["metadata", SCOPE_KEY], true);
+    effective = (scope, order2) => scope ?? [...order2];
+    inOrder = (envs, order2) => order2.filter((e) => new Set(envs).has(e));
+    isScalarValue2 = (v2) => typeof v2 === "string" || typeof v2 === "number" || typeof v2 === "boolean";
+    meaning = (v2) => typeof v2 === "string" ? v2.replaceAll("$${", "${") : v2;
   }
 });
 
 // src/export/config-vars.ts
 function setEnvironmentVars(text4, env2, sets) {
-  const doc = (0, import_yaml8.parseDocument)(text4);
+  const doc = (0, import_yaml11.parseDocument)(text4);
   if (doc.errors.length) throw new Error(`revsync.yaml has a YAML error: ${doc.errors[0]?.message ?? ""}`);
   const splices = [];
   let structural = false;
@@ -66300,7 +67298,7 @@ function setEnvironmentVars(text4, env2, sets) {
     const value2 = literalValue(serviceValue);
     const path = ["environments", env2, "vars", name];
     const old = doc.getIn(path, true);
-    if (old && (0, import_yaml8.isScalar)(old) && old.range && (value2 === null || typeof value2 !== "object")) {
+    if (old && (0, import_yaml11.isScalar)(old) && old.range && (value2 === null || typeof value2 !== "object")) {
       splices.push({ start: old.range[0], end: old.range[1], text: scalarText(value2) });
       old.value = value2;
       quotedWhereNeeded(old);
@@ -66314,11 +67312,11 @@ function setEnvironmentVars(text4, env2, sets) {
   for (const s3 of splices.sort((a, b2) => b2.start - a.start)) out = out.slice(0, s3.start) + s3.text + out.slice(s3.end);
   return out;
 }
-var import_yaml8;
+var import_yaml11;
 var init_config_vars = __esm({
   "src/export/config-vars.ts"() {
     "use strict";
-    import_yaml8 = __toESM(require_dist(), 1);
+    import_yaml11 = __toESM(require_dist(), 1);
     init_interpolate();
     init_in_place();
     init_mapping();
@@ -66328,22 +67326,38 @@ var init_config_vars = __esm({
 // src/cli/export.ts
 var export_exports = {};
 __export(export_exports, {
-  runExport: () => runExport
+  checkWrites: () => checkWrites,
+  exportFolder: () => exportFolder,
+  filesUnder: () => filesUnder,
+  gitFileAs: () => gitFileAs,
+  posixOf: () => posixOf,
+  refusalWords: () => refusalWords,
+  runExport: () => runExport,
+  varHome: () => varHome,
+  writeAll: () => writeAll2
 });
 function filesUnder(dir) {
   const out = /* @__PURE__ */ new Set();
   const walk = (d) => {
     for (const e of (0, import_node_fs20.readdirSync)(d, { withFileTypes: true })) {
       if (e.name.startsWith(".")) continue;
-      const p = (0, import_node_path33.join)(d, e.name);
+      const p = (0, import_node_path35.join)(d, e.name);
       if (e.isDirectory()) walk(p);
-      else out.add(posixOf((0, import_node_path33.relative)(dir, p)));
+      else out.add(posixOf((0, import_node_path35.relative)(dir, p)));
     }
   };
   if ((0, import_node_fs20.existsSync)(dir)) walk(dir);
   return out;
 }
-function gitFiles(dir, vars, inside, unreadable) {
+function gitFileAs(file, text4, vars, repo, environment, kinds) {
+  const values2 = [];
+  const dropped = /* @__PURE__ */ new Set();
+  const scopedLists = (fileKind) => kinds.find((k2) => k2.fileKind === fileKind)?.scopedLists ?? [];
+  const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file, diagnostics: [], keepPlaces: true, dropped });
+  for (const src of readYamlText(text4, file, [], vars, keep2)) if (!src.unresolved?.size) values2[src.index] = src.value;
+  return { file, text: text4, values: values2, outOfScope: dropped };
+}
+function gitFiles(dir, vars, inside, unreadable, at2) {
   if (!(0, import_node_fs20.existsSync)(dir)) return [];
   return listYamlFiles(dir).flatMap((abs) => {
     let text4;
@@ -66353,15 +67367,14 @@ function gitFiles(dir, vars, inside, unreadable) {
       unreadable.push(e instanceof Error ? e.message : String(e));
       return [];
     }
-    const values2 = [];
-    for (const src of readYamlFile(abs, abs, [], vars, inside)) if (!src.unresolved?.size) values2[src.index] = src.value;
-    return [{ file: posixOf((0, import_node_path33.relative)(dir, abs)), text: text4, values: values2 }];
+    return [gitFileAs(posixOf((0, import_node_path35.relative)(dir, abs)), text4, vars, at2.repo, at2.environment, at2.kinds)];
   });
 }
-function varHome(ctx) {
-  const { repo, env: env2 } = ctx;
+function varHome(repo, envName2, added = /* @__PURE__ */ new Set()) {
+  const env2 = { name: envName2 };
   const envVars = repo.config.environments[env2.name]?.vars ?? {};
   return (name) => {
+    if (added.has(name)) return { kind: "own" };
     if (Object.prototype.hasOwnProperty.call(envVars, name)) {
       const raw = envVars[name];
       if (typeof raw === "string" && /\$\{/.test(raw)) {
@@ -66381,7 +67394,7 @@ async function exportPlan(ctx, core) {
   let taken;
   let git;
   try {
-    git = gitFiles(dir, varsFor(env2, envOf(flags)), ctx.inside, ctx.unreadable);
+    git = gitFiles(dir, varsFor(env2, envOf(flags)), ctx.inside, ctx.unreadable, { repo, environment: env2.name, kinds });
     taken = /* @__PURE__ */ new Set([...filesUnder(dir), ...valuesNamedIn(git)]);
   } catch (e) {
     throw fileError("read", ctx.shown("."), e);
@@ -66389,14 +67402,14 @@ async function exportPlan(ctx, core) {
   const unnamed = [];
   const heldTwice = [];
   const files = exportFiles(live, flags.target ?? [], taken, unnamed, kinds, heldTwice);
-  const schemaFile = (0, import_node_path33.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path35.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path33.relative)((0, import_node_path33.dirname)((0, import_node_path33.join)(dir, file)), schemaFile))}`,
+    `yaml-language-server: $schema=${posixOf((0, import_node_path35.relative)((0, import_node_path35.dirname)((0, import_node_path35.join)(dir, file)), schemaFile))}`,
     `Exported by revsync from environment ${env2.name}.`
   ];
-  const inPolicies = !(0, import_node_path33.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path33.isAbsolute)((0, import_node_path33.relative)(repo.policiesDir, dir));
+  const inPolicies = !(0, import_node_path35.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path35.isAbsolute)((0, import_node_path35.relative)(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
-  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith, taken, kinds }), files, unnamed, heldTwice };
+  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(repo, env2.name), sharedWith, taken, kinds }), files, unnamed, heldTwice };
 }
 function checkWrites(ctx, plan) {
   const { out, dir } = ctx;
@@ -66405,7 +67418,7 @@ function checkWrites(ctx, plan) {
   const unwritable2 = [];
   for (const w2 of plan.writes) {
     try {
-      realPathInside(base, (0, import_node_path33.join)(dir, w2.file), words2);
+      realPathInside(base, (0, import_node_path35.join)(dir, w2.file), words2);
     } catch (e) {
       const message = e.message;
       out.error(`${message} (${w2.what})`);
@@ -66434,10 +67447,10 @@ function whatToWrite(ctx, plan) {
     }
   const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack2]);
   const writes = plan.writes.filter((w2) => !left.has(w2) && ctx.readValues(w2.file) !== w2.text);
-  const schemaFile = (0, import_node_path33.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path35.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const needsSchemas = writes.some((w2) => {
     const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w2.text);
-    return !!m && (0, import_node_path33.resolve)((0, import_node_path33.dirname)((0, import_node_path33.join)(dir, w2.file)), m[1]) === schemaFile;
+    return !!m && (0, import_node_path35.resolve)((0, import_node_path35.dirname)((0, import_node_path35.join)(dir, w2.file)), m[1]) === schemaFile;
   });
   let configText;
   if (plan.vars.length) {
@@ -66455,19 +67468,19 @@ function reportWrites(ctx, plan, w2, schemas2) {
       `${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${ctx.shown(x2.file)}${x2.created && !x2.what.startsWith("values") ? "" : ` (${x2.what})`}`
     );
   const envVars = repo.config.environments[env2.name]?.vars ?? {};
-  const configShown = (0, import_node_path33.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  const configShown = (0, import_node_path35.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   for (const v2 of plan.vars) {
     out.out(
       `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v2.name} in ${configShown}: ${JSON.stringify(envVars[v2.name])} -> ${JSON.stringify(v2.value)} (${v2.what} reads \${${v2.name}}, which stays)`
     );
   }
   for (const f2 of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path33.relative)(repo.cwd, (0, import_node_path33.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path35.relative)(repo.cwd, (0, import_node_path35.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
 }
 function reportLeft(ctx, x2, created) {
   const { out, flags } = ctx;
   const { plan, files, unnamed } = x2;
-  for (const s3 of plan.skipped) out.warn(s3);
+  for (const s3 of plan.skipped) out.error(s3);
   for (const b2 of plan.broken) out.error(`${ctx.shown(b2.file)}:${b2.message}`);
   for (const r of plan.refused) out.error(r.message);
   for (const r of x2.heldTwice) out.error(r);
@@ -66500,7 +67513,7 @@ function refusalWords(refused2) {
 }
 function closing(ctx, plan, w2, schemas2, heldTwice) {
   const { out, flags, repo } = ctx;
-  const failed2 = plan.broken.length + plan.refused.length + w2.outside.length + w2.unwritable.length + w2.heldBack.length + heldTwice.length + ctx.unreadable.length;
+  const failed2 = plan.broken.length + plan.refused.length + plan.skipped.length + w2.outside.length + w2.unwritable.length + w2.heldBack.length + heldTwice.length + ctx.unreadable.length;
   const newFiles = w2.writes.filter((x2) => x2.created).length;
   const total = w2.writes.length + schemas2.length + (w2.configText !== void 0 ? 1 : 0);
   if (!total && !failed2) {
@@ -66509,7 +67522,7 @@ function closing(ctx, plan, w2, schemas2, heldTwice) {
     out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
   } else if (!total) out.out("Nothing was exported: see the errors above.");
   if (flags.dryRun && total) {
-    const configShown = (0, import_node_path33.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+    const configShown = (0, import_node_path35.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
     const parts = `${newFiles} new, ${w2.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w2.configText !== void 0 ? `, ${configShown}` : ""}`;
     out.out(`
 Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
@@ -66517,6 +67530,7 @@ Dry run: ${plural(total, "file")} would be written (${parts}); nothing was writt
   if (!failed2) return 0;
   const failures = [
     plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
+    plan.skipped.length ? plural(plan.skipped.length, "policy it could not compare", "policies it could not compare") : "",
     ...refusalWords(plan.refused),
     w2.outside.length ? plural(w2.outside.length, "file outside the folder", "files outside the folder") : "",
     w2.unwritable.length ? plural(w2.unwritable.length, "file that cannot be written", "files that cannot be written") : "",
@@ -66530,39 +67544,42 @@ Dry run: ${plural(total, "file")} would be written (${parts}); nothing was writt
   return 1;
 }
 function writeAll2(ctx, w2) {
-  const written = [];
+  const written2 = [];
   const order2 = [...w2.writes.filter((f2) => f2.file.endsWith(".csv")), ...w2.writes.filter((f2) => !f2.file.endsWith(".csv"))];
   try {
     for (const f2 of order2) {
-      editUserFile((0, import_node_path33.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
-      written.push(f2);
+      editUserFile((0, import_node_path35.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
+      written2.push(f2);
     }
   } catch (e) {
-    return { written, error: e };
+    return { written: written2, error: e };
   }
   return void 0;
+}
+function exportFolder(flags, out, repo) {
+  const dir = (0, import_node_path35.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
+  const dirInRepo = !(0, import_node_path35.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path35.isAbsolute)((0, import_node_path35.relative)(repo.root, dir));
+  const inside = {
+    folder: dirInRepo ? repo.root : dir,
+    words: {
+      show: (p) => (0, import_node_path35.relative)(out.io.cwd, p) || ".",
+      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path35.relative)(out.io.cwd, dir) || "."}`
+    }
+  };
+  const readValues = (file) => {
+    try {
+      return readUserFile((0, import_node_path35.join)(dir, file), READ_CAPS.values, inside);
+    } catch {
+      return void 0;
+    }
+  };
+  return { dir, inside, readValues, shown: (file) => (0, import_node_path35.relative)(out.io.cwd, (0, import_node_path35.join)(dir, file)) || file };
 }
 async function runExport(flags, out) {
   const repo = openRepo(flags);
   const env2 = openEnv(repo, flags);
   const core = openClient(env2, flags, out);
-  const dir = (0, import_node_path33.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
-  const dirInRepo = !(0, import_node_path33.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path33.isAbsolute)((0, import_node_path33.relative)(repo.root, dir));
-  const inside = {
-    folder: dirInRepo ? repo.root : dir,
-    words: {
-      show: (p) => (0, import_node_path33.relative)(out.io.cwd, p) || ".",
-      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path33.relative)(out.io.cwd, dir) || "."}`
-    }
-  };
-  const readValues = (file) => {
-    try {
-      return readUserFile((0, import_node_path33.join)(dir, file), READ_CAPS.values, inside);
-    } catch {
-      return void 0;
-    }
-  };
-  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path33.relative)(out.io.cwd, (0, import_node_path33.join)(dir, file)) || file, readValues, inside, unreadable: [] };
+  const ctx = { flags, out, repo, env: env2, ...exportFolder(flags, out, repo), unreadable: [] };
   try {
     const x2 = await exportPlan(ctx, core);
     const w2 = whatToWrite(ctx, x2.plan);
@@ -66586,15 +67603,16 @@ async function runExport(flags, out) {
     await core.close();
   }
 }
-var import_node_fs20, import_node_path33, posixOf;
+var import_node_fs20, import_node_path35, posixOf;
 var init_export2 = __esm({
   "src/cli/export.ts"() {
     "use strict";
     import_node_fs20 = require("node:fs");
-    import_node_path33 = require("node:path");
+    import_node_path35 = require("node:path");
     init_repo();
     init_walk();
     init_yaml_source();
+    init_scope();
     init_config_vars();
     init_in_place();
     init_mapping();
@@ -66608,7 +67626,323 @@ var init_export2 = __esm({
     init_context();
     init_io();
     init_reading();
-    posixOf = (p) => p.split(import_node_path33.sep).join("/");
+    posixOf = (p) => p.split(import_node_path35.sep).join("/");
+  }
+});
+
+// src/cli/export-all-envs.ts
+var export_all_envs_exports = {};
+__export(export_all_envs_exports, {
+  runExportAllEnvs: () => runExportAllEnvs
+});
+function put2(s3, file, text4, what, group) {
+  s3.overlay.set(file, text4);
+  s3.whats.set(file, [...s3.whats.get(file) ?? [], what]);
+  if (group !== void 0 && !s3.groups.has(file)) s3.groups.set(file, group);
+}
+async function readAll(repo, names, flags, out, taken) {
+  const reads = [];
+  let unknownTarget;
+  let matched = false;
+  for (const name of names) {
+    const env2 = openEnv(repo, flags, name);
+    const core = openClient(env2, flags, out);
+    try {
+      out.verbose(`export: reading environment ${name}`);
+      const kinds = kindsOf(out.io);
+      const live = await readWithProgress(core, nothingInGit(kinds), flags, out, { allDetails: true, allValues: true });
+      try {
+        checkTargets(flags.target ?? [], nothingInGit(kinds), live, kinds);
+        matched = true;
+      } catch (e) {
+        unknownTarget ??= e;
+      }
+      const unnamed = [];
+      const heldTwice = [];
+      reads.push({ env: env2, files: exportFiles(live, flags.target ?? [], taken, unnamed, kindsOf(out.io), heldTwice), unnamed, heldTwice });
+    } finally {
+      await core.close();
+    }
+  }
+  if (!matched && unknownTarget) throw unknownTarget;
+  return reads;
+}
+function gitDocs(s3, files) {
+  const byAddress = /* @__PURE__ */ new Map();
+  const broken = /* @__PURE__ */ new Map();
+  for (const file of files) {
+    const text4 = textOf(s3, file) ?? "";
+    const docs = (0, import_yaml12.parseAllDocuments)(text4);
+    if (!Array.isArray(docs)) continue;
+    if (docs.some((d) => d.errors.length)) {
+      broken.set(file, text4);
+      continue;
+    }
+    const edits = { splices: [], structural: false };
+    const all2 = docs;
+    docs.forEach((doc) => {
+      const v2 = doc.toJS();
+      const kind = typeof v2?.kind === "string" ? kindOfFile(s3.kinds, v2.kind) : void 0;
+      if (!kind || typeof v2?.metadata?.name !== "string") return;
+      const address = kind.address(v2.metadata.name.replaceAll("$${", "${"));
+      byAddress.set(address, [...byAddress.get(address) ?? [], { file, doc, docs: all2, edits }]);
+    });
+  }
+  return { byAddress, broken };
+}
+function placeNew(s3, merged, broken, header) {
+  const byFile = /* @__PURE__ */ new Map();
+  for (const d of merged) byFile.set(d.base.file, [...byFile.get(d.base.file) ?? [], d]);
+  for (const [file, docs] of byFile) {
+    const first = docs[0];
+    const maybeIn = [...broken].find(([, text4]) => text4.includes(first.value.metadata.name));
+    if (maybeIn) {
+      s3.problems.skipped.push(`${first.address}: not written, ${maybeIn[0]} may hold it and has a YAML error`);
+      continue;
+    }
+    const scopes = docs.map((d) => d.scope?.join(", ") ?? "every environment");
+    const what = docs.length > 1 ? `: one document each for ${scopes.join("; ")}` : first.scope ? ` (for ${scopes[0]})` : "";
+    put2(s3, file, renderMerged(docs, header(file)), `${first.address}${what}`, file);
+    for (const d of docs) {
+      for (const v2 of d.valuesFiles) put2(s3, posixOf((0, import_node_path36.join)(file, "..", v2.file)), v2.text, `values of ${d.address}`, file);
+      s3.problems.leftOut.push(...d.leftOut);
+    }
+  }
+}
+function prepareHeld(s3, byAddress, taken) {
+  const p = { values: [], refused: [], changes: /* @__PURE__ */ new Map(), sharedWith: /* @__PURE__ */ new Map(), excluded: /* @__PURE__ */ new Set() };
+  const unique = (file) => {
+    let path = file;
+    for (let i = 2; taken.has(path) || textOf(s3, path) !== void 0; i++) path = file.replace(/\.csv$/, `-${i}.csv`);
+    taken.add(path);
+    return path;
+  };
+  const order2 = s3.reads.map((r) => r.env.name);
+  for (const [address, docs] of byAddress) {
+    const holdings = s3.reads.flatMap((r) => r.files.filter((f2) => f2.address === address).map((file) => ({ env: r.env.name, file })));
+    if (!holdings.length) continue;
+    const kind = kindOfFile(s3.kinds, holdings[0].file.value.kind);
+    prepareAddress(address, holdings, docs, { order: order2, kind, namer: s3.namer, unique, readValues: (f2) => textOf(s3, f2) }, p);
+  }
+  const files = /* @__PURE__ */ new Map();
+  for (const refs of byAddress.values()) for (const r of refs) files.set(r.file, { docs: r.docs, edits: r.edits });
+  for (const [file, { docs, edits }] of files) {
+    if (!edits.structural && !edits.splices.length) continue;
+    put2(s3, file, rewrite(textOf(s3, file) ?? "", docs, edits), (p.changes.get(file) ?? []).join("; "), file);
+  }
+  for (const v2 of p.values) put2(s3, v2.file, v2.text, v2.what);
+  s3.problems.refused.push(...p.refused);
+  return p;
+}
+function placeEnv(s3, r, held, p, yamlFiles, taken) {
+  const name = r.env.name;
+  const added = s3.namer.sets.filter((v2) => v2.env === name);
+  const vars = { ...r.env.vars, ...Object.fromEntries(added.map((v2) => [v2.name, v2.value])) };
+  const source = varsFor({ vars, ...r.env.envTexts ? { envTexts: r.env.envTexts } : {}, ...r.env.origins ? { origins: r.env.origins } : {} });
+  const git = yamlFiles().flatMap((f2) => {
+    const text4 = textOf(s3, f2);
+    return text4 === void 0 ? [] : [gitFileAs(f2, text4, source, s3.repo, name, s3.kinds)];
+  });
+  const files = r.files.filter((f2) => held.has(f2.address) && !p.excluded.has(f2.address));
+  const plan = placeExport(
+    files,
+    git,
+    () => [],
+    (f2) => textOf(s3, f2),
+    {
+      varHome: varHome(s3.repo, name, new Set(added.map((v2) => v2.name))),
+      sharedWith: (address) => p.sharedWith.get(`${name}\0${address}`) ?? [],
+      taken: /* @__PURE__ */ new Set([...taken, ...s3.overlay.keys()])
+    }
+  );
+  for (const w2 of plan.writes) put2(s3, w2.file, w2.text, `${w2.what} (${name})`, w2.group);
+  s3.envVars.set(name, [...s3.envVars.get(name) ?? [], ...plan.vars]);
+  const own2 = (l) => `${l} (environment ${name})`;
+  s3.problems.skipped.push(...plan.skipped.map(own2));
+  s3.problems.broken.push(...plan.broken.map((b2) => `${s3.ctx.shown(b2.file)}:${b2.message}`));
+  s3.problems.refused.push(...plan.refused.map((x2) => ({ ...x2, message: own2(x2.message) })));
+  const gitOnly = plan.gitOnly.filter((g2) => !r.files.some((f2) => f2.address === g2.address) && targeted(g2.address, s3.targets));
+  s3.problems.gitOnly.push(...gitOnly.map((g2) => `${g2.address} (${s3.ctx.shown(g2.file)}; environment ${name} does not hold it)`));
+  for (const [k2, v2] of plan.unknown) s3.problems.unknown.set(k2, [...s3.problems.unknown.get(k2) ?? [], ...v2]);
+}
+function placeAll(s3, taken) {
+  const order2 = s3.reads.map((r) => r.env.name);
+  const yamlFiles = () => [.../* @__PURE__ */ new Set([...listYamlFilesIn(s3.ctx.dir), ...[...s3.overlay.keys()].filter((f2) => /\.ya?ml$/i.test(f2))])];
+  const { byAddress, broken } = gitDocs(s3, yamlFiles());
+  const unreadable = listYamlFilesIn(s3.ctx.dir).filter((f2) => onDisk(s3, f2) === void 0);
+  for (const f2 of unreadable)
+    s3.problems.failed.push(`${s3.ctx.shown(f2)}: cannot be read, so export neither updates it nor writes a policy file beside it that it may already hold`);
+  for (const r of s3.reads) s3.problems.failed.push(...r.heldTwice.map((h) => `${h} (environment ${r.env.name})`));
+  const fresh = s3.reads.map((r) => ({ env: r.env.name, files: unreadable.length ? [] : r.files.filter((f2) => !byAddress.has(f2.address)) }));
+  const schemaFile = (0, import_node_path36.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const header = (file) => [
+    `yaml-language-server: $schema=${posixOf((0, import_node_path36.relative)((0, import_node_path36.join)(s3.ctx.dir, file, ".."), schemaFile))}`,
+    `Exported by revsync from environments ${order2.join(", ")}.`
+  ];
+  placeNew(s3, mergeExports(fresh, order2, s3.namer, taken, s3.kinds), broken, header);
+  const p = prepareHeld(s3, byAddress, taken);
+  const held = new Set(byAddress.keys());
+  for (const r of s3.reads) placeEnv(s3, r, held, p, yamlFiles, taken);
+  for (const r of s3.reads) s3.problems.unnamed.push(...r.unnamed.map((u) => `${u} (environment ${r.env.name})`));
+}
+function listYamlFilesIn(dir) {
+  try {
+    return listYamlFiles(dir).map((abs) => posixOf((0, import_node_path36.relative)(dir, abs)));
+  } catch {
+    return [];
+  }
+}
+function collectWrites(s3) {
+  const writes = [];
+  for (const [file, text4] of s3.overlay) {
+    const before2 = onDisk(s3, file);
+    if (before2 === text4) continue;
+    writes.push({
+      file,
+      text: text4,
+      created: before2 === void 0,
+      what: [...new Set(s3.whats.get(file) ?? [])].join("; "),
+      ...s3.groups.has(file) ? { group: s3.groups.get(file) } : {}
+    });
+  }
+  const sets = [...s3.namer.sets, ...[...s3.envVars].flatMap(([env2, vs]) => vs.map((v2) => ({ env: env2, ...v2 })))];
+  const before = readUserFile(s3.repo.configFile, READ_CAPS.text);
+  let after = before;
+  for (const env2 of s3.reads.map((r) => r.env.name)) {
+    const mine = sets.filter((v2) => v2.env === env2);
+    if (mine.length) after = setEnvironmentVars(after, env2, mine);
+  }
+  return { writes, configText: after !== before ? after : void 0, sets };
+}
+function report(s3, flags, w2, failed2, schemas2) {
+  const { out } = s3.ctx;
+  const dry = !!flags.dryRun;
+  const written2 = w2.writes.filter((x2) => !failed2.files.includes(x2));
+  for (const x2 of written2)
+    out.out(`${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${s3.ctx.shown(x2.file)} (${x2.what})`);
+  const configShown = (0, import_node_path36.relative)(s3.repo.cwd, s3.repo.configFile) || "revsync.yaml";
+  for (const v2 of w2.sets)
+    out.out(`${dry ? "would set" : "set"} environments.${v2.env}.vars.${v2.name} in ${configShown}: ${JSON.stringify(v2.value)} (${v2.what})`);
+  for (const f2 of schemas2)
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path36.relative)(s3.repo.cwd, (0, import_node_path36.join)(s3.repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+  const pr = s3.problems;
+  for (const x2 of pr.skipped) out.error(x2);
+  for (const b2 of pr.broken) out.error(b2);
+  for (const r of pr.refused) out.error(r.message);
+  for (const f2 of pr.failed) out.error(f2);
+  if (pr.unnamed.length) out.warn(`not exported, git cannot hold their names (plan shows each as not in git):
+  ${pr.unnamed.join("\n  ")}`);
+  if (pr.leftOut.length)
+    out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):
+  ${pr.leftOut.join("\n  ")}`);
+  for (const n of unknownNotes(pr.unknown)) out.out(`Note: ${n}`);
+  if (pr.gitOnly.length) out.warn(`git has files for what the service does not hold, left as they are (plan shows each):
+  ${pr.gitOnly.join("\n  ")}`);
+  const count2 = pr.refused.length + pr.skipped.length + pr.broken.length + pr.failed.length + failed2.count;
+  const total = written2.length + schemas2.length + (w2.configText !== void 0 ? 1 : 0);
+  const envs = s3.reads.map((r) => r.env.name).join(", ");
+  if (!total && !count2) out.out(`Nothing to export: git's files already hold what the service of every environment (${envs}) holds.`);
+  if (dry && total) out.out(`
+Dry run: ${plural(total, "file")} would be written; nothing was written.`);
+  if (!count2) return 0;
+  const why = [
+    ...refusalWords(pr.refused),
+    pr.skipped.length ? plural(pr.skipped.length, "policy it could not compare", "policies it could not compare") : "",
+    pr.failed.length ? plural(pr.failed.length, "name held twice or file it could not read", "names held twice or files it could not read") : ""
+  ];
+  out.error(
+    `export left ${[...why, failed2.count ? plural(failed2.count, "file that cannot be written", "files that cannot be written") : ""].filter(Boolean).join(", ") || "what is listed above"} as it was (listed above)${total && !dry ? "; the rest was written" : ""}`
+  );
+  return 1;
+}
+async function runExportAllEnvs(flags, out) {
+  const repo = openRepo(flags);
+  const names = fleetNames(repo, { ...flags, allEnvs: true });
+  const folder = exportFolder(flags, out, repo);
+  let taken;
+  try {
+    taken = filesUnder(folder.dir);
+  } catch (e) {
+    throw fileError("read", folder.shown("."), e);
+  }
+  const reads = await readAll(repo, names, flags, out, taken);
+  const existing = new Map(reads.map((r) => [r.env.name, r.env.vars]));
+  const s3 = {
+    ctx: { out, ...folder },
+    repo,
+    kinds: kindsOf(out.io),
+    targets: flags.target ?? [],
+    reads,
+    overlay: /* @__PURE__ */ new Map(),
+    whats: /* @__PURE__ */ new Map(),
+    groups: /* @__PURE__ */ new Map(),
+    namer: new VarNamer(existing),
+    envVars: /* @__PURE__ */ new Map(),
+    problems: { skipped: [], broken: [], refused: [], gitOnly: [], unknown: /* @__PURE__ */ new Map(), leftOut: [], unnamed: [], failed: [] }
+  };
+  placeAll(s3, taken);
+  const w2 = collectWrites(s3);
+  return writeOut(s3, flags, w2);
+}
+function writeOut(s3, flags, w2) {
+  const plan = { writes: w2.writes };
+  const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(s3.ctx, plan);
+  const failedFiles = [...outside, ...unwritable2, ...heldBack2];
+  const ok = { writes: w2.writes.filter((x2) => !failedFiles.includes(x2)), base: s3.ctx.inside.folder, words: s3.ctx.inside.words };
+  const schemaFile = (0, import_node_path36.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const needsSchemas = ok.writes.some((x2) => {
+    const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(x2.text);
+    return !!m && (0, import_node_path36.join)(s3.ctx.dir, x2.file, "..", m[1]) === schemaFile;
+  });
+  const schemas2 = needsSchemas ? writeRepoSchemas(s3.repo.root, false, true).written : [];
+  if (!flags.dryRun) {
+    const stopped = writeAll2(s3.ctx, ok);
+    if (stopped) {
+      for (const x2 of stopped.written) s3.ctx.out.out(`${x2.created ? "wrote" : "updated"} ${s3.ctx.shown(x2.file)}`);
+      s3.ctx.out.error(
+        `export stopped: ${stopped.error.message}; ${plural(stopped.written.length, "file was", "files were")} written (listed above): run export again`
+      );
+      return 1;
+    }
+    if (needsSchemas) writeRepoSchemas(s3.repo.root, false);
+    if (w2.configText !== void 0) editUserFile(s3.repo.configFile, w2.configText, s3.repo.root, { ...ok.words, folderName: "the policy repo" });
+  }
+  return report(s3, flags, w2, { files: failedFiles, count: failedFiles.length }, schemas2);
+}
+var import_node_path36, import_yaml12, onDisk, textOf;
+var init_export_all_envs = __esm({
+  "src/cli/export-all-envs.ts"() {
+    "use strict";
+    import_node_path36 = require("node:path");
+    import_yaml12 = __toESM(require_dist(), 1);
+    init_repo();
+    init_walk();
+    init_all_envs();
+    init_all_envs_in_place();
+    init_config_vars();
+    init_in_place();
+    init_mapping();
+    init_registry();
+    init_read2();
+    init_targets();
+    init_schemas();
+    init_unknown();
+    init_address();
+    init_user_files();
+    init_words();
+    init_context();
+    init_io();
+    init_fleet3();
+    init_export2();
+    init_reading();
+    onDisk = (s3, file) => {
+      try {
+        return readUserFile((0, import_node_path36.join)(s3.ctx.dir, file), file.endsWith(".csv") ? READ_CAPS.values : READ_CAPS.text, s3.ctx.inside);
+      } catch {
+        return void 0;
+      }
+    };
+    textOf = (s3, file) => s3.overlay.get(file) ?? onDisk(s3, file);
   }
 });
 
@@ -66792,9 +68126,9 @@ __export(ssp_files_exports, {
 });
 async function runSspFile(what, flags, out, args) {
   return withClient(flags, out, async (core) => {
-    const bytes = what === "template" ? await template(core, flags.batch, out) : await ssp.download(core, args[0] ?? "");
+    const bytes = what === "template" ? await template(core, flags.batch, out) : await download(core, args[0] ?? "");
     if (flags.output) {
-      writeUserFile((0, import_node_path34.resolve)(out.io.cwd, flags.output), bytes);
+      writeUserFile((0, import_node_path37.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
       const text4 = bytes.toString("latin1") + bytes.toString("utf8");
       if (out.redactor.redact(text4) !== text4)
@@ -66812,11 +68146,23 @@ async function template(core, batch, out) {
     return ssp.template(core);
   }
 }
-var import_node_path34;
+async function download(core, fileId) {
+  try {
+    return await ssp.download(core, fileId);
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status !== 404) throw e;
+    const upload = ((await approvals.pending(core).catch(() => void 0))?.records ?? []).find((r) => r.file_id === fileId);
+    const batches = "ssp download takes the file id of an SSP batch: revsync ssp batches lists them";
+    throw e.withHint(
+      upload ? `${fileId} is the file of the manual upload ${upload.approval_id ?? ""} (${upload.file_name ?? "a file"}, revsync approvals list), which the interface does not download; ${batches}` : batches
+    );
+  }
+}
+var import_node_path37;
 var init_ssp_files = __esm({
   "src/cli/ssp-files.ts"() {
     "use strict";
-    import_node_path34 = require("node:path");
+    import_node_path37 = require("node:path");
     init_resources();
     init_errors();
     init_user_files();
@@ -67096,8 +68442,8 @@ var init_demo = __esm({
 async function listenForAnswer(judge) {
   let settle2;
   let fail;
-  const verdict2 = new Promise((resolve19, reject) => {
-    settle2 = resolve19;
+  const verdict2 = new Promise((resolve20, reject) => {
+    settle2 = resolve20;
     fail = reject;
   });
   verdict2.catch(() => void 0);
@@ -67124,15 +68470,15 @@ async function listenForAnswer(judge) {
     answer(res, v2.accepted ? 200 : 400, v2.message);
     settle2(v2);
   };
-  await new Promise((resolve19, reject) => {
+  await new Promise((resolve20, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve19());
+    server.listen(0, "127.0.0.1", () => resolve20());
   });
   return {
     redirectUri: `${origin()}${CALLBACK_PATH}`,
     verdict: verdict2,
-    close: () => new Promise((resolve19) => {
-      server.close(() => resolve19());
+    close: () => new Promise((resolve20) => {
+      server.close(() => resolve20());
       server.closeAllConnections();
     })
   };
@@ -67145,17 +68491,17 @@ function refused(req, origin) {
   return void 0;
 }
 function readAnswer(req) {
-  return new Promise((resolve19, reject) => {
+  return new Promise((resolve20, reject) => {
     const chunks = [];
     let size = 0;
     req.on("data", (c2) => {
       size += c2.length;
       if (size > MAX_ANSWER) {
-        resolve19(void 0);
+        resolve20(void 0);
         req.destroy();
       } else chunks.push(c2);
     });
-    req.on("end", () => resolve19(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve20(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -67285,9 +68631,9 @@ async function signInThroughBrowser(target, deps) {
       outcome = { refused: answer2.reason };
       return { accepted: false, message: `Not signed in: ${answer2.reason}.` };
     }
-    const kept2 = keep(target, answer2.accepted, deps);
-    outcome = { kept: kept2 };
-    return { accepted: true, message: `Signed in to ${target.environment}${kept2.user ? ` as ${kept2.user}` : ""}. You may close this tab.` };
+    const kept = keep(target, answer2.accepted, deps);
+    outcome = { kept };
+    return { accepted: true, message: `Signed in to ${target.environment}${kept.user ? ` as ${kept.user}` : ""}. You may close this tab.` };
   };
   const listener = await listenForAnswer(judge);
   try {
@@ -67326,8 +68672,8 @@ function keep(target, accepted, deps) {
 function waitFor(verdict2, deps) {
   let timer;
   let onAbort;
-  const timeout = new Promise((resolve19) => {
-    timer = setTimeout(() => resolve19("timeout"), deps.waitMs);
+  const timeout = new Promise((resolve20) => {
+    timer = setTimeout(() => resolve20("timeout"), deps.waitMs);
   });
   const aborted = new Promise((_resolve, reject) => {
     onAbort = () => reject(new Cancelled());
@@ -67355,7 +68701,7 @@ var init_login = __esm({
 function browserCommands(url, penv, platform = process.platform) {
   const browser = penv.BROWSER?.trim();
   if (browser)
-    return browser.split(import_node_path35.delimiter).map((c2) => words(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
+    return browser.split(import_node_path38.delimiter).map((c2) => words(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
   if (platform === "darwin") return [["open", url]];
   if (platform === "win32") return [["rundll32", "url.dll,FileProtocolHandler", url]];
   return [["xdg-open", url]];
@@ -67367,12 +68713,12 @@ async function openBrowser(url, penv, platform = process.platform) {
   return false;
 }
 function started(command, args, penv) {
-  return new Promise((resolve19) => {
+  return new Promise((resolve20) => {
     const child = (0, import_node_child_process4.spawn)(command, args, { stdio: "ignore", detached: true, env: penv, windowsHide: true });
-    child.once("error", () => resolve19(false));
+    child.once("error", () => resolve20(false));
     child.once("spawn", () => {
       child.unref();
-      resolve19(true);
+      resolve20(true);
     });
   });
 }
@@ -67395,12 +68741,12 @@ function words(command) {
   if (word !== void 0) out.push(word);
   return out;
 }
-var import_node_child_process4, import_node_path35;
+var import_node_child_process4, import_node_path38;
 var init_open_browser = __esm({
   "src/open-browser.ts"() {
     "use strict";
     import_node_child_process4 = require("node:child_process");
-    import_node_path35 = require("node:path");
+    import_node_path38 = require("node:path");
   }
 });
 
@@ -67414,10 +68760,11 @@ async function runLogin(flags, out) {
   const env2 = openServiceEnv(flags);
   const penv = envOf(flags);
   const role = flags.approver ? "approver" : "signer";
-  const clientId = penv.REVSYNC_CLIENT_ID;
+  const credentials = environmentCredentials(env2, penv);
+  const clientId = credentials.value("CLIENT_ID");
   if (!clientId)
     throw new UserError(
-      "revsync login needs the client id: set REVSYNC_CLIENT_ID (the client id of the tenant's onboarding; no secret is needed)",
+      `revsync login needs the client id: set ${credentials.prefix ? `${credentials.prefix}_CLIENT_ID (or REVSYNC_CLIENT_ID)` : "REVSYNC_CLIENT_ID"} (the client id of the tenant's onboarding; no secret is needed)`,
       env2.realm === "demo" ? "for the emulator's demo tenant: REVSYNC_CLIENT_ID=revsync" : void 0
     );
   const waitMs = parseDuration(flags.timeout ?? "5m");
@@ -67451,7 +68798,7 @@ async function runLogin(flags, out) {
   out.info(
     `Signed in to environment ${JSON.stringify(env2.name)}${who}${role === "approver" ? ", the four-eyes approver" : ""}, until ${new Date(signedIn.expiresAt).toISOString()}; the token is kept, readable by you alone, until then (revsync logout${envFlag(env2.name)} removes it).`
   );
-  const winners = NAMING_VARIABLES[role].filter((n) => penv[n]);
+  const winners = credentials.given(NAMING_ROLES[role]);
   if (winners.length)
     out.warn(
       `${winners.join(" and ")} ${winners.length > 1 ? "are" : "is"} set: commands sign in with ${winners.length > 1 ? "them" : "it"} before this sign-in; unset ${winners.length > 1 ? "them" : "it"} to use it`
@@ -67474,6 +68821,7 @@ var init_login2 = __esm({
     "use strict";
     init_sign_in_store();
     init_kept_credentials();
+    init_credentials();
     init_login();
     init_duration();
     init_errors();
@@ -67638,12 +68986,19 @@ function registerExport(program2, run2) {
   common(
     program2.command("export").description(
       "write the service's current policies as policy files: each file git has is updated in place (found by metadata.name), a new one only for a policy git lacks"
-    ).option("--dir <dir>", "folder to write into (default: the policies folder of revsync.yaml)").option("--dry-run", "say which files would be written or updated; write nothing").addHelpText(
+    ).option("--dir <dir>", "folder to write into (default: the policies folder of revsync.yaml)").option("--dry-run", "say which files would be written or updated; write nothing").option(
+      "--all-envs",
+      "adopt every environment of revsync.yaml into one set of files: a field that differs becomes a ${VAR} with each environment's value in its vars"
+    ).addHelpText(
       "after",
-      "\nExamples:\n  revsync export --env sandbox\n  revsync export --dry-run\n  revsync export --target 'ssp/Hardware SSP' --dir policies\n\nA policy's file keeps its name and its comments; only what differs from the service changes."
+      "\nExamples:\n  revsync export --env sandbox\n  revsync export --all-envs\n  revsync export --dry-run\n  revsync export --target 'ssp/Hardware SSP' --dir policies\n\nA policy's file keeps its name and its comments; only what differs from the service changes."
     ),
     { target: true }
-  ).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_export2(), export_exports))).runExport(f2, out)));
+  ).action(
+    run2(
+      async (f2, out) => f2.allEnvs ? (await Promise.resolve().then(() => (init_export_all_envs(), export_all_envs_exports))).runExportAllEnvs(f2, out) : (await Promise.resolve().then(() => (init_export2(), export_exports))).runExport(f2, out)
+    )
+  );
 }
 function registerApprovals(program2, run2) {
   const approvalsCmd = program2.command("approvals").description("manual-upload approvals (spec 4.8, 4.9)").addHelpText(
@@ -67792,19 +69147,20 @@ module.exports = __toCommonJS(main_exports);
 init_esm();
 init_errors();
 var import_node_fs21 = require("node:fs");
-var import_node_path36 = require("node:path");
+var import_node_path39 = require("node:path");
 init_package_root();
 init_output();
 init_io();
 init_auth();
+init_credentials();
 init_view();
-var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path36.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path39.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
 function makeOutput(flags, redactor, io) {
   return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
 }
 async function runCli(argv, io = processIo()) {
   const redactor = new Redactor();
-  for (const name of SECRET_VARIABLES) redactor.add(io.env[name], name);
+  for (const name of secretNames(io.env)) redactor.add(io.env[name], name);
   const program2 = programFor(io);
   const ran = { code: 0 };
   const run2 = (fn) => async (...args) => {
@@ -67823,7 +69179,7 @@ async function runCli(argv, io = processIo()) {
   } catch (e) {
     const out = ran.current?.out ?? makeOutput(program2.opts(), redactor, io);
     if (e instanceof CommanderError && !ran.current && e.exitCode !== 0) await commandLineRefused(e, argv, out);
-    const code = report(e, out, ran.current?.flags.format, ran.current && whose(e, ran.current));
+    const code = report2(e, out, ran.current?.flags.format, ran.current && whose(e, ran.current));
     saySecretsAltered(redactor, out);
     return code;
   }
@@ -67845,17 +69201,24 @@ function sendsNothing(cmd, flags) {
   return top === "validate" || top === "show" || top === "summary" || top === "completion" || top === "init" || top === "evidence" && (sub === "verify" && !live || sub === "show");
 }
 function keepSecretsOut(cmd, flags, out, ran) {
-  const unsafe = unsafeSecrets(flags.io?.env ?? process.env, SECRET_VARIABLES);
+  const env2 = flags.io?.env ?? process.env;
+  const unsafe = unsafeSecrets(env2, secretNames(env2));
   const [first] = unsafe;
   if (!first) return;
   if (!sendsNothing(cmd, flags)) {
+    const refused2 = unsafe.find((u) => !signInSecret(u.name));
+    for (const u of unsafe) if (signInSecret(u.name)) out.redactor.drop(env2[u.name]);
+    if (!refused2) return;
     ran.current = { flags, out: makeOutput(flags, new Redactor(), flags.io ?? processIo()) };
-    throw unsafeSecretRefusal(first);
+    throw unsafeSecretRefusal(refused2);
   }
   for (const { name } of unsafe) out.redactor.drop((flags.io?.env ?? process.env)[name]);
   out.hint(
     `Warning: ${unsafe.map((u) => u.name).join(", ")} cannot be kept out of revsync's output (${first.why}); this command sends nothing, so it goes on, and leaves ${unsafe.length === 1 ? "it" : "them"} in its output; a command that signs in refuses ${unsafe.length === 1 ? "it" : "them"}`
   );
+}
+function secretNames(env2) {
+  return [.../* @__PURE__ */ new Set([...SECRET_VARIABLES, ...secretVariablesIn(env2)])];
 }
 function saySecretsAltered(redactor, out) {
   const holders = redactor.altered();
@@ -67910,7 +69273,7 @@ function testCommand(argv) {
   const command = args.findIndex((a) => !a.startsWith("-"));
   return args[command] === "test" && args[command + 1] !== "record";
 }
-function report(e, out, format2, about = {}) {
+function report2(e, out, format2, about = {}) {
   if (e instanceof CommanderError) {
     if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
     return 1;

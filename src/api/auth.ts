@@ -1,10 +1,17 @@
-import { ApiError, UserError } from "../errors.js";
+import { ApiError } from "../errors.js";
 import type { TokenResponse } from "../schema/generated/api.js";
 import type { Clock } from "./clock.js";
-import { LOOPBACK } from "./http.js";
 
 export type Credentials =
-  | { kind: "password"; clientId: string; clientSecret: string; username: string; password: string }
+  | {
+      kind: "password";
+      clientId: string;
+      clientSecret: string;
+      username: string;
+      password: string;
+      /** The variables they came from, in words for a refused sign-in (never their values). */
+      from?: string;
+    }
   /** `user`: REVSYNC_USER, the user to name when the token itself names none. `login`: a token that
    *  `revsync login` kept, which lives until `expiresAt` (epoch ms) and is never renewed: `again` is the
    *  command that signs in anew, for the error that says so. */
@@ -14,15 +21,6 @@ export type Credentials =
 export interface KeptLogin {
   expiresAt: number;
   again: string;
-}
-
-/** Whether a URL names this machine: with realm demo, the local emulator's demo tenant. */
-function isLocal(url: string | undefined): boolean {
-  try {
-    return !!url && LOOPBACK.test(new URL(url).hostname);
-  } catch {
-    return false;
-  }
 }
 
 /** The secrets revsync reads from the environment: the service's client secret, the passwords and
@@ -50,70 +48,8 @@ export const SIGN_IN_VARIABLES: ReadonlySet<string> = new Set([
   ...SECRET_VARIABLES,
 ]);
 
-/** Reads credentials from the environment only (README, Security): never from files. `target` is the
- *  service and realm they are for: the emulator's demo sign-in is suggested only for its demo tenant (a
- *  local URL and realm demo), never for another environment, whose users it would not sign in. */
-export function credentialsFromEnv(env: NodeJS.ProcessEnv, target?: { baseUrl: string; realm: string }): Credentials {
-  if (env.REVSYNC_TOKEN) return { kind: "token", token: env.REVSYNC_TOKEN, ...(env.REVSYNC_USER ? { user: env.REVSYNC_USER } : {}) };
-  const names = ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"] as const;
-  const missing = names.filter((n) => !env[n]);
-  if (missing.length) {
-    throw new UserError(
-      `no credentials: set ${missing.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token), or sign in through a browser with revsync login`,
-      isLocal(target?.baseUrl) && target?.realm === "demo"
-        ? "for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password"
-        : "the tenant's onboarding gives them (client id, client secret, user name, password); in CI, keep them in the CI's secret store",
-    );
-  }
-  return {
-    kind: "password",
-    clientId: env.REVSYNC_CLIENT_ID ?? "",
-    clientSecret: env.REVSYNC_CLIENT_SECRET ?? "",
-    username: env.REVSYNC_USERNAME ?? "",
-    password: env.REVSYNC_PASSWORD ?? "",
-  };
-}
-
-/** The approver identity, from the environment only: REVSYNC_APPROVER_USERNAME and
- *  REVSYNC_APPROVER_PASSWORD (a password grant with revsync's own client id and secret), or
- *  REVSYNC_APPROVER_TOKEN (a bearer token; REVSYNC_APPROVER_USER names its user when the token names
- *  none). Undefined when none is set; half of a password grant is an error, before anything is sent. */
-export function approverFromEnv(env: NodeJS.ProcessEnv): Credentials | undefined {
-  if (env.REVSYNC_APPROVER_TOKEN)
-    return { kind: "token", token: env.REVSYNC_APPROVER_TOKEN, ...(env.REVSYNC_APPROVER_USER ? { user: env.REVSYNC_APPROVER_USER } : {}) };
-  const username = env.REVSYNC_APPROVER_USERNAME;
-  const password = env.REVSYNC_APPROVER_PASSWORD;
-  if (!username && !password) return undefined;
-  const missing = [
-    ...(username ? [] : ["REVSYNC_APPROVER_USERNAME"]),
-    ...(password ? [] : ["REVSYNC_APPROVER_PASSWORD"]),
-    ...(env.REVSYNC_CLIENT_ID ? [] : ["REVSYNC_CLIENT_ID"]),
-    ...(env.REVSYNC_CLIENT_SECRET ? [] : ["REVSYNC_CLIENT_SECRET"]),
-  ];
-  if (missing.length)
-    throw new UserError(
-      `the approver identity is incomplete: set ${missing.join(", ")} (the approver signs in with revsync's client id and secret and its own user name and password), or REVSYNC_APPROVER_TOKEN`,
-      "four eyes: approves are sent as the approver, everything else as revsync's own sign-in",
-    );
-  return {
-    kind: "password",
-    clientId: env.REVSYNC_CLIENT_ID ?? "",
-    clientSecret: env.REVSYNC_CLIENT_SECRET ?? "",
-    username: username ?? "",
-    password: password ?? "",
-  };
-}
-
 /** The variables that give apply its approver identity, in words for a fix. */
 export const APPROVER_FIX = "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user";
-
-/** Who the approver identity is, as far as the environment names it, without its secret (plan: a pull
- *  request's plan job need not hold the approver's password to say who will approve). */
-export function approverNamed(env: NodeJS.ProcessEnv): { configured: boolean; user: string | null } {
-  if (env.REVSYNC_APPROVER_TOKEN) return { configured: true, user: tokenUser(env.REVSYNC_APPROVER_TOKEN) ?? (env.REVSYNC_APPROVER_USER || null) };
-  if (env.REVSYNC_APPROVER_USERNAME) return { configured: true, user: env.REVSYNC_APPROVER_USERNAME };
-  return { configured: false, user: null };
-}
 
 /** The claims that name a token's user, in the order revsync names the user by: the user name, the
  *  subject id, the e-mail (an OpenID Connect provider's, Keycloak's among them). */
@@ -180,6 +116,10 @@ export class TokenManager {
     private readonly clock: Clock,
     private readonly onSecret: (s: string) => void,
     private readonly log: (line: string) => void,
+    /** Called when the service accepted a password grant, before its token is used: a check that may
+     *  only be made then throws here (a secret too short to be kept out of the output, refused only once
+     *  the service said it is the right one: a wrong one is "sign-in refused"). */
+    private readonly signedIn?: () => void,
   ) {
     if (creds.kind === "token") {
       onSecret(creds.token);
@@ -272,9 +212,11 @@ export class TokenManager {
         path: "token endpoint",
         status: res.status,
         message: `sign-in refused: ${b.error_description ?? b.error ?? "no reason given"}`,
+        ...(this.creds.from ? { hint: `check ${this.creds.from}: the service refused them` } : {}),
       });
     }
     this.log("auth: signed in with the password grant");
+    this.signedIn?.();
     return this.accept(res.body);
   }
 

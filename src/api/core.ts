@@ -1,4 +1,4 @@
-import { Agent, EnvHttpProxyAgent, LOOPBACK, request, urlCredentials, type Dispatcher } from "./http.js";
+import { Agent, EnvHttpProxyAgent, request, urlProblem, type Dispatcher } from "./http.js";
 import { ApiError, UserError } from "../errors.js";
 import { apiValidator, describeAjvErrors, fileValidator } from "../schema/ajv.js";
 import { TokenManager, type Credentials } from "./auth.js";
@@ -33,6 +33,9 @@ export interface ClientOptions {
   random?: () => number;
   log?: (line: string) => void;
   onSecret?: (secret: string) => void;
+  /** Called when the service accepts a password grant (revsync's or the approver's), before its token
+   *  is used; it may throw to stop the run there (TokenManager's `signedIn`). */
+  onSignedIn?: () => void;
   /** connect, headers and body are undici's (idle) timers; total caps one request, answer and body whole
    *  (default: headers + body). Every request also ends at the run's time limit. */
   timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number; totalMs?: number };
@@ -127,19 +130,9 @@ export interface Progress {
 export const freshProgress = (): Progress => ({ sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined });
 
 export function checkUrl(name: string, value: string): URL {
-  const credentials = urlCredentials(value);
-  if (credentials) throw new UserError(`${name}: ${credentials}`);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UserError(`${name} is not a URL: ${JSON.stringify(value)}`);
-  }
-  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname)) {
-    throw new UserError(`${name} uses http:// for ${url.hostname}: only loopback hosts may use plain http; use https://`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UserError(`${name} must be an http(s) URL, got ${url.protocol}`);
-  return url;
+  const problem = urlProblem(value);
+  if (problem) throw new UserError(`${name}${problem}`);
+  return new URL(value);
 }
 
 /** undici's EnvHttpProxyAgent options from an environment (it reads the process's when not given). */
@@ -264,7 +257,7 @@ export class ApiCore {
     const proxy = proxyEnv(opts.env ?? process.env);
     this.dispatcher = opts.dispatcher ?? (proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts));
     const onSecret = opts.onSecret ?? (() => undefined);
-    const own: TokenManager = new TokenManager(opts.credentials, (form) => this.postToken(form, own.username), this.clock, onSecret, this.log);
+    const own: TokenManager = new TokenManager(opts.credentials, (form) => this.postToken(form, own.username), this.clock, onSecret, this.log, opts.onSignedIn);
     this.auth = own;
     const approver: TokenManager | undefined = opts.approver
       ? new TokenManager(
@@ -273,6 +266,7 @@ export class ApiCore {
           this.clock,
           onSecret,
           (line) => this.log(`${line} (approver)`),
+          opts.onSignedIn,
         )
       : undefined;
     this.approverAuth = approver;

@@ -173,7 +173,7 @@ async function judgedNow(run: Run, plan: PayloadsChecked): Promise<Plan> {
 async function confirmed(run: Run): Promise<boolean> {
   const { out, core, signals } = run;
   if (run.flags.autoApprove) return true;
-  if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
+  if (!out.interactive) throw new UserError("apply writes to the service: without a terminal to answer on (stdin) it needs --auto-approve");
   // However long the answer takes, it is not the service's time: it does not count against --timeout.
   const yes = await signals.without(() => core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")));
   if (!yes) {

@@ -271,12 +271,20 @@ function registerExport(program: Command, run: Runner): void {
       )
       .option("--dir <dir>", "folder to write into (default: the policies folder of revsync.yaml)")
       .option("--dry-run", "say which files would be written or updated; write nothing")
+      .option(
+        "--all-envs",
+        "adopt every environment of revsync.yaml into one set of files: a field that differs becomes a ${VAR} with each environment's value in its vars",
+      )
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync export --env sandbox\n  revsync export --dry-run\n  revsync export --target 'ssp/Hardware SSP' --dir policies\n\nA policy's file keeps its name and its comments; only what differs from the service changes.",
+        "\nExamples:\n  revsync export --env sandbox\n  revsync export --all-envs\n  revsync export --dry-run\n  revsync export --target 'ssp/Hardware SSP' --dir policies\n\nA policy's file keeps its name and its comments; only what differs from the service changes.",
       ),
     { target: true },
-  ).action(run(async (f, out) => (await import("./export.js")).runExport(f, out)));
+  ).action(
+    run(async (f, out) =>
+      (f as { allEnvs?: boolean }).allEnvs ? (await import("./export-all-envs.js")).runExportAllEnvs(f, out) : (await import("./export.js")).runExport(f, out),
+    ),
+  );
 }
 
 /** revsync approvals list, approve and reject. */

@@ -1,5 +1,6 @@
 import { forgetSignIns, signInFolder, sweepEnded, type Role } from "../api/sign-in-store.js";
-import { NAMING_VARIABLES } from "../api/kept-credentials.js";
+import { NAMING_ROLES } from "../api/kept-credentials.js";
+import { environmentCredentials } from "../api/credentials.js";
 import { signInThroughBrowser } from "../api/login.js";
 import { parseDuration } from "../duration.js";
 import { UserError } from "../errors.js";
@@ -19,10 +20,11 @@ export async function runLogin(flags: LoginFlags, out: Output): Promise<number> 
   const env = openServiceEnv(flags);
   const penv = envOf(flags);
   const role: Role = flags.approver ? "approver" : "signer";
-  const clientId = penv.REVSYNC_CLIENT_ID;
+  const credentials = environmentCredentials(env, penv);
+  const clientId = credentials.value("CLIENT_ID");
   if (!clientId)
     throw new UserError(
-      "revsync login needs the client id: set REVSYNC_CLIENT_ID (the client id of the tenant's onboarding; no secret is needed)",
+      `revsync login needs the client id: set ${credentials.prefix ? `${credentials.prefix}_CLIENT_ID (or REVSYNC_CLIENT_ID)` : "REVSYNC_CLIENT_ID"} (the client id of the tenant's onboarding; no secret is needed)`,
       env.realm === "demo" ? "for the emulator's demo tenant: REVSYNC_CLIENT_ID=revsync" : undefined,
     );
   const waitMs = parseDuration(flags.timeout ?? "5m");
@@ -56,7 +58,7 @@ export async function runLogin(flags: LoginFlags, out: Output): Promise<number> 
   out.info(
     `Signed in to environment ${JSON.stringify(env.name)}${who}${role === "approver" ? ", the four-eyes approver" : ""}, until ${new Date(signedIn.expiresAt).toISOString()}; the token is kept, readable by you alone, until then (revsync logout${envFlag(env.name)} removes it).`,
   );
-  const winners = NAMING_VARIABLES[role].filter((n) => penv[n]);
+  const winners = credentials.given(NAMING_ROLES[role]);
   if (winners.length)
     out.warn(
       `${winners.join(" and ")} ${winners.length > 1 ? "are" : "is"} set: commands sign in with ${winners.length > 1 ? "them" : "it"} before this sign-in; unset ${winners.length > 1 ? "them" : "it"} to use it`,

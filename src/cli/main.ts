@@ -8,6 +8,7 @@ import { PACKAGE_ROOT } from "../package-root.js";
 import { colorFor, Output, Redactor, unsafeSecretRefusal, unsafeSecrets } from "./output.js";
 import { processIo, type CliIo } from "./io.js";
 import { SECRET_VARIABLES } from "../api/auth.js";
+import { secretVariablesIn, signInSecret } from "../api/credentials.js";
 import { viewNamed } from "../report/view.js";
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
@@ -20,7 +21,7 @@ function makeOutput(flags: GlobalFlags, redactor: Redactor, io: CliIo): Output {
  *  working directory and signals of `io` (the process's own unless given), and returns the exit code. */
 export async function runCli(argv: string[], io: CliIo = processIo()): Promise<number> {
   const redactor = new Redactor();
-  for (const name of SECRET_VARIABLES) redactor.add(io.env[name], name);
+  for (const name of secretNames(io.env)) redactor.add(io.env[name], name);
   const program = programFor(io);
   // The command that runs: its flags and output (for the one error report below), and its exit code.
   const ran: { current?: { flags: GlobalFlags; out: Output; command?: string }; code: number } = { code: 0 };
@@ -86,17 +87,29 @@ function sendsNothing(cmd: Command, flags: GlobalFlags): boolean {
  *  blanking it out of them would garble them). A command that sends nothing goes on, said once, and
  *  leaves it in its output, which blanking it out would garble. */
 function keepSecretsOut(cmd: Command, flags: GlobalFlags, out: Output, ran: { current?: { flags: GlobalFlags; out: Output } }): void {
-  const unsafe = unsafeSecrets(flags.io?.env ?? process.env, SECRET_VARIABLES);
+  const env = flags.io?.env ?? process.env;
+  const unsafe = unsafeSecrets(env, secretNames(env));
   const [first] = unsafe;
   if (!first) return;
   if (!sendsNothing(cmd, flags)) {
+    // A password or client secret goes to the sign-in alone: the environment's client refuses one the
+    // service accepts (context.ts, keepOut), and a wrong one is said as a refused sign-in.
+    const refused = unsafe.find((u) => !signInSecret(u.name));
+    for (const u of unsafe) if (signInSecret(u.name)) out.redactor.drop(env[u.name]);
+    if (!refused) return;
     ran.current = { flags, out: makeOutput(flags, new Redactor(), flags.io ?? processIo()) };
-    throw unsafeSecretRefusal(first);
+    throw unsafeSecretRefusal(refused);
   }
   for (const { name } of unsafe) out.redactor.drop((flags.io?.env ?? process.env)[name]);
   out.hint(
     `Warning: ${unsafe.map((u) => u.name).join(", ")} cannot be kept out of revsync's output (${first.why}); this command sends nothing, so it goes on, and leaves ${unsafe.length === 1 ? "it" : "them"} in its output; a command that signs in refuses ${unsafe.length === 1 ? "it" : "them"}`,
   );
+}
+
+/** The variables whose values are secrets: revsync's own, each environment's REVSYNC_<ENV>_ ones, the
+ *  CI tokens. */
+function secretNames(env: NodeJS.ProcessEnv): string[] {
+  return [...new Set([...SECRET_VARIABLES, ...secretVariablesIn(env)])];
 }
 
 /** A secret revsync holds, blanked out of text it printed (a policy's name, a field's value, a file's

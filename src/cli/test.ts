@@ -187,7 +187,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output, view: TestView):
     const own = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
     const problems = own.problems;
     if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv), kindsOf(out.io));
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv), kindsOf(out.io), name);
     if (diagnostics.some((d) => d.severity === "error")) {
       throw new PolicyProblems(
         `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,

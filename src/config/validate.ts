@@ -43,7 +43,7 @@ export function validateRepo(input: ValidateInput): ValidateResult {
       diagnostics.push(...endpointWarnings(repo, name, input.env));
       const own = environmentVars(repo, name, input.env);
       const problems = own.problems;
-      const loaded = loadPolicies(repo, varsFor(own, input.env), input.kinds);
+      const loaded = loadPolicies(repo, varsFor(own, input.env), input.kinds, name);
       // A problem that one environment's variables cause (or of a value they filled) names that environment.
       const named = [...problems, ...loaded.diagnostics].map((d) =>
         (d.rule === "variables" || d.variables) && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d,

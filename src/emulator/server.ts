@@ -70,6 +70,8 @@ export interface JournalEntry {
   status: number;
   realm?: string;
   user?: string;
+  /** A token request's client id (never its secret or password): whose sign-in it carried. */
+  client?: string;
   fault?: string;
 }
 
@@ -332,7 +334,7 @@ export class Emulator {
     const token = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/token$/.exec(path);
     if (token) {
       if (method !== "POST") return new Reply(405, { error: "invalid_request", error_description: "use POST" });
-      return this.token(decodeURIComponent(token[1] ?? ""), req.headers["content-type"] ?? "", raw);
+      return this.token(decodeURIComponent(token[1] ?? ""), req.headers["content-type"] ?? "", raw, entry);
     }
     let t: TenantState | undefined = this.state.tenants[0];
     let rest = path;
@@ -517,7 +519,7 @@ export class Emulator {
     return { token, expiresIn: this.accessTtlS, session };
   }
 
-  private token(realm: string, contentType: string, raw: string): Reply {
+  private token(realm: string, contentType: string, raw: string, entry: JournalEntry): Reply {
     const fail = (status: number, error: string, description: string): Reply => new Reply(status, { error, error_description: description });
     const t = this.tenant(realm);
     if (!t) return fail(404, "invalid_realm", "realm not found");
@@ -525,6 +527,10 @@ export class Emulator {
       return fail(400, "invalid_request", "content type must be application/x-www-form-urlencoded");
     const form = new URLSearchParams(raw);
     const clientId = form.get("client_id") ?? "";
+    // Whose sign-in the request carried, as the journal shows it: the realm, the client, the user named.
+    entry.realm = realm;
+    entry.client = clientId;
+    if (form.get("username")) entry.user = form.get("username") ?? "";
     if (!clientId || t.clients[clientId] === undefined || t.clients[clientId] !== form.get("client_secret")) {
       return fail(401, "invalid_client", "invalid client credentials");
     }

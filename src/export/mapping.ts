@@ -77,6 +77,12 @@ export function quotedWhereNeeded<T>(node: T): T {
 export function renderFile(f: ExportedFile, header: string[]): string {
   const doc = new Document(literalValue(f.value));
   quotedWhereNeeded(doc.contents);
+  placeComments(doc, f);
+  return `${header.map((h) => `# ${h}`).join("\n")}\n${doc.toString({ lineWidth: 0 })}`;
+}
+
+/** The comments of what was left out, in their places: inside spec, and after the batches. */
+export function placeComments(doc: Document, f: Pick<ExportedFile, "specComments" | "batchComments">): void {
   const spec = doc.get("spec", true) as { comment?: string | null } | undefined;
   if (spec && f.specComments.length) spec.comment = f.specComments.join("\n");
   if (f.batchComments.length) {
@@ -84,5 +90,4 @@ export function renderFile(f: ExportedFile, header: string[]): string {
     if (batches) batches.comment = f.batchComments.join("\n");
     else doc.comment = f.batchComments.join("\n");
   }
-  return `${header.map((h) => `# ${h}`).join("\n")}\n${doc.toString({ lineWidth: 0 })}`;
 }

@@ -42,6 +42,9 @@ export interface ExportedFile {
   batchComments: string[];
   /** One line per thing left out, for export to print. */
   leftOut: string[];
+  /** Set when only some of its batches are exported (--target of a batch): a file git holds keeps the
+   *  policy's own fields as they are. */
+  batchesOnly?: boolean;
   /** Per batch, the dates the service does not show as dates (null, or text that is no date): git's
    *  stay, not compared (src/shared/unknown.ts). */
   batchDatesUnknown: Map<string, UnknownField[]>;

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, linkSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { makeFolders } from "../fs-atomic.js";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { tenantIdentity } from "../tenant.js";
@@ -128,7 +129,7 @@ export class LocalLock implements LockBackend {
   private place(record: Stored): boolean {
     const tmp = `${this.path}.${record.id}.tmp`;
     try {
-      mkdirSync(this.dir, { recursive: true });
+      makeFolders(this.dir);
       // Every user of this machine may take a lock of a service on it; none may remove another's file.
       try {
         chmodSync(this.dir, 0o1777);

@@ -189,6 +189,8 @@ export interface CliOptions {
   input?: string;
   /** cli() only: stdout is a terminal (isTTY), as an interactive run's is. */
   tty?: boolean;
+  /** cli() only: stdin is a terminal (isTTY), as when someone at a terminal types the input. */
+  stdinTty?: boolean;
   /** cli() only: the wall clock the run's guardrails judge by (an ISO time or epoch ms). */
   now?: string | number;
   /** cli() only: the resource kinds the run knows (a kind written outside the tree beside the registry's). */
@@ -231,7 +233,7 @@ export async function cli(
         return true;
       },
     },
-    stdin: Readable.from([opts.input ?? ""]),
+    stdin: Object.assign(Readable.from([opts.input ?? ""]), opts.stdinTty ? { isTTY: true } : {}),
     env: cliEnv(opts.env),
     cwd: resolve(opts.cwd ?? ROOT),
     // Nobody signals a command run in process: tests of signals run the CLI as a process.

@@ -5,7 +5,7 @@ import { BATCH_STATUSES } from "../../api/service-choices.js";
 import { unsafeName } from "../../config/rules.js";
 import { checkValuesText } from "../../config/values.js";
 import type { SspItem } from "../../schema/generated/api.js";
-import { batchNameOf, byCodePoint, slug, targeted, valuesFileFor } from "../../shared/address.js";
+import { batchNameOf, byCodePoint, slug, targeted, touchedBy, valuesFileFor } from "../../shared/address.js";
 import { valuesToCsv } from "../../ssp/csv.js";
 import { fitSpec, heldTwiceRefusal, newFile, type ExportedBatch, type ExportedFile } from "../export-file.js";
 import { batchesHeldTwice } from "./held-twice.js";
@@ -96,7 +96,8 @@ export function exportSsp(live: SspLive, ctx: ExportContext, schema: ExportedFil
   const files: ExportedFile[] = [];
   for (const [name, lp] of live.ssp) {
     const addr = sspAddress.policy(name);
-    if (!targeted(addr, ctx.targets)) continue;
+    // A batch's target exports its policy's file too, which lists it (only the batch, in a file git holds).
+    if (!touchedBy(addr, ctx.targets)) continue;
     const copies = live.copies?.get(name);
     if (copies) {
       for (const c of copies) ctx.refused.push(heldTwiceRefusal(`SSP policy ${show(name)} (compliance_id ${show(c.envelope.compliance_id ?? null)})`));
@@ -128,6 +129,7 @@ export function exportSsp(live: SspLive, ctx: ExportContext, schema: ExportedFil
       batches.push(entry);
     }
     if (batches.length) f.value.batches = batches;
+    if (!targeted(addr, ctx.targets)) f.batchesOnly = true;
     files.push(f);
   }
   return files;

@@ -71,6 +71,8 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
   name: "ssp",
   fileKind: "SspPolicy",
   schema: "policy/ssp-policy.schema.json",
+  // A batch may be of some environments only (environments:).
+  scopedLists: ["batches"],
   rules: sspRules,
   entry: sspEntry,
   addressesIn: (entries) => entries.flatMap((d) => [sspAddress.policy(d.name), ...d.batches.map((b) => sspAddress.batch(d.name, b.name))]),

@@ -138,6 +138,7 @@ export interface EnvironmentConfig {
    */
   evidence?: string;
   lock?: LockConfig;
+  credentials?: CredentialsConfig;
   /**
    * Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)
    */
@@ -190,6 +191,15 @@ export interface ServiceChoicesConfig {
   allocation_rules?: {
     [k: string]: "transaction_price" | "range_top" | "range_bottom" | "mid_point" | undefined;
   };
+}
+/**
+ * Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"
+ */
+export interface CredentialsConfig {
+  /**
+   * The prefix of this environment's own credential variables: PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). Upper-case letters, digits and _.
+   */
+  prefix: string;
 }
 export interface Guardrail1 {
   /**
@@ -458,6 +468,12 @@ export interface PolicyMetadata {
    * Free text for reviewers; not sent to the service
    */
   description?: string;
+  /**
+   * The environments of revsync.yaml this policy is for (default: every one). In any other environment it is neither planned, applied, exported nor reported missing; validate checks that each name is an environment of revsync.yaml.
+   *
+   * @minItems 1
+   */
+  environments?: [string, ...string[]];
 }
 
 /**
@@ -482,6 +498,12 @@ export interface SspPolicyMetadata {
    * Free text for reviewers; not sent to the service
    */
   description?: string;
+  /**
+   * The environments of revsync.yaml this policy is for (default: every one). In any other environment it is neither planned, applied, exported nor reported missing; validate checks that each name is an environment of revsync.yaml.
+   *
+   * @minItems 1
+   */
+  environments?: [string, ...string[]];
 }
 /**
  * Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".
@@ -601,6 +623,12 @@ export interface BatchSpec {
    * Batch validity end (YYYY-MM-DD)
    */
   effective_end_date?: string;
+  /**
+   * The environments of revsync.yaml this batch is for (default: every one the policy is for). In any other environment the batch is not listed: neither planned nor reported missing; validate checks that each name is an environment of revsync.yaml.
+   *
+   * @minItems 1
+   */
+  environments?: [string, ...string[]];
 }
 
 /**
