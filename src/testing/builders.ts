@@ -12,7 +12,8 @@ import type { DesiredTenantConfig } from "../kinds/tenant-configuration/files.js
 import type { UpdatePayload } from "../kinds/tenant-configuration/write.js";
 import { literalAnswer, type Profile } from "../emulator/profile.js";
 import { seedState } from "../emulator/seed.js";
-import * as svc from "../emulator/service.js";
+import { batchAction, createSsp, getSsp } from "../emulator/ssp.js";
+import { listTenantConfigurations, patchTenantConfiguration } from "../emulator/tenant-configurations.js";
 import type { EmulatorState, TenantState } from "../emulator/state.js";
 import { ACTIONS, summarize, type Change, type Plan } from "../plan/model.js";
 import type { SspEnvelope, SspList, TenantConfigurationList } from "../schema/generated/api.js";
@@ -40,7 +41,7 @@ const CALLER = { user: "bob", roles: ["Revenue Approver"] };
 const BUILDERS: Record<string, KindBuilders> = {
   "tenant-configuration": {
     empty: () => [],
-    live: (t, answer) => answer<TenantConfigurationList>(svc.listTenantConfigurations(t)),
+    live: (t, answer) => answer<TenantConfigurationList>(listTenantConfigurations(t)),
     desired: (f) => ({ name: f.value.metadata.name, spec: structuredClone(f.value.spec), source: { file: f.file, line: 1, column: 1 } }),
     apply(c, { t }) {
       const u = c.payload as UpdatePayload;
@@ -52,7 +53,7 @@ const BUILDERS: Record<string, KindBuilders> = {
         unique_key: u.unique_key,
         compliance_spec: [u.item],
       };
-      svc.patchTenantConfiguration(t, CALLER, u.compliance_id, body, undefined);
+      patchTenantConfiguration(t, CALLER, u.compliance_id, body, undefined);
     },
   },
   ssp: {
@@ -62,11 +63,11 @@ const BUILDERS: Record<string, KindBuilders> = {
     apply(c, { state, t, created }) {
       if (c.action === "create") {
         const { body } = c.payload as CreatePayload;
-        created.set(body.compliance_name, (svc.createSsp(state, t, CALLER, body) as { compliance_id: string }).compliance_id);
+        created.set(body.compliance_name, (createSsp(state, t, CALLER, body) as { compliance_id: string }).compliance_id);
         return;
       }
       const b = c.payload as BatchPayload;
-      svc.batchAction(t, CALLER, c.action === "review" ? "review" : "approve", b.compliance_id ?? created.get(b.policy) ?? "", b.batch, undefined);
+      batchAction(t, CALLER, c.action === "review" ? "review" : "approve", b.compliance_id ?? created.get(b.policy) ?? "", b.batch, undefined);
     },
   },
 };
@@ -134,14 +135,14 @@ function sspLive(t: TenantState, answer: Answer): SspLive {
   const ssp = new Map<string, LivePolicy>();
   const values: SspLive["values"] = new Map();
   for (const p of t.ssp) {
-    const env = answer<SspList>(svc.getSsp(t, p.compliance_name))[0] as SspEnvelope;
+    const env = answer<SspList>(getSsp(t, p.compliance_name))[0] as SspEnvelope;
     const item = env.compliance_spec?.[0];
     if (!item) continue;
     ssp.set(p.compliance_name, { envelope: env, item, batches: item.batches ?? [] });
     for (const b of p.batches) {
       const name = batchNameOf(b);
       const fileId = item.batches?.find((x) => batchNameOf(x) === name)?.file_id;
-      const own = answer<SspList>(svc.getSsp(t, p.compliance_name, name))[0]?.compliance_spec?.[0]?.ssp_values;
+      const own = answer<SspList>(getSsp(t, p.compliance_name, name))[0]?.compliance_spec?.[0]?.ssp_values;
       const file = typeof fileId === "string" && t.files[fileId] !== undefined ? { csv: t.files[fileId] } : undefined;
       values.set(`${p.compliance_name}/${name}`, { ...(file ? { file } : {}), ...(Array.isArray(own) ? { values: own } : {}) });
     }
