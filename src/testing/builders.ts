@@ -8,8 +8,8 @@ import { KINDS, kindOf, kindOfFile } from "../kinds/registry.js";
 import type { DesiredBatch, DesiredSsp } from "../kinds/ssp/files.js";
 import type { CreatePayload, BatchPayload } from "../kinds/ssp/payload.js";
 import type { LivePolicy, SspLive } from "../kinds/ssp/read.js";
-import type { DesiredTenantConfig } from "../kinds/tenant-configuration/files.js";
-import type { UpdatePayload } from "../kinds/tenant-configuration/write.js";
+import type { DesiredEnvelope } from "../kinds/envelope-list/list.js";
+import type { UpdatePayload } from "../kinds/envelope-list/write.js";
 import { literalAnswer, type Profile } from "../emulator/profile.js";
 import { seedState } from "../emulator/seed.js";
 import { batchAction, createSsp, getSsp } from "../emulator/ssp.js";
@@ -85,7 +85,7 @@ export const builtKinds = (): string[] => Object.keys(BUILDERS);
 /** git's state keyed by kind (what the engines take): every kind of the registry, each shipped kind's
  *  entries at hand for a test to read and change: `ssp`, `tenantConfigs`. */
 export class DesiredView extends Map<string, readonly unknown[]> {
-  constructor(init: { tenantConfigs?: DesiredTenantConfig[]; ssp?: DesiredSsp[] } = {}) {
+  constructor(init: { tenantConfigs?: DesiredEnvelope[]; ssp?: DesiredSsp[] } = {}) {
     super(KINDS.map((k) => [k.name, []]));
     this.set("tenant-configuration", init.tenantConfigs ?? []);
     this.set("ssp", init.ssp ?? []);
@@ -96,10 +96,10 @@ export class DesiredView extends Map<string, readonly unknown[]> {
     for (const [k, v] of state) view.set(k, v);
     return view;
   }
-  get tenantConfigs(): DesiredTenantConfig[] {
-    return this.get("tenant-configuration") as DesiredTenantConfig[];
+  get tenantConfigs(): DesiredEnvelope[] {
+    return this.get("tenant-configuration") as DesiredEnvelope[];
   }
-  set tenantConfigs(v: DesiredTenantConfig[]) {
+  set tenantConfigs(v: DesiredEnvelope[]) {
     this.set("tenant-configuration", v);
   }
   get ssp(): DesiredSsp[] {
