@@ -13,7 +13,8 @@ import type { UpdatePayload } from "../kinds/envelope-list/write.js";
 import { literalAnswer, type Profile } from "../emulator/profile.js";
 import { seedState } from "../emulator/seed.js";
 import { batchAction, createSsp, getSsp } from "../emulator/ssp.js";
-import { listTenantConfigurations, patchTenantConfiguration } from "../emulator/tenant-configurations.js";
+import { patchEnvelope } from "../emulator/envelope-list.js";
+import { TENANT_CONFIGURATIONS } from "../emulator/tenant-configurations.js";
 import type { EmulatorState, TenantState } from "../emulator/state.js";
 import { ACTIONS, summarize, type Change, type Plan } from "../plan/model.js";
 import type { SspEnvelope, SspList, TenantConfigurationList } from "../schema/generated/api.js";
@@ -41,7 +42,7 @@ const CALLER = { user: "bob", roles: ["Revenue Approver"] };
 const BUILDERS: Record<string, KindBuilders> = {
   "tenant-configuration": {
     empty: () => [],
-    live: (t, answer) => answer<TenantConfigurationList>(listTenantConfigurations(t)),
+    live: (t, answer) => answer<TenantConfigurationList>(t.tenantConfigurations),
     desired: (f) => ({ name: f.value.metadata.name, spec: structuredClone(f.value.spec), source: { file: f.file, line: 1, column: 1 } }),
     apply(c, { t }) {
       const u = c.payload as UpdatePayload;
@@ -53,7 +54,7 @@ const BUILDERS: Record<string, KindBuilders> = {
         unique_key: u.unique_key,
         compliance_spec: [u.item],
       };
-      patchTenantConfiguration(t, CALLER, u.compliance_id, body, undefined);
+      patchEnvelope(TENANT_CONFIGURATIONS, t.tenantConfigurations, CALLER, u.compliance_id, body, undefined);
     },
   },
   ssp: {
