@@ -1,12 +1,11 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { StoredEnvelope } from "../src/emulator/envelope-list.js";
-import { seedState } from "../src/emulator/seed.js";
-import { startEmulator } from "../src/emulator/server.js";
 import type { Registry } from "../src/kinds/kind.js";
 import { KINDS } from "../src/kinds/registry.js";
-import { api, cli, DEMO_ENV, removeDir, tempRepo, token } from "../src/testing/helpers.js";
+import { api, removeDir, token } from "../src/testing/helpers.js";
+import { kindUnderTest } from "./fixtures/kind-under-test.js";
 import { LEGAL_ENTITIES, legalEntity } from "./fixtures/legal-entity/kind.js";
 import { legalEntityService } from "./fixtures/legal-entity/service.js";
 
@@ -30,23 +29,8 @@ const entity = (id: string, name: string, item: Record<string, unknown>, version
 
 describe("an envelope kind built from the block in a few lines: validated, planned, applied, drifted and exported against the emulator", () => {
   const entities: StoredEnvelope[] = [];
-  let emu: Awaited<ReturnType<typeof startEmulator>>;
-  const dirs: string[] = [];
-  const repo = (files: Record<string, string>): string => {
-    const dir = tempRepo(emu.url, files);
-    dirs.push(dir);
-    return dir;
-  };
-  const run = (dir: string, args: string[]) => cli(args, { cwd: dir, env: DEMO_ENV, kinds });
+  const { repo, run, url, exportedThenPlanned } = kindUnderTest(kinds, legalEntityService(entities));
   const held = (name: string) => entities.find((e) => e.compliance_name === name);
-
-  beforeAll(async () => {
-    emu = await startEmulator({ state: seedState("empty"), host: "127.0.0.1", port: 0, resources: [legalEntityService(entities)] });
-  });
-  afterAll(async () => {
-    for (const d of dirs) removeDir(d);
-    await emu.close();
-  });
   const reset = (): void => {
     entities.splice(
       0,
@@ -108,7 +92,7 @@ describe("an envelope kind built from the block in a few lines: validated, plann
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
     const item = { ...(held("Acme Inc")?.compliance_spec?.[0] as object), tax_id: "US000" };
     const body = { user_name: "bob", current_timestamp: "0", format_type: "JSON", compliance_name: "Acme Inc", unique_key: "uk-LE-2", compliance_spec: [item] };
-    expect((await api(emu.url, await token(emu.url, "bob"), "PATCH", `${LEGAL_ENTITIES.path}/LE-2`, body)).status).toBe(200);
+    expect((await api(url(), await token(url(), "bob"), "PATCH", `${LEGAL_ENTITIES.path}/LE-2`, body)).status).toBe(200);
     const applied = await run(dir, ["apply", "p.json", "--auto-approve"]);
     expect(applied.code).toBe(1);
     expect(applied.stdout).toMatch(
@@ -126,18 +110,12 @@ describe("an envelope kind built from the block in a few lines: validated, plann
     );
   });
 
-  it("export writes its files into its folder beside the shipped kinds', and a plan of them is No changes", async () => {
+  it("export writes its files into its folder, and a plan of them is No changes", async () => {
     reset();
-    const dir = repo({});
-    mkdirSync(join(dir, "policies"), { recursive: true });
-    const exported = await run(dir, ["export"]);
-    expect(exported.code, exported.stderr).toBe(0);
+    const dir = await exportedThenPlanned();
     expect(readdirSync(join(dir, "policies", "legal-entities")).sort()).toEqual(["acme-gmbh.yaml", "acme-inc.yaml", "acme-legacy-bv.yaml"]);
     expect(readFileSync(join(dir, "policies", "legal-entities", "acme-legacy-bv.yaml"), "utf8")).toMatch(
       /^kind: LegalEntity\nmetadata:\n {2}name: Acme Legacy BV\nspec:\n {2}currency: EUR\n {2}fiscal_calendar: calendar\n {2}tax_id: NL555\n {2}active: false\n/m,
     );
-    const plan = await run(dir, ["plan", "--detailed-exitcode"]);
-    expect(plan.code, plan.stdout).toBe(0);
-    expect(plan.stdout).toContain("No changes.");
   });
 });
