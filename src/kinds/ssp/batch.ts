@@ -2,7 +2,7 @@
  *  batch where the plan saw it, its upload and values, the policy's version, four eyes), the PATCH, and
  *  the read-back of the batch's status, given to the write unit (src/api/write.ts). */
 import type { ApiCore } from "../../api/core.js";
-import { ssp } from "../../api/resources.js";
+import { ssp } from "./service.js";
 import { runWrite, type GuardOf, type GuardVerdict, type WriteOutcome } from "../../api/write.js";
 import type { SspEnvelope, SspItem, SspUpdateResult } from "../../schema/generated/api.js";
 import { ApiError } from "../../errors.js";

@@ -3,7 +3,7 @@
  *  (with the batches that go up with it) and moves a batch forward (review, approve), and can neither
  *  update nor delete a policy. Addresses: ssp/<policy>, ssp/<policy>/batch/<batch>. */
 import type { ApiCore } from "../../api/core.js";
-import { ssp } from "../../api/resources.js";
+import { ssp } from "./service.js";
 import { sameJson } from "../../canonical-json.js";
 import type { SspEnvelope } from "../../schema/generated/api.js";
 import { batchNameOf } from "../../shared/address.js";
