@@ -7,7 +7,7 @@ import type { WriteOutcome } from "../api/write.js";
 import type { DesiredState } from "../config/repo.js";
 import type { FileKind } from "../config/rules.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
-import type { Action, Change, DriftItem, FourEyesFacts, KeptLive } from "../shared/entries.js";
+import type { Action, Change, DriftItem, FourEyesApprove, FourEyesFacts, KeptLive, PlanFourEyes } from "../shared/entries.js";
 import type { FactDoc, Facts } from "../shared/facts.js";
 import type { FieldDiff } from "../shared/normalize.js";
 import type { Unknown } from "../shared/unknown.js";
@@ -80,15 +80,13 @@ export interface HeldTwice {
   copies: string[];
 }
 
-/** What a plan shows of who prepared an approve's batch (four eyes). */
-export interface Preparers {
-  reviewed_by: string | null;
-  reviewed_in_plan: boolean;
-  /** The batch's uploader (null when this plan's create uploads it, or the service names nobody). */
-  uploaded_by: string | null;
-  uploaded_in_plan: boolean;
-  policy_created_by: string | null;
-  created_in_plan: boolean;
+/** Who a plan's approves would go as (four eyes): the sign-in, the approver identity where one is
+ *  configured; `approverKnown` false where this run cannot say (a CI job that names no approver identity). */
+export interface Approvers {
+  signIn: string | null;
+  approver: string | null;
+  approverConfigured: boolean;
+  approverKnown?: boolean;
 }
 
 /** One step's write, done by its kind: the write unit's outcome, and what the report says beside it. */
@@ -125,10 +123,8 @@ export interface ApplyRun {
   changes: readonly Change[];
   /** four_eyes: no batch is approved by its reviewer or its policy's creator. */
   fourEyes: boolean;
-  /** Who the plan saw review each approve's batch, by the approve's address (four eyes): once a batch is
-   *  approved the service no longer names its reviewer, so an approve found made by someone else is held
-   *  to the plan's. */
-  reviewers?: ReadonlyMap<string, string>;
+  /** What the plan said of its approves under four eyes (its four_eyes), where it says it. */
+  planFourEyes?: PlanFourEyes;
   /** The verbose log. */
   log(line: string): void;
 }
@@ -212,8 +208,10 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
   /** Of git's entries the service holds, the fields their files leave out and the service holds a value
    *  of (plan and drift show them; never a change). */
   kept?(desired: readonly D[], live: L, targets: string[]): KeptLive[];
-  /** Who prepared an approve's batch, as the plan sees it (four eyes). */
-  preparers?(c: Change, changes: readonly Change[], live: L): Preparers | undefined;
+  /** Four eyes (four_eyes of revsync.yaml: nothing is approved by who prepared it): the plan's word on
+   *  each approve of its changes (`changes`: the kind's own), who prepared it and whether the rule would
+   *  block it as the plan sees it. */
+  fourEyes?(changes: readonly Change[], live: L, who: Approvers): FourEyesApprove[];
 
   /** What is wrong with a change's payload against its reviewed diff (a saved plan may have been edited):
    *  problems in words; none when it sends exactly what it shows. */
@@ -228,8 +226,13 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
    *  schemas/plan.schema.json). `#/definitions/X` in one names a definition of schemas/api.schema.json
    *  (copied into the plan's schema); a kind defined outside the tree writes its payload's schema whole. */
   readonly payloads: Readonly<Record<string, { actions: readonly Action[]; schema: object }>>;
-  /** Refuses, before anything is sent, a plan its writes cannot be made for (a write needs the user). */
-  ready?(changes: readonly Change[], core: ApiCore): void;
+  /** Refuses, before anything is sent, a plan its writes cannot be made for (a write needs the user; an
+   *  approve, an approver identity other than the sign-in). Asked of every kind, its applied changes
+   *  given (none, where the plan holds none of its). */
+  ready?(changes: readonly Change[], core: ApiCore, opts: { fourEyes: boolean }): void;
+  /** Refuses, once the sign-in and the approver identity have signed in and before anything is sent, a
+   *  plan its writes cannot be made for as the service's tokens name them. */
+  signedIn?(changes: readonly Change[], core: ApiCore, opts: { fourEyes: boolean }): void;
   /** The order among the kind's own steps (`changes`: the kind's applied changes, in plan order). Kinds
    *  apply in the registry's order: every step of a kind waits for the steps of the kinds before it. */
   order?(changes: readonly Change[]): StepOrder[];

@@ -16,7 +16,7 @@ import { sspDrift } from "./drift.js";
 import { exportSsp } from "./export.js";
 import { sspHeldTwice } from "./held-twice.js";
 import { sspEntry, sspRules, type DesiredSsp } from "./files.js";
-import { planPreparers } from "./four-eyes.js";
+import { approvesOfPlan, checkApprover, checkSignedIn } from "./approver.js";
 import { sspGitProblems } from "./git-check.js";
 import { batchPayload, createPayload, SSP_PAYLOADS, sspPayloadProblems } from "./payload.js";
 import { sspPlan } from "./plan.js";
@@ -99,7 +99,7 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
   unmanaged: (desired, live, targets) => unmanagedSsp(desired, live.ssp, targets),
   heldTwice: sspHeldTwice,
   kept: (desired, live, targets) => keptSspFields(desired, live.ssp, targets),
-  preparers: planPreparers,
+  fourEyes: approvesOfPlan,
 
   payloads: SSP_PAYLOADS,
   payloadProblems: sspPayloadProblems,
@@ -131,6 +131,8 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
       return o;
     });
   },
+  ready: checkApprover,
+  signedIn: checkSignedIn,
   apply: (run) => new SspApply(run),
 
   export(live, ctx) {
