@@ -248,6 +248,9 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
    *  or line ends). */
   sameValues?(a: string, b: string): boolean;
 
+  /** What the reports say of its entries beyond every entry's own words. */
+  words?: KindWords;
+
   /** Checks changes an evidence record applied against the service (reads shared across calls). */
   evidence(core: ApiCore): (c: AppliedChange) => Promise<Omit<LiveFinding, "later">>;
 
@@ -275,6 +278,38 @@ export interface KindFacts<D, L> {
   /** The policies (as the policy tests name them) a change concerns, or every one (a setting of the
    *  tenant's): whose contracts' allocation shift is the change's. */
   concerns(c: Change): readonly string[] | "all";
+}
+
+/** One step's outcome as an apply report lists it: what became of its write, and an approve's people. */
+export interface AppliedOutcome {
+  address: string;
+  action: string;
+  outcome: string;
+  four_eyes?: FourEyesFacts;
+}
+
+/** What an apply's outcomes of a kind call for, in words; of its writes, those its own rule held back
+ *  (`held`: blocked or refused; their fix is not another plan) and, of those, the ones blocked. */
+export interface AppliedWords {
+  notes: string[];
+  held: number;
+  ruleBlocked: number;
+}
+
+/** What the reports say of a kind's entries beyond every entry's own words (its action, address,
+ *  reason, fields, who changed it last): plain text, which each report escapes and places. */
+export interface KindWords {
+  /** Said once, above the first of its changes that `above` selects (four eyes above the first approve). */
+  head?(plan: { four_eyes?: PlanFourEyes }): { lines: string[]; above(c: Change): boolean } | undefined;
+  /** Lines under one change ("values: 12 rows, …", "four eyes: reviewed by …"). */
+  lines?(c: Change, plan: { four_eyes?: PlanFourEyes }): string[];
+  /** The change in a few words, where a list of one line each has no reason for it (the values it moves). */
+  summary?(c: Change): string | undefined;
+  /** The drift classes it reports, counted: singular and plural words ("unmanaged batch", "unmanaged
+   *  batches"). */
+  drift?: Readonly<Record<string, readonly [string, string]>>;
+  /** After an apply: what its outcomes call for. */
+  applied?(outcomes: readonly AppliedOutcome[]): AppliedWords;
 }
 
 /** The registry's list: the kinds revsync knows, in apply order. */

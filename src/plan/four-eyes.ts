@@ -5,8 +5,6 @@ import { KINDS } from "../kinds/registry.js";
 import { sameUser } from "../shared/who.js";
 import type { Plan, PlanFourEyes } from "./model.js";
 
-export { APPROVER_FIX } from "../api/auth.js";
-
 /** The four-eyes view of a plan: who the approves would be sent as (the approver identity, else the
  *  sign-in), and each approve as its kind sees it (who prepared it, and whether the rule would block it
  *  at apply as things stand). `approverKnown` false (a CI job that names no approver identity: the apply
