@@ -248,6 +248,9 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
    *  or line ends). */
   sameValues?(a: string, b: string): boolean;
 
+  /** What an evidence record of its changes shows against four eyes (`fourEyes`: the record's environment
+   *  keeps it): problems fail evidence verify, notes are said. */
+  recorded?(changes: readonly RecordedChange[], fourEyes: boolean): { problems: string[]; notes: string[] };
   /** What the reports say of its entries beyond every entry's own words. */
   words?: KindWords;
 
@@ -310,6 +313,17 @@ export interface KindWords {
   drift?: Readonly<Record<string, readonly [string, string]>>;
   /** After an apply: what its outcomes call for. */
   applied?(outcomes: readonly AppliedOutcome[]): AppliedWords;
+}
+
+/** One change as an evidence record holds it: what became of it (apply's outcome, and in words), an
+ *  approve's people, the requests sent for it. */
+export interface RecordedChange {
+  address: string;
+  action: string;
+  outcome: string;
+  why: string;
+  four_eyes?: FourEyesFacts;
+  requests?: readonly { method: string; path: string; status: number | null; user?: string | null }[];
 }
 
 /** The registry's list: the kinds revsync knows, in apply order. */

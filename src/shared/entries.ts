@@ -12,6 +12,9 @@ export type Action = "create" | "update" | "review" | "approve" | "blocked" | "n
 export const APPLIED_ACTIONS: readonly Action[] = ["create", "update", "review", "approve"];
 
 /** Whether apply acts on this entry (the others are shown with their reason and never sent). */
+/** The outcomes of apply (src/apply/run.ts) that mean the write is in the service. */
+export const LANDED_OUTCOMES: ReadonlySet<string> = new Set(["done", "already", "confirmed", "breached"]);
+
 export const isApplied = (c: { action: Action }): boolean => APPLIED_ACTIONS.includes(c.action);
 
 /** How an action is written in text and markdown ("not in git"); JSON keeps the identifier. */

@@ -17,6 +17,7 @@ import { exportSsp } from "./export.js";
 import { sspHeldTwice } from "./held-twice.js";
 import { sspEntry, sspRules, type DesiredSsp } from "./files.js";
 import { approvesOfPlan, checkApprover, checkSignedIn } from "./approver.js";
+import { recordedFourEyes } from "./recorded.js";
 import { SSP_WORDS } from "./report-words.js";
 import { sspGitProblems } from "./git-check.js";
 import { batchPayload, createPayload, SSP_PAYLOADS, sspPayloadProblems } from "./payload.js";
@@ -148,6 +149,7 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
     }
   },
   evidence: evidenceCheck,
+  recorded: recordedFourEyes,
   words: SSP_WORDS,
 
   guardrails: { facts: SSP_FACTS, fields: SSP_FACT_FIELDS, of: sspFacts, concerns: sspConcerns },
