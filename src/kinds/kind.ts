@@ -313,6 +313,15 @@ export interface KindWords {
   drift?: Readonly<Record<string, readonly [string, string]>>;
   /** After an apply: what its outcomes call for. */
   applied?(outcomes: readonly AppliedOutcome[]): AppliedWords;
+  /** What four eyes keeps of its writes, for an evidence record's reader ("no SSP batch is approved by
+   *  …"). */
+  fourEyesRule?: string;
+  /** Lines of one change of an evidence record beyond its own ("four eyes: reviewed by alice, …"), each
+   *  value of the record passed through `esc`, the report's escape. */
+  recordLines?(c: RecordedChange, esc: (text: string) => string): string[];
+  /** An evidence record's four-eyes table of its changes in markdown (`md`, `code`: the report's
+   *  escapes of text and of a table cell's code); none where it has nothing to say. */
+  recordTable?(changes: readonly RecordedChange[], md: (text: string) => string, code: (text: string) => string): string[];
 }
 
 /** One change as an evidence record holds it: what became of it (apply's outcome, and in words), an

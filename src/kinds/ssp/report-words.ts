@@ -4,7 +4,7 @@
 import { APPROVER_FIX } from "../../api/auth.js";
 import type { Change, PlanFourEyes, ValuesSummary } from "../../shared/entries.js";
 import { plural } from "../../words.js";
-import type { AppliedOutcome, AppliedWords, KindWords } from "../kind.js";
+import type { AppliedOutcome, AppliedWords, KindWords, RecordedChange } from "../kind.js";
 
 /** What a review or approve moves forward: "12 rows, 6 products, currencies EUR, USD, 2026-01-01 to 2026-06-30". */
 export function valuesLine(v: ValuesSummary): string {
@@ -64,6 +64,52 @@ function appliedWords(outcomes: readonly AppliedOutcome[]): AppliedWords {
   return { notes, held, ruleBlocked: outcomes.filter((o) => o.four_eyes?.rule === "blocked").length };
 }
 
+const named = (u: string | null | undefined): string => u ?? "(not named)";
+
+/** An approve's people in words: "reviewed by alice, policy created by alice, approved by bob". */
+function peopleWords(c: RecordedChange, esc: (text: string) => string): string | undefined {
+  const f = c.four_eyes;
+  if (!f) return undefined;
+  const rule =
+    f.rule === "blocked"
+      ? "; blocked by revsync: it would have gone as its preparer"
+      : f.rule === "refused"
+        ? "; refused by the service: it went as its preparer"
+        : f.rule === "breached"
+          ? `; four eyes broken: the service shows it approved by ${esc(named(f.approved_by))}${f.sent_as ? `, sent as ${esc(f.sent_as)}` : ""}`
+          : "";
+  const landed = c.outcome === "done" || c.outcome === "confirmed" || c.outcome === "breached";
+  const uploaded = f.uploaded_by !== undefined ? `, uploaded by ${esc(named(f.uploaded_by))}` : "";
+  const unconfirmed = landed && f.confirmed === false ? " (not confirmed by the service's answer)" : "";
+  return `reviewed by ${esc(named(f.reviewed_by))}${uploaded}, policy created by ${esc(named(f.policy_created_by))}, ${landed ? "approved" : "to be approved"} by ${esc(named(f.approved_by))}${unconfirmed}${rule}`;
+}
+
+/** The approves of a record, one row each: who prepared the batch, who approved it, what became of it. */
+function approvesTable(changes: readonly RecordedChange[], md: (text: string) => string, code: (text: string) => string): string[] {
+  const rows = changes
+    .filter((c) => c.action === "approve")
+    .map((c) => {
+      const f = c.four_eyes;
+      const rule = f?.rule
+        ? ` (${f.rule === "breached" ? `four eyes broken${f.sent_as ? `: sent as ${md(f.sent_as)}` : ""}` : `${f.rule} by the four-eyes rule`})`
+        : "";
+      return `| ${code(c.address)} | ${md(named(f?.reviewed_by))} | ${md(f?.uploaded_by === undefined ? "(not recorded)" : named(f.uploaded_by))} | ${md(named(f?.policy_created_by))} | ${md(named(f?.approved_by))}${f?.confirmed === false ? " (not confirmed by the service)" : ""} | **${md(c.outcome)}**${rule} |`;
+    });
+  if (!rows.length) return ["No batch was to be approved."];
+  return ["| batch | reviewed by | uploaded by | policy created by | approved by | outcome |", "|---|---|---|---|---|---|", ...rows];
+}
+
+/** What an evidence record's reader is told of the SSP kind's changes. */
+const SSP_RECORD_WORDS: Pick<KindWords, "fourEyesRule" | "recordLines" | "recordTable"> = {
+  fourEyesRule:
+    "no SSP batch is approved by the user who reviewed it, uploaded it or created its policy (who approved it is what the service shows right after the approve)",
+  recordLines: (c, esc) => {
+    const people = peopleWords(c, esc);
+    return people ? [`four eyes: ${people}`] : [];
+  },
+  recordTable: approvesTable,
+};
+
 export const SSP_WORDS: KindWords = {
   head: (plan) => (plan.four_eyes ? { lines: fourEyesHead(plan.four_eyes), above: (c: Change) => c.action === "approve" } : undefined),
   lines(c, plan) {
@@ -77,4 +123,5 @@ export const SSP_WORDS: KindWords = {
     batch_values: ["batch's values", "batches' values"],
   },
   applied: appliedWords,
+  ...SSP_RECORD_WORDS,
 };
