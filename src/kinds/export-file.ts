@@ -50,6 +50,41 @@ export interface ExportedFile {
   batchDatesUnknown: Map<string, UnknownField[]>;
 }
 
+/** What export offers a kind to bring git's document of one of its exported files up to the service in
+ *  place, beyond the spec (src/export/in-place.ts brings the spec): each edit keeps the rest of the file
+ *  as it was (comments, ${VAR}s, order). Paths are the document's; files are relative to the export
+ *  folder. */
+export interface DocInGit {
+  /** The document's value as git means it (its ${VAR}s filled). */
+  readonly current: Record<string, unknown>;
+  /** The folder of the policy file. */
+  readonly dir: string;
+  /** Sets a value to the service's: a ${VAR} keeps its place (this environment's vars: entry takes the
+   *  value, or it is refused), and in a file other environments read too it is refused; "set" where the
+   *  file holds the value now. */
+  set(path: (string | number)[], value: unknown): "set" | "var" | "refused";
+  /** Sets a value revsync chose (a values file's name), as literal text. */
+  put(path: (string | number)[], value: unknown): void;
+  /** Appends an entry to the list at `key` (made where the document has none). */
+  append(key: string, entry: Record<string, unknown>): void;
+  /** Adds comment lines the node at `key` (the document, where it has none) does not hold yet; whether
+   *  it added any. */
+  comment(key: string, lines: string[]): boolean;
+  /** Refuses a difference in a file other environments read (their plans would change), said with
+   *  `what`; whether it refused. */
+  refuseShared(what: string): boolean;
+  /** A values file name beside the policy file that no file and no other write takes. */
+  claimValues(file: string): string;
+  /** A file of the export folder as it holds it. */
+  readValues(file: string): string | undefined;
+  /** A values file to write; `named`: one the document names only now (it stands or falls with it). */
+  writeValues(file: string, text: string, what: string, named?: boolean): void;
+  /** What changed, in words ("batch FY26-H1 status"). */
+  changed(what: string): void;
+  /** Fields of `address` the service does not show: git's kept, not compared. */
+  unknown(address: string, fields: UnknownField[]): void;
+}
+
 /** A new file of the policy file kind `kind` for the entry at `address` named `name`, nothing in it yet. */
 export function newFile(file: string, address: string, schema: SchemaRef, kind: string, name: string, batchAddress?: (name: string) => string): ExportedFile {
   return {

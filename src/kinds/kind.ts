@@ -11,7 +11,7 @@ import type { Action, Change, DriftItem, FourEyesApprove, FourEyesFacts, KeptLiv
 import type { FactDoc, Facts } from "../shared/facts.js";
 import type { FieldDiff } from "../shared/normalize.js";
 import type { Unknown } from "../shared/unknown.js";
-import type { ExportedFile } from "./export-file.js";
+import type { DocInGit, ExportedFile } from "./export-file.js";
 
 export type { DesiredState };
 
@@ -247,6 +247,12 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
   /** Whether two values files of its batches hold the same values (whatever their column order, quoting
    *  or line ends). */
   sameValues?(a: string, b: string): boolean;
+  /** What it exports beyond a document's spec (its batches), brought into git's document of the entry in
+   *  place (export into a folder that holds policy files). */
+  placeInGit?(f: ExportedFile, doc: DocInGit): void;
+  /** The values files a document of git names (relative to its file's folder): export gives no other
+   *  file these names. */
+  valuesNamed?(value: unknown): string[];
 
   /** What an evidence record of its changes shows against four eyes (`fourEyes`: the record's environment
    *  keeps it): problems fail evidence verify, notes are said. */

@@ -17,13 +17,13 @@ import { exportSsp } from "./export.js";
 import { sspHeldTwice } from "./held-twice.js";
 import { sspEntry, sspRules, type DesiredSsp } from "./files.js";
 import { approvesOfPlan, checkApprover, checkSignedIn } from "./approver.js";
+import { placeBatches, sameValues, valuesNamed } from "./export-in-git.js";
 import { recordedFourEyes } from "./recorded.js";
 import { SSP_WORDS } from "./report-words.js";
 import { sspGitProblems } from "./git-check.js";
 import { batchPayload, createPayload, SSP_PAYLOADS, sspPayloadProblems } from "./payload.js";
 import { sspPlan } from "./plan.js";
 import { readSsp, sspAddress, type SspLive } from "./read.js";
-import { valuesChecksum } from "./values.js";
 import { SSP_FACT_FIELDS, SSP_FACTS, sspConcerns, sspFacts } from "./facts.js";
 import { liveWithGitsUnknowns, modelsFromGit, modelsFromGitOnly, modelsFromLive } from "./tests.js";
 
@@ -141,13 +141,9 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
     return exportSsp(live, ctx, this.schema);
   },
   compared: (field, value) => normalizeSspFields({ [field]: value }, [field])[field],
-  sameValues: (a, b) => {
-    try {
-      return valuesChecksum({ csv: a }) === valuesChecksum({ csv: b });
-    } catch {
-      return false;
-    }
-  },
+  sameValues,
+  placeInGit: placeBatches,
+  valuesNamed,
   evidence: evidenceCheck,
   recorded: recordedFourEyes,
   words: SSP_WORDS,
