@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { Ajv } from "ajv";
 import { canonicalize } from "json-canonicalize";
 import { describe, expect, it } from "vitest";
-import { api, cli, cliProcess, DEMO_ENV, ROOT, token, updateBody, useEmulatorRepo } from "../src/testing/helpers.js";
+import { api, cli, cliProcess, DEMO_ENV, dropKeptLock, ROOT, token, updateBody, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // apply --evidence (issue 30) through the real CLI against the emulator: the emulator's request journal
 // is the witness of what was sent, and every record is checked against schemas/evidence-record.schema.json
@@ -337,6 +337,9 @@ describe("apply --evidence", () => {
       expect(second).toMatchObject({ sequence: 2, prev: rec.hash, exit_code: 130, interrupted: true });
       const held = second.changes.find((c: any) => c.action === "update");
       expect(held.outcome).toBe("unknown");
+      // The lock is kept under the write in flight, and the record, written while it was held, says so.
+      expect(second.lock).toMatchObject({ backend: "local", released: false, note: "kept: writes were in flight when the run stopped at once" });
+      dropKeptLock(fx.emu.url);
       // The PATCH the emulator holds (it answers, and journals, only after 20 s) was sent and never answered:
       // listed, in flight, without a status.
       expect(held.requests.filter((q: any) => q.method === "PATCH")).toEqual([

@@ -4,7 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
-import { LocalLock } from "../src/lock/local-lock.js";
+import { LocalLock, machineLockDir } from "../src/lock/local-lock.js";
 import { api, cli, cliProcess, DEMO_ENV, ROOT, sspCreateBody, token, updateBody, useEmulator, type CliResult } from "../src/testing/helpers.js";
 
 // Two applies at once against one environment, as a team meets them (a retried pipeline, a laptop during
@@ -268,7 +268,7 @@ describe("one writer per environment", () => {
     const lockId = /lock id ([0-9a-f]{40})/.exec(holder.stderr)?.[1];
     expect(waiter.stderr).toMatch(
       new RegExp(
-        `environment "demo" is locked by another apply: \\S+ on host ${hostname()} \\(pid \\d+\\), since \\S+Z \\(\\d+s ago\\), applying plan sha256:[0-9a-f]{64} as service user alice, lock id ${lockId}; waiting up to 30s`,
+        `environment "demo" is locked by another apply: \\S+ on host ${hostname()} \\(pid \\d+\\), since \\S+Z \\(\\d+s ago\\), applying plan sha256:[0-9a-f]{64} as service user alice, lock id ${lockId}; waiting up to \\d+s`,
       ),
     );
     expect(reportOf(waiter.stdout).summary).toMatchObject({ done: 0, blocked: 2 });
@@ -281,9 +281,11 @@ describe("one writer per environment", () => {
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
     await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 2000, method: "PATCH" });
     let pid = 0;
+    // Its requests' cap (REVSYNC_TIMEOUT_MS, twice over) is what its lock records: once unlock released
+    // it, the next apply waits that long for any write it sent.
     const killed = await cliProcess(["apply", "p.json", "--auto-approve"], {
       cwd: dir,
-      env: DEMO_ENV,
+      env: { ...DEMO_ENV, REVSYNC_TIMEOUT_MS: "400" },
       when: {
         stderr: "Locked environment",
         act: (child: ChildProcess) => {
@@ -325,8 +327,11 @@ describe("one writer per environment", () => {
     const unlock = await run(dir, (hint ?? "").split(" ").slice(1));
     expect(unlock.code).toBe(0);
     expect(unlock.stdout).toContain(`Released the lock ${id} of environment "demo"`);
+    expect(unlock.stdout).toContain("The next apply waits 0.8s (that apply's request deadline) for any write it sent to land");
     const after = await run(dir, ["apply", "p.json", "--auto-approve"]);
     expect(after.code, after.stderr).toBe(0);
+    expect(after.stderr).toContain("took over a lock released while a write sent under it may still land (released by revsync unlock");
+    expect(after.stderr).toContain("waiting 0.8s (its request deadline) for any write it sent to land");
     expect((await run(dir, ["lock", "status", "--env", "demo", "--format", "json"])).stdout).toContain('"locked": false');
   });
 
@@ -344,8 +349,9 @@ describe("one writer per environment", () => {
 
     // A holder of this machine whose process is gone (killed): the next apply takes over, and says so.
     const dead = spawnSync(process.execPath, ["-e", ""]).pid;
-    const local = new LocalLock(join(tmp, "revsync-locks"), { baseUrl: fx.emu.url, realm: "demo" });
+    const local = new LocalLock(machineLockDir(), { baseUrl: fx.emu.url, realm: "demo" });
     await local.take({
+      request_deadline_ms: 30,
       environment: "demo",
       user: "carol",
       service_user: "alice",
@@ -358,6 +364,7 @@ describe("one writer per environment", () => {
     });
     const over = await run(dir, ["apply", "p.json", "--auto-approve"], { env });
     expect(over.stderr).toContain(`took over the lock of an apply on this machine that is no longer running: carol on host ${hostname()} (pid ${dead})`);
+    expect(over.stderr).toContain("waiting 0.03s (its request deadline) for any write it sent to land");
     expect(over.code).toBe(0);
 
     const off = await run(dir, ["apply", "p.json", "--auto-approve", "--lock=false", "--evidence", "evidence", "--format", "json"], { env });

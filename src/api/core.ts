@@ -373,6 +373,26 @@ export class ApiCore {
 
   private readonly cuts = new WeakMap<AbortSignal, "cap" | "deadline">();
 
+  /** Until when (this client's clock, epoch ms) a write sent so far may still land: shared by every view
+   *  of the client (tagged, asApprover). */
+  private readonly tails = { until: 0 };
+
+  private mayLand(sentAt: number): void {
+    this.tails.until = Math.max(this.tails.until, sentAt + this.timeouts.totalMs);
+  }
+
+  /** Until when a write this client sent may still land, its answer cut short (by revsync's own time
+   *  limits, or a gateway's 504): 0 when none was. What the environment's lock is held for. */
+  writesMayLandUntil(): number {
+    return this.tails.until;
+  }
+
+  /** The longest one request may run, from its send to its answer's last byte (REVSYNC_TIMEOUT_MS's two
+   *  limits added up): what a lock records, for a taker to wait out should this run die. */
+  get requestDeadlineMs(): number {
+    return this.timeouts.totalMs;
+  }
+
   /** A request undici's own timers ended, in words: the connection worked, the answer did not come in
    *  time (REVSYNC_TIMEOUT_MS sets both timers, in ms); undefined for any other error. */
   private timerReason(e: unknown): string | undefined {
@@ -420,12 +440,17 @@ export class ApiCore {
         res = await this.send(spec, url, token, signal);
         body = Buffer.from(await res.body.arrayBuffer());
       } catch (e) {
-        const reason = this.abortReason(e, signal) ?? this.timerReason(e) ?? connectionReason(e);
+        const cut = this.abortReason(e, signal) ?? this.timerReason(e);
+        // A write revsync stopped waiting for may still be processed: it may land until its cap is out.
+        if (cut && spec.kind !== "read") this.mayLand(t0);
+        const reason = cut ?? connectionReason(e);
         this.observe(spec.method, path, null, t0, resend, reason);
         this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
         return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
       }
       const status = res.statusCode;
+      // A gateway that stopped waiting for the service (504): the write may still be processed behind it.
+      if (status === 504 && spec.kind !== "read") this.mayLand(t0);
       this.observe(spec.method, path, status, t0, resend);
       this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
       const refused = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec, shown, token, reauthed, p) : undefined;

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tenantIdentity } from "../tenant.js";
 import { GitLock, lockRef, tenantLockRef, withoutCredentials } from "./git-lock.js";
-import { LocalLock, type ProcessSpace } from "./local-lock.js";
-import { acquireLock, LockHeld, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
+import { LocalLock, machineLockDir, type ProcessSpace } from "./local-lock.js";
+import { acquireLock, deadlineOf, DEFAULT_REQUEST_DEADLINE_MS, LockHeld, releasedRecord, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
 
 const request = (over: Partial<LockRequest> = {}): LockRequest => ({
   environment: "production",
@@ -129,6 +129,29 @@ describe("LocalLock: a file of this machine", () => {
       expect(await lock().release(rebooted.taken.id)).toBe("released");
       expect(await lock().holder()).toBeUndefined();
       expect(await lock().release(rebooted.taken.id)).toBe("free");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a lock let go while a write may still land", () => {
+  it("is left as a released record owing its wait: nobody holds it, the next take takes it over and is told the wait; the machine's folder ignores TMPDIR", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-lock-released-"));
+    try {
+      const lock = new LocalLock(join(dir, "locks"), { baseUrl: "http://127.0.0.1:4010", realm: "demo" });
+      const a = await lock.take(request({ host: hostname(), pid: process.pid, request_deadline_ms: 1500 }));
+      if (!("taken" in a)) throw new Error("not taken");
+      const leave = releasedRecord(a.taken, deadlineOf(a.taken), "released by revsync unlock", request());
+      expect(await lock.release(a.taken.id, leave)).toBe("released");
+      expect(await lock.holder()).toMatchObject({ released: { lock: a.taken.id, why: "released by revsync unlock" }, request_deadline_ms: 1500 });
+      expect(await lock.live()).toBeUndefined();
+      const b = await lock.take(request({ host: hostname(), pid: process.pid }));
+      expect(b).toMatchObject({ taken: { pid: process.pid }, tookOver: { released: { lock: a.taken.id }, request_deadline_ms: 1500 } });
+      // A lock an earlier revsync took records no deadline: its defaults' cap is waited out.
+      expect(deadlineOf({ ...a.taken, request_deadline_ms: undefined })).toBe(DEFAULT_REQUEST_DEADLINE_MS);
+      expect(machineLockDir({ TMPDIR: "/var/folders/x/T" }, "darwin")).toBe("/tmp/revsync-locks");
+      expect(machineLockDir({ TMP: "C:\\Users\\a\\Temp", ProgramData: "C:\\ProgramData" }, "win32")).toMatch(/^C:\\ProgramData.revsync.locks$/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

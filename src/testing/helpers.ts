@@ -14,6 +14,7 @@ import { updateBody as revsyncUpdateBody, updateWrite as updateUnit, UPDATE_FIEL
 import { seedState, type SeedName } from "../emulator/seed.js";
 import type { Profile } from "../emulator/profile.js";
 import { startEmulator } from "../emulator/server.js";
+import { LocalLock, machineLockDir } from "../lock/local-lock.js";
 import { ApiCore, type ClientOptions } from "../api/core.js";
 import type { WriteOutcome } from "../api/write.js";
 import type { SspCreateBody, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
@@ -263,6 +264,13 @@ export function cliProcess(
     child.on("close", (code) => resolvePromise({ code, stdout, stderr }));
     child.stdin.end(opts.input ?? "");
   });
+}
+
+/** Removes the lock of this machine that an apply stopped at once left for a tenant of the emulator at
+ *  `url` (kept: a write was in flight; the next apply would wait out its request deadline, 90 s by
+ *  default): what the next apply's takeover stands in for in a test that goes on. */
+export function dropKeptLock(url: string, realm = "demo"): void {
+  rmSync(new LocalLock(machineLockDir(), { baseUrl: url, realm }).path, { force: true });
 }
 
 /** A temporary policy repo: the project's policies/ (or given files) and a revsync.yaml aimed at url. */

@@ -35,9 +35,14 @@ function advice(
 /** revsync lock status. */
 export const lockStatusViews: Views<LockStatusView> = {
   text: async () => {
-    const { holderWords, unlockCommand } = await import("../../lock/lock.js");
+    const { deadlineOf, holderWords, unlockCommand } = await import("../../lock/lock.js");
+    const { formatDuration } = await import("../../duration.js");
     return (status, out) => {
       const { environment, backend, holder } = status;
+      if (holder?.released)
+        return out.out(
+          `Environment ${JSON.stringify(environment)} is not locked (${backend.where}): its last lock, ${holder.released.lock}, was ${holder.released.why}; a write sent under it may still land, so the next apply waits ${formatDuration(deadlineOf(holder))} before it writes.`,
+        );
       out.out(
         holder
           ? `Environment ${JSON.stringify(environment)} is locked (${backend.where}):\n  held by ${holderWords(holder, Date.now(), environment)}\n  ${advice({ ...status, holder }, unlockCommand)}`
@@ -52,8 +57,10 @@ export const lockStatusViews: Views<LockStatusView> = {
         environment,
         backend: backend.kind,
         where: backend.where,
-        locked: !!holder,
-        holder: holder ?? null,
-        ...(holder ? { holder_process: state ?? "unknown" } : {}),
+        locked: !!holder && !holder.released,
+        holder: holder && !holder.released ? holder : null,
+        ...(holder && !holder.released ? { holder_process: state ?? "unknown" } : {}),
+        // A lock released while a write sent under it may still land: the next apply waits this long.
+        ...(holder?.released ? { released: { ...holder.released, next_apply_waits_ms: holder.request_deadline_ms ?? null } } : {}),
       }),
 };
