@@ -235,7 +235,7 @@ describe("one retry budget, through apply", () => {
     await fx.emu.admin("POST", "faults", {
       faults: [
         { kind: "drop", after_commit: true, method: "POST", path: "/policy/ssp", times: 1 },
-        { kind: "status", status: 503, method: "GET", path: "/policy/ssp", query: "policy_name=Training Courses SSP", times: 6 },
+        { kind: "status", status: 503, method: "GET", path: "/policy/ssp", query: "policy_name=Training Courses SSP", times: 10 },
       ],
     });
     const first = await run(["apply", "--auto-approve"]);

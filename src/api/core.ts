@@ -14,6 +14,9 @@ export type { RequestKind } from "./classify.js";
 
 export interface RetryPolicy {
   maxAttempts: number;
+  /** The most sends of a read that reached the service (default BUDGET.readSends; maxAttempts when only it
+   *  is given): reads change nothing, so they persist longer than a write. */
+  readAttempts: number;
   maxTotalMs: number;
   baseMs: number;
   capMs: number;
@@ -83,7 +86,7 @@ export interface RequestObservation {
 }
 
 /** The retry budget of one request, counting every send but a 429 (README, Reliability). */
-export const BUDGET = { sends: 6, createSends: 3, totalMs: 120_000, timeoutMs: 600_000 } as const;
+export const BUDGET = { sends: 6, readSends: 10, createSends: 3, totalMs: 120_000, timeoutMs: 600_000 } as const;
 
 export interface RequestSpec extends RequestShape {
   query?: Record<string, string | undefined>;
@@ -226,7 +229,8 @@ export class ApiCore {
     this.onUnknownValue = opts.onUnknownValue ?? (() => undefined);
     this.onRequest = opts.onRequest;
     this.onRequestStart = opts.onRequestStart;
-    this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 20_000, maxWaitMs: Infinity, ...opts.retry };
+    const readAttempts = opts.retry?.readAttempts ?? opts.retry?.maxAttempts ?? BUDGET.readSends;
+    this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 20_000, maxWaitMs: Infinity, ...opts.retry, readAttempts };
     const headersMs = opts.timeouts?.headersMs ?? 30_000;
     const bodyMs = opts.timeouts?.bodyMs ?? 60_000;
     this.timeouts = { headersMs, bodyMs, totalMs: opts.timeouts?.totalMs ?? headersMs + bodyMs };
@@ -534,9 +538,11 @@ export class ApiCore {
     return verdict;
   }
 
-  /** A read: at most BUDGET.sends sends (a 429 is not counted: the service did not process it) and
-   *  BUDGET.totalMs of waits between them; 429s are bounded by the run's time limit. Writes go through
-   *  the write unit (src/api/write.ts), which guards, sends and settles each of them. */
+  /** A read: it changes nothing, so it persists: at most BUDGET.readSends sends that reached the service
+   *  (a 503, a 502 or any 5xx, a dropped connection, no answer in time alike; a 429 is not counted: the
+   *  service did not process it), BUDGET.sends while the connection itself is refused (nothing listens:
+   *  said sooner), and BUDGET.totalMs of waits between them, all within the run's time limit. Writes go
+   *  through the write unit (src/api/write.ts), which guards, sends and settles each of them. */
   async call<T>(spec: RequestSpec): Promise<T> {
     if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
     const url = joinUrl(this.base, spec.path, spec.query);
@@ -545,7 +551,8 @@ export class ApiCore {
       const v = await this.exchange(spec, url, p);
       if (v.outcome === "ok") return v.body as T;
       if (!v.retryable) throw v.err;
-      await this.again(spec, v, p, this.retry.maxAttempts);
+      const refused = v.outcome === "busy" && v.err.status === 0;
+      await this.again(spec, v, p, refused ? Math.min(this.retry.maxAttempts, this.retry.readAttempts) : this.retry.readAttempts);
     }
   }
 

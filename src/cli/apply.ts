@@ -12,7 +12,8 @@ import {
   type PayloadsChecked,
 } from "../apply/run.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
-import type { Change } from "../plan/model.js";
+import type { Change, Plan } from "../plan/model.js";
+import { unreadError } from "../report/unread.js";
 import { Cancelled, UserError } from "../errors.js";
 import type { LockBackend } from "../lock/lock.js";
 import { LockHeld, unlockCommand } from "../lock/lock.js";
@@ -148,7 +149,7 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
   if (!hasApplied(plan)) {
     out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
     noteTurnedAway(core.governor, env, run.flags, out);
-    return 0;
+    return unreadCode(run, plan, 0);
   }
   // Four eyes: the environment's rule, or the one the saved plan was made under.
   const fourEyes = env.fourEyes || !!plan.four_eyes;
@@ -235,10 +236,22 @@ async function writeAll(run: Run, plan: CheckedPlan): Promise<number> {
     progress.stop();
   }
   if (run.evidence) run.evidence.report = report;
-  const code = await settle(run, { exitCode: report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") ? 1 : 0 });
+  const wrote = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") ? 1 : 0;
+  const code = await settle(run, { exitCode: unreadCode(run, plan, wrote, false) });
   run.view({ report, lock: run.backend ? run.lock?.evidence() : NO_LOCK }, out);
   noteTurnedAway(core.governor, env, flags, out);
+  unreadCode(run, plan, wrote);
   return code;
+}
+
+/** A plan this run made that could not read part of the service: its writes went on (a read that failed
+ *  fails only what it feeds), and the run fails, saying what was not read (`say`: now). A saved plan's
+ *  unread were the reviewer's to see: said, the exit code its writes'. */
+function unreadCode(run: Run, plan: Pick<Plan, "unread">, code: number, say = true): number {
+  if (!plan.unread?.length) return code;
+  if (say && run.saved) run.out.warn(unreadError(plan.unread));
+  else if (say) run.out.error(unreadError(plan.unread));
+  return run.saved || code !== 0 ? code : 1;
 }
 
 /** The run from the plan to the report. */

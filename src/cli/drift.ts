@@ -4,6 +4,7 @@ import { errorObject, UserError } from "../errors.js";
 import { buildDrift } from "../plan/drift.js";
 import { applyIgnore } from "../plan/ignore.js";
 import { checkTargets } from "../plan/targets.js";
+import { unreadError } from "../report/unread.js";
 import { pickView } from "../report/view.js";
 import { driftViews, type DriftEntry } from "../report/views/drift.js";
 import { andList } from "../words.js";
@@ -43,7 +44,7 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
       const core = openClient(env, flags, out);
       try {
         const desired = desiredState(repo, env, out, flags);
-        const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true });
+        const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true, partial: true });
         checkTargets(flags.target ?? [], desired, live);
         // Accepted drift (drift.ignore) is listed apart and never counts; plan is not affected.
         const report = applyIgnore(
@@ -55,6 +56,11 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
         view.environment(report, out);
         noteTurnedAway(core.governor, env, flags, out);
         if (report.drift.length && code === 0) code = 2;
+        // A read that failed after its retries failed only what it fed: drift says which, and fails.
+        if (report.unread?.length) {
+          out.error(`${flags.allEnvs ? `${name}: ` : ""}${unreadError(report.unread)}`);
+          code = 1;
+        }
       } finally {
         await core.close();
       }

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { hasApplied, hasChanges } from "../report/plan.js";
+import { unreadError } from "../report/unread.js";
 import { pickView } from "../report/view.js";
 import { planViews } from "../report/views/plan.js";
 import { writeUserFile } from "../user-files.js";
@@ -40,6 +41,11 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
         s.unsupported ? `${s.unsupported} unsupported` : "",
       ].filter(Boolean);
       out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing`);
+    }
+    // A read that failed after its retries failed only what it fed: the plan says which; the run fails.
+    if (plan.unread?.length) {
+      out.error(unreadError(plan.unread));
+      return 1;
     }
     return flags.detailedExitcode && actionable ? 2 : 0;
   } finally {

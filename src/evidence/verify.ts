@@ -121,7 +121,11 @@ function checkLink(env: string, cur: Link, list: Link[], out: VerifiedRecord[]):
   const parent = cur.prev === null ? undefined : list.find((x) => x.hash === cur.prev);
   if (siblings.length > 1) {
     const files = siblings.map((x) => x.file);
-    const what = parent ? `follow #${parent.sequence} (${parent.file})` : cur.prev === null ? `start the chain of environment ${env} (prev none)` : `follow ${cur.prev}`;
+    const what = parent
+      ? `follow #${parent.sequence} (${parent.file})`
+      : cur.prev === null
+        ? `start the chain of environment ${env} (prev none)`
+        : `follow ${cur.prev}`;
     return add("forked", `fork: ${files.length === 2 ? "two" : files.length} records ${what}: ${files.join(" and ")}`);
   }
   if (cur.prev === null) return;

@@ -1,10 +1,10 @@
 /** The drift report: everything in which the service differs from git, including what plan cannot
  *  act on. Pure. Each kind of the registry says what drifted of it (src/kinds/). */
-import { desiredOf, liveOf, type DesiredState, type LiveState, type Registry, type Unmanaged } from "../kinds/kind.js";
+import { desiredOf, liveOf, readKinds, unreadAt, type DesiredState, type LiveState, type Registry, type Unmanaged } from "../kinds/kind.js";
 import { KINDS } from "../kinds/registry.js";
 import { unknownNotes, type Unknown } from "../shared/unknown.js";
 import { plainData } from "../number.js";
-import { keptOf } from "./build.js";
+import { keptOf, unreadOf } from "./build.js";
 import { DRIFT_CLASSES, PLAN_FORMAT_VERSION, summarize, type DriftItem, type DriftReport } from "./model.js";
 
 /** What the service holds and git does not: `unmanaged`, or `unmanaged_batch` for a part of something git
@@ -26,10 +26,12 @@ export function buildDrift(
   kinds: Registry = KINDS,
 ): DriftReport {
   const unknown: Unknown = new Map();
+  // What a failed read fed is left out, and said (unread), as in a plan.
+  const read = readKinds(kinds, live);
   const items: DriftItem[] = [
-    ...kinds.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
-    ...kinds.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift)),
-  ];
+    ...read.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
+    ...read.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift)),
+  ].filter((d) => !unreadAt(live, d.address));
   const kept = keptOf(desired, live, meta.targets, kinds);
   return {
     format_version: PLAN_FORMAT_VERSION,
@@ -39,5 +41,6 @@ export function buildDrift(
     summary: summarize(DRIFT_CLASSES, items as unknown as { [k: string]: unknown }[], "class"),
     notes: unknownNotes(unknown),
     ...(kept.length ? { kept_live: kept } : {}),
+    ...unreadOf(live, meta.targets),
   };
 }
