@@ -177,7 +177,9 @@ describe("unlock never releases a live apply's lock unasked", () => {
     const dead = spawnSync(process.execPath, ["-e", ""]).pid;
     await lock().take(holder({ host: hostname(), pid: dead }));
     const status = await cli(["lock", "status", "--env", "demo"], { cwd: dir, env: { ...DEMO_ENV, ...locks } });
-    expect(status.stdout).toContain(`Its process (pid ${dead}) is gone: the next apply takes the lock over (or release it now: revsync unlock --env demo `);
+    expect(status.stdout).toContain(
+      `Its process (pid ${dead}) is gone: the next apply takes the lock over, after waiting 1m30s (its request deadline) for any write it sent to land (or release it now: revsync unlock --env demo `,
+    );
     expect(JSON.parse((await cli(["lock", "status", "--env", "demo", "--format", "json"], { cwd: dir, env: { ...DEMO_ENV, ...locks } })).stdout)).toMatchObject(
       {
         locked: true,

@@ -311,7 +311,10 @@ describe("one writer per environment", () => {
     const next = await run(dir, ["apply", "p.json", "--auto-approve"]);
     expect(next.code).toBe(1);
     expect(next.stderr).toContain(`(pid ${pid})`);
-    const hint = /if that apply is dead \(killed, its runner gone\), release its lock: (revsync unlock .*)$/m.exec(next.stderr)?.[1];
+    const hint =
+      /if that apply is dead \(killed, its runner gone\), release its lock \(the next apply then waits 0\.8s, its request deadline, for any write it sent to land\): (revsync unlock .*)$/m.exec(
+        next.stderr,
+      )?.[1];
     expect(hint).toBe(`revsync unlock --env demo ${id} --force`);
     // Another id than the lock held now releases nothing; the id given is quoted as outside text is.
     // The environment is named, never guessed.

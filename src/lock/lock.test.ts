@@ -52,13 +52,15 @@ describe("acquireLock: one writer, a bounded wait", () => {
     expect((err as LockHeld).message).toBe(
       'environment "production" is locked by another apply: bob (CI run https://ci.example/runs/9) on host laptop (pid 7), since 2026-11-25T12:00:00Z (3m ago), applying plan sha256:abc as service user ci-bot, lock id 8dbd5989; nothing was written',
     );
-    expect((err as LockHeld).hint).toMatch(/release its lock: revsync unlock --env production 8dbd5989$/);
+    expect((err as LockHeld).hint).toMatch(
+      /release its lock \(the next apply then waits 1m30s, its request deadline, for any write it sent to land\): revsync unlock --env production 8dbd5989$/,
+    );
     expect(sleeps).toEqual([]);
     // Where the run has no terminal, the command it names carries --force: there unlock needs it.
     const ci = await acquireLock(scripted([other]), request(), { timeoutMs: 0, now: () => t, sleep: async () => {}, unlockForce: true }).catch(
       (e: unknown) => e,
     );
-    expect((ci as LockHeld).hint).toMatch(/release its lock: revsync unlock --env production 8dbd5989 --force$/);
+    expect((ci as LockHeld).hint).toMatch(/release its lock \([^)]*\): revsync unlock --env production 8dbd5989 --force$/);
     // A holder this machine sees running: no release offered, terminal or not.
     const alive = { ...scripted([other]), state: () => "alive" as const };
     const live = await acquireLock(alive, request(), { timeoutMs: 0, now: () => t, sleep: async () => {}, unlockForce: true }).catch((e: unknown) => e);

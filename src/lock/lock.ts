@@ -168,7 +168,7 @@ export class LockHeld extends UserError {
       // apply's lock (two writers at once), whatever a terminal can or cannot answer.
       state === "alive"
         ? "that apply is still running on this machine: wait for it with --lock-timeout (e.g. --lock-timeout 10m)"
-        : `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id, force)}`,
+        : `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock (the next apply then waits ${formatDuration(deadlineOf(holder))}, its request deadline, for any write it sent to land): ${unlockCommand(environment, holder.id, force)}`,
     );
     this.name = "LockHeld";
   }
