@@ -130,6 +130,29 @@ describe("a takeover waits for the dead", () => {
   });
 });
 
+describe("a lock never let go while a write may still land", () => {
+  it("an apply whose write revsync stopped waiting for leaves the lock released, owing the rest of that write's deadline; the next apply waits it out", async () => {
+    // The first PATCH takes 1.5 s in the service; revsync waits 1 s for an answer (REVSYNC_TIMEOUT_MS: its
+    // requests end within 2 s), reads back, finds it not landed yet and sends it again.
+    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 1500, method: "PATCH", times: 1 });
+    const dir = repo(fx.emu.url, "MJ-CUT");
+    const env = { ...DEMO_ENV, REVSYNC_TIMEOUT_MS: "1000" };
+    const cut = await cli(["apply", "--auto-approve", "--format", "json"], { cwd: dir, env });
+    const report = JSON.parse(cut.stdout);
+    expect(report.lock.note).toMatch(/^released with [\d.]+s owed: the next apply waits that long before it writes \(a write of an apply was cut short/);
+    const status = JSON.parse((await cli(["lock", "status", "--format", "json"], { cwd: dir, env })).stdout);
+    expect(status).toMatchObject({ locked: false, released: { why: expect.stringContaining("cut short") } });
+    expect(status.released.next_apply_waits_ms).toBeGreaterThan(0);
+    const next = await cli(["apply", "--auto-approve"], { cwd: repo(fx.emu.url, "MJ-AFTER"), env });
+    expect(next.stderr).toMatch(
+      /took over a lock released while a write sent under it may still land \(a write of an apply was cut short[^)]*\); waiting [\d.]+s/,
+    );
+    // The slow PATCH landed while the next apply waited (the service journals a request once processed),
+    // before its guard read: whatever that apply then did, it did knowing it.
+    expect((await fx.emu.writes()).filter((w) => w.method === "PATCH").length).toBeGreaterThanOrEqual(2);
+  });
+});
+
 describe("a git lock that knows itself", () => {
   it("the remote updates the lock's ref and the answer to the push is lost: apply reads the ref, finds its own lock id, applies, and releases it", async () => {
     const remote = mkdtempSync(join(tmpdir(), "revsync-remote-"));
