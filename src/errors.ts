@@ -31,6 +31,20 @@ export class PolicyProblems extends UserError {
   }
 }
 
+/** Which environment an error stopped: a failed run's JSON names it (revsync summary reads it). */
+const ENVIRONMENT = new WeakMap<object, string>();
+
+/** Says that `e` stopped the work of environment `name` (the first to say so is kept); returns `e`. */
+export function inEnvironment(e: unknown, name: string): unknown {
+  if (e !== null && typeof e === "object" && !ENVIRONMENT.has(e)) ENVIRONMENT.set(e, name);
+  return e;
+}
+
+/** The environment whose work `e` stopped, when one said so (inEnvironment). */
+export function environmentOf(e: unknown): string | undefined {
+  return e !== null && typeof e === "object" ? ENVIRONMENT.get(e) : undefined;
+}
+
 /** The JSON error object machine formats print on stdout when a command fails. */
 export function errorObject(e: unknown): { error: Record<string, unknown> } {
   if (e instanceof PolicyProblems) return { error: { kind: "policy", message: e.message, hint: e.hint, diagnostics: e.diagnostics } };
@@ -103,8 +117,8 @@ export class ApiError extends Error {
     this.hint = o.hint;
   }
 
-  /** The same refusal, marked as possibly following an earlier send of the same request that landed. */
-  withOutcomeUnknown(): ApiError {
+  /** The same error with some of its options changed. */
+  private with(changes: Partial<ApiErrorOptions>): ApiError {
     return new ApiError({
       method: this.method,
       path: this.path,
@@ -113,25 +127,26 @@ export class ApiError extends Error {
       problems: this.problems,
       retryable: this.retryable,
       retryAfterMs: this.retryAfterMs,
-      outcomeUnknown: true,
+      outcomeUnknown: this.outcomeUnknown,
       conflict: this.conflict,
+      hint: this.hint,
+      ...changes,
     });
+  }
+
+  /** The same refusal, marked as possibly following an earlier send of the same request that landed. */
+  withOutcomeUnknown(): ApiError {
+    return this.with({ outcomeUnknown: true, hint: undefined });
+  }
+
+  /** The same error, with a hint of what to do instead. */
+  withHint(hint: string): ApiError {
+    return this.with({ hint });
   }
 
   /** The same error, its message said otherwise (e.g. with the number of attempts it took). */
   withMessage(message: string): ApiError {
-    return new ApiError({
-      method: this.method,
-      path: this.path,
-      status: this.status,
-      message,
-      problems: this.problems,
-      retryable: this.retryable,
-      retryAfterMs: this.retryAfterMs,
-      outcomeUnknown: this.outcomeUnknown,
-      conflict: this.conflict,
-      hint: this.hint,
-    });
+    return this.with({ message });
   }
 
   /** A write that may have landed, whose read-back failed too: the step ends here, nothing is sent again. */

@@ -1,6 +1,25 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, existsSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+
+/** mkdir -p, one folder at a time. Node's recursive mkdir never returns where a folder cannot be made
+ *  though its parent exists (under /proc, which answers ENOENT): it spins at full CPU. Here the first
+ *  folder that cannot be made is an error, as mkdir's own. */
+export function makeFolders(dir: string, mode?: number): void {
+  const missing: string[] = [];
+  for (let d = resolve(dir); !existsSync(d); d = dirname(d)) {
+    missing.unshift(d);
+    if (dirname(d) === d) break;
+  }
+  for (const d of missing) {
+    try {
+      mkdirSync(d, mode === undefined ? undefined : { mode });
+    } catch (e) {
+      // Made meanwhile by another process: as good.
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+  }
+}
 
 /** Writes a file so that a crash leaves either the old or the new content: a temp file beside the
  *  target, fsync, rename. Used for the emulator's state, saved plans and exported policy files. With
@@ -41,7 +60,7 @@ export function writeFileExclusive(path: string, data: string | Uint8Array, mode
 const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
 
 function writeTemp(path: string, data: string | Uint8Array, mode: number, exact: boolean): string {
-  mkdirSync(dirname(path), { recursive: true });
+  makeFolders(dirname(path));
   // Its own name: two writers of one path in one process (runs in process, each their own) never share it.
   const tmp = `${path}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
   // A new file of its own: whatever holds the temp name (a stray file, a link) is removed, never written through.

@@ -7,9 +7,10 @@ import { ROOT, cli, needsTool } from "../src/testing/helpers.js";
 
 // Each shell's script of the real command tree, loaded in the real shell and asked as it asks at a Tab,
 // in a folder holding a file whose name has a space. CI installs zsh and fish (.ci/run); elsewhere a
-// missing shell is said loudly and its case checks nothing.
+// missing shell's case is not run (npm run test:tools counts it so).
 const dir = mkdtempSync(join(tmpdir(), "revsync-completion-"));
-const needs = (shell: string): boolean => needsTool(shell, ["-c", "exit 0"], `apt-get install ${shell}`, "its completion");
+const needs = (ctx: Parameters<typeof needsTool>[0], shell: string): void =>
+  needsTool(ctx, shell, ["-c", "exit 0"], `apt-get install ${shell}`, "its completion");
 const scripts: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -49,6 +50,8 @@ const LINES = [
   "revsync plan --env test --det",
   "revsync test --env test rec",
   "revsync completion ",
+  "revsync log",
+  "revsync login --app",
   "revsync --v",
 ];
 const OFFERS = [
@@ -64,6 +67,8 @@ const OFFERS = [
   ["--detailed-exitcode"],
   ["record"],
   ["bash", "fish", "zsh"],
+  ["login", "logout"],
+  ["--approver"],
   ["--verbose", "--version"].filter((f) => f === "--version"),
 ];
 
@@ -87,8 +92,8 @@ describe("revsync completion", () => {
     expect(answers).toEqual([...OFFERS, ["json", "markdown", "text"], ["json"], ["my plan.json"]]);
   });
 
-  it("zsh (with compinit): the same, through zsh's completion system", () => {
-    if (!needs("zsh")) return;
+  it("zsh (with compinit): the same, through zsh's completion system", (ctx) => {
+    needs(ctx, "zsh");
     const answers = ask("zsh", ["-f", join(ROOT, "test", "fixtures", "zsh-complete.zsh"), scripts.zsh as string], [...LINES, "revsync plan --format=j"]);
     // zsh hands compadd the word as it will insert it: the space quoted, one word.
     expect(answers).toEqual([["my\\ plan.json"], ...OFFERS.slice(1), ["--format=json"]]);
@@ -97,8 +102,8 @@ describe("revsync completion", () => {
     expect(bare.stderr).toContain("autoload -Uz compinit && compinit");
   });
 
-  it("fish: the same, through complete -C", () => {
-    if (!needs("fish")) return;
+  it("fish: the same, through complete -C", (ctx) => {
+    needs(ctx, "fish");
     const asks = [...LINES, "revsync plan --format=j", "revsync plan --env test --"];
     const r = spawnSync("fish", ["-N", "-c", `source '${scripts.fish}'; for l in $argv; complete -C"$l"; echo -- --; end`, ...asks], {
       cwd: dir,

@@ -37,11 +37,14 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
     return JSON.parse(readFileSync(join(fx.repo, "ev", file ?? ""), "utf8"));
   };
   /** Someone else's approve of the batch, sent once revsync's own approve is held by the latency fault
-   *  (the fault counts its hit when the request arrives): theirs lands first. */
+   *  (the fault counts its hit when the request arrives), which lets it go once theirs has landed: theirs
+   *  lands first, however long it takes. */
   const approveWhileHeld = async (user: string): Promise<{ status: number }> => {
     const tok = await token(fx.emu.url, user);
     while (!(await fx.emu.admin<{ faults: { hits: number }[] }>("GET", "faults")).faults[0]?.hits) await new Promise((r) => setTimeout(r, 5));
-    return api(fx.emu.url, tok, "PATCH", `${SSP}/approve/SSP-HW/FY26-H1`);
+    const theirs = await api(fx.emu.url, tok, "PATCH", `${SSP}/approve/SSP-HW/FY26-H1`);
+    await fx.emu.admin("DELETE", "faults");
+    return theirs;
   };
   /** Runs apply, and once it says it is sending the approve (held by the latency fault), `user` approves
    *  the same batch in that round trip; the apply's result, that approve having landed. */
@@ -58,8 +61,8 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
     (await fx.emu.admin<Entry[]>("GET", "requests")).filter((e) => e.method === "PATCH" && e.path.includes("/approve/")).map((e) => [e.status, e.user]);
 
   it("approved by bob in the round trip of revsync's approve as carol: already, approved by bob (never carol), revsync's send answered and not landed; exit 0", async () => {
-    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
-    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 600, method: "PATCH", path: "/approve/", times: 1 });
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
+    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 600_000, method: "PATCH", path: "/approve/", times: 1 });
     await fx.emu.admin("DELETE", "requests");
     const applied = await applyWhileApproved(
       ["apply", "--auto-approve", "--verbose", "--format", "json", "--evidence", "ev", ...target],
@@ -87,7 +90,7 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
   it("revsync's approve answered 401 (its token refused, not processed) while bob approved: already, never 'answered 401: someone else's came first'", async () => {
     await fx.emu.admin("POST", "faults", {
       faults: [
-        { kind: "latency", latency_ms: 600, method: "PATCH", path: "/approve/", times: 1 },
+        { kind: "latency", latency_ms: 600_000, method: "PATCH", path: "/approve/", times: 1 },
         { kind: "status", status: 401, method: "PATCH", path: "/approve/", times: 1 },
       ],
     });
@@ -106,8 +109,8 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
   });
 
   it("four eyes: approved by alice, its reviewer, in the round trip of revsync's approve as bob: breached, exit 1, the text says revsync's send did not land; verify fails the record", async () => {
-    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
-    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 600, method: "PATCH", path: "/approve/", times: 1 });
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
+    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 600_000, method: "PATCH", path: "/approve/", times: 1 });
     const applied = await applyWhileApproved(
       ["apply", "--auto-approve", "--verbose", "--evidence", "ev", ...target],
       { REVSYNC_APPROVER_USERNAME: "bob", REVSYNC_APPROVER_PASSWORD: "bob-password" },
@@ -131,7 +134,7 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
   });
 
   it("four eyes: approved by alice, its reviewer, before apply: breached (nothing sent), the reviewer taken from the plan (an approved batch no longer names it)", async () => {
-    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
     const BOB = { REVSYNC_APPROVER_USERNAME: "bob", REVSYNC_APPROVER_PASSWORD: "bob-password" };
     expect((await run(["plan", ...target, "--out", "plan.json"], BOB)).code).toBe(0);
     await batchAs("alice", "approve");
@@ -149,7 +152,7 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
   });
 
   it("four eyes: reviewed and approved by bob between plan and apply: nobody can name its reviewer, so four eyes cannot be shown: breached, exit 1, verify fails the record", async () => {
-    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
     const CAROL = { REVSYNC_APPROVER_USERNAME: "carol", REVSYNC_APPROVER_PASSWORD: "carol-password" };
     // git asks for FY26-H2 (file uploaded in the service) approved: the plan reviews, then approves it.
     const file = join(fx.repo, "policies/ssp/hardware.yaml");

@@ -20,51 +20,26 @@ describe.each(PROFILES)("who approved, against the emulator's %s profile", (prof
   const approvesSent = async (): Promise<Entry[]> =>
     (await fx.emu.admin<Entry[]>("GET", "requests")).filter((e) => e.method === "PATCH" && e.path.includes("/approve/"));
 
-  it("an approver token that is alice's with REVSYNC_APPROVER_USER=bob: the service shows alice approved, so each approve is a breach of four eyes (exit 1, text, JSON, evidence), and verify flags the record", async () => {
-    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
-    const aliceToken = { REVSYNC_APPROVER_TOKEN: await token(fx.emu.url, "alice"), REVSYNC_APPROVER_USER: "bob" };
+  it("an approver token that is alice's with REVSYNC_APPROVER_USER=bob, under four eyes: the service's token names alice, the sign-in's user, so apply refuses before anything is sent; an opaque token names nobody, refused too", async () => {
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
     await fx.emu.admin("DELETE", "requests");
-    const applied = await run(["apply", "--auto-approve", "--evidence", "ev"], aliceToken);
-    expect(applied.code, applied.stdout + applied.stderr).toBe(1);
-    expect(applied.stderr).toContain(
-      "four eyes: approves go as a bearer token whose user, bob, comes from REVSYNC_APPROVER_USER, unverified until the service answers",
+    const same = await run(["apply", "--auto-approve"], { REVSYNC_APPROVER_TOKEN: await token(fx.emu.url, "alice"), REVSYNC_APPROVER_USER: "bob" });
+    expect(same.code, same.stdout + same.stderr).toBe(1);
+    expect(same.stderr).toContain("the approver identity is alice, the same user as revsync's own sign-in");
+    expect(await fx.emu.writes()).toEqual([]);
+    // A service whose tokens are no JWTs: who approves cannot be told from the token, and a variable is
+    // not the service's word.
+    await fx.emu.admin("POST", "settings", { opaque_tokens: true });
+    const opaque = await run(["apply", "--auto-approve"], { REVSYNC_APPROVER_TOKEN: await token(fx.emu.url, "bob"), REVSYNC_APPROVER_USER: "bob" });
+    expect(opaque.code, opaque.stdout + opaque.stderr).toBe(1);
+    expect(opaque.stderr).toContain(
+      "four eyes: the token the service issued to the approver identity names no user (no preferred_username or sub claim), so who approves cannot be told (bob is what a variable says, not the service); nothing was sent",
     );
-    expect(applied.stdout).not.toContain("approved as bob");
-    expect(approveLine(applied.stdout, "ssp/Hardware SSP/batch/FY26-H1")).toBe(
-      "breached approve  ssp/Hardware SSP/batch/FY26-H1: approved, but four eyes is broken: the service shows it approved by alice, not by bob, the user it was sent as (its credentials sign in as alice); alice reviewed this batch and the service shows it approved by alice; the batch is approved in the service as it stands: have its approval reviewed there, and give REVSYNC_APPROVER_* the approver's own credentials (a token's user is what the service says, not what a variable or the token's unverified claims name)",
-    );
-    expect(applied.stdout).toMatch(/^Apply finished with failures: .*3 breached/m);
-    expect(applied.stdout).toContain("Four eyes is broken by 3 approves that landed or were found made (named above)");
-    expect((await approvesSent()).map((e) => [e.status, e.user])).toEqual(Array(3).fill([200, "alice"]));
-
-    const [file] = readdirSync(join(fx.repo, "ev"));
-    const record = JSON.parse(readFileSync(join(fx.repo, "ev", file ?? ""), "utf8"));
-    expect(record.summary.breached).toBe(3);
-    expect(record.changes.find((c: any) => c.address === "ssp/Hardware SSP/batch/FY26-H1")).toMatchObject({
-      outcome: "breached",
-      four_eyes: { reviewed_by: "alice", approved_by: "alice", sent_as: "bob", confirmed: true, rule: "breached" },
-    });
-    const verify = await run(["evidence", "verify", "ev"]);
-    expect(verify.code).toBe(1);
-    expect(verify.stdout).toMatch(/^FOUR-EYES /m);
-    expect(verify.stdout).toContain("four eyes: ssp/Hardware SSP/batch/FY26-H1 was approved in breach of four eyes");
-    expect(verify.stdout).toContain("four eyes: ssp/Hardware SSP/batch/FY26-H1 was reviewed and approved by the same user, alice");
-
-    // The same run, reported as JSON (a reset ends every token: alice's anew).
-    await fx.emu.reset();
-    const json = await run(["apply", "--auto-approve", "--format", "json"], { ...aliceToken, REVSYNC_APPROVER_TOKEN: await token(fx.emu.url, "alice") });
-    expect(json.code).toBe(1);
-    const report = JSON.parse(json.stdout);
-    expect(report.summary.breached).toBe(3);
-    expect(report.outcomes.find((o: any) => o.address === "ssp/Hardware SSP/batch/FY26-H1")).toMatchObject({
-      status: "failed",
-      outcome: "breached",
-      four_eyes: { approved_by: "alice", sent_as: "bob", confirmed: true, rule: "breached" },
-    });
+    expect(await fx.emu.writes()).toEqual([]);
   });
 
   it("an approver token that is a JWT naming bob: apply says, before it writes, that the name is the token's own unverified claim", async () => {
-    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
     const part = (o: object): string => Buffer.from(JSON.stringify(o)).toString("base64url");
     const jwt = `${part({ alg: "none" })}.${part({ preferred_username: "bob" })}.${part({ signature: "none" })}`;
     const applied = await run(["apply", "--auto-approve", "--target", "ssp/Hardware SSP/batch/FY26-H1"], { REVSYNC_APPROVER_TOKEN: jwt });
@@ -76,15 +51,37 @@ describe.each(PROFILES)("who approved, against the emulator's %s profile", (prof
     expect((await approvesSent()).filter((e) => e.status === 200)).toEqual([]);
   });
 
-  it("without four_eyes, an approver identity whose token is someone else's is reported all the same: the record would name an approver the service does not", async () => {
-    const applied = await run(["apply", "--auto-approve", "--target", "ssp/Hardware SSP/batch/FY26-H1"], {
-      REVSYNC_APPROVER_TOKEN: await token(fx.emu.url, "carol"),
-      REVSYNC_APPROVER_USER: "bob",
-    });
-    expect(applied.code).toBe(1);
-    expect(approveLine(applied.stdout, "ssp/Hardware SSP/batch/FY26-H1")).toMatch(
-      /^breached approve {2}ssp\/Hardware SSP\/batch\/FY26-H1: approved, but four eyes is broken: the service shows it approved by carol, not by bob, the user it was sent as \(its credentials sign in as carol\); the batch is approved/,
+  it("without four_eyes, an opaque approver token that is alice's with REVSYNC_APPROVER_USER=bob: the service shows alice approved, a breach reported after the approve (text, JSON, evidence), and verify flags the record", async () => {
+    await fx.emu.admin("POST", "settings", { opaque_tokens: true });
+    const aliceToken = async () => ({ REVSYNC_APPROVER_TOKEN: await token(fx.emu.url, "alice"), REVSYNC_APPROVER_USER: "bob" });
+    await fx.emu.admin("DELETE", "requests");
+    const applied = await run(["apply", "--auto-approve", "--evidence", "ev", "--target", "ssp/Hardware SSP/batch/FY26-H1"], await aliceToken());
+    expect(applied.code, applied.stdout + applied.stderr).toBe(1);
+    expect(approveLine(applied.stdout, "ssp/Hardware SSP/batch/FY26-H1")).toBe(
+      "breached approve  ssp/Hardware SSP/batch/FY26-H1: approved, but four eyes is broken: the service shows it approved by alice, not by bob, the user it was sent as (its credentials sign in as alice); the batch is approved in the service as it stands: have its approval reviewed there, and give REVSYNC_APPROVER_* the approver's own credentials (a token's user is what the service says, not what a variable or the token's unverified claims name)",
     );
+    expect((await approvesSent()).map((e) => [e.status, e.user])).toEqual([[200, "alice"]]);
+    const [file] = readdirSync(join(fx.repo, "ev"));
+    const record = JSON.parse(readFileSync(join(fx.repo, "ev", file ?? ""), "utf8"));
+    expect(record.summary.breached).toBe(1);
+    expect(record.changes.find((c: any) => c.address === "ssp/Hardware SSP/batch/FY26-H1")).toMatchObject({
+      outcome: "breached",
+      four_eyes: { reviewed_by: "alice", approved_by: "alice", sent_as: "bob", confirmed: true, rule: "breached" },
+    });
+    const verify = await run(["evidence", "verify", "ev"]);
+    expect(verify.code).toBe(1);
+    expect(verify.stdout).toContain("four eyes: ssp/Hardware SSP/batch/FY26-H1 was approved in breach of four eyes");
+
+    // The same run as JSON (a reset ends every token, and restores JWTs: opaque again).
+    await fx.emu.reset();
+    await fx.emu.admin("POST", "settings", { opaque_tokens: true });
+    const json = await run(["apply", "--auto-approve", "--format", "json", "--target", "ssp/Hardware SSP/batch/FY26-H1"], await aliceToken());
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).outcomes.find((o: any) => o.address === "ssp/Hardware SSP/batch/FY26-H1")).toMatchObject({
+      status: "failed",
+      outcome: "breached",
+      four_eyes: { approved_by: "alice", sent_as: "bob", confirmed: true, rule: "breached" },
+    });
     // Approved with the approver's own password grant: confirmed by the service, done.
     await fx.emu.reset();
     const right = await run(["apply", "--auto-approve", "--target", "ssp/Hardware SSP/batch/FY26-H1"], {
@@ -96,12 +93,23 @@ describe.each(PROFILES)("who approved, against the emulator's %s profile", (prof
       "done    approve  ssp/Hardware SSP/batch/FY26-H1: approved as bob (reviewed by alice)",
     );
   });
+
+  it("under four eyes, REVSYNC_APPROVER_USERNAME alice@demo.example (a sign-in by e-mail) with alice's password: the service's token names alice, the sign-in's user, so apply refuses before anything is sent", async () => {
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
+    await fx.emu.admin("DELETE", "requests");
+    const applied = await run(["apply", "--auto-approve"], { REVSYNC_APPROVER_USERNAME: "alice@demo.example", REVSYNC_APPROVER_PASSWORD: "alice-password" });
+    expect(applied.code, applied.stdout + applied.stderr).toBe(1);
+    expect(applied.stderr).toContain(
+      "the approver identity signs in as alice, the same user as revsync's own sign-in (as the service's tokens name them): approves would go as the user who prepared them, so nothing was sent",
+    );
+    expect(await fx.emu.writes()).toEqual([]);
+  });
 });
 
 describe.each(PROFILES)("the batch's uploader is a preparer, against `revsync emulator --four-eyes` in its %s profile", (profile) => {
   const fx = useEmulatorRepo({ profile, fourEyes: true, reset: false });
   beforeAll(async () => {
-    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
     // carol uploads a batch of Hardware SSP; git lists it, approved, with the values carol uploaded.
     const row = {
       product_id: "HW-9000",
@@ -145,7 +153,7 @@ describe.each(PROFILES)("the batch's uploader is a preparer, against `revsync em
 
 describe("a plan made by a CI job that does not know the approver, applied by one that does", () => {
   const fx = useEmulatorRepo({ reset: false });
-  beforeAll(() => appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n"));
+  beforeAll(() => appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n"));
   const BOB = { REVSYNC_APPROVER_USERNAME: "bob", REVSYNC_APPROVER_PASSWORD: "bob-password" };
   const target = ["--target", "ssp/Hardware SSP/batch/FY26-H1"];
 

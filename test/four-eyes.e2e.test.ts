@@ -56,7 +56,7 @@ describe.each(["default", "literal"] as const)("four eyes against the emulator's
   };
 
   it("four_eyes with one identity sends no approve and says why (exit 1), its reviews done; with the approver identity the next apply approves as bob, the service shows it, and the evidence names both users", async () => {
-    appendFileSync(join(repo, "revsync.yaml"), "four_eyes: true\n");
+    appendFileSync(join(repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
     await emu.admin("DELETE", "requests");
     const one = await run(["apply", "--auto-approve", "--evidence", "ev"]);
     expect(one.code, one.stderr).toBe(1);
@@ -114,7 +114,8 @@ describe.each(["default", "literal"] as const)("four eyes against the emulator's
 
     const verify = await run(["evidence", "verify", "ev"]);
     expect(verify.code, verify.stdout).toBe(0);
-    expect(verify.stdout).toContain("four eyes: applied outside CI, so no pull request's approval was checked");
+    expect(verify.stdout).toContain("LOCAL-APPLY: four eyes: applied outside CI, as four_eyes: { local_apply: true } of revsync.yaml allowed");
+    expect(r2).toMatchObject({ four_eyes_local_apply: true });
     const md = await run(["evidence", "show", files[1] ? join("ev", files[1]) : "", "--format", "markdown"]);
     expect(md.stdout).toContain("#### Four eyes");
     expect(md.stdout).toContain("| `ssp/Hardware SSP/batch/FY26-H1` | alice | alice | alice | bob | **done** |");
@@ -177,7 +178,7 @@ describe("four eyes: the approver identity and the plan, against `revsync emulat
   beforeAll(async () => {
     emu = await startEmulatorProcess(["--four-eyes"]);
     repo = tempRepo(emu.url);
-    appendFileSync(join(repo, "revsync.yaml"), "four_eyes: true\n");
+    appendFileSync(join(repo, "revsync.yaml"), "four_eyes: { local_apply: true }\n");
   });
   afterAll(async () => {
     removeDir(repo);

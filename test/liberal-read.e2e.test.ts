@@ -67,7 +67,7 @@ describe("values outside the documented lists", () => {
       // The batch export could not list is in the plan (not in git; apply would do nothing) and in drift.
       const plan = await run(["plan", "--detailed-exitcode"], dir);
       expect(plan.stdout).toContain(" ? ssp/Software Subscriptions SSP/batch/FY26-Q2 (not in git)");
-      expect(plan.stdout).toContain("Plan: 0 to create, 0 to update, 0 to review, 0 to approve; 1 not in git (shown with the reason, not applied).");
+      expect(plan.stdout).toContain("Plan: nothing to apply; 1 not in git (shown with the reason, not applied).");
       expect(plan.code).toBe(0);
       const drift = await run(["drift", "--format", "json"], dir);
       expect(drift.code).toBe(2);

@@ -57,14 +57,16 @@ describe("one writer per tenant", () => {
     const a = repo(env("demo", `http://127.0.0.1:${port()}`), "ui_mode: Modern");
     const b = repo(env("loopback", `http://localhost:${port()}/`), "manual_journal_contra_account: MJ-RACE-B");
     for (const dir of [a, b]) expect((await cli(["plan", "--out", "p.json", "--quiet"], { cwd: dir, env: { ...DEMO_ENV, ...locks } })).code).toBe(0);
-    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 400, method: "PATCH" });
-    // B starts once A holds its lock (A's PATCH then takes 400 ms): two applies at once, every time.
+    // B starts once A holds its lock, and A's PATCH is held until B has met it: two applies at once, every
+    // time, however long B takes to start.
+    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 600_000, method: "PATCH" });
     const args = ["apply", "p.json", "--auto-approve"];
+    const release = { stderr: "is locked by another apply", act: () => fx.emu.admin("DELETE", "faults") };
     let second: Promise<CliResult> | undefined;
     const won = await cli(args, {
       cwd: a,
       env: { ...DEMO_ENV, ...locks },
-      when: { stderr: "Locked environment", act: () => (second = cli(args, { cwd: b, env: { ...DEMO_ENV, ...locks } })) },
+      when: { stderr: "Locked environment", act: () => (second = cli(args, { cwd: b, env: { ...DEMO_ENV, ...locks }, when: release })) },
     });
     const lost = (await second) as CliResult;
     expect(won.code, won.stderr).toBe(0);

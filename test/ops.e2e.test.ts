@@ -290,7 +290,7 @@ describe("ssp template and download", () => {
     const missing = await run(["ssp", "download", "NOPE"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/404 not found\): no uploaded file with file_id NOPE/);
-    expect(missing.stderr).toMatch(/Hint: check the id or name/);
+    expect(missing.stderr).toContain("Hint: ssp download takes the file id of an SSP batch: revsync ssp batches lists them");
   });
 
   it("batches: every batch with its status, file id, rows and dates; one policy by name, a near miss named", async () => {
@@ -357,7 +357,8 @@ describe("plain errors for 401 and 403", () => {
       REVSYNC_PASSWORD: undefined,
     });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/no credentials: set REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME, REVSYNC_PASSWORD/);
+    expect(r.stderr).toMatch(/no credentials for environment "demo": set REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME, REVSYNC_PASSWORD/);
+    expect(r.stderr).toContain('environment "demo" reads its own REVSYNC_DEMO_CLIENT_ID');
     expect(r.stderr).toContain("Hint: for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync");
     // The emulator's demo sign-in is worth suggesting for a local service only, never for a tenant's.
     const away = await cli(["approvals", "list"], { cwd: tmpdir(), env: { REVSYNC_BASE_URL: "https://acme.example.com", REVSYNC_REALM: "acme" } });

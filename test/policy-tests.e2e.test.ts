@@ -169,7 +169,7 @@ cases:
       expect(none.code).toBe(0);
       expect(none.stdout).toContain('<testsuites name="revsync policy tests" tests="0" failures="0" errors="0" time="0.000">');
       expect(await junitProblems(none.stdout)).toEqual([]);
-      expect(none.stderr).toMatch(/Note: no policy test cases in tests: write files of kind SspPolicyTest there/);
+      expect(none.stderr).toMatch(/Note: no policy test cases in tests: write files of kind SspPolicyTest \(or GuardrailTest\) there/);
     } finally {
       removeDir(dir);
     }

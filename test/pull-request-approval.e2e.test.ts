@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { appendFileSync, readdirSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, type Emu } from "../src/testing/helpers.js";
@@ -12,7 +13,9 @@ import { cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, type Emu } from "..
 
 const HEAD = "1111111111111111111111111111111111111111";
 const OLDER = "0000000000000000000000000000000000000000";
-const MERGE = "2222222222222222222222222222222222222222";
+/** The commit the merge made: the policy repo's own HEAD, made in beforeAll (apply in CI under four eyes
+ *  plans only from a clean tree at the commit it judges). */
+let MERGE = "";
 const GH_TOKEN = "ghs_standin-token-4821";
 const GL_TOKEN = "glpat-standin-token-7734";
 
@@ -25,6 +28,10 @@ type Scenario = {
   headBy?: { author: string; committer: string };
   /** GitHub: every page of reviews names a next one. */
   endless?: boolean;
+  /** GitHub: the first page of reviews names a next one on another origin. */
+  nextElsewhere?: boolean;
+  /** The commit the forge says the merge made (default MERGE, the repo's HEAD). */
+  merge?: string;
 };
 let scenario: Scenario = { approvals: [] };
 let seen: { path: string; headers: IncomingHttpHeaders }[] = [];
@@ -38,7 +45,7 @@ function answer(path: string): { status: number; body: unknown; link?: string } 
   const s = scenario;
   const userId = (user: string): number => 100 + s.approvals.findIndex((a) => a.user === user);
   if (path === "/repos/acme/policies/pulls/12")
-    return { status: 200, body: { number: 12, user: { login: "carol" }, head: { sha: HEAD }, merge_commit_sha: MERGE } };
+    return { status: 200, body: { number: 12, user: { login: "carol" }, head: { sha: HEAD }, merge_commit_sha: s.merge ?? MERGE } };
   if (path.startsWith("/repos/acme/policies/pulls/12/commits")) {
     const by = s.headBy ?? { author: "carol", committer: "web-flow" };
     return { status: 200, body: [{ sha: HEAD, author: { login: by.author }, committer: { login: by.committer } }] };
@@ -66,10 +73,14 @@ function answer(path: string): { status: number; body: unknown; link?: string } 
         })),
       ],
       ...(s.endless ? { link: `<${forgeUrl}/repos/acme/policies/pulls/12/reviews?per_page=100&page=${page + 1}>; rel="next"` } : {}),
+      ...(s.nextElsewhere ? { link: `<https://forge.elsewhere.example/repos/acme/policies/pulls/12/reviews?page=2>; rel="next"` } : {}),
     };
   }
   if (path === "/api/v4/projects/42/merge_requests/12")
-    return { status: 200, body: { iid: 12, author: { username: "carol" }, sha: HEAD, merge_commit_sha: MERGE, squash_commit_sha: null, state: "merged" } };
+    return {
+      status: 200,
+      body: { iid: 12, author: { username: "carol" }, sha: HEAD, merge_commit_sha: s.merge ?? MERGE, squash_commit_sha: null, state: "merged" },
+    };
   if (path === "/api/v4/projects/42/merge_requests/12/approvals")
     return {
       status: 200,
@@ -102,6 +113,13 @@ beforeAll(async () => {
   // One tenant configuration change to apply: a small plan, the same in every case.
   repo = tempRepo(emu.url, { "policies/tenant-configuration.yaml": readFileSync(join(ROOT, "policies", "tenant-configuration.yaml"), "utf8") });
   appendFileSync(join(repo, "revsync.yaml"), "four_eyes: true\n");
+  // A checkout of the merged commit (the evidence folders the runs add are no policy files).
+  const git = (...args: string[]): string =>
+    execFileSync("git", ["-c", "user.name=ci", "-c", "user.email=ci@example.com", ...args], { cwd: repo, encoding: "utf8" });
+  git("init", "-q");
+  git("add", "-A");
+  git("commit", "-q", "-m", "merged");
+  MERGE = git("rev-parse", "HEAD").trim();
 });
 afterAll(async () => {
   removeDir(repo);
@@ -167,11 +185,14 @@ describe.each(["github", "gitlab"] as const)("the pull request's approval in CI 
         MERGE,
         /merge request !12 is approved by dave, but the project keeps approvals/,
       );
-    // The commit applied is neither the approved head nor the merge made of it.
+    // The commit applied (the checkout's HEAD, whatever the CI's variable says) is neither the approved
+    // head nor the merge made of it.
     await refused(
-      { approvals: [{ user: "dave", commit: HEAD }] },
-      "9".repeat(40),
-      /the commit applied, 999999999999, is neither the approved head 111111111111/,
+      { approvals: [{ user: "dave", commit: HEAD }], merge: "9".repeat(40) },
+      MERGE,
+      new RegExp(
+        `the commit applied, ${MERGE.slice(0, 12)}, is neither the approved head 111111111111 of ${pr} nor the commit its merge made \\(999999999999\\)`,
+      ),
     );
 
     // Approvals that are not independent of the change, whoever else wrote it: a bot's, and on GitHub a
@@ -192,8 +213,13 @@ describe.each(["github", "gitlab"] as const)("the pull request's approval in CI 
         MERGE,
         /pull request #12 has no approval that counts \(dave: made the head commit 111111111111\)/,
       );
-      // Reviews that never end are not judged in part.
+      // Reviews that never end are not judged in part, nor reviews whose next page lies elsewhere.
       await refused({ approvals: [{ user: "dave", commit: HEAD }], endless: true }, MERGE, /the reviews of pull request #12 go on past 30 pages/);
+      await refused(
+        { approvals: [{ user: "dave", commit: HEAD }], nextElsewhere: true },
+        MERGE,
+        /the reviews of pull request #12: the API's next page is on another origin \(https:\/\/forge\.elsewhere\.example\) than the API's own \(http:\/\/127\.0\.0\.1:\d+\), which revsync does not follow, so what the rest holds is unknown/,
+      );
     } else
       await refused(
         { approvals: [{ user: "dave", commit: HEAD }], committersApprove: true },
@@ -241,9 +267,37 @@ describe.each(["github", "gitlab"] as const)("the pull request's approval in CI 
   });
 });
 
-it("four_eyes outside CI: apply says the pull request's approval could not be checked, and applies", async () => {
+it("a tree edited after checkout is not applied under four eyes in CI, whoever approved the commit", async () => {
+  scenario = { approvals: [{ user: "dave", commit: HEAD }] };
+  const file = join(repo, "policies", "tenant-configuration.yaml");
+  const committed = readFileSync(file, "utf8");
+  writeFileSync(file, committed.replace("ui_mode: Classic", "ui_mode: Modern").replace(/\n$/, "\n  # edited after checkout\n"));
+  try {
+    const r = await cli(["apply", "--auto-approve"], { cwd: repo, env: { ...DEMO_ENV, ...CI.github(MERGE) } });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(
+      `Error: four eyes: the policy files differ from commit ${MERGE.slice(0, 12)}: policies/tenant-configuration.yaml (modified); apply in CI plans only from a clean tree equal to the commit approved, so nothing was sent`,
+    );
+    expect(await emu.writes()).toEqual([]);
+  } finally {
+    writeFileSync(file, committed);
+  }
+});
+
+it("four_eyes outside CI: apply refuses, sending nothing; with four_eyes: { local_apply: true } it applies, says so, the record holds it and verify flags it", async () => {
   const r = await cli(["apply", "--auto-approve"], { cwd: repo, env: DEMO_ENV });
-  expect(r.code).toBe(0);
-  expect(r.stderr).toContain("Warning: four eyes: the pull request's approval could not be checked: this run is not in CI");
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain("Error: four eyes: this apply runs outside CI (GitHub Actions or GitLab CI)");
+  expect(r.stderr).toContain("four_eyes: { local_apply: true }");
+  expect(await emu.writes()).toEqual([]);
+  const config = join(repo, "revsync.yaml");
+  writeFileSync(config, readFileSync(config, "utf8").replace("four_eyes: true", "four_eyes: { local_apply: true }"));
+  const local = await cli(["apply", "--auto-approve", "--evidence", "ev-local"], { cwd: repo, env: DEMO_ENV });
+  expect(local.code, local.stderr).toBe(0);
+  expect(local.stderr).toContain("Warning: four eyes: applied outside CI, as four_eyes: { local_apply: true } allows");
   expect(seen).toEqual([]);
+  const [file] = readdirSync(join(repo, "ev-local"));
+  expect(JSON.parse(readFileSync(join(repo, "ev-local", file ?? ""), "utf8"))).toMatchObject({ four_eyes: true, four_eyes_local_apply: true });
+  const verify = await cli(["evidence", "verify", "ev-local"], { cwd: repo });
+  expect(verify.stdout).toContain("LOCAL-APPLY: four eyes: applied outside CI, as four_eyes: { local_apply: true } of revsync.yaml allowed");
 });

@@ -5,6 +5,7 @@ import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ajv, examples, oneDocumentEach, outputs, typos, yamlLanguageServer, type Check } from "../scripts/schema-validators.mjs";
+import { KINDS } from "../src/kinds/registry.js";
 import { REPO_SCHEMA_FILES, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../src/repo/schemas.js";
 import { cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, type Emu } from "../src/testing/helpers.js";
 
@@ -14,6 +15,17 @@ import { cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, type Emu } from "..
 // passes every example and every file revsync writes, and finds a typo in each kind.
 // (Python's jsonschema, read as check-jsonschema reads, needs a venv: npm run test:install runs it.)
 const SCHEMAS = join(ROOT, "schemas");
+/** The schemas of schemas/ that are no kind's. */
+const OWN_SCHEMAS = [
+  "api.schema.json",
+  "apply-report.schema.json",
+  "evidence-record.schema.json",
+  "plan.schema.json",
+  "policy-file.schema.json",
+  "policy/guardrail-test.schema.json",
+  "policy/ssp-policy-test.schema.json",
+  "revsync-config.schema.json",
+];
 const schemaFiles = (dir: string): string[] =>
   readdirSync(dir).flatMap((n) => {
     const p = join(dir, n);
@@ -62,7 +74,14 @@ describe("schemas/ for standard tools", () => {
     try {
       expect(writeRepoSchemas(copy, false).written).toEqual(REPO_SCHEMA_FILES.map((f) => `${REPO_SCHEMAS_DIR}/${f}`));
       const files = [...schemaFiles(SCHEMAS), ...schemaFiles(join(copy, REPO_SCHEMAS_DIR))];
-      expect(files.length).toBe(9 + REPO_SCHEMA_FILES.length);
+      // schemas/ holds revsync's own formats and each kind's policy file schema, as the registry names it.
+      const kinds = KINDS.flatMap((k) => (typeof k.schema === "string" ? [k.schema] : []));
+      expect(
+        schemaFiles(SCHEMAS)
+          .map((f) => relative(SCHEMAS, f))
+          .sort(),
+      ).toEqual([...OWN_SCHEMAS, ...kinds].sort());
+      expect(files.length).toBe(OWN_SCHEMAS.length + kinds.length + REPO_SCHEMA_FILES.length);
       for (const file of files) {
         const schema = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
         const name = relative(SCHEMAS, file)

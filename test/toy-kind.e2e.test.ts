@@ -1,277 +1,146 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiCore } from "../src/api/core.js";
-import { runWrite } from "../src/api/write.js";
-import { checkPayloads, readyToApply, applyPlan } from "../src/apply/run.js";
-import { loadPolicies, loadRepo, varsFor } from "../src/config/repo.js";
-import { at } from "../src/config/schema-diagnostics.js";
-import type { Diagnostic } from "../src/config/diagnostics.js";
-import { shownEntry, changedItems, missingItem } from "../src/kinds/entries.js";
-import { newFile, fitSpec } from "../src/kinds/export-file.js";
-import type { Kind, Registry } from "../src/kinds/kind.js";
+import type { Registry } from "../src/kinds/kind.js";
 import { KINDS } from "../src/kinds/registry.js";
-import { readLive } from "../src/live/read.js";
-import { buildDrift } from "../src/plan/drift.js";
-import { makePlan } from "../src/plan/make.js";
-import { fieldDiff } from "../src/shared/normalize.js";
-import { removeDir } from "../src/testing/helpers.js";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { seedState } from "../src/emulator/seed.js";
+import { startEmulator } from "../src/emulator/server.js";
+import { api, cli, DEMO_ENV, removeDir, tempRepo, token } from "../src/testing/helpers.js";
+import { greeting, type Greeting } from "./fixtures/toy-kind/kind.js";
+import { GreetingService } from "./fixtures/toy-kind/service.js";
 
-// A resource kind added through the registry alone: this file holds the whole kind (a greeting: a text a
-// tenant shows, one PATCH to change it) and a stand-in of the service it lives in. Nothing of revsync
-// names it; plan, apply and drift find it in the registry they are given. The stand-in is an HTTP server,
-// as a kind speaks to its service through the one HTTP core (ApiCore): the core's sign-in, deadlines,
-// answer checks and the write unit's guard and read-back all run for it as for the shipped kinds.
+// A resource kind added as a contributor adds one: its folder (test/fixtures/toy-kind/: the kind, its
+// schemas, its service) and one line of the registry, here. No other file names it: revsync's commands,
+// run in process against the emulator (which serves the greetings beside the spec's resources), validate,
+// plan, apply (a saved plan, checked against the plan schema the registry makes), drift, export and
+// verify evidence for it as for the shipped kinds.
+const kinds: Registry = [...KINDS, greeting];
 
-/** What the stand-in holds of one greeting. */
-type Greeting = { name: string; text: string; version: number; changed_by: string };
-/** git's greeting: its file's name and text. */
-type GitGreeting = { name: string; text: string; source: { file: string; line: number; column: number } };
+const TC = "tenant-configuration/Default Tenant Configuration";
+const greetingFile = (name: string, text: string): string =>
+  `apiVersion: revsync/v1\nkind: Greeting\nmetadata: { name: ${name} }\nspec: { text: ${JSON.stringify(text)} }\n`;
+const tenantFile = "apiVersion: revsync/v1\nkind: TenantConfiguration\nmetadata: { name: Default Tenant Configuration }\nspec: { ui_mode: Modern }\n";
 
-const GREETINGS = "/toy/greetings";
-const LIST_SCHEMA = {
-  type: "array",
-  items: {
-    type: "object",
-    required: ["name", "text", "version"],
-    properties: { name: { type: "string" }, text: { type: "string" }, version: { type: "integer" }, changed_by: { type: "string" } },
-  },
-};
-const FILE_SCHEMA = {
-  type: "object",
-  required: ["apiVersion", "kind", "metadata", "spec"],
-  additionalProperties: false,
-  properties: {
-    apiVersion: { const: "revsync/v1" },
-    kind: { const: "Greeting" },
-    metadata: { type: "object", required: ["name"], properties: { name: { type: "string" } } },
-    spec: { type: "object", required: ["text"], additionalProperties: false, properties: { text: { type: "string" } } },
-  },
-};
-
-const addr = (name: string): string => `greeting/${name}`;
-const list = (core: ApiCore): Promise<Greeting[]> => core.call({ method: "GET", path: GREETINGS, kind: "read", schema: LIST_SCHEMA });
-
-/** The toy kind, whole: git, the service, plan, drift, the write, export and evidence. */
-const greeting: Kind<GitGreeting, Greeting[]> = {
-  name: "greeting",
-  fileKind: "Greeting",
-  schema: FILE_SCHEMA,
-  entry: (d) => {
-    const v = d.src.value as { metadata: { name: string }; spec: { text: string } };
-    return { name: v.metadata.name, text: v.spec.text, source: { file: d.src.file, ...at(d.src, "/metadata/name") } };
-  },
-  addressesIn: (entries) => entries.map((g) => addr(g.name)),
-  address: addr,
-  addressForms: ["greeting/<name>"],
-
-  read: async (core, _desired, _opts, progress) => {
-    const got = await list(core);
-    progress.done("greetings");
-    return got;
-  },
-  addressesLive: (live) => live.map((g) => addr(g.name)),
-  targeted: (desired, _live, on) => desired.filter((g) => on(addr(g.name))),
-
-  plan: (desired, live) =>
-    desired.flatMap((g) => {
-      const held = live.find((x) => x.name === g.name);
-      if (!held) return [shownEntry("unsupported", addr(g.name), "the stand-in cannot create a greeting", { after: { text: g.text } })];
-      const diff = fieldDiff({ text: held.text }, { text: g.text });
-      if (!diff.length) return [];
-      return [
-        {
-          address: addr(g.name),
-          action: "update" as const,
-          before: { text: held.text },
-          after: { text: g.text },
-          diff,
-          version_id: String(held.version),
-          last_modified_on: null,
-          source: `${g.source.file}:${g.source.line}`,
-          payload: { kind: "greeting", name: g.name, text: g.text },
-        },
-      ];
-    }),
-  drift: (desired, live) =>
-    desired.flatMap((g) => {
-      const held = live.find((x) => x.name === g.name);
-      if (!held) return [missingItem(addr(g.name))];
-      return changedItems(addr(g.name), fieldDiff({ text: g.text }, { text: held.text }), { modified_by: held.changed_by, modified_on: null });
-    }),
-  unmanaged: (desired, live) =>
-    live
-      .filter((x) => !desired.some((g) => g.name === x.name))
-      .map((x) => ({
-        address: addr(x.name),
-        class: "unmanaged" as const,
-        reason: "the stand-in holds this greeting and git has no file for it",
-        before: { text: x.text },
-        version_id: String(x.version),
-        last_modified_on: null,
-        modified_by: x.changed_by,
-        modified_on: null,
-      })),
-
-  payloadProblems: (c) => {
-    const p = c.payload as { name?: unknown; text?: unknown } | undefined;
-    return p?.name === c.address.slice("greeting/".length) && c.diff.every((d) => d.after === p?.text) ? [] : ["the payload is not the reviewed text"];
-  },
-  gitProblems: (c, desired) => {
-    const g = desired.find((x) => addr(x.name) === c.address);
-    const text = (c.payload as { text?: unknown } | undefined)?.text;
-    return !g
-      ? ["git no longer asks for it"]
-      : text === g.text
-        ? []
-        : [`text: the plan writes ${JSON.stringify(text)}, git asks for ${JSON.stringify(g.text)}`];
-  },
-  apply: (run) => ({
-    write: async (c, core) => {
-      const p = c.payload as unknown as { name: string; text: string };
-      const held = async (): Promise<Greeting | undefined> => (await list(core)).find((x) => x.name === p.name);
-      const outcome = await runWrite<Greeting, { ifMatch: string }>(core, {
-        guard: async () => {
-          const now = await held();
-          if (!now) return { blocked: `${c.address} is no longer in the stand-in` };
-          if (now.text === p.text) return { already: "the stand-in holds git's text" };
-          if (String(now.version) !== c.version_id) return { blocked: `${c.address} changed since the plan (by ${now.changed_by})` };
-          run.log(`${c.address}: unchanged since the plan; sending the update`);
-          return { go: { ifMatch: String(now.version) } };
-        },
-        request: (r) => ({
-          method: "PATCH",
-          path: `${GREETINGS}/${encodeURIComponent(p.name)}`,
-          body: { text: p.text },
-          kind: "write",
-          schema: LIST_SCHEMA.items,
-          ifMatch: r.ifMatch,
-        }),
-        result: (body) => body as Greeting,
-        readBack: async () => {
-          const now = await held();
-          return now?.text === p.text ? { landed: true, result: now } : { landed: false };
-        },
-      });
-      return { outcome };
-    },
-  }),
-
-  export(live, ctx) {
-    return live.map((x) => {
-      const f = newFile(ctx.unique(`${x.name}.yaml`), addr(x.name), FILE_SCHEMA, "Greeting", x.name);
-      fitSpec(f, { text: x.text }, ["text"], false);
-      return f;
-    });
-  },
-  evidence: () => async (c) => ({ address: c.address, action: c.action, holds: true, differs: [], modified_by: null, modified_on: null }),
-};
-
-/** The stand-in: the greetings, each PATCH checked against its If-Match; the shipped kinds' lists empty. */
-function standIn(greetings: Greeting[], requests: string[]): Server {
-  const reply = (res: ServerResponse, status: number, body: unknown): void => {
-    res.writeHead(status, { "content-type": "application/json" });
-    res.end(JSON.stringify(body));
+describe("a toy kind added from its folder and one registry line: validated, planned, applied, drifted and exported against the emulator", () => {
+  const service = new GreetingService([]);
+  let emu: Awaited<ReturnType<typeof startEmulator>>;
+  const dirs: string[] = [];
+  const repo = (files: Record<string, string>): string => {
+    const dir = tempRepo(emu.url, files);
+    dirs.push(dir);
+    return dir;
   };
-  return createServer((req: IncomingMessage, res: ServerResponse) => {
-    let text = "";
-    req.on("data", (d: Buffer) => (text += d));
-    req.on("end", () => {
-      requests.push(`${req.method} ${req.url}`);
-      const url = req.url ?? "";
-      if (req.method === "GET" && url === GREETINGS) return reply(res, 200, greetings);
-      if (req.method === "GET" && url.startsWith("/apis/policy-sets/v1/policy/")) return reply(res, 200, []);
-      const g = req.method === "PATCH" ? greetings.find((x) => `${GREETINGS}/${encodeURIComponent(x.name)}` === url) : undefined;
-      if (!g) return reply(res, 404, { message: "no such greeting" });
-      if (req.headers["if-match"] !== String(g.version)) return reply(res, 412, { message: "stale version" });
-      Object.assign(g, { text: (JSON.parse(text) as { text: string }).text, version: g.version + 1, changed_by: "revsync" });
-      return reply(res, 200, g);
-    });
-  });
-}
-
-describe("a toy kind added through the registry alone: planned, applied and drifted against a stand-in service", () => {
-  const greetings: Greeting[] = [
-    { name: "welcome", text: "Hello", version: 1, changed_by: "alice" },
-    { name: "farewell", text: "Bye", version: 3, changed_by: "bob" },
-    { name: "legacy", text: "Howdy", version: 7, changed_by: "carol" },
-  ];
-  const requests: string[] = [];
-  const server = standIn(greetings, requests);
-  const registry: Registry = [...KINDS, greeting];
-  let root = "";
-  let core: ApiCore;
+  const run = (dir: string, args: string[], opts: { shipped?: boolean } = {}) => cli(args, { cwd: dir, env: DEMO_ENV, ...(opts.shipped ? {} : { kinds }) });
+  const held = (name: string): Greeting | undefined => service.greetings.find((g) => g.name === name);
 
   beforeAll(async () => {
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    root = mkdtempSync(join(tmpdir(), "revsync-toy-"));
-    writeFileSync(join(root, "revsync.yaml"), `version: 1\npolicies: policies\nenvironments:\n  toy:\n    base_url: ${url}\n    realm: toy\n`);
-    mkdirSync(join(root, "policies"));
-    const file = (name: string, text: string): string =>
-      `apiVersion: revsync/v1\nkind: Greeting\nmetadata: { name: ${name} }\nspec: { text: ${JSON.stringify(text)} }\n`;
-    writeFileSync(join(root, "policies", "greetings.yaml"), `${file("welcome", "Hello, world")}---\n${file("farewell", "Bye")}`);
-    core = new ApiCore({ baseUrl: url, authUrl: url, realm: "toy", credentials: { kind: "token", token: "t", user: "alice" } });
+    emu = await startEmulator({ state: seedState("empty"), host: "127.0.0.1", port: 0, resources: [service] });
   });
   afterAll(async () => {
-    await core.close();
-    server.close();
-    removeDir(root);
+    for (const d of dirs) removeDir(d);
+    await emu.close();
   });
-
-  const desired = () => {
-    const diagnostics: Diagnostic[] = [];
-    const repo = loadRepo(join(root, "revsync.yaml"), diagnostics, root);
-    if (!repo) throw new Error(diagnostics.map((d) => d.message).join("; "));
-    const loaded = loadPolicies(repo, varsFor({ vars: {} }, {}), registry);
-    expect(loaded.diagnostics).toEqual([]);
-    return loaded.desired;
+  const reset = (): void => {
+    service.greetings.splice(
+      0,
+      Infinity,
+      ...[
+        { name: "welcome", text: "Hello", version: 1, changed_by: "alice" },
+        { name: "farewell", text: "Bye", version: 3, changed_by: "bob" },
+        { name: "legacy", text: "Howdy", version: 7, changed_by: "carol" },
+      ],
+    );
   };
-  const meta = { environment: "toy", baseUrl: "", authUrl: "", realm: "toy", user: "alice", targets: [] };
 
-  it("plan shows its update and what git does not hold, apply makes the write through the write unit, and drift is then what git does not hold", async () => {
-    const plan = await makePlan(core, { desired: desired(), meta, concurrency: 2, kinds: registry });
-    expect(plan.changes.map((c) => `${c.action} ${c.address}`)).toEqual(["update greeting/welcome", "not_in_git greeting/legacy"]);
-    expect(plan.changes[0]?.diff).toEqual([{ path: "text", kind: "changed", before: "Hello", after: "Hello, world" }]);
+  it("validate checks its files; a saved plan of it and a tenant update applies; evidence verifies it live; drift is then what git does not hold", async () => {
+    reset();
+    const dir = repo({
+      "policies/tenant-configuration.yaml": tenantFile,
+      "policies/greetings.yaml": `${greetingFile("welcome", "Hello, world")}---\n${greetingFile("farewell", "Bye")}`,
+    });
+    // Its schema refuses a bad file at its line, and only that one.
+    writeFileSync(join(dir, "policies", "bad.yaml"), "apiVersion: revsync/v1\nkind: Greeting\nmetadata: { name: odd }\nspec: { txt: Hi }\n");
+    const bad = await run(dir, ["validate"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout + bad.stderr).toMatch(/policies\/bad\.yaml:4:\d+/);
+    expect(bad.stdout + bad.stderr).not.toMatch(/greetings\.yaml|tenant-configuration\.yaml/);
+    removeDir(join(dir, "policies", "bad.yaml"));
 
-    const checked = readyToApply(checkPayloads(plan, registry), core, { fourEyes: false, kinds: registry });
-    const report = await applyPlan(core, checked, { concurrency: 2, isStopping: () => false, kinds: registry });
-    expect(report.outcomes.map((o) => [o.address, o.outcome, o.message])).toEqual([["greeting/welcome", "done", "updated"]]);
-    // Guarded: read, then the one PATCH, with the version the plan saw.
-    expect(requests.filter((r) => r.startsWith("PATCH"))).toEqual(["PATCH /toy/greetings/welcome"]);
-    expect(greetings[0]).toMatchObject({ text: "Hello, world", version: 2 });
+    expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
+    const saved = JSON.parse(readFileSync(join(dir, "p.json"), "utf8"));
+    expect(saved.changes.map((c: { action: string; address: string }) => `${c.action} ${c.address}`).sort()).toEqual([
+      "not_in_git greeting/legacy",
+      "update greeting/welcome",
+      `update ${TC}`,
+    ]);
+    expect(saved.changes.find((c: { address: string }) => c.address === "greeting/welcome").payload).toEqual({
+      kind: "greeting",
+      name: "welcome",
+      text: "Hello, world",
+    });
+    // The saved plan's schema is the registry's: the shipped kinds alone refuse its address, and its payload
+    // is held to the toy's own schema.
+    const shipped = await run(dir, ["apply", "p.json", "--auto-approve"], { shipped: true });
+    expect(shipped.code).toBe(1);
+    expect(shipped.stderr).toMatch(
+      /p\.json is not a valid revsync plan, so nothing was applied:\n {2}changes\.\d\.address: must match pattern "\^\(tenant-configuration\|ssp\)\/"/,
+    );
+    const forged = structuredClone(saved);
+    forged.changes.find((c: { address: string }) => c.address === "greeting/welcome").payload.shout = true;
+    writeFileSync(join(dir, "forged.json"), JSON.stringify(forged));
+    expect((await run(dir, ["apply", "forged.json", "--auto-approve"])).stderr).toMatch(/changes\.\d\.payload\.shout: is not an allowed field/);
+    expect(held("welcome")).toMatchObject({ text: "Hello", version: 1 });
 
-    const live = await readLive(core, desired(), { concurrency: 2, targets: [] }, registry);
-    const drift = buildDrift(desired(), live, { environment: "toy", targets: [] }, registry);
-    expect(drift.drift.map((d) => `${d.class} ${d.address}`)).toEqual(["unmanaged greeting/legacy"]);
-    expect((await makePlan(core, { desired: desired(), meta, concurrency: 2, kinds: registry })).changes.filter((c) => c.action === "update")).toEqual([]);
+    const applied = await run(dir, ["apply", "p.json", "--auto-approve", "--evidence", "evidence"]);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stdout).toMatch(/^done +update +greeting\/welcome: updated$/m);
+    expect(applied.stdout).toMatch(new RegExp(`^done +update +${TC}: updated$`, "m"));
+    expect(held("welcome")).toMatchObject({ text: "Hello, world", version: 2, changed_by: "alice" });
+    const verified = await run(dir, ["evidence", "verify", "evidence", "--live"]);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    expect(verified.stdout).toContain("greeting/welcome");
+
+    const drift = await run(dir, ["drift", "--format", "json"]);
+    expect(drift.code).toBe(2);
+    expect(JSON.parse(drift.stdout).drift.map((d: { class: string; address: string }) => `${d.class} ${d.address}`)).toEqual(["unmanaged greeting/legacy"]);
   });
 
   it("a change made since the plan blocks its write, and drift names who made it", async () => {
-    writeFileSync(join(root, "policies", "greetings.yaml"), `apiVersion: revsync/v1\nkind: Greeting\nmetadata: { name: farewell }\nspec: { text: See you }\n`);
-    const plan = await makePlan(core, { desired: desired(), meta, concurrency: 2, kinds: registry });
-    Object.assign(greetings[1] as Greeting, { text: "Farewell", version: 4, changed_by: "dave" });
-    const report = await applyPlan(core, readyToApply(checkPayloads(plan, registry), core, { fourEyes: false, kinds: registry }), {
-      concurrency: 2,
-      isStopping: () => false,
-      kinds: registry,
-    });
-    expect(report.outcomes.map((o) => [o.address, o.outcome])).toEqual([["greeting/farewell", "blocked"]]);
-    expect(report.outcomes[0]?.message).toMatch(/greeting\/farewell changed since the plan \(by dave\)/);
-    const live = await readLive(core, desired(), { concurrency: 2, targets: [] }, registry);
-    const changed = buildDrift(desired(), live, { environment: "toy", targets: [] }, registry).drift.find((d) => d.class === "changed");
-    expect(changed).toMatchObject({ address: "greeting/farewell", modified_by: "dave", diff: [{ path: "text", before: "See you", after: "Farewell" }] });
+    reset();
+    const dir = repo({ "policies/greetings.yaml": greetingFile("farewell", "See you") });
+    expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
+    const bob = await api(emu.url, await token(emu.url, "bob"), "PATCH", "/apis/toy/v1/greetings/farewell", { text: "Farewell" });
+    expect(bob.status).toBe(200);
+    const applied = await run(dir, ["apply", "p.json", "--auto-approve"]);
+    expect(applied.code).toBe(1);
+    expect(applied.stdout).toMatch(/^blocked +update +greeting\/farewell: .*greeting\/farewell changed since the plan \(by bob\)/m);
+    expect(held("farewell")).toMatchObject({ text: "Farewell", changed_by: "bob" });
+    const drift = JSON.parse((await run(dir, ["drift", "--format", "json", "--target", "greeting/farewell"])).stdout);
+    expect(drift.drift).toEqual([
+      expect.objectContaining({
+        address: "greeting/farewell",
+        class: "changed",
+        modified_by: "bob",
+        diff: [expect.objectContaining({ path: "text", before: "See you", after: "Farewell" })],
+      }),
+    ]);
   });
 
-  it("the shipped kinds alone know nothing of it: its files are of no kind they read", () => {
-    const diagnostics: Diagnostic[] = [];
-    const repo = loadRepo(join(root, "revsync.yaml"), diagnostics, root);
-    if (!repo) throw new Error("no repo");
-    const loaded = loadPolicies(repo, varsFor({ vars: {} }, {}), KINDS);
-    expect(loaded.diagnostics.map((d) => d.message)).toEqual(['kind: expected "TenantConfiguration" or "SspPolicy", got "Greeting"']);
+  it("export writes its files beside the shipped kinds', and a plan of them is No changes; the shipped kinds alone read none of them", async () => {
+    reset();
+    const dir = repo({});
+    mkdirSync(join(dir, "policies"), { recursive: true });
+    const exported = await run(dir, ["export"]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(readdirSync(join(dir, "policies", "greetings")).sort()).toEqual(["farewell.yaml", "legacy.yaml", "welcome.yaml"]);
+    expect(readFileSync(join(dir, "policies", "greetings", "legacy.yaml"), "utf8")).toMatch(
+      /^kind: Greeting\nmetadata:\n {2}name: legacy\nspec:\n {2}text: Howdy\n/m,
+    );
+    const plan = await run(dir, ["plan", "--detailed-exitcode"]);
+    expect(plan.code, plan.stdout).toBe(0);
+    expect(plan.stdout).toContain("No changes.");
+    const alone = await run(dir, ["validate"], { shipped: true });
+    expect(alone.code).toBe(1);
+    expect(alone.stdout + alone.stderr).toContain(`kind: expected ${KINDS.map((k) => JSON.stringify(k.fileKind)).join(" or ")}, got "Greeting"`);
   });
 });

@@ -93,22 +93,40 @@ function evidenceOf(dir: string): any {
   return record;
 }
 
+/** A test of all stderr so far (cli's `when`) that runs each step, in turn and one after another, once its
+ *  text has appeared: the steps hold and let go of the service's answers as the apply goes, so that what
+ *  another user does lands where the test puts it, whatever the machine's speed. `done`: every step run. */
+function inTurn(steps: [string | RegExp, () => Promise<unknown>][]): {
+  when: { stderr: (e: string) => boolean; act: () => void };
+  done: () => Promise<unknown>;
+} {
+  let next = 0;
+  let chain: Promise<unknown> = Promise.resolve();
+  const seen = (e: string, text: string | RegExp): boolean => (typeof text === "string" ? e.includes(text) : text.test(e));
+  const stderr = (e: string): boolean => {
+    for (let step = steps[next]; step && seen(e, step[0]); step = steps[++next]) chain = chain.then(step[1]);
+    return false;
+  };
+  return { when: { stderr, act: () => undefined }, done: () => chain };
+}
+
 describe("a write that knows when it was undone", () => {
   it("bob's write lands right after revsync's tenant update: 'overwritten … by bob at …', exit 1, the same outcome in JSON and evidence, never done", async () => {
     const dir = repo({ "tc.yaml": tenantYaml("ui_mode: Modern") });
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
     // Bob's screen shows the configuration as it was before revsync's write; he saves it, with a change of
-    // his own, while the read right after revsync's PATCH is held a while.
+    // his own, while the read right after revsync's PATCH is held. (revsync's PATCH is held until that
+    // read's hold is set.)
     const bobsView = (await api(fx.emu.url, await token(fx.emu.url, "bob"), "GET", TC)).body[0];
-    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 400, method: "GET", path: "/tenant-configurations" });
-    let bob: unknown;
-    const r = await run(dir, ["apply", "p.json", "--auto-approve", "--format", "json", "--verbose", "--evidence", "evidence"], {
-      when: {
-        stderr: (e) => /PATCH \S*tenant-configurations\/\S+ 200/.test(e),
-        act: () => (bob = asBob("PATCH", `${TC}/TC-0001`, updateBody(bobsView, { carves_allocation: true }, "bob"))),
-      },
-    });
-    await bob;
+    const hold = (method: string, path: string) => ({ kind: "latency", latency_ms: 600_000, method, path });
+    await fx.emu.admin("POST", "faults", hold("PATCH", "/tenant-configurations/"));
+    const bob = inTurn([
+      ["sending the update", () => fx.emu.admin("POST", "faults", hold("GET", "/tenant-configurations"))],
+      [/PATCH \S*tenant-configurations\/\S+ 200/, () => asBob("PATCH", `${TC}/TC-0001`, updateBody(bobsView, { carves_allocation: true }, "bob"))],
+      [/PATCH \S*tenant-configurations\/\S+ 200/, () => fx.emu.admin("DELETE", "faults")],
+    ]);
+    const r = await run(dir, ["apply", "p.json", "--auto-approve", "--format", "json", "--verbose", "--evidence", "evidence"], { when: bob.when });
+    await bob.done();
     expect(r.code).toBe(1);
     const report = reportOf(r.stdout);
     const [entry] = report.outcomes;
@@ -136,12 +154,17 @@ describe("a write that knows when it was undone", () => {
   it("a second live policy at the create's hierarchy_no right after it: overwritten, exit 1; the same plan again is blocked, never 'already'", async () => {
     const dir = repo({ "a.yaml": sspYaml("Race A", 70) });
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
-    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 400, method: "GET", path: "/policy/ssp" });
-    let bob: unknown;
-    const r = await run(dir, ["apply", "p.json", "--auto-approve", "--verbose"], {
-      when: { stderr: (e) => /POST \S*\/policy\/ssp 20\d/.test(e), act: () => (bob = asBob("POST", SSP, sspCreateBody("Bob's Policy", { hierarchy_no: 70 }))) },
-    });
-    await bob;
+    // Bob's policy is created while the read right after revsync's POST is held (revsync's POST is held
+    // until that read's hold is set).
+    const hold = (method: string, path: string) => ({ kind: "latency", latency_ms: 600_000, method, path });
+    await fx.emu.admin("POST", "faults", hold("POST", "/policy/ssp"));
+    const bob = inTurn([
+      ["sending the create", () => fx.emu.admin("POST", "faults", hold("GET", "/policy/ssp"))],
+      [/POST \S*\/policy\/ssp 20\d/, () => asBob("POST", SSP, sspCreateBody("Bob's Policy", { hierarchy_no: 70 }))],
+      [/POST \S*\/policy\/ssp 20\d/, () => fx.emu.admin("DELETE", "faults")],
+    ]);
+    const r = await run(dir, ["apply", "p.json", "--auto-approve", "--verbose"], { when: bob.when });
+    await bob.done();
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
       /^overwritten create {3}ssp\/Race A: overwritten after revsync's write by bob at \S+Z: the active policy "Bob's Policy" holds hierarchy_no 70 too/m,
@@ -225,23 +248,24 @@ describe("one count", () => {
 describe("one writer per environment", () => {
   /** Two plans saved from the same state, each changing its own field and creating a policy at
    *  hierarchy_no 70, applied by two real processes started together (bench/race.mjs runs it again and
-   *  again, with and without faults: npm run race). */
-  async function race(latency: boolean): Promise<{ a: CliResult; b: CliResult }> {
+   *  again, with and without faults: npm run race). The writes are held by the emulator until the one
+   *  that waits says it waits, so that the two meet however long either takes to start. */
+  async function race(): Promise<{ a: CliResult; b: CliResult }> {
     await fx.emu.reset();
     await fx.emu.admin("DELETE", "faults");
     const remote = bareRemote();
     const a = cloneOf(remote, { "tc.yaml": tenantYaml("ui_mode: Modern"), "a.yaml": sspYaml("Race A", 70) });
     const b = cloneOf(remote, { "tc.yaml": tenantYaml("manual_journal_contra_account: MJ-RACE-B"), "b.yaml": sspYaml("Race B", 70) });
     for (const dir of [a, b]) expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
-    if (latency)
-      await fx.emu.admin("POST", "faults", {
-        faults: [
-          { kind: "latency", latency_ms: 300, method: "PATCH" },
-          { kind: "latency", latency_ms: 300, method: "POST", path: "/policy/ssp" },
-        ],
-      });
+    await fx.emu.admin("POST", "faults", {
+      faults: [
+        { kind: "latency", latency_ms: 600_000, method: "PATCH" },
+        { kind: "latency", latency_ms: 600_000, method: "POST", path: "/policy/ssp" },
+      ],
+    });
     const args = ["apply", "p.json", "--auto-approve", "--format", "json", "--lock-timeout", "30s"];
-    const [ra, rb] = await Promise.all([cliProcess(args, { cwd: a, env: DEMO_ENV }), cliProcess(args, { cwd: b, env: DEMO_ENV })]);
+    const opts = { env: DEMO_ENV, when: { stderr: "is locked by another apply", act: () => fx.emu.admin("DELETE", "faults") } };
+    const [ra, rb] = await Promise.all([cliProcess(args, { cwd: a, ...opts }), cliProcess(args, { cwd: b, ...opts })]);
     return { a: ra as CliResult, b: rb as CliResult };
   }
 
@@ -260,15 +284,15 @@ describe("one writer per environment", () => {
     expect([r.a.code, r.b.code].filter((c) => c === 0).length, `${r.a.stderr}\n${r.b.stderr}`).toBe(1);
   }
 
-  it("two real applies started together, with latency on PATCH and POST: one writes, the other waits naming it, then finds what changed since its plan and writes nothing over it", async () => {
-    const r = await race(true);
+  it("two real applies started together, the writes held until the second waits: one writes, the other waits naming it, then finds what changed since its plan and writes nothing over it", async () => {
+    const r = await race();
     await checkRace(r);
     const waiter = r.a.code === 0 ? r.b : r.a;
     const holder = r.a.code === 0 ? r.a : r.b;
     const lockId = /lock id ([0-9a-f]{40})/.exec(holder.stderr)?.[1];
     expect(waiter.stderr).toMatch(
       new RegExp(
-        `environment "demo" is locked by another apply: \\S+ on host ${hostname()} \\(pid \\d+\\), since \\S+Z \\(\\d+s ago\\), applying plan sha256:[0-9a-f]{64} as service user alice, lock id ${lockId}; waiting up to \\d+s`,
+        `environment "demo" is locked by another apply: \\S+ on host ${hostname()} \\(pid \\d+\\), since \\S+Z \\(\\d+s ago\\), applying plan sha256:[0-9a-f]{64} as service user alice, lock id ${lockId}; waiting up to \\d+s \\(--lock-timeout\\)`,
       ),
     );
     expect(reportOf(waiter.stdout).summary).toMatchObject({ done: 0, blocked: 2 });
@@ -344,8 +368,10 @@ describe("one writer per environment", () => {
     const env = { TMPDIR: tmp };
     const dir = repo({ "tc.yaml": tenantYaml("ui_mode: Modern") });
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"], { env })).code).toBe(0);
-    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 300, method: "PATCH" });
-    const both = await Promise.all([run(dir, ["apply", "p.json", "--auto-approve"], { env }), run(dir, ["apply", "p.json", "--auto-approve"], { env })]);
+    // The write is held until the other apply has met the lock, however the two runs interleave.
+    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 600_000, method: "PATCH" });
+    const meets = { env, when: { stderr: "is locked by another apply", act: () => fx.emu.admin("DELETE", "faults") } };
+    const both = await Promise.all([run(dir, ["apply", "p.json", "--auto-approve"], meets), run(dir, ["apply", "p.json", "--auto-approve"], meets)]);
     expect(both.map((r) => r.code).sort()).toEqual([0, 1]);
     expect(both.find((r) => r.code === 1)?.stderr).toMatch(/is locked by another apply: .* lock id [0-9a-f]{40}; nothing was written/);
     await fx.emu.admin("DELETE", "faults");
@@ -395,7 +421,9 @@ describe("where the lock is kept", () => {
       at("    base_url: https://revenue.example.com\n    realm: acme\n    lock: { remote: 'https://ci:hunter2@git.example.com/p.git' }\n"),
       ["lock", "status"],
     );
-    expect(secret.stderr).toContain("lock.remote holds a password in its URL; credentials never live in files");
+    expect(secret.stderr).toContain(
+      "environments.production.lock.remote: it holds a password (https://[credentials]@git.example.com): credentials never live in files",
+    );
     expect(secret.stdout + secret.stderr).not.toContain("hunter2");
     // The default for such a service: the git remote origin, which a folder outside git does not have.
     const dir = at("    base_url: https://revenue.example.com\n    realm: acme\n");

@@ -114,7 +114,7 @@ describe.each(PROFILES)("profile %s", (profile) => {
     const floorNote =
       profile === "default"
         ? "ssp/Hardware SSP: floor_percentage not comparable: the service answers 1e+300, a number a double cannot hold exactly"
-        : "ssp/Hardware SSP: floor_percentage not compared: the service shows no value (null) for it";
+        : "ssp/Hardware SSP, ssp/Software Subscriptions SSP and ssp/Support Renewals SSP: floor_percentage and ceiling_percentage not compared: the service shows no value (null) for them";
 
     const plan = await run(["plan", "--format", "json"]);
     const json = JSON.parse(plan.stdout);

@@ -165,8 +165,25 @@ describe("GitHub Actions recipes", () => {
       expect(md).toBe((await cli(["show", join(work, `plan-${env}.json`), "--format", "markdown"], { cwd: work })).stdout);
       expect(readFileSync(join(work, `summary-${env}`), "utf8")).toContain(`### revsync plan for \`${env}\``);
       expect(outputs(env).changes).toBe("true");
+      // The job's outcome for the summary job: the plan itself.
+      expect(JSON.parse(readFileSync(join(work, `outcome-${env}.json`), "utf8"))).toEqual(plan);
     }
-  });
+    // The summary job, once every plan job ended: one comment of every environment (the artifacts
+    // download into the job's folder, here the same one).
+    const wf = parse(readFileSync(join(ROOT, "examples", "ci", "github", "revsync-plan.yml"), "utf8"));
+    expect(wf.jobs.summary).toMatchObject({ needs: "plan", if: "always()" });
+    const steps = (job: string) => wf.jobs[job].steps as { uses?: string; if?: string; with?: Record<string, unknown> }[];
+    expect(steps("plan").find((st) => st.with?.name === "outcome-${{ matrix.environment }}")).toMatchObject({ if: "always()" });
+    expect(steps("summary").find((st) => st.uses?.startsWith("actions/download-artifact@"))?.with).toEqual({ pattern: "outcome-*", "merge-multiple": true });
+    const sum = await runJob("revsync-plan.yml", "summary", "summary");
+    expect(sum.code, sum.out).toBe(0);
+    const md = readFileSync(join(work, "plan-summary.md"), "utf8");
+    expect(md.startsWith("<!-- revsync-fleet:plan -->\n### revsync plan across 2 environments\n")).toBe(true);
+    expect(md).toMatch(/^\| `sandbox` \| changes \| 1 to create, 1 to update/m);
+    expect(md).toMatch(/^\| `production` \| changes \| 1 to create, 1 to update/m);
+    expect(readFileSync(join(work, "summary-summary"), "utf8")).toBe(md);
+    // A validate job, two plan jobs and the summary job's: some 12 s alone, over 30 s on loaded cores.
+  }, 90_000);
 
   it("apply on merge: applies the reviewed plan, then confirms nothing is left", async () => {
     await runJob("revsync-plan.yml", "plan", "sandbox");
@@ -235,17 +252,39 @@ describe("GitHub Actions recipes", () => {
     expect(r.out).toContain("::error title=revsync apply (production)::The reviewed plan could not be applied");
   });
 
-  it("drift on a schedule: passes when in sync, fails with exit 2 and a report on drift", async () => {
+  it("drift on a schedule: a job per environment passes when in sync, fails with exit 2 and a report on drift; the summary job lists every environment, failures first", async () => {
     await runJob("revsync-apply.yml", "apply", "sandbox");
     const clean = await runJob("revsync-drift.yml", "drift", "sandbox");
     expect(clean.code, clean.out).toBe(0);
     expect(outputs("sandbox").code).toBe("0");
     await changeOutside("acme-sandbox");
     writeFileSync(join(work, "output-sandbox"), "");
+    writeFileSync(join(work, "summary-sandbox"), "");
     const drift = await runJob("revsync-drift.yml", "drift", "sandbox");
     expect(drift.code, drift.out).toBe(2);
     expect(drift.out).toContain("::error title=revsync drift (sandbox)::the service differs from git");
-    expect(readFileSync(join(work, "drift-sandbox.md"), "utf8")).toContain("| changed | `tenant-configuration/Default Tenant Configuration` |");
+    expect(JSON.parse(readFileSync(join(work, "drift-sandbox.json"), "utf8"))).toMatchObject({ environment: "sandbox", summary: { changed: 1 } });
+    expect(readFileSync(join(work, "summary-sandbox"), "utf8")).toContain("| changed | `tenant-configuration/Default Tenant Configuration` |");
+    expect((await runJob("revsync-drift.yml", "drift", "production")).code).toBe(2);
+    const wf = parse(readFileSync(join(ROOT, "examples", "ci", "github", "revsync-drift.yml"), "utf8"));
+    expect(wf.jobs.summary).toMatchObject({ needs: "drift", if: "always()" });
+    const sum = await runJob("revsync-drift.yml", "summary", "summary");
+    expect(sum.code, sum.out).toBe(0);
+    expect(outputs("summary").code).toBe("2");
+    const md = readFileSync(join(work, "drift-summary.md"), "utf8");
+    expect(md).toContain("### revsync drift across 2 environments\n\n0 failed, 2 drifted, 0 without drift.");
+    // A job that left no report (it failed before revsync ran): the summary says so, first.
+    removeDir(join(work, "drift-production.json"));
+    writeFileSync(join(work, "output-summary"), "");
+    expect((await runJob("revsync-drift.yml", "summary", "summary")).code).toBe(0);
+    expect(outputs("summary").code).toBe("1");
+    const rows = readFileSync(join(work, "drift-summary.md"), "utf8")
+      .split("\n")
+      .filter((l) => l.startsWith("| `"));
+    expect(rows[0]).toBe(
+      "| `production` | **failed** | no output of revsync drift for this environment among the files given: its job did not run, or failed before revsync wrote its JSON |",
+    );
+    expect(rows[1]).toMatch(/^\| `sandbox` \| drift \| 1 changed/);
   });
 });
 
@@ -283,6 +322,16 @@ describe("GitLab CI recipe", () => {
     );
     await exits("drift", "sandbox", 0);
     await exits("drift", "production", 2);
+    // The summary jobs: every environment, failures first; an environment without output is one.
+    await exits("drift summary", "", 0);
+    expect(readFileSync(join(work, "drift-summary.md"), "utf8")).toContain("0 failed, 1 drifted, 1 without drift.");
+    await exits("plan summary", "", 0);
+    const planSummary = readFileSync(join(work, "plan-summary.md"), "utf8");
+    const planRows = planSummary
+      .slice(0, planSummary.indexOf("<details>"))
+      .split("\n")
+      .filter((l) => l.startsWith("| `"));
+    expect(planRows.map((l) => l.split(" | ").slice(0, 2).join(" | "))).toEqual(["| `production` | **failed**", "| `sandbox` | changes"]);
     // five jobs of CLI runs, the apply job's now looking for the reviewed plan first: about 9 s alone, over 30 s on loaded cores.
   }, 90_000);
 });
@@ -523,60 +572,113 @@ describe("recipes and the Action in a repo made by init", () => {
     // init, two npm installs and some ten CLI runs: about 13 s alone, well over 30 s when the suite shares two loaded cores.
   }, 90_000);
 
+  /** The GitLab repo made by the test before, for gitlab-ci-local's run of its apply job. */
+  let gitlab: { dir: string; env: Record<string, string> } | undefined;
+  afterAll(() => {
+    if (gitlab) removeDir(gitlab.dir);
+  });
+
   it("GitLab: the install before_script and the test job run; the JUnit is the job's test report", async () => {
-    const { dir, env } = await initRepo("gitlab");
-    try {
-      const ci = parse(readFileSync(join(dir, ".gitlab-ci.yml"), "utf8"));
-      expect(ci.test.extends).toBe(".install");
-      expect(ci.test.artifacts.reports.junit).toBe("policy-tests.xml");
-      await steps([...(ci[".install"].before_script as string[]), ...(ci.test.script as string[])], dir, env);
-      expect(readFileSync(join(dir, "policy-tests.xml"), "utf8")).toMatch(junitCase);
-      // What the jobs write is left out of git by the .gitignore init wrote.
-      for (const f of ["policy-tests.xml", "plan-sandbox.json", "plan-sandbox.md", "drift-sandbox.md", "reviewed/plan-sandbox.json"])
-        expect(spawnSync("git", ["check-ignore", "--no-index", "-q", f], { cwd: dir }).status, f).toBe(0);
-      // The apply job as GitLab runs it (gitlab-ci-local, shell executor: rules, the matrix, the
-      // before_script, the multi-line script), with GITLAB_API_TOKEN set and the API unreachable: the job
-      // fails with its reason in one line, no stack trace, and nothing is applied. gitlab-ci-local copies
-      // the repo with rsync before any job, whatever the executor: CI installs it (.ci/run) and fails
-      // without it; a machine without it runs the rest of this case and says loudly what it did not run
-      // (the job's script itself runs through bash in "GitLab CI recipe, with GITLAB_API_TOKEN set").
-      // No stand-in for rsync: what is tested here is the real tool's reading of the recipe.
-      if (!needsTool("rsync", ["--version"], "apt-get install rsync", "the GitLab apply job through gitlab-ci-local, which copies the repo with rsync,"))
-        return;
-      await steps(
-        [
-          "git init --quiet -b main",
-          "git add -A",
-          "git -c user.name=ci -c user.email=ci@example.com commit --quiet -m policies",
-          "git remote add origin https://gitlab.example.com/acme/policies.git",
-        ],
-        dir,
-        env,
-      );
-      const gcl = await sh(
-        [
-          join(ROOT, "node_modules", ".bin", "gitlab-ci-local"),
-          "--force-shell-executor --ignore-predefined-vars CI_API_V4_URL --no-color",
-          "--variable GITLAB_API_TOKEN=glpat-test --variable CI_API_V4_URL=http://127.0.0.1:9/api/v4",
-          `--variable SANDBOX_BASE_URL=${emu.url}`,
-          "'apply: [sandbox]'",
-        ].join(" "),
-        env,
-        dir,
-      );
-      expect(gcl.code, gcl.out).toBe(1);
-      const said = gcl.out.split("\n").filter((l) => l.startsWith("apply: [sandbox] > revsync apply"));
-      expect(said, gcl.out).toEqual([
-        expect.stringMatching(
-          /^apply: \[sandbox\] > revsync apply \(sandbox\): could not read the merge requests of commit [0-9a-f]{40} from the GitLab API \(curl: \(7\) [^)]*\): is GITLAB_API_TOKEN valid, with api scope\?$/,
-        ),
-      ]);
-      expect(gcl.out).not.toMatch(/SyntaxError|Applying|planning and applying/);
-    } finally {
-      removeDir(dir);
-    }
-    // init, an npm install, the test job and gitlab-ci-local's apply job: a few seconds alone, far more on loaded cores.
+    gitlab = await initRepo("gitlab");
+    const { dir, env } = gitlab;
+    const ci = parse(readFileSync(join(dir, ".gitlab-ci.yml"), "utf8"));
+    expect(ci.test.extends).toBe(".install");
+    expect(ci.test.artifacts.reports.junit).toBe("policy-tests.xml");
+    await steps([...(ci[".install"].before_script as string[]), ...(ci.test.script as string[])], dir, env);
+    expect(readFileSync(join(dir, "policy-tests.xml"), "utf8")).toMatch(junitCase);
+    // What the jobs write is left out of git by the .gitignore init wrote.
+    for (const f of ["policy-tests.xml", "plan-sandbox.json", "plan-sandbox.md", "drift-sandbox.md", "reviewed/plan-sandbox.json"])
+      expect(spawnSync("git", ["check-ignore", "--no-index", "-q", f], { cwd: dir }).status, f).toBe(0);
+    // init, an npm install and the test job: a few seconds alone, far more on loaded cores.
   }, 90_000);
+
+  it("GitLab: the apply job as gitlab-ci-local runs it fails with its reason in one line when the API is unreachable, nothing applied", async (ctx) => {
+    // The apply job as GitLab runs it (gitlab-ci-local, shell executor: rules, the matrix, the
+    // before_script, the multi-line script), with GITLAB_API_TOKEN set and the API unreachable: the job
+    // fails with its reason in one line, no stack trace, and nothing is applied. gitlab-ci-local copies
+    // the repo with rsync before any job, whatever the executor: CI installs it (.ci/run) and fails
+    // without it; a machine without it does not run this case and says so (the job's script itself runs
+    // through bash in "GitLab CI recipe, with GITLAB_API_TOKEN set"). No stand-in for rsync: what is
+    // tested here is the real tool's reading of the recipe.
+    needsTool(ctx, "rsync", ["--version"], "apt-get install rsync", "the GitLab apply job through gitlab-ci-local, which copies the repo with rsync,");
+    if (!gitlab) throw new Error("the GitLab repo of the test before was not made");
+    const { dir, env } = gitlab;
+    await steps(
+      [
+        "git init --quiet -b main",
+        "git add -A",
+        "git -c user.name=ci -c user.email=ci@example.com commit --quiet -m policies",
+        "git remote add origin https://gitlab.example.com/acme/policies.git",
+      ],
+      dir,
+      env,
+    );
+    const gcl = await sh(
+      [
+        join(ROOT, "node_modules", ".bin", "gitlab-ci-local"),
+        "--force-shell-executor --ignore-predefined-vars CI_API_V4_URL --no-color",
+        "--variable GITLAB_API_TOKEN=glpat-test --variable CI_API_V4_URL=http://127.0.0.1:9/api/v4",
+        `--variable SANDBOX_BASE_URL=${emu.url}`,
+        "'apply: [sandbox]'",
+      ].join(" "),
+      env,
+      dir,
+    );
+    expect(gcl.code, gcl.out).toBe(1);
+    const said = gcl.out.split("\n").filter((l) => l.startsWith("apply: [sandbox] > revsync apply"));
+    expect(said, gcl.out).toEqual([
+      expect.stringMatching(
+        /^apply: \[sandbox\] > revsync apply \(sandbox\): could not read the merge requests of commit [0-9a-f]{40} from the GitLab API \(curl: \(7\) [^)]*\): is GITLAB_API_TOKEN valid, with api scope\?$/,
+      ),
+    ]);
+    expect(gcl.out).not.toMatch(/SyntaxError|Applying|planning and applying/);
+  }, 90_000);
+
+  it("GitLab: the scheduled pipeline under gitlab-ci-local: a drift job per environment of the matrix, then the summary job of them all, though they failed", async (ctx) => {
+    needsTool(ctx, "rsync", ["--version"], "apt-get install rsync", "the GitLab drift pipeline through gitlab-ci-local, which copies the repo with rsync,");
+    // The two tenants as seeded (earlier cases of this file applied to them), so that both drift.
+    await emu.reset("multi-env");
+    // The two environments of examples/multi-env (the work folder), with the recipes init fits to them.
+    const made = await sh(`${process.execPath} ${join(ROOT, "dist", "bin.js")} init . --ci gitlab --pin file:${ROOT}`, ciEnv("sandbox"));
+    expect(made.code, made.out).toBe(0);
+    const env: Record<string, string> = { ...ciEnv("sandbox"), PATH: process.env.PATH ?? "" };
+    await sh("git init --quiet -b main && git add -A && git -c user.name=ci -c user.email=ci@example.com commit --quiet -m policies", env);
+    const vars = [
+      "SANDBOX_BASE_URL",
+      "SANDBOX_AUTH_URL",
+      "PRODUCTION_BASE_URL",
+      "PRODUCTION_AUTH_URL",
+      "REVSYNC_CLIENT_ID",
+      "REVSYNC_CLIENT_SECRET",
+      "REVSYNC_USERNAME",
+      "REVSYNC_PASSWORD",
+    ];
+    const gcl = await sh(
+      [
+        join(ROOT, "node_modules", ".bin", "gitlab-ci-local"),
+        // Each job in a folder of its own, as a runner clones the repo for each: the jobs' npm installs
+        // never share one, and the summary job has only what its needs' artifacts give it.
+        "--force-shell-executor --shell-isolation --no-color --variable CI_PIPELINE_SOURCE=schedule",
+        ...vars.map((v) => `--variable ${v}=${env[v]}`),
+      ].join(" "),
+      env,
+    );
+    // Both tenants drift, so both drift jobs fail (exit 2), and so does the pipeline; the summary runs all the same.
+    expect(gcl.code, gcl.out).not.toBe(0);
+    const lines = gcl.out.split("\n");
+    // gitlab-ci-local writes each line of a job's log as "<job name, padded> > <line>".
+    const said = (job: string) => lines.flatMap((l) => (l.startsWith(job) && /^ *> /.test(l.slice(job.length)) ? [l.slice(l.indexOf("> ") + 2)] : []));
+    expect(said("drift: [sandbox]").join("\n"), gcl.out).toContain('Drift in environment "sandbox"');
+    expect(said("drift: [production]").join("\n"), gcl.out).toContain('Drift in environment "production"');
+    const summary = said("drift summary");
+    expect(summary, gcl.out).toContain("<!-- revsync-fleet:drift -->");
+    expect(summary).toContain("0 failed, 2 drifted, 0 without drift.");
+    expect(summary.filter((l) => l.startsWith("| `"))).toEqual([
+      "| `sandbox` | drift | 1 changed, 1 missing, 4 batch statuses |",
+      "| `production` | drift | 1 changed, 1 missing, 4 batch statuses |",
+    ]);
+    // gitlab-ci-local, three npm installs and five CLI runs: 20 to 50 s on two loaded cores.
+  }, 240_000);
 
   it("the apply recipe finds the reviewed plan by the merged pull request, never by the merge commit", () => {
     const text = readFileSync(join(ROOT, "examples", "ci", "github", "revsync-apply.yml"), "utf8");

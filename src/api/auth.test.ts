@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { credentialsFromEnv, TokenManager, tokenUser } from "./auth.js";
+import { TokenManager, tokenUser } from "./auth.js";
+import { environmentCredentials } from "./credentials.js";
 import { systemClock } from "./clock.js";
 
 const jwt = (claims: object): string =>
@@ -7,7 +8,7 @@ const jwt = (claims: object): string =>
 
 const manager = (env: NodeJS.ProcessEnv): TokenManager =>
   new TokenManager(
-    credentialsFromEnv(env),
+    environmentCredentials({ name: "default", credentialPrefix: null }, env).signIn(),
     async () => ({ status: 500, body: {} }),
     systemClock,
     () => undefined,

@@ -1,20 +1,26 @@
-import { ApiError, UserError } from "../errors.js";
+import { ApiError } from "../errors.js";
 import type { TokenResponse } from "../schema/generated/api.js";
 import type { Clock } from "./clock.js";
-import { LOOPBACK } from "./http.js";
 
 export type Credentials =
-  | { kind: "password"; clientId: string; clientSecret: string; username: string; password: string }
-  /** `user`: REVSYNC_USER, the user to name when the token itself names none. */
-  | { kind: "token"; token: string; user?: string };
+  | {
+      kind: "password";
+      clientId: string;
+      clientSecret: string;
+      username: string;
+      password: string;
+      /** The variables they came from, in words for a refused sign-in (never their values). */
+      from?: string;
+    }
+  /** `user`: REVSYNC_USER, the user to name when the token itself names none. `login`: a token that
+   *  `revsync login` kept, which lives until `expiresAt` (epoch ms) and is never renewed: `again` is the
+   *  command that signs in anew, for the error that says so. */
+  | { kind: "token"; token: string; user?: string; login?: KeptLogin };
 
-/** Whether a URL names this machine: with realm demo, the local emulator's demo tenant. */
-function isLocal(url: string | undefined): boolean {
-  try {
-    return !!url && LOOPBACK.test(new URL(url).hostname);
-  } catch {
-    return false;
-  }
+/** What a token of `revsync login` carries beside itself: until when it lives, and how to get another. */
+export interface KeptLogin {
+  expiresAt: number;
+  again: string;
 }
 
 /** The secrets revsync reads from the environment: the service's client secret, the passwords and
@@ -42,87 +48,46 @@ export const SIGN_IN_VARIABLES: ReadonlySet<string> = new Set([
   ...SECRET_VARIABLES,
 ]);
 
-/** Reads credentials from the environment only (README, Security): never from files. `target` is the
- *  service and realm they are for: the emulator's demo sign-in is suggested only for its demo tenant (a
- *  local URL and realm demo), never for another environment, whose users it would not sign in. */
-export function credentialsFromEnv(env: NodeJS.ProcessEnv, target?: { baseUrl: string; realm: string }): Credentials {
-  if (env.REVSYNC_TOKEN) return { kind: "token", token: env.REVSYNC_TOKEN, ...(env.REVSYNC_USER ? { user: env.REVSYNC_USER } : {}) };
-  const names = ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"] as const;
-  const missing = names.filter((n) => !env[n]);
-  if (missing.length) {
-    throw new UserError(
-      `no credentials: set ${missing.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token)`,
-      isLocal(target?.baseUrl) && target?.realm === "demo"
-        ? "for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password"
-        : "the tenant's onboarding gives them (client id, client secret, user name, password); in CI, keep them in the CI's secret store",
-    );
-  }
-  return {
-    kind: "password",
-    clientId: env.REVSYNC_CLIENT_ID ?? "",
-    clientSecret: env.REVSYNC_CLIENT_SECRET ?? "",
-    username: env.REVSYNC_USERNAME ?? "",
-    password: env.REVSYNC_PASSWORD ?? "",
-  };
-}
-
-/** The approver identity, from the environment only: REVSYNC_APPROVER_USERNAME and
- *  REVSYNC_APPROVER_PASSWORD (a password grant with revsync's own client id and secret), or
- *  REVSYNC_APPROVER_TOKEN (a bearer token; REVSYNC_APPROVER_USER names its user when the token names
- *  none). Undefined when none is set; half of a password grant is an error, before anything is sent. */
-export function approverFromEnv(env: NodeJS.ProcessEnv): Credentials | undefined {
-  if (env.REVSYNC_APPROVER_TOKEN)
-    return { kind: "token", token: env.REVSYNC_APPROVER_TOKEN, ...(env.REVSYNC_APPROVER_USER ? { user: env.REVSYNC_APPROVER_USER } : {}) };
-  const username = env.REVSYNC_APPROVER_USERNAME;
-  const password = env.REVSYNC_APPROVER_PASSWORD;
-  if (!username && !password) return undefined;
-  const missing = [
-    ...(username ? [] : ["REVSYNC_APPROVER_USERNAME"]),
-    ...(password ? [] : ["REVSYNC_APPROVER_PASSWORD"]),
-    ...(env.REVSYNC_CLIENT_ID ? [] : ["REVSYNC_CLIENT_ID"]),
-    ...(env.REVSYNC_CLIENT_SECRET ? [] : ["REVSYNC_CLIENT_SECRET"]),
-  ];
-  if (missing.length)
-    throw new UserError(
-      `the approver identity is incomplete: set ${missing.join(", ")} (the approver signs in with revsync's client id and secret and its own user name and password), or REVSYNC_APPROVER_TOKEN`,
-      "four eyes: approves are sent as the approver, everything else as revsync's own sign-in",
-    );
-  return {
-    kind: "password",
-    clientId: env.REVSYNC_CLIENT_ID ?? "",
-    clientSecret: env.REVSYNC_CLIENT_SECRET ?? "",
-    username: username ?? "",
-    password: password ?? "",
-  };
-}
-
 /** The variables that give apply its approver identity, in words for a fix. */
 export const APPROVER_FIX = "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user";
 
-/** Who the approver identity is, as far as the environment names it, without its secret (plan: a pull
- *  request's plan job need not hold the approver's password to say who will approve). */
-export function approverNamed(env: NodeJS.ProcessEnv): { configured: boolean; user: string | null } {
-  if (env.REVSYNC_APPROVER_TOKEN) return { configured: true, user: tokenUser(env.REVSYNC_APPROVER_TOKEN) ?? (env.REVSYNC_APPROVER_USER || null) };
-  if (env.REVSYNC_APPROVER_USERNAME) return { configured: true, user: env.REVSYNC_APPROVER_USERNAME };
-  return { configured: false, user: null };
+/** The claims that name a token's user, in the order revsync names the user by: the user name, the
+ *  subject id, the e-mail (an OpenID Connect provider's, Keycloak's among them). */
+const NAME_CLAIMS = ["preferred_username", "sub", "email"] as const;
+
+/** Every name a bearer token gives its user (preferred_username, sub, email), read without verifying it
+ *  (the service verifies it): who the service's token says the user is, by each name the service may
+ *  record them by. Empty for a token that is not a JWT or names nobody. */
+export function tokenNames(token: string): string[] {
+  const claims = tokenClaims(token);
+  const names = NAME_CLAIMS.map((k) => claims?.[k]).filter((v): v is string => typeof v === "string" && v.trim() !== "");
+  return [...new Set(names)];
 }
 
-/** The user a bearer token names, read without verifying it (the service verifies it; revsync only
- *  needs a name for the update body's user_name): a JWT's `preferred_username`, else its `sub`. A token
- *  that is not a JWT, or names nobody, gives undefined. */
+/** The user a bearer token names, read without verifying it (the service verifies it): a JWT's
+ *  `preferred_username`, else its `sub`. A token that is not a JWT, or names nobody, gives undefined. */
 export function tokenUser(token: string): string | undefined {
-  const part = token.split(".")[1];
-  if (token.split(".").length !== 3 || !part) return undefined;
-  try {
-    const claims = JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as Record<string, unknown> | null;
-    for (const k of ["preferred_username", "sub"]) {
-      const v = claims?.[k];
-      if (typeof v === "string" && v.trim() !== "") return v;
-    }
-  } catch {
-    // Not a JWT: it names nobody.
+  const claims = tokenClaims(token);
+  for (const k of ["preferred_username", "sub"]) {
+    const v = claims?.[k];
+    if (typeof v === "string" && v.trim() !== "") return v;
   }
   return undefined;
+}
+
+/** A JWT's claims, read without verifying its signature (the service verifies it); undefined for a
+ *  token that is not a JWT whose claims are a JSON object. */
+export function tokenClaims(token: string): Record<string, unknown> | undefined {
+  const parts = token.split(".");
+  const part = parts[1];
+  if (parts.length !== 3 || !part) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as unknown;
+    return claims && typeof claims === "object" && !Array.isArray(claims) ? (claims as Record<string, unknown>) : undefined;
+  } catch {
+    // Not a JWT: no claims.
+    return undefined;
+  }
 }
 
 export type TokenPoster = (form: URLSearchParams) => Promise<{ status: number; body: unknown }>;
@@ -138,9 +103,8 @@ export class TokenManager {
   private access: Held | undefined;
   private refresh: Held | undefined;
   private inflight: Promise<string> | undefined;
-  /** The signed-in user: the password grant's username; with a static token the user its claims name,
-   *  else REVSYNC_USER; undefined when none does. */
-  readonly username: string | undefined;
+  /** The user as the run's token names it (a password grant's, once signed in; a static token's). */
+  private named: { user: string | undefined; names: string[] } | undefined;
   /** Where `username` comes from: the password grant the service signed in (`sign-in`), a JWT's claims
    *  revsync reads without verifying them (`token claims`), or a variable (`variable`: REVSYNC_USER,
    *  REVSYNC_APPROVER_USER). Only the service's own answers confirm a token's user. */
@@ -152,22 +116,54 @@ export class TokenManager {
     private readonly clock: Clock,
     private readonly onSecret: (s: string) => void,
     private readonly log: (line: string) => void,
+    /** Called when the service accepted a password grant, before its token is used: a check that may
+     *  only be made then throws here (a secret too short to be kept out of the output, refused only once
+     *  the service said it is the right one: a wrong one is "sign-in refused"). */
+    private readonly signedIn?: () => void,
   ) {
     if (creds.kind === "token") {
       onSecret(creds.token);
-      const claimed = tokenUser(creds.token);
-      this.username = claimed ?? creds.user;
-      this.usernameFrom = claimed ? "token claims" : creds.user ? "variable" : undefined;
+      this.named = { user: tokenUser(creds.token), names: tokenNames(creds.token) };
+      this.usernameFrom = this.named.user ? "token claims" : creds.user ? "variable" : undefined;
     } else {
       onSecret(creds.clientSecret);
       onSecret(creds.password);
-      this.username = creds.username;
       this.usernameFrom = "sign-in";
     }
   }
 
+  /** The signed-in user: as the token the service issued names it (its preferred_username, else its
+   *  sub: a password grant signed in by e-mail is the user the token names), else the password grant's
+   *  username until it has signed in; with a static token the user its claims name, else REVSYNC_USER;
+   *  undefined when none does. */
+  get username(): string | undefined {
+    if (this.named?.user) return this.named.user;
+    return this.creds.kind === "token" ? this.creds.user : this.creds.username;
+  }
+
+  /** Every name the token names its user by (preferred_username, sub, email: docs/security.md, "Who the
+   *  service says you are"), for four eyes to compare with who prepared a batch; undefined where no
+   *  token names anybody (an opaque token, or a password grant not yet signed in). Never a variable. */
+  get identity(): string[] | undefined {
+    return this.named?.names.length ? this.named.names : undefined;
+  }
+
   get isStatic(): boolean {
     return this.creds.kind === "token";
+  }
+
+  /** The token of `revsync login` this sign-in sends, when it is one. */
+  get login(): KeptLogin | undefined {
+    return this.creds.kind === "token" ? this.creds.login : undefined;
+  }
+
+  /** Why a token of `revsync login` may not be sent any more (it has lived its lifetime), in words;
+   *  undefined while it lives, and for any other sign-in. Such a token is never renewed, nor replaced
+   *  by other credentials: the person signs in again. */
+  loginEnded(): string | undefined {
+    const login = this.login;
+    if (!login || this.clock.now() < login.expiresAt) return undefined;
+    return `the sign-in of revsync login${this.username ? ` (${this.username})` : ""} ended at ${new Date(login.expiresAt).toISOString()}: its token lives only as long as the service gave it`;
   }
 
   async token(): Promise<string> {
@@ -216,15 +212,18 @@ export class TokenManager {
         path: "token endpoint",
         status: res.status,
         message: `sign-in refused: ${b.error_description ?? b.error ?? "no reason given"}`,
+        ...(this.creds.from ? { hint: `check ${this.creds.from}: the service refused them` } : {}),
       });
     }
     this.log("auth: signed in with the password grant");
+    this.signedIn?.();
     return this.accept(res.body);
   }
 
   private accept(body: unknown): string {
     const t = body as TokenResponse;
     this.onSecret(t.access_token);
+    this.named = { user: tokenUser(t.access_token), names: tokenNames(t.access_token) };
     if (t.refresh_token) this.onSecret(t.refresh_token);
     const now = this.clock.now();
     // Renew a little early: a tenth of the lifetime, at most 30 s.

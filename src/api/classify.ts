@@ -23,6 +23,9 @@ export interface RequestShape {
   /** What the request reads, in words (`SSP policy "Hardware SSP", batch "FY26-H1"`): an answer of the
    *  wrong shape is named by it where the answer itself names nothing along the wrong field's path. */
   about?: string;
+  /** What the answer lists by compliance_name, in words, for an answer of the wrong shape (default "SSP
+   *  policy"): each kind names its own. */
+  listed?: string;
 }
 
 /** One send's answer as the transport got it: a status, its Retry-After and body, or none at all. */
@@ -140,7 +143,7 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
     const e = fn.errors?.[0];
     const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
     // The names along the path where they reach a batch, else what the request reads, else the policy named.
-    const along = namedAlong(body, e?.instancePath ?? "");
+    const along = namedAlong(body, e?.instancePath ?? "", req.listed ?? "SSP policy");
     const about = along?.batch !== undefined ? along.words : (req.about ?? along?.words);
     return unreadable(`unexpected answer${about ? ` for ${about}` : ""}: ${where} ${e?.message ?? "does not match the specification"}`);
   }
@@ -148,10 +151,10 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
   return { outcome: "ok", body: value, unknownValues: unknownValues(value) };
 }
 
-/** The SSP policy and batch an answer names along a field's path (`/0/compliance_spec/0/batches/2/status`:
+/** The policy (`noun`: what the answer lists by compliance_name, as the request says) and batch an answer names along a field's path (`/0/compliance_spec/0/batches/2/status`:
  *  the policy of envelope 0, the batch of item 2), in words (and the batch's name, where one is named),
  *  so that an answer of the wrong shape says what it was about; undefined where the path passes none. */
-function namedAlong(body: unknown, instancePath: string): { words: string; batch?: string } | undefined {
+function namedAlong(body: unknown, instancePath: string, noun: string): { words: string; batch?: string } | undefined {
   let policy: string | undefined;
   let batch: string | undefined;
   let node = body;
@@ -170,7 +173,7 @@ function namedAlong(body: unknown, instancePath: string): { words: string; batch
     look();
   }
   if (policy === undefined && batch === undefined) return undefined;
-  const words = [policy !== undefined ? `SSP policy ${JSON.stringify(policy)}` : undefined, batch !== undefined ? `batch ${JSON.stringify(batch)}` : undefined]
+  const words = [policy !== undefined ? `${noun} ${JSON.stringify(policy)}` : undefined, batch !== undefined ? `batch ${JSON.stringify(batch)}` : undefined]
     .filter(Boolean)
     .join(", ");
   return { words, ...(batch !== undefined ? { batch } : {}) };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ApiError } from "../errors.js";
 import { connectionReason, notTls } from "./core.js";
 
 describe("connectionReason", () => {
@@ -37,6 +38,34 @@ describe("connectionReason of real sockets (undici's request, as the client send
       expect(notTls(tls)).toBe(true);
     } finally {
       await new Promise((r) => http.close(r));
+    }
+  });
+});
+
+describe("a token of revsync login", () => {
+  it("that has ended mid-run: the request is not sent, and the error says to sign in again (no other sign-in is tried)", async () => {
+    const { ApiCore } = await import("./core.js");
+    const part = (o: object): string => Buffer.from(JSON.stringify(o)).toString("base64url");
+    const token = `${part({ alg: "HS256" })}.${part({ preferred_username: "alice" })}.c2ln`;
+    let now = 1_000;
+    const core = new ApiCore({
+      // Nothing listens here: the request must not be sent at all.
+      baseUrl: "http://127.0.0.1:9",
+      authUrl: "http://127.0.0.1:9",
+      realm: "demo",
+      credentials: { kind: "token", token, login: { expiresAt: 2_000, again: "revsync login --env demo" } },
+      clock: { now: () => now, sleep: async () => undefined },
+    });
+    try {
+      now = 2_000;
+      const e: unknown = await core.call({ method: "GET", path: "/apis/x", kind: "read", schema: "bytes" }).catch((x: unknown) => x);
+      if (!(e instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(e)}`);
+      expect(e.message).toBe(
+        "GET /apis/x failed (401 not signed in): not sent: the sign-in of revsync login (alice) ended at 1970-01-01T00:00:02.000Z: its token lives only as long as the service gave it",
+      );
+      expect(e.hint).toBe("sign in again: revsync login --env demo");
+    } finally {
+      await core.close();
     }
   });
 });

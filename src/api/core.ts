@@ -1,6 +1,6 @@
-import { Agent, EnvHttpProxyAgent, LOOPBACK, request, urlCredentials, type Dispatcher } from "./http.js";
+import { Agent, EnvHttpProxyAgent, request, urlProblem, type Dispatcher } from "./http.js";
 import { ApiError, UserError } from "../errors.js";
-import { apiValidator } from "../schema/ajv.js";
+import { apiValidator, describeAjvErrors, fileValidator } from "../schema/ajv.js";
 import { TokenManager, type Credentials } from "./auth.js";
 import { systemClock, type Clock } from "./clock.js";
 import { classify, retryAfterMs, RETRY_STATUS, type Answer, type RequestShape, type Verdict } from "./classify.js";
@@ -36,6 +36,9 @@ export interface ClientOptions {
   random?: () => number;
   log?: (line: string) => void;
   onSecret?: (secret: string) => void;
+  /** Called when the service accepts a password grant (revsync's or the approver's), before its token
+   *  is used; it may throw to stop the run there (TokenManager's `signedIn`). */
+  onSignedIn?: () => void;
   /** connect, headers and body are undici's (idle) timers; total caps one request, answer and body whole
    *  (default: headers + body). Every request also ends at the run's time limit. */
   timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number; totalMs?: number };
@@ -91,7 +94,24 @@ export const BUDGET = { sends: 6, readSends: 10, createSends: 3, totalMs: 120_00
 export interface RequestSpec extends RequestShape {
   query?: Record<string, string | undefined>;
   body?: unknown;
+  /** The request schema a body must match before it is sent: a definition of schemas/api.schema.json
+   *  (the spec's request body), or a schema document a resource kind brings. Required with a body. */
+  bodySchema?: string | object;
   ifMatch?: string;
+}
+
+/** What is wrong with a request's body against its request schema ("compliance_spec.0.ui_mode is
+ *  required"), or undefined when it is whole: a body is checked before it is sent, so that a field the
+ *  spec requires is never left out (a service that took a partial body could reset it, unseen). A body
+ *  without a schema is a mistake of revsync's own. */
+export function bodyProblem(spec: RequestSpec): string | undefined {
+  if (spec.body === undefined) return undefined;
+  if (spec.bodySchema === undefined) throw new TypeError(`${spec.method} ${spec.path}: a request body is sent only with its request schema (bodySchema)`);
+  const fn = typeof spec.bodySchema === "object" ? fileValidator(spec.bodySchema) : apiValidator(spec.bodySchema);
+  if (fn(spec.body)) return undefined;
+  return describeAjvErrors(fn.errors)
+    .map((e) => `${e.field} ${e.message}`)
+    .join("; ");
 }
 
 /** Where a request stands between its sends (a read's, in `call`; a write's, in the write unit,
@@ -113,19 +133,9 @@ export interface Progress {
 export const freshProgress = (): Progress => ({ sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined });
 
 export function checkUrl(name: string, value: string): URL {
-  const credentials = urlCredentials(value);
-  if (credentials) throw new UserError(`${name}: ${credentials}`);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UserError(`${name} is not a URL: ${JSON.stringify(value)}`);
-  }
-  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname)) {
-    throw new UserError(`${name} uses http:// for ${url.hostname}: only loopback hosts may use plain http; use https://`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UserError(`${name} must be an http(s) URL, got ${url.protocol}`);
-  return url;
+  const problem = urlProblem(value);
+  if (problem) throw new UserError(`${name}${problem}`);
+  return new URL(value);
 }
 
 /** undici's EnvHttpProxyAgent options from an environment (it reads the process's when not given). */
@@ -134,6 +144,12 @@ export function proxyEnv(e: NodeJS.ProcessEnv): { httpProxy: string; httpsProxy:
   const httpProxy = e.http_proxy || e.HTTP_PROXY || "";
   const httpsProxy = e.https_proxy || e.HTTPS_PROXY || "";
   return httpProxy || httpsProxy ? { httpProxy, httpsProxy, noProxy: e.no_proxy ?? e.NO_PROXY ?? "" } : undefined;
+}
+
+/** An endpoint of the realm's OpenID Connect service under the auth URL (spec 5.3): `token`, where the
+ *  password grant signs in, or `auth`, where a person signs in through a browser (spec 5.6). */
+export function realmEndpoint(authBase: URL, realm: string, endpoint: "token" | "auth"): string {
+  return joinUrl(authBase, `/auth/realms/${encodeURIComponent(realm)}/protocol/openid-connect/${endpoint}`);
 }
 
 function joinUrl(base: URL, path: string, query?: Record<string, string | undefined>): string {
@@ -214,13 +230,16 @@ export class ApiCore {
   private readonly onRequestStart: ClientOptions["onRequestStart"];
   /** What the request observer is told each request of this client view was sent for (see tagged). */
   readonly tag: string | undefined;
+  /** Whether the token endpoint ever answered this client (shared by its views): until it has, a refused
+   *  connection or a host that does not exist means nothing is there, and the sign-in stops at once. */
+  private readonly reached = { auth: false };
 
   constructor(opts: ClientOptions) {
     this.service = opts.service ?? DEFAULT_SERVICE_CHOICES;
     this.base = checkUrl("base_url", opts.baseUrl);
     const authBase = checkUrl("auth_url", opts.authUrl);
     if (!opts.realm) throw new UserError("no realm: set realm in revsync.yaml or REVSYNC_REALM");
-    this.tokenUrl = joinUrl(authBase, `/auth/realms/${encodeURIComponent(opts.realm)}/protocol/openid-connect/token`);
+    this.tokenUrl = realmEndpoint(authBase, opts.realm, "token");
     // Never a user or password the URL may hold: only where it points.
     this.realm = { name: opts.realm, authBase: `${authBase.origin}${authBase.pathname.replace(/\/$/, "")}` };
     this.clock = opts.clock ?? systemClock;
@@ -242,7 +261,7 @@ export class ApiCore {
     const proxy = proxyEnv(opts.env ?? process.env);
     this.dispatcher = opts.dispatcher ?? (proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts));
     const onSecret = opts.onSecret ?? (() => undefined);
-    const own: TokenManager = new TokenManager(opts.credentials, (form) => this.postToken(form, own.username), this.clock, onSecret, this.log);
+    const own: TokenManager = new TokenManager(opts.credentials, (form) => this.postToken(form, own.username), this.clock, onSecret, this.log, opts.onSignedIn);
     this.auth = own;
     const approver: TokenManager | undefined = opts.approver
       ? new TokenManager(
@@ -251,6 +270,7 @@ export class ApiCore {
           this.clock,
           onSecret,
           (line) => this.log(`${line} (approver)`),
+          opts.onSignedIn,
         )
       : undefined;
     this.approverAuth = approver;
@@ -330,6 +350,7 @@ export class ApiCore {
         signal: this.requestSignal(),
       });
       status = res.statusCode;
+      this.reached.auth = true;
       const text = await res.body.text();
       this.observe("POST", path, status, t0, attempt > 0, undefined, user);
       this.log(`POST /auth/realms/…/token ${status} ${this.clock.now() - started}ms`);
@@ -341,6 +362,11 @@ export class ApiCore {
       this.observe("POST", path, null, t0, attempt > 0, last, user);
       this.log(`POST /auth/realms/…/token failed: ${last}`);
       if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last}` });
+      // A tenant that is stopped, or a URL with a typo, is not worth seconds of backoff (a fleet waited
+      // on each): at the first sign-in nothing has ever answered there. Once it has, a refused connection
+      // may be a restart, and is tried again as any other.
+      if (!this.reached.auth && NOBODY_THERE.has(errorCode(e)))
+        throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last}` });
       return { status, last };
     }
   }
@@ -423,6 +449,8 @@ export class ApiCore {
     const sends = p.sends;
     const path = `${spec.path}${spec.query ? new URL(url).search : ""}`;
     for (let reauthed = false; ; reauthed = true) {
+      const ended = this.auth.loginEnded();
+      if (ended) throw this.loginOver(spec.method, path, `not sent: ${ended}`);
       const token = await this.auth.token();
       const t0 = this.clock.now();
       // A resend: the caller (a read's loop, the write unit) sent this request before (its progress
@@ -457,11 +485,21 @@ export class ApiCore {
       if (status === 504 && spec.kind !== "read") this.mayLand(t0);
       this.observe(spec.method, path, status, t0, resend);
       this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
+      if (status === 401 && this.auth.login)
+        throw this.loginOver(spec.method, path, "the service refused the token of revsync login (it expired or was revoked); nothing was processed");
       const refused = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec, shown, token, reauthed, p) : undefined;
       if (refused === "again") continue;
       if (refused === "to the guard") return { status, body, reauth: true };
       return { status, retryAfter: headerOf(res.headers["retry-after"]), body };
     }
+  }
+
+  /** A token of revsync login that may not be used any more: the request is not sent (again), and no
+   *  other credentials stand in for the person who signed in; they sign in again. A 401, as the service
+   *  answers one: nothing was processed. */
+  private loginOver(method: string, path: string, message: string): ApiError {
+    const again = this.auth.login?.again ?? "revsync login";
+    return new ApiError({ method, path, status: 401, message, hint: `sign in again: ${again}` });
   }
 
   /** One HTTP request of the service's interface, as the spec says it, with the token. */
@@ -545,6 +583,8 @@ export class ApiCore {
    *  through the write unit (src/api/write.ts), which guards, sends and settles each of them. */
   async call<T>(spec: RequestSpec): Promise<T> {
     if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
+    const hole = bodyProblem(spec);
+    if (hole) throw new UserError(`${spec.method} ${spec.path}: the request body is not what the interface requires (${hole}); nothing was sent`);
     const url = joinUrl(this.base, spec.path, spec.query);
     const p = freshProgress();
     for (;;) {
@@ -645,6 +685,9 @@ export class ApiCore {
     });
   }
 }
+
+/** A connection that found no server at all: nothing listens at the address, or the host does not exist. */
+const NOBODY_THERE = new Set(["ECONNREFUSED", "ENOTFOUND"]);
 
 /** A connection that failed before the request could have reached the service: nothing was processed. */
 const UNSENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"]);

@@ -17,7 +17,8 @@ if (!("request" in DispatcherClass.prototype)) Object.assign(DispatcherClass.pro
 
 export type { Dispatcher };
 
-export { LOOPBACK } from "../loopback.js";
+import { LOOPBACK } from "../loopback.js";
+export { LOOPBACK };
 
 /** Why a URL may not be used because it holds credentials (user info: `https://user:password@host`),
  *  in words that show neither; undefined when it holds none. revsync signs in only with the sign-in
@@ -55,4 +56,20 @@ export function request(url: string, opts: Omit<Dispatcher.RequestOptions, "orig
   const u = new URL(url);
   const { dispatcher, ...rest } = opts;
   return dispatcher.request({ ...rest, origin: u.origin, path: `${u.pathname}${u.search}` });
+}
+
+/** What is wrong with a URL revsync is to send to (a sentence that follows the URL's name), or nothing. */
+export function urlProblem(value: string): string | undefined {
+  const credentials = urlCredentials(value);
+  if (credentials) return `: ${credentials}`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return ` is not a URL: ${JSON.stringify(value)}`;
+  }
+  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname))
+    return ` uses http:// for ${url.hostname}: only loopback hosts may use plain http; use https://`;
+  if (url.protocol !== "http:" && url.protocol !== "https:") return ` must be an http(s) URL, got ${url.protocol}`;
+  return undefined;
 }

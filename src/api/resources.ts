@@ -17,8 +17,6 @@ import { statusFromService } from "./service-choices.js";
 const SSP = "/apis/policy-sets/v1/policy/ssp";
 const enc = encodeURIComponent;
 
-const exactPolicy = (list: SspList, name: string): SspEnvelope | undefined => list.find((e) => e.compliance_name === name);
-
 /** An SSP answer with its batch statuses in revsync's words (the tenant's texts, revsync.yaml
  *  service.batch_status): every reader, plan, drift, export and apply's checks, sees one vocabulary. */
 function statusesFromService(core: ApiCore, list: SspList): SspList {
@@ -35,9 +33,16 @@ function statusesFromService(core: ApiCore, list: SspList): SspList {
 export const ssp = {
   list: async (core: ApiCore): Promise<SspList> => statusesFromService(core, await core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" })),
 
-  /** One policy with its batches, matched by exact name; undefined when the service has no policy of
-   *  exactly that name (a 404, or an answer holding only other policies). */
+  /** One policy with its batches, matched by exact name (the first, where the service holds the name more
+   *  than once); undefined when the service has no policy of exactly that name (a 404, or an answer
+   *  holding only other policies). */
   async get(core: ApiCore, policyName: string): Promise<SspEnvelope | undefined> {
+    return (await ssp.getAll(core, policyName))[0];
+  },
+
+  /** Every policy of exactly that name, with its batches: one, unless the service holds the name more than
+   *  once (the spec promises no unique names); none for a 404 or an answer of other policies only. */
+  async getAll(core: ApiCore, policyName: string): Promise<SspEnvelope[]> {
     try {
       const list = await core.call<SspList>({
         method: "GET",
@@ -47,9 +52,9 @@ export const ssp = {
         schema: "SspList",
         about: `SSP policy ${JSON.stringify(policyName)}`,
       });
-      return exactPolicy(statusesFromService(core, list), policyName);
+      return statusesFromService(core, list).filter((e) => e.compliance_name === policyName);
     } catch (e) {
-      if (e instanceof ApiError && e.status === 404) return undefined;
+      if (e instanceof ApiError && e.status === 404) return [];
       throw e;
     }
   },
@@ -79,7 +84,15 @@ export const ssp = {
   },
 
   /** The POST that creates a policy (sent by the write unit, src/api/write.ts). */
-  createRequest: (body: SspCreateBody): RequestSpec => ({ method: "POST", path: SSP, body, kind: "write-once", schema: "SspUpdateResult", emptyOk: true }),
+  createRequest: (body: SspCreateBody): RequestSpec => ({
+    method: "POST",
+    path: SSP,
+    body,
+    bodySchema: "SspCreateBody",
+    kind: "write-once",
+    schema: "SspUpdateResult",
+    emptyOk: true,
+  }),
 
   /** The PATCH that reviews or approves a batch (sent by the write unit). */
   batchActionRequest: (action: "review" | "approve", policyId: string, batchName: string, ifMatch?: string): RequestSpec => ({
@@ -126,6 +139,7 @@ export const approvals = {
       method: "POST",
       path: "/apis/oingest-approval/v1/action",
       body: { action, comments, approval_ids: ids },
+      bodySchema: "ApprovalActionBody",
       kind: "write-once",
       schema: "ApprovalActionResult",
       emptyOk: true,
@@ -181,5 +195,12 @@ export const approvals = {
 // Error transactions.
 export const errorTransactions = {
   list: (core: ApiCore, filter: ErrorTransactionFilter): Promise<ErrorTransactionsList> =>
-    core.call({ method: "POST", path: "/apis/errortransactions/v1/", body: filter, kind: "read", schema: "ErrorTransactionsList" }),
+    core.call({
+      method: "POST",
+      path: "/apis/errortransactions/v1/",
+      body: filter,
+      bodySchema: "ErrorTransactionFilter",
+      kind: "read",
+      schema: "ErrorTransactionsList",
+    }),
 };

@@ -75,7 +75,14 @@ async function scenario(replies: Reply[], reads: ("landed" | "not" | "fails")[],
       if (guards === alreadyAt) return { already: "the service holds git's values" };
       return guards === blockAt ? { blocked: `blocked: changed by bob; ${NOTHING_SENT_FOR_IT}` } : { go: null };
     },
-    request: () => ({ method: "POST", path: "/apis/policy-sets/v1/policy/ssp", body: { name: "x" }, kind: "write-once", schema: "SspUpdateResult" }),
+    request: () => ({
+      method: "POST",
+      path: "/apis/policy-sets/v1/policy/ssp",
+      body: { name: "x" },
+      bodySchema: { type: "object", required: ["name"] },
+      kind: "write-once",
+      schema: "SspUpdateResult",
+    }),
     result: (body) => body,
     readBack: async (): Promise<ReadBack<unknown>> => {
       const r = reads[readBacks++] ?? "not";

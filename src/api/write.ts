@@ -1,6 +1,6 @@
 import { ApiError } from "../errors.js";
 import { BUSY_STATUS, readBackReason, type Verdict } from "./classify.js";
-import { freshProgress, type ApiCore, type RequestSpec } from "./core.js";
+import { bodyProblem, freshProgress, type ApiCore, type RequestSpec } from "./core.js";
 
 /** What one write came to, as data: the apply report and the approvals command put it in words, and
  *  nothing reads it back out of a message (docs/architecture.md, "One write, one unit"). */
@@ -64,8 +64,9 @@ export interface Write<T, R> {
   /** After the write landed (done, or confirmed by reading back): reads what the service holds now and
    *  says, in words, what undid it (someone else's write since, with who and when) or what it may have
    *  undone (someone else's write in the same round trip), or undefined when what it set still holds and
-   *  nobody else wrote meanwhile. A read that fails leaves the write done, saying it was not checked. */
-  check?(result: T): Promise<string | undefined>;
+   *  nobody else wrote meanwhile; `unchecked` (in words) when the read cannot tell. A read that fails leaves
+   *  the write done, saying it was not checked. */
+  check?(result: T): Promise<string | { unchecked: string } | undefined>;
 }
 
 /** How the service refused a send of a write as not made, in words for a report ("the service …"):
@@ -153,6 +154,10 @@ class WriteAttempt<T, R> {
       if ("blocked" in g) return { kind: "blocked", reason: this.afterSends(g.blocked) };
       if ("already" in g) return this.already(g);
       const spec = this.w.request(g.go);
+      // A body is whole before it goes: a field the spec requires that revsync could not fill blocks it.
+      const hole = bodyProblem(spec);
+      if (hole)
+        return { kind: "blocked", reason: this.afterSends(`blocked: the request body is not what the interface requires (${hole}); ${NOTHING_SENT_FOR_IT}`) };
       let v: Verdict;
       try {
         v = await this.core.sendOnce(spec, this.p);
@@ -267,7 +272,10 @@ class WriteAttempt<T, R> {
     if (!this.w.check) return o;
     try {
       const undone = await this.w.check(o.result);
-      return undone === undefined ? o : { kind: "overwritten", reason: undone, result: o.result };
+      if (undone === undefined) return o;
+      // What the read after the write cannot tell (whether someone else wrote meanwhile) is said, not guessed.
+      if (typeof undone === "object") return { ...o, unchecked: undone.unchecked };
+      return { kind: "overwritten", reason: undone, result: o.result };
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       return { ...o, unchecked: `not read again after the write: ${e.message}` };

@@ -131,6 +131,32 @@ export function checkApprover(core: ApiCore, plan: Pick<Plan, "changes">, fourEy
   }
 }
 
+/** Once both have signed in, before anything is sent: who the approves go as and who prepares, as the
+ *  tokens the service issued name them (every name: preferred_username, sub, email), not as variables
+ *  say. An approver the service's token names as revsync's own sign-in (say REVSYNC_APPROVER_USERNAME
+ *  alice@example.com, which signs in as alice) is refused; under four eyes, so is an approver whose
+ *  token names nobody: who approves cannot be told (docs/security.md, "Who the service says you are"). */
+export function checkSignedIn(core: ApiCore, plan: Pick<Plan, "changes">, fourEyes: boolean): void {
+  const approves = plan.changes.some((c) => c.action === "approve" && isApplied(c));
+  if (!approves) return;
+  const as = core.approverAuth ?? core.auth;
+  if (fourEyes && !as.identity) {
+    throw new UserError(
+      `four eyes: the token the service issued to ${core.approverAuth ? "the approver identity" : "revsync's sign-in, which sends the approves,"} names no user (no preferred_username or sub claim), so who approves cannot be told${as.username ? ` (${as.username} is what a variable says, not the service)` : ""}; nothing was sent`,
+      "give the approver identity credentials whose token names its user: REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD",
+    );
+  }
+  const approver = core.approverAuth?.identity;
+  const own = core.auth.identity;
+  const shared = approver && own ? approver.find((n) => own.some((m) => sameUser(n, m))) : undefined;
+  if (core.approverAuth && shared) {
+    throw new UserError(
+      `the approver identity signs in as ${shared}, the same user as revsync's own sign-in (as the service's tokens name them): approves would go as the user who prepared them, so nothing was sent`,
+      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them",
+    );
+  }
+}
+
 /** A plan ready to apply: its payloads checked, and what its writes need of the sign-in (each kind's
  *  `ready`: a write that names its user needs one) and of the approver identity, once. */
 export type CheckedPlan = PayloadsChecked & { readonly ready: true };

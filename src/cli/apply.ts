@@ -24,7 +24,12 @@ import { applyViews, type ApplyView } from "../report/views/apply.js";
 import { applySignals, type ApplySignals } from "./apply-signals.js";
 import { changedPolicyFiles } from "../evidence/context.js";
 import { concurrencyOf, cwdOf, desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
-import type { GlobalFlags } from "./flags.js";
+import type { GlobalFlags, OverrideFlags } from "./flags.js";
+import { guardrailsBeforeWriting, heldBackError } from "./apply-guardrails.js";
+import { approversOf, nowOf, overridesOf } from "./guardrails.js";
+import { loadGuardrails, type GuardrailSetup } from "../guardrails/setup.js";
+import type { PullRequestApproval } from "../evidence/record.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { checkBinding, readPlanFile } from "./plan-file.js";
 import { startProgress, type Progress } from "./progress.js";
@@ -39,7 +44,7 @@ import { lockBackend, lockDisabled, lockTimeoutOf, takeEnvLock, type ApplyLockFl
 /** What the evidence record and --format json say of a run told --lock=false. */
 const NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" } as const;
 
-export interface ApplyFlags extends GlobalFlags, ApplyLockFlags {
+export interface ApplyFlags extends GlobalFlags, ApplyLockFlags, OverrideFlags {
   autoApprove?: boolean;
   evidence?: string;
 }
@@ -63,6 +68,12 @@ interface Run {
   lock?: EnvLock;
   /** The run's end, once settled: its exit code. */
   settled?: Promise<number>;
+  /** The environment's guardrails and freeze windows (none: undefined). */
+  guardrails?: GuardrailSetup;
+  /** The pull request's approval, once read (for the guardrails; four eyes reads no second time). */
+  approval?: PullRequestApproval;
+  /** The commit the policy repo is at and the policy files that differ from it (four eyes holds them). */
+  tree?: { commit: string | null; files: string[] };
 }
 
 /** Everything checked before anything is read or sent: the saved plan (whole, as it was reviewed: its
@@ -71,7 +82,7 @@ interface Run {
 function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView): Run {
   const repo = openRepo(flags);
   const planFile = args[0];
-  const read = planFile ? readPlanFile(resolve(out.io.cwd, planFile)) : undefined;
+  const read = planFile ? readPlanFile(resolve(out.io.cwd, planFile), kindsOf(out.io)) : undefined;
   if (read && flags.target?.length) {
     // A saved plan is applied whole, as it was reviewed; a subset of it is another plan, made by plan.
     throw new UserError(
@@ -80,12 +91,23 @@ function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView
     );
   }
   // What is sent is what was shown: a payload that says more or other than its diff sends nothing.
-  const saved = read && checkPayloads(read);
-  const env = openEnv(repo, flags, flags.env ?? saved?.environment);
+  const saved = read && checkPayloads(read, kindsOf(out.io));
+  // The plan's environment is the environment: --env and REVSYNC_ENV, where given, must name it.
+  const chosen = flags.env ?? (envOf(flags).REVSYNC_ENV || undefined);
+  if (saved && chosen !== undefined && chosen !== saved.environment) {
+    const by = flags.env !== undefined ? `--env ${JSON.stringify(chosen)}` : `REVSYNC_ENV=${JSON.stringify(chosen)}`;
+    throw new UserError(
+      `the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(chosen)} (${by}): nothing was sent`,
+    );
+  }
+  const env = openEnv(repo, flags, chosen ?? saved?.environment);
   if (saved && saved.environment !== env.name) {
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
   }
   if (saved && planFile) checkBinding(saved, env, planFile);
+  // A rule that cannot be read, or flags that do not go together, stop the run before anything is read.
+  overridesOf(flags);
+  const guardrails = loadGuardrails(repo, env.name, kindsOf(out.io), nowOf(flags));
   const noLock = lockDisabled(flags);
   lockTimeoutOf(flags);
   const backend = noLock ? undefined : lockBackend(repo, env, flags);
@@ -94,7 +116,7 @@ function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView
   const observer = evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart };
   const core = openClient(env, flags, out, observer, { approver: true });
   const signals = applySignals(out.io.signals, (line) => out.warn(line));
-  return { flags, out, repo, env, planFile, saved, backend, evidence, core, signals, view };
+  return { flags, out, repo, env, planFile, saved, backend, evidence, core, signals, view, ...(guardrails ? { guardrails } : {}) };
 }
 
 /** An apply from a tree whose policy files differ from its commit: said on stderr, naming the files (the
@@ -105,6 +127,7 @@ async function warnUncommitted(run: Run, plan: { changes: readonly Change[] }): 
   // A values file may lie anywhere in the repo, outside the policies folder: each one the plan reads too.
   for (const c of plan.changes) if (c.values?.file) paths.push(relative(repo.root, resolve(cwdOf(flags), c.values.file)));
   const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
+  run.tree = { commit, files };
   if (!files.length) return;
   const what = run.saved ? "holds the saved plan to them" : "plans from them";
   out.warn(
@@ -119,19 +142,41 @@ async function planToApply(run: Run): Promise<PayloadsChecked> {
   // Said before a saved plan is held to git (the files may be why it is refused), after a new plan is made.
   if (run.saved) await warnUncommitted(run, run.saved);
   const plan = run.saved
-    ? checkAgainstGit(run.saved, desiredState(run.repo, run.env, run.out, run.flags))
-    : checkPayloads(await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false, applies: true }));
+    ? checkAgainstGit(run.saved, desiredState(run.repo, run.env, run.out, run.flags), kindsOf(run.out.io))
+    : checkPayloads(
+        await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false, applies: true, ...planGuardrails(run) }),
+        kindsOf(run.out.io),
+      );
   if (!run.saved) await warnUncommitted(run, plan);
   run.evidence?.recorder.setPlan(plan);
   run.evidence?.recorder.setUser(run.core.auth.username);
   return plan;
 }
 
+/** The guardrails a plan made by apply computes its facts for (it is judged again, with this run's
+ *  approvals and overrides, before anything is written). */
+function planGuardrails(run: Run): {
+  guardrails?: { setup: GuardrailSetup; judging: { now: number; approvers: ReturnType<typeof approversOf>; overrides: [] } };
+} {
+  if (!run.guardrails) return {};
+  return { guardrails: { setup: run.guardrails, judging: { now: nowOf(run.flags), approvers: approversOf(run.flags, run.env, run.core), overrides: [] } } };
+}
+
+/** The plan judged now (a saved plan was judged when it was made; time has passed), refused while
+ *  anything holds it back; the plan as apply shows it. */
+async function judgedNow(run: Run, plan: PayloadsChecked): Promise<Plan> {
+  // Rules git no longer holds judge nothing now: the saved plan's outcomes are not shown as today's.
+  if (!run.guardrails) return plan.guardrails ? { ...plan, guardrails: undefined, changes: plan.changes.map(({ guardrails: _g, ...c }) => c) } : plan;
+  const judged = await guardrailsBeforeWriting(plan, { ...run, setup: run.guardrails });
+  if (judged.approval) run.approval = judged.approval;
+  return judged.shown;
+}
+
 /** Asks before writing, unless --auto-approve (required without a terminal); false when declined. */
 async function confirmed(run: Run): Promise<boolean> {
   const { out, core, signals } = run;
   if (run.flags.autoApprove) return true;
-  if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
+  if (!out.interactive) throw new UserError("apply writes to the service: without a terminal to answer on (stdin) it needs --auto-approve");
   // However long the answer takes, it is not the service's time: it does not count against --timeout.
   const yes = await signals.without(() => core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")));
   if (!yes) {
@@ -145,15 +190,18 @@ async function confirmed(run: Run): Promise<boolean> {
  *  four eyes, the prompt. The plan ready to apply, or the exit code of a run that ends here. */
 async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPlan | number> {
   const { out, core, env, evidence } = run;
-  out.info(planText(plan, out.err));
+  const shown = await judgedNow(run, plan);
+  out.info(planText(shown, out.err));
   if (!hasApplied(plan)) {
     out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
     noteTurnedAway(core.governor, env, run.flags, out);
     return unreadCode(run, plan, 0);
   }
+  const held = heldBackError(shown);
+  if (held) throw held;
   // Four eyes: the environment's rule, or the one the saved plan was made under.
   const fourEyes = env.fourEyes || !!plan.four_eyes;
-  const ready = readyToApply(plan, core, { fourEyes });
+  const ready = readyToApply(plan, core, { fourEyes, kinds: kindsOf(out.io) });
   evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? (core.approverAuth.username ?? null) : null);
   // The plan was reviewed with its approver in mind: another one now is said (the rule holds for it).
   const since = approverSincePlan(plan, (core.approverAuth ?? core.auth).username ?? null);
@@ -162,7 +210,18 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
     evidence?.recorder.setApproverNote(since);
   }
   const record = evidence && ((a: Parameters<Evidence["recorder"]["setPullRequestApproval"]>[0]) => evidence.recorder.setPullRequestApproval(a));
-  await fourEyesBeforeWriting(core, ready, { flags: run.flags, out, repo: run.repo, env, fourEyes, ...(record ? { record } : {}) });
+  const recordLocalApply = evidence && ((): void => evidence.recorder.setLocalApply());
+  await fourEyesBeforeWriting(core, ready, {
+    flags: run.flags,
+    out,
+    repo: run.repo,
+    env,
+    fourEyes,
+    ...(record ? { record } : {}),
+    ...(run.approval ? { approval: run.approval } : {}),
+    ...(recordLocalApply ? { recordLocalApply } : {}),
+    ...(run.tree ? { tree: run.tree } : {}),
+  });
   if (run.signals.isStopping()) return interrupted(run);
   const approverWords = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";
   out.info(
@@ -230,7 +289,13 @@ async function writeAll(run: Run, plan: CheckedPlan): Promise<number> {
   let report: ApplyReport;
   try {
     const fourEyes = env.fourEyes || !!plan.four_eyes;
-    const opts = { concurrency: concurrencyOf(flags), isStopping: run.signals.isStopping, observers: observers(run, progress), fourEyes };
+    const opts = {
+      concurrency: concurrencyOf(flags),
+      isStopping: run.signals.isStopping,
+      observers: observers(run, progress),
+      fourEyes,
+      kinds: kindsOf(out.io),
+    };
     report = await applyPlan(core, plan, { ...opts, tagRequests: run.evidence !== undefined });
   } finally {
     progress.stop();

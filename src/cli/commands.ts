@@ -2,6 +2,7 @@ import { Argument, type Command } from "commander";
 import { applyViews } from "../report/views/apply.js";
 import { approvalsActViews, approvalsListViews } from "../report/views/approvals.js";
 import { driftViews } from "../report/views/drift.js";
+import { fleetViews } from "../report/views/fleet.js";
 import { errorsViews } from "../report/views/errors.js";
 import { evidenceShowViews, evidenceVerifyViews } from "../report/views/evidence.js";
 import { lockStatusViews } from "../report/views/lock.js";
@@ -9,7 +10,7 @@ import { planViews, showViews } from "../report/views/plan.js";
 import { testViews } from "../report/views/policy-test.js";
 import { sspBatchesViews } from "../report/views/ssp.js";
 import { validateViews } from "../report/views/validate.js";
-import { choiceOption, common, formatOption } from "./flags.js";
+import { choiceOption, common, formatOption, overrideOptions } from "./flags.js";
 import type { Output, Redactor } from "./output.js";
 
 export type Runner = <F extends object>(
@@ -28,9 +29,11 @@ export function register(program: Command, run: Runner): void {
     registerShow,
     registerApply,
     registerDrift,
+    registerSummary,
     registerExport,
     registerEvidence,
     registerLock,
+    registerLogin,
     registerApprovals,
     registerErrors,
     registerSsp,
@@ -129,12 +132,12 @@ function registerTest(program: Command, run: Runner): void {
       .description(
         "policy tests: which SSP policy each test case's order line meets first, at what SSP, and how each contract's price is allocated over its lines",
       )
-      .option("--live", "evaluate against the service's policies (read-only) instead of git's")
+      .option("--live", "evaluate against the service's policies (read-only) instead of git's; with --all-envs or --envs, each environment's")
       .addHelpText(
         "after",
         '\nExamples:\n  revsync test\n  revsync test --live --env production\n  revsync test --format junit > policy-tests.xml\n  revsync test record --from-errors --out tests/recorded-orders.yaml\n\nTest files (kind SspPolicyTest) live in the folder that tests: in revsync.yaml names (default tests/).\nOffline no --env is needed: every environment\'s vars are read. The matching rules are in the README\n("Policy tests"); how a contract is allocated, and service.allocation_rules, under "Contracts".\nExit: 0 every case and contract passes (or there are none, with a note), 1 one fails or a file is invalid.',
       ),
-    { views: testViews },
+    { views: testViews, fleet: true },
   ).action(run(async (f, out) => (await import("./test.js")).runTest(f, out)));
   registerTestRecord(program.commands.find((c) => c.name() === "test") as Command, run);
 }
@@ -168,18 +171,22 @@ function registerTestRecord(test: Command, run: Runner): void {
 
 /** revsync plan. */
 function registerPlan(program: Command, run: Runner): void {
-  common(
+  const cmd = common(
     program
       .command("plan")
       .description("compare the policy repo with the service and print what apply would change")
-      .option("--out <file>", "save the plan (JSON) to apply exactly it later")
-      .option("--detailed-exitcode", "exit 2 when apply would change something, else 0 (blocked, not in git and unsupported entries are listed, not counted)")
+      .option("--out <file>", "save the plan (JSON) to apply exactly it later; with --all-envs or --envs, a folder: one <environment>.plan.json each")
+      .option(
+        "--detailed-exitcode",
+        "exit 2 when apply would change something, else 0 (blocked, not in git and unsupported entries are listed, not counted); across environments: 1 if any failed, else 2 if any has changes",
+      )
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'",
+        "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'\n  revsync plan --all-envs --format markdown > plans.md\n  revsync plan --envs sandbox,production --out plans/",
       ),
-    { views: planViews, target: true },
-  ).action(run(async (f, out) => (await import("./plan.js")).runPlan(f, out)));
+    { views: planViews, target: true, fleet: true },
+  );
+  overrideOptions(cmd).action(run(async (f, out) => (await import("./plan.js")).runPlan(f, out)));
 }
 
 /** revsync show: a saved plan, offline. */
@@ -200,7 +207,7 @@ function registerShow(program: Command, run: Runner): void {
 
 /** revsync apply. */
 function registerApply(program: Command, run: Runner): void {
-  common(
+  const cmd = common(
     program
       .command("apply")
       .argument("[planfile]", "a plan saved with plan --out; without it, apply plans first")
@@ -216,7 +223,8 @@ function registerApply(program: Command, run: Runner): void {
         "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per tenant: apply holds the lock of the environment's tenant from its first write to its\nlast (revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM).",
       ),
     { views: applyViews, target: true },
-  ).action(run(async (f, out, r, args) => (await import("./apply.js")).runApply(f, out, r, args)));
+  );
+  overrideOptions(cmd).action(run(async (f, out, r, args) => (await import("./apply.js")).runApply(f, out, r, args)));
 }
 
 /** revsync drift. */
@@ -225,13 +233,32 @@ function registerDrift(program: Command, run: Runner): void {
     program
       .command("drift")
       .description("report what differs between the service and git (read-only)")
-      .option("--all-envs", "check every environment of revsync.yaml")
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n\nExit: 0 no drift, 2 drift, 1 error (with --all-envs: 1 if any failed, else 2 if any drifted).",
+        "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n  revsync drift --envs prod-eu,prod-us --parallel 2\n\nExit: 0 no drift, 2 drift, 1 error (across environments: 1 if any failed, else 2 if any drifted).",
       ),
-    { views: driftViews, target: true },
+    { views: driftViews, target: true, fleet: true },
   ).action(run(async (f, out) => (await import("./drift.js")).runDrift(f, out)));
+}
+
+/** revsync summary: a CI matrix's JSON outputs as one fleet's summary, offline. */
+function registerSummary(program: Command, run: Runner): void {
+  program
+    .command("summary")
+    .argument("[files...]", "JSON outputs of plan, drift or test --live, one environment each (a failed run's included), or of a run across environments")
+    .description("sum up a CI matrix's jobs: their JSON outputs as one summary of every environment, failures first, as --all-envs prints it; offline")
+    .option("--all-envs", "expect every environment of revsync.yaml: one that no file holds is a failure")
+    .option("--envs <names>", "expect these environments (comma-separated): one that no file holds is a failure")
+    .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)")
+    .option("--detailed-exitcode", "exit 2 when a plan has changes apply would make (drift exits 2 on drift whatever this says)")
+    .addOption(formatOption(fleetViews))
+    .option("-q, --quiet", "print the summary only, no notes")
+    .option("--no-color", "plain output (also NO_COLOR)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  revsync summary outputs/*.json\n  revsync summary --all-envs --format markdown drift-*.json > drift.md\n\nExit: 1 if any environment failed (or, with --all-envs or --envs, has no output), else 2 if any drifted\n(or, with --detailed-exitcode, a plan has changes), else 0.",
+    )
+    .action(run(async (f, out, _r, args) => (await import("./summary.js")).runSummary(f as never, out, args)));
 }
 
 /** revsync export. */
@@ -244,12 +271,20 @@ function registerExport(program: Command, run: Runner): void {
       )
       .option("--dir <dir>", "folder to write into (default: the policies folder of revsync.yaml)")
       .option("--dry-run", "say which files would be written or updated; write nothing")
+      .option(
+        "--all-envs",
+        "adopt every environment of revsync.yaml into one set of files: a field that differs becomes a ${VAR} with each environment's value in its vars",
+      )
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync export --env sandbox\n  revsync export --dry-run\n  revsync export --target 'ssp/Hardware SSP' --dir policies\n\nA policy's file keeps its name and its comments; only what differs from the service changes.",
+        "\nExamples:\n  revsync export --env sandbox\n  revsync export --all-envs\n  revsync export --dry-run\n  revsync export --target 'ssp/Hardware SSP' --dir policies\n\nA policy's file keeps its name and its comments; only what differs from the service changes.",
       ),
     { target: true },
-  ).action(run(async (f, out) => (await import("./export.js")).runExport(f, out)));
+  ).action(
+    run(async (f, out) =>
+      (f as { allEnvs?: boolean }).allEnvs ? (await import("./export-all-envs.js")).runExportAllEnvs(f, out) : (await import("./export.js")).runExport(f, out),
+    ),
+  );
 }
 
 /** revsync approvals list, approve and reject. */
@@ -409,6 +444,36 @@ function registerLock(program: Command, run: Runner): void {
   const env = unlock.options.find((o) => o.long === "--env");
   if (env) env.description = "the environment whose lock to release (required: unlock takes neither the only environment nor REVSYNC_ENV)";
   unlock.action(run(async (f, out, _r, args) => (await import("./lock.js")).runUnlock(f, out, args)));
+}
+
+/** revsync login and logout: a person's sign-in through the browser (the spec's implicit flow), kept
+ *  for its lifetime. */
+function registerLogin(program: Command, run: Runner): void {
+  const where = (cmd: Command): Command =>
+    cmd
+      .option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)")
+      .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
+  where(
+    program
+      .command("login")
+      .description(
+        "sign in through your browser (the service's implicit flow): the token is kept, readable by you alone, for its lifetime (5 minutes by the spec), for this environment",
+      )
+      .option("--approver", "sign in the four-eyes approver identity (approves are sent as it), not revsync's own sign-in")
+      .option("--timeout <duration>", "how long to wait for the browser's answer, e.g. 90s, 5m", "5m"),
+  )
+    .option("-q, --quiet", "print results only, no notes")
+    .option("--no-color", "plain output (also NO_COLOR)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  revsync login --env sandbox\n  revsync login --env production --approver\n  BROWSER=firefox revsync login\n\nNeeds REVSYNC_CLIENT_ID (no secret). Opens BROWSER, else the system's browser, at the realm's sign-in page\n(and prints its address); the service sends the browser back to a listener on 127.0.0.1, which takes one\nanswer whose state matches and closes. Commands use the kept token when no REVSYNC_TOKEN,\nREVSYNC_USERNAME or REVSYNC_PASSWORD (for --approver: REVSYNC_APPROVER_*) is set; once it ends they\nsay to sign in again.\nExit: 0 signed in, 1 not signed in (refused, no answer in time), 130 stopped (Ctrl-C).",
+    )
+    .action(run(async (f, out) => (await import("./login.js")).runLogin(f, out)));
+  where(program.command("logout").description("remove the tokens revsync login kept for this environment (yours and the approver's)"))
+    .option("-q, --quiet", "print results only, no notes")
+    .option("--no-color", "plain output (also NO_COLOR)")
+    .addHelpText("after", "\nExample:\n  revsync logout --env sandbox\n\nExit: 0 (removed, or nothing kept), 1 an error.")
+    .action(run(async (f, out) => (await import("./login.js")).runLogout(f, out)));
 }
 
 /** revsync evidence verify and show. */

@@ -1,16 +1,17 @@
 import { ApiCore, type ClientOptions } from "../api/core.js";
-import { approverFromEnv, credentialsFromEnv, SECRET_VARIABLES } from "../api/auth.js";
-import { urlCredentials } from "../api/http.js";
+import { SECRET_VARIABLES } from "../api/auth.js";
+import { environmentCredentials, signInSecret, type EnvironmentCredentials } from "../api/credentials.js";
+import { signInFolder, type SignInTarget } from "../api/sign-in-store.js";
+import { urlProblem } from "../api/http.js";
 import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
 import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { PolicyProblems, UserError } from "../errors.js";
-import { KINDS } from "../kinds/registry.js";
 import { parseDuration } from "../duration.js";
 import { numberOf } from "../number.js";
 import type { GlobalFlags } from "./flags.js";
-import { processIo, type CliIo } from "./io.js";
-import type { Output } from "./output.js";
+import { kindsOf, processIo, type CliIo } from "./io.js";
+import { unsafeSecret, unsafeSecretRefusal, type Output } from "./output.js";
 
 /** The run's streams, environment, working directory and signals (the process's, unless given). */
 export function ioOf(flags: GlobalFlags): CliIo {
@@ -60,8 +61,8 @@ export function openRepo(flags: GlobalFlags): Repo {
 }
 
 /** Reads the desired state; refuses to go on (exit 1, nothing sent) when any file has an error. */
-export function desiredState(repo: Repo, env: Pick<ResolvedEnv, "vars">, out: Output, flags: GlobalFlags): DesiredState {
-  const { desired, diagnostics } = loadPolicies(repo, varsFor(env, envOf(flags)), KINDS);
+export function desiredState(repo: Repo, env: Pick<ResolvedEnv, "vars" | "name">, out: Output, flags: GlobalFlags): DesiredState {
+  const { desired, diagnostics } = loadPolicies(repo, varsFor(env, envOf(flags)), kindsOf(out.io), env.name);
   if (diagnostics.some((d) => d.severity === "error")) {
     throw new PolicyProblems("the policy repo has errors: nothing was sent to the service", diagnostics, "run revsync validate");
   }
@@ -87,11 +88,13 @@ export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
   if (configFile) return openEnv(openRepo(flags), flags);
   const baseUrl = penv.REVSYNC_BASE_URL ?? "";
   for (const name of ["REVSYNC_BASE_URL", "REVSYNC_AUTH_URL"]) {
-    const credentials = urlCredentials(penv[name] ?? "");
-    if (credentials) throw new UserError(`${name}: ${credentials}`);
+    const problem = penv[name] === undefined ? undefined : urlProblem(penv[name] ?? "");
+    if (problem) throw new UserError(`${name}${problem}`);
   }
   return {
     name: penv.REVSYNC_ENV ?? "default",
+    // Without revsync.yaml an environment has its own credentials only when REVSYNC_ENV names it.
+    credentialPrefix: penv.REVSYNC_ENV ? undefined : null,
     baseUrl,
     authUrl: penv.REVSYNC_AUTH_URL ?? baseUrl,
     realm: penv.REVSYNC_REALM ?? "",
@@ -114,18 +117,21 @@ export function msSetting(penv: NodeJS.ProcessEnv, name: string, fallback: numbe
 /** A secret that the environment's name, realm or URLs, or a user name of the run, holds would be
  *  blanked out of them wherever revsync prints or records them (the plan, the output, the evidence
  *  record, whose environment then names no chain): refused before anything is sent, naming the variable
- *  and the field, never the secret. */
-export function refuseSecretsInNames(env: Pick<ResolvedEnv, "name" | "realm" | "baseUrl" | "authUrl">, penv: NodeJS.ProcessEnv): void {
+ *  and the field, never the secret. `credentials`: the environment's (environmentCredentials). */
+export function refuseSecretsInNames(
+  env: Pick<ResolvedEnv, "name" | "realm" | "baseUrl" | "authUrl">,
+  credentials: EnvironmentCredentials,
+  penv: NodeJS.ProcessEnv,
+): void {
   const names: [string, string | undefined][] = [
     ["the environment's name", env.name],
     ["the realm", env.realm],
     ["base_url", env.baseUrl],
     ["auth_url", env.authUrl],
-    ...SIGN_IN_NAMES.map((n): [string, string | undefined] => [n, penv[n]]),
+    ...credentials.names.map((n): [string, string | undefined] => [n.name, n.value]),
   ];
-  for (const variable of SECRET_VARIABLES) {
-    const secret = penv[variable];
-    if (!secret) continue;
+  const ci = CI_TOKENS.flatMap((name) => (penv[name] ? [{ name, value: penv[name] }] : []));
+  for (const { name: variable, value: secret } of [...credentials.secrets, ...ci]) {
     const where = names.find(([, value]) => !!value && value.includes(secret));
     if (where)
       throw new UserError(
@@ -135,12 +141,56 @@ export function refuseSecretsInNames(env: Pick<ResolvedEnv, "name" | "realm" | "
   }
 }
 
-/** The variables that name a user of the run (not secrets: printed, and recorded in the evidence). */
-const SIGN_IN_NAMES = ["REVSYNC_CLIENT_ID", "REVSYNC_USERNAME", "REVSYNC_USER", "REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_USER"] as const;
+/** The CI's tokens revsync reads a pull request's approvals with. */
+const CI_TOKENS = SECRET_VARIABLES.filter((n) => !n.startsWith("REVSYNC_"));
+
+/** The environment's secrets kept out of the output: each blanked out wherever it would appear. One too
+ *  short or too plain to blank out (unsafeSecret) stops the run before anything is sent when it would
+ *  go with every request (a token); a password or client secret, which goes only to the sign-in, is
+ *  refused once the service accepts it (the returned check, for ApiCore's onSignedIn): a wrong one is
+ *  "sign-in refused", the real problem, not a lecture about its length. */
+function keepOut(credentials: EnvironmentCredentials, out: Output): (() => void) | undefined {
+  let late: { name: string; why: string } | undefined;
+  for (const { name, value } of credentials.secrets) {
+    const why = unsafeSecret(value);
+    if (!why) {
+      out.redactor.add(value, name);
+      continue;
+    }
+    if (!signInSecret(name)) throw unsafeSecretRefusal({ name, why });
+    out.redactor.drop(value);
+    late ??= { name, why };
+  }
+  if (!late) return undefined;
+  const { name, why } = late;
+  return () => {
+    throw new UserError(
+      `${name} cannot be kept out of revsync's output: ${why}; the service accepted the sign-in, and nothing else was sent`,
+      `give ${name} the real secret (at least 8 characters, not a word or a number alone)`,
+    );
+  };
+}
+
+/** The environment as a token of revsync login is bound to it. */
+export function signInTarget(env: ResolvedEnv): SignInTarget {
+  return { environment: env.name, baseUrl: env.baseUrl, authUrl: env.authUrl, realm: env.realm };
+}
+
+/** The environment's credentials (src/api/credentials.ts): its variables, else the tokens revsync login
+ *  kept for it (src/api/kept-credentials.ts). */
+export function credentialsOf(env: ResolvedEnv, flags: GlobalFlags): EnvironmentCredentials {
+  const penv = envOf(flags);
+  return environmentCredentials(env, penv, { folder: signInFolder(penv), now: Date.now() });
+}
+
+/** Who the approver identity is, without its secret: what plan says will approve. */
+export function approverNamedFor(env: ResolvedEnv, flags: GlobalFlags): { configured: boolean; user: string | null } {
+  return credentialsOf(env, flags).approverNamed();
+}
 
 /** `observer`: who watches every request (apply --evidence). `approver` (plan and apply): the client also
- *  holds the approver identity of REVSYNC_APPROVER_* (four eyes), when one is given; it signs in only to
- *  send approves. */
+ *  holds the approver identity of REVSYNC_APPROVER_* or of revsync login --approver (four eyes), when one
+ *  is given; it signs in only to send approves. */
 export function openClient(
   env: ResolvedEnv,
   flags: GlobalFlags,
@@ -149,11 +199,18 @@ export function openClient(
   opts: { approver?: boolean } = {},
 ): ApiCore {
   const penv = envOf(flags);
-  refuseSecretsInNames(env, penv);
-  const credentials = credentialsFromEnv(penv, env);
-  const approver = opts.approver ? approverFromEnv(penv) : undefined;
+  const own = credentialsOf(env, flags);
+  refuseSecretsInNames(env, own, penv);
+  const signedIn = keepOut(own, out);
+  const credentials = own.signIn();
+  const approver = opts.approver ? own.approver() : undefined;
+  for (const role of ["signer", "approver"] as const) {
+    const words = role === "signer" || opts.approver ? own.passedOver(role) : undefined;
+    if (words && out.once(words)) out.warn(words);
+  }
   return new ApiCore({
     ...(approver ? { approver } : {}),
+    ...(signedIn ? { onSignedIn: signedIn } : {}),
     baseUrl: env.baseUrl,
     authUrl: env.authUrl,
     realm: env.realm,

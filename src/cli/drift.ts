@@ -1,76 +1,71 @@
 import { todayUtc } from "../config/drift-ignore.js";
-import { environmentNames, overridesSet, selectEnv } from "../config/repo.js";
-import { errorObject, UserError } from "../errors.js";
+import { selectEnv, type Repo, type ResolvedEnv } from "../config/repo.js";
+import { inEnvironment } from "../errors.js";
+import { driftOutcome, fleetExit } from "../fleet/outcome.js";
+import type { DriftReport } from "../plan/model.js";
 import { buildDrift } from "../plan/drift.js";
 import { applyIgnore } from "../plan/ignore.js";
 import { checkTargets } from "../plan/targets.js";
 import { unreadError } from "../report/unread.js";
 import { pickView } from "../report/view.js";
-import { driftViews, type DriftEntry } from "../report/views/drift.js";
-import { andList } from "../words.js";
+import { driftViews } from "../report/views/drift.js";
+import { fleetViews } from "../report/views/fleet.js";
+import type { ApiCore } from "../api/core.js";
 import { desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
+import { fleetNames, isFleet, runEnvironments, type FleetFlags } from "./fleet.js";
 import type { GlobalFlags } from "./flags.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
 
-export interface DriftFlags extends GlobalFlags {
-  allEnvs?: boolean;
-}
+export type DriftFlags = FleetFlags;
 
-/** An override names one tenant; applied to every environment, each would read that tenant and report
- *  its state as its own. So --all-envs runs only on the URLs of revsync.yaml. */
-function refuseOverrides(penv: NodeJS.ProcessEnv): void {
-  const set = overridesSet(penv);
-  if (!set.length) return;
-  const names = andList(set);
-  throw new UserError(
-    `${names} ${set.length === 1 ? "is" : "are"} set, and --all-envs reads every environment: ${set.length === 1 ? "it" : "they"} would point each of them at the same tenant, so nothing was read`,
-    `unset ${names} to check every environment with the URLs of revsync.yaml, or check the one environment ${set.length === 1 ? "it is" : "they are"} for with --env NAME, without --all-envs`,
-  );
+/** One environment's drift: git's state against what the service holds, accepted drift (drift.ignore)
+ *  listed apart (it never counts; plan is not affected). */
+async function driftReport(repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output): Promise<DriftReport> {
+  const desired = desiredState(repo, env, out, flags);
+  const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true, partial: true });
+  const kinds = kindsOf(out.io);
+  checkTargets(flags.target ?? [], desired, live, kinds);
+  return applyIgnore(buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] }, kinds), repo.config.drift?.ignore ?? [], todayUtc());
 }
 
 export async function runDrift(flags: DriftFlags, out: Output): Promise<number> {
+  if (isFleet(flags)) return driftFleet(flags, out);
   const view = await pickView(driftViews, flags.format);
   const repo = openRepo(flags);
-  const penv = envOf(flags);
-  if (flags.allEnvs) refuseOverrides(penv);
-  const names = flags.allEnvs ? environmentNames(repo) : [selectEnv(repo, flags.env, penv)];
-  const entries: DriftEntry[] = [];
-  let code = 0;
-  for (const name of names) {
+  const name = selectEnv(repo, flags.env, envOf(flags));
+  try {
+    const env = openEnv(repo, flags, name);
+    const core = openClient(env, flags, out);
     try {
-      const env = openEnv(repo, flags, name);
-      const core = openClient(env, flags, out);
-      try {
-        const desired = desiredState(repo, env, out, flags);
-        const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true, partial: true });
-        checkTargets(flags.target ?? [], desired, live);
-        // Accepted drift (drift.ignore) is listed apart and never counts; plan is not affected.
-        const report = applyIgnore(
-          buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] }),
-          repo.config.drift?.ignore ?? [],
-          todayUtc(),
-        );
-        entries.push(report);
-        view.environment(report, out);
-        noteTurnedAway(core.governor, env, flags, out);
-        if (report.drift.length && code === 0) code = 2;
-        // A read that failed after its retries failed only what it fed: drift says which, and fails.
-        if (report.unread?.length) {
-          out.error(`${flags.allEnvs ? `${name}: ` : ""}${unreadError(report.unread)}`);
-          code = 1;
-        }
-      } finally {
-        await core.close();
+      const report = await driftReport(repo, env, core, flags, out);
+      view(report, out);
+      noteTurnedAway(core.governor, env, flags, out);
+      // A read that failed after its retries failed only what it fed: drift says which, and fails.
+      if (report.unread?.length) {
+        out.error(unreadError(report.unread));
+        return 1;
       }
-    } catch (e) {
-      if (!flags.allEnvs) throw e;
-      out.error(`${name}: ${(e as Error).message}`);
-      entries.push({ environment: name, ...errorObject(e) });
-      code = 1;
+      return report.drift.length ? 2 : 0;
+    } finally {
+      await core.close();
     }
+  } catch (e) {
+    throw inEnvironment(e, name);
   }
-  view.end({ entries, allEnvs: !!flags.allEnvs }, out);
-  return code;
+}
+
+/** drift --all-envs / --envs: every environment's drift, several at once, one summary; exit 1 if any
+ *  failed, else 2 if any drifted, else 0. */
+async function driftFleet(flags: DriftFlags, out: Output): Promise<number> {
+  const view = await pickView(fleetViews, flags.format);
+  const repo = openRepo(flags);
+  const names = fleetNames(repo, flags);
+  const outcomes = await runEnvironments(repo, names, flags, out, "drift", view, async ({ env, core, flags: own, out: envOut }) =>
+    driftOutcome(await driftReport(repo, env, core, own, envOut)),
+  );
+  view.end({ outcomes, whole: () => "this command's JSON output (--format json)" }, out);
+  return fleetExit(outcomes, { planChanges: false });
 }

@@ -18,6 +18,7 @@ import { plural } from "../words.js";
 import { numberOf } from "../number.js";
 import { cwdOf, envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 
 export interface Evidence {
@@ -151,7 +152,7 @@ async function liveFindings(flags: EvidenceFlags, stored: StoredRecord[], out: O
     );
   const core = openClient(env, flags, out);
   try {
-    return await checkLive(core, mine);
+    return await checkLive(core, mine, kindsOf(out.io));
   } finally {
     await core.close();
   }

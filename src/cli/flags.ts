@@ -20,6 +20,9 @@ export interface GlobalFlags {
   envOverride?: Record<string, string | undefined>;
   /** Internal (never a flag): the run's streams, environment, working directory and signals. */
   io?: CliIo;
+  /** Internal (never a flag): where the reads' progress goes instead of a progress line of their own (one
+   *  environment of a fleet: the fleet's line shows it beside the others in flight). */
+  progressTo?: (text: string) => void;
 }
 
 /** Other names of a format: `table` was the name of text in some commands, and still works. */
@@ -52,10 +55,27 @@ export function choiceOption(flags: string, description: string, choices: string
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
+/** Overrides of guardrails and freeze windows (plan shows them, apply applies them). */
+export interface OverrideFlags {
+  override?: string[];
+  reason?: string;
+}
+
+/** --override NAME (repeatable) and --reason TEXT (docs/guardrails.md, "Overrides"). */
+export function overrideOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      "--override <name>",
+      "override this guardrail or freeze window (repeatable); only one with override_by, when the approver identity or, in CI, a pull request approval is one of them",
+      collect,
+    )
+    .option("--reason <text>", "why the overrides are made: shown in the plan and kept in the evidence (required with --override)");
+}
+
 /** The flags commands share (README, "Commands"), in one place. `offline` commands (validate, init, test)
  *  leave out what only means something when talking to the service; `views`: the report the command
  *  prints, whose formats --format offers. */
-export function common(cmd: Command, opts: { views?: Views<unknown>; target?: boolean; offline?: boolean } = {}): Command {
+export function common(cmd: Command, opts: { views?: Views<unknown>; target?: boolean; offline?: boolean; fleet?: boolean } = {}): Command {
   cmd
     .option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)")
     .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
@@ -73,5 +93,14 @@ export function common(cmd: Command, opts: { views?: Views<unknown>; target?: bo
   cmd.option("--no-color", "plain output (also NO_COLOR)");
   if (opts.views) cmd.addOption(formatOption(opts.views));
   if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
+  if (opts.fleet) fleetOptions(cmd);
   return cmd;
+}
+
+/** The flags of a run across environments (plan, drift, test --live): which environments, how many at once. */
+export function fleetOptions(cmd: Command): Command {
+  return cmd
+    .option("--all-envs", "every environment of revsync.yaml, several at once, with one summary")
+    .option("--envs <names>", "these environments (comma-separated), several at once, with one summary")
+    .option("--parallel <n>", "environments at once with --all-envs or --envs, each with its own sign-in and rate governor (default: 4)");
 }

@@ -1,7 +1,7 @@
 import { checkUrl, proxyEnv, type ApiCore } from "../api/core.js";
 import { readJsonFile } from "../user-files.js";
 import { Agent, EnvHttpProxyAgent, request } from "../api/http.js";
-import type { CheckedPlan } from "../apply/run.js";
+import { checkSignedIn, type CheckedPlan } from "../apply/run.js";
 import type { ResolvedEnv, Repo } from "../config/repo.js";
 import { ApiError, UserError } from "../errors.js";
 import { ciContext, gitState } from "../evidence/context.js";
@@ -45,6 +45,33 @@ function forgeClient(penv: NodeJS.ProcessEnv): { get: ForgeGet; close: () => Pro
   return { get, close: () => dispatcher.close() };
 }
 
+/** The approver identity signs in now, when one is configured: a wrong password stops the run before
+ *  anything is sent (an approve, or an approval or override the guardrails count as its user's). */
+export async function approverSignedIn(core: ApiCore): Promise<void> {
+  if (!core.approverAuth) return;
+  try {
+    await core.approverAuth.token();
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    throw new UserError(
+      `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
+      "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)",
+    );
+  }
+}
+
+/** The pull (merge) request's approval of the commit this run applies, read from the forge. */
+export async function readPullRequestApproval(flags: GlobalFlags, repo: Repo, ci: CiContext): Promise<PullRequestApproval> {
+  const penv = envOf(flags);
+  const applied = (await gitState(repo.root, repo.root, penv)).commit ?? ci.commit;
+  const forge = forgeClient(penv);
+  try {
+    return await pullRequestApproval(ci, penv, applied, forge.get);
+  } finally {
+    await forge.close();
+  }
+}
+
 /** Under four eyes, an approver whose user nobody has confirmed yet, in words: a bearer token's user is
  *  what a variable or the token's own claims say (a JWT's preferred_username, read without verifying
  *  it), where only a password grant is signed in by the service. Apply takes who approved from the
@@ -60,6 +87,44 @@ function approverUnverified(core: ApiCore): string | undefined {
         ? variable
         : "nothing: the token names no user";
   return `four eyes: approves go as a bearer token whose user, ${auth.username ?? "unnamed"}, comes from ${from}, unverified until the service answers: apply reads each batch back right after its approve and reports one the service shows approved by another user, or by its preparer, as a breach of four eyes`;
+}
+
+/** A plan that approves: the approver identity signs in now (a wrong approver password stops the run
+ *  before its first write, not at its first approve), and so does revsync's own; then who prepares and
+ *  who approves are compared as the service's tokens name them. */
+async function signInBoth(core: ApiCore, plan: CheckedPlan, fourEyes: boolean): Promise<void> {
+  await approverSignedIn(core);
+  await core.auth.token();
+  checkSignedIn(core, plan, fourEyes);
+}
+
+/** Under four eyes outside CI: refused, as no pull request's approval can be checked and the tree applied
+ *  (uncommitted edits and all) is nobody's review, unless the environment allows it explicitly
+ *  (four_eyes: { local_apply: true }), which is said and recorded (evidence verify flags it). */
+function localApply(ctx: { out: Output; env: ResolvedEnv; recordLocalApply?: () => void }): void {
+  if (!ctx.env.fourEyesLocalApply)
+    throw new UserError(
+      "four eyes: this apply runs outside CI (GitHub Actions or GitLab CI), where no pull request's approval can be checked and the files it applies are nobody's review; nothing was sent",
+      "apply from CI, or allow this environment to apply from a workstation explicitly: four_eyes: { local_apply: true } in revsync.yaml (the evidence records it, and revsync evidence verify flags it)",
+    );
+  ctx.out.warn(
+    "four eyes: applied outside CI, as four_eyes: { local_apply: true } allows: no pull request's approval is checked and the files applied are held to no reviewed commit (recorded in the evidence); apply still keeps every batch from being approved by the user who prepared it",
+  );
+  ctx.recordLocalApply?.();
+}
+
+/** Under four eyes in CI, the files apply plans from (or holds a saved plan to) are the commit the pull
+ *  request's approval is checked against: a policy file that differs from it (edited after checkout,
+ *  untracked, ignored by git), or no commit git can name, is refused before anything is sent. */
+function cleanTree(tree: { commit: string | null; files: string[] } | undefined): void {
+  if (tree?.commit && !tree.files.length) return;
+  const why = !tree?.commit
+    ? "the commit the policy repo is at cannot be told (no git, or no commit)"
+    : `the policy files differ from commit ${tree.commit.slice(0, 12)}: ${tree.files.join(", ")}`;
+  throw new UserError(
+    `four eyes: ${why}; apply in CI plans only from a clean tree equal to the commit approved, so nothing was sent`,
+    "apply from a checkout of the merged commit, with no policy file changed after it",
+  );
 }
 
 /** What apply checks before it writes anything, for the four-eyes rule and its evidence, of a plan whose
@@ -81,41 +146,28 @@ export async function fourEyesBeforeWriting(
     fourEyes: boolean;
     /** The run keeps evidence: the approval read goes to it, whether or not it holds. */
     record?: (a: PullRequestApproval) => void;
+    /** The approval as this run read it already (for its guardrails), read once. */
+    approval?: PullRequestApproval;
+    /** The run keeps evidence: an apply outside CI under four_eyes.local_apply is recorded. */
+    recordLocalApply?: () => void;
+    /** The commit the policy repo is at, and the policy files that differ from it (revsync.yaml, the
+     *  policies folder, the values files the plan reads: what apply plans from or holds a plan to). */
+    tree?: { commit: string | null; files: string[] };
   },
 ): Promise<PullRequestApproval | undefined> {
   const { flags, out, fourEyes } = ctx;
   const approves = plan.changes.some((c) => c.action === "approve" && isApplied(c));
-  if (approves && core.approverAuth) {
-    try {
-      await core.approverAuth.token();
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      throw new UserError(
-        `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
-        "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)",
-      );
-    }
-  }
+  if (approves) await signInBoth(core, plan, fourEyes);
   const unconfirmed = fourEyes && approves ? approverUnverified(core) : undefined;
   if (unconfirmed) out.warn(unconfirmed);
   const ci = ciOf(flags);
   if (!ci) {
-    if (fourEyes)
-      out.warn(
-        "four eyes: the pull request's approval could not be checked: this run is not in CI (GitHub Actions or GitLab CI); apply still keeps every batch from being approved by the user who prepared it",
-      );
+    if (fourEyes) localApply(ctx);
     return undefined;
   }
-  if (!fourEyes && !ctx.record) return undefined;
-  const penv = envOf(flags);
-  const applied = (await gitState(ctx.repo.root, ctx.repo.root, penv)).commit ?? ci.commit;
-  const forge = forgeClient(penv);
-  let approval: PullRequestApproval;
-  try {
-    approval = await pullRequestApproval(ci, penv, applied, forge.get);
-  } finally {
-    await forge.close();
-  }
+  if (!fourEyes && !ctx.record && !ctx.approval) return undefined;
+  if (fourEyes) cleanTree(ctx.tree);
+  const approval = ctx.approval ?? (await readPullRequestApproval(flags, ctx.repo, ci));
   ctx.record?.(approval);
   const name = ci.provider === "gitlab" ? "merge request" : "pull request";
   if (approval.holds)

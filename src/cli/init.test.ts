@@ -13,12 +13,22 @@ describe("init fits its files to the repo's revsync.yaml", () => {
         "  production: { base_url: https://api.example.com, auth_url: '${AUTH}/x', realm: acme }",
       ].join("\n"),
     );
-    expect(shape).toEqual({ environments: ["sandbox", "production"], policies: "rules", tests: "cases", variables: ["AUTH", "CONTRA_SBX", "SBX_URL"] });
+    expect(shape).toEqual({
+      environments: ["sandbox", "production"],
+      credentials: ["REVSYNC_SANDBOX", "REVSYNC_PRODUCTION"],
+      policies: "rules",
+      tests: "cases",
+      variables: ["AUTH", "CONTRA_SBX", "SBX_URL"],
+    });
+    expect(repoShape("environments:\n  eu-west: { base_url: u, credentials: { prefix: ACME_EU } }\n  us: { base_url: u }\n")?.credentials).toEqual([
+      "ACME_EU",
+      "REVSYNC_US",
+    ]);
     expect(repoShape("version: 1\n")).toBeUndefined();
     expect(repoShape("environments: [\n")).toBeUndefined();
   });
 
-  it("adapts a recipe: the matrix, the variables passed from CI, the folders that trigger it", () => {
+  it("adapts a recipe: the matrix, the variables passed from CI, each environment's own credentials, the folders that trigger it", () => {
     const recipe = [
       'on: { pull_request: { paths: ["revsync.yaml", "policies/**", "tests/**"] } }',
       "    matrix:",
@@ -29,6 +39,9 @@ describe("init fits its files to the repo's revsync.yaml", () => {
       "      SANDBOX_AUTH_URL: ${{ vars.SANDBOX_AUTH_URL }}",
       "      PRODUCTION_BASE_URL: ${{ vars.PRODUCTION_BASE_URL }}",
       "      PRODUCTION_AUTH_URL: ${{ vars.PRODUCTION_AUTH_URL }}",
+      "      REVSYNC_SANDBOX_CLIENT_ID: ${{ secrets.REVSYNC_SANDBOX_CLIENT_ID }}",
+      "      REVSYNC_SANDBOX_PASSWORD: ${{ secrets.REVSYNC_SANDBOX_PASSWORD }}",
+      "      REVSYNC_PRODUCTION_CLIENT_ID: ${{ secrets.REVSYNC_PRODUCTION_CLIENT_ID }}",
       "      REVSYNC_CLIENT_ID: ${{ secrets.REVSYNC_CLIENT_ID }}",
       "",
     ].join("\n");
@@ -42,6 +55,10 @@ describe("init fits its files to the repo's revsync.yaml", () => {
         "      ENVIRONMENT: x",
         "      QA_URL: ${{ vars.QA_URL }}",
         "      QA_REALM: ${{ vars.QA_REALM }}",
+        "      REVSYNC_QA_CLIENT_ID: ${{ secrets.REVSYNC_QA_CLIENT_ID }}",
+        "      REVSYNC_QA_CLIENT_SECRET: ${{ secrets.REVSYNC_QA_CLIENT_SECRET }}",
+        "      REVSYNC_QA_USERNAME: ${{ secrets.REVSYNC_QA_USERNAME }}",
+        "      REVSYNC_QA_PASSWORD: ${{ secrets.REVSYNC_QA_PASSWORD }}",
         "      REVSYNC_CLIENT_ID: ${{ secrets.REVSYNC_CLIENT_ID }}",
         "",
       ].join("\n"),

@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from "node:util";
 import { parse } from "yaml";
 import { UserError } from "../errors.js";
 import { urlCredentials } from "../api/http.js";
+import { credentialPrefix } from "../api/credentials.js";
 import { CONFIG_SCHEMA, POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { schemasDir } from "../schema/ajv.js";
 import { fileError, READ_CAPS, readUserFile, realPathInside, writeUserFile } from "../user-files.js";
@@ -43,6 +44,8 @@ export interface RepoShape {
   tests: string;
   /** The ${NAME}s its environments read from the process environment: CI must set them. */
   variables: string[];
+  /** Each environment's prefix of its own credential variables (REVSYNC_SANDBOX, or credentials.prefix). */
+  credentials?: string[];
 }
 
 /** Reads the shape of a revsync.yaml's text; undefined when it is not a revsync.yaml revsync can read. */
@@ -64,8 +67,13 @@ export function repoShape(text: string): RepoShape | undefined {
   for (const env of Object.values(envs)) for (const [k, v] of Object.entries(env ?? {})) if (k !== "vars") scan(v);
   for (const env of Object.values(envs)) scan(env?.vars);
   const own = new Set(Object.values(envs).flatMap((e) => Object.keys((e?.vars as object | undefined) ?? {})));
+  const prefixOf = (name: string): string => {
+    const named = (envs[name]?.credentials as { prefix?: unknown } | undefined)?.prefix;
+    return credentialPrefix(name, typeof named === "string" ? named : undefined);
+  };
   return {
     environments: Object.keys(envs),
+    credentials: Object.keys(envs).map(prefixOf),
     policies: typeof doc?.policies === "string" ? doc.policies : "policies",
     tests: typeof doc?.tests === "string" ? doc.tests : "tests",
     variables: [...variables].filter((v) => !own.has(v)).sort(),
@@ -76,9 +84,13 @@ export function repoShape(text: string): RepoShape | undefined {
  *  repo: its environments, the variables its revsync.yaml reads, its policies and tests folders. */
 export function adaptRecipe(text: string, shape: RepoShape): string {
   const envVars = (indent: string): string => shape.variables.map((v) => `${indent}${v}: \${{ vars.${v} }}\n`).join("");
+  const roles = ["CLIENT_ID", "CLIENT_SECRET", "USERNAME", "PASSWORD"];
+  const prefixes = shape.credentials ?? shape.environments.map((e) => credentialPrefix(e));
+  const ownSecrets = (indent: string): string => prefixes.flatMap((p) => roles.map((r) => `${indent}${p}_${r}: \${{ secrets.${p}_${r} }}\n`)).join("");
   return text
     .replace(/\[sandbox, production\]/g, `[${shape.environments.join(", ")}]`)
     .replace(/^( +)SANDBOX_BASE_URL: .*\n(?:\1(?:SANDBOX|PRODUCTION)_(?:BASE|AUTH)_URL: .*\n)*/gm, (_m, indent: string) => envVars(indent))
+    .replace(/^( +)REVSYNC_SANDBOX_CLIENT_ID: .*\n(?:\1REVSYNC_(?:SANDBOX|PRODUCTION)_\w+: .*\n)*/gm, (_m, indent: string) => ownSecrets(indent))
     .replace(
       /URLs from SANDBOX_BASE_URL, SANDBOX_AUTH_URL,\n# PRODUCTION_BASE_URL, PRODUCTION_AUTH_URL\./,
       shape.variables.length ? `URLs and realms from ${shape.variables.join(", ")}.\n#` : "URLs from revsync.yaml.\n#",
@@ -342,7 +354,7 @@ function sayNext({ dir, where, existing, shape, pin, found }: Scaffold, { writte
   }
   if (flags.ci) {
     out.out(
-      `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables. With four_eyes: true, give the apply job alone the approver identity too (REVSYNC_APPROVER_USERNAME, REVSYNC_APPROVER_PASSWORD): approves go as that second user, and apply reads the pull request's approvals with the CI's token; and give the plan job the approver's user name alone, as the variable REVSYNC_APPROVER_USERNAME (on GitHub a variable of the <env>-read environment or the repository, on GitLab an unprotected CI/CD variable), so that the plan names who will approve.`,
+      `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables: each environment's own (${(shape.credentials ?? shape.environments.map((e) => credentialPrefix(e))).map((p) => `${p}_CLIENT_ID, …`).join("; ")}, which the recipes pass to every job; revsync signs each environment in with its own), or the unprefixed REVSYNC_CLIENT_ID, … for environments that share one sign-in. With four_eyes: true, give the apply job alone the approver identity too (REVSYNC_APPROVER_USERNAME, REVSYNC_APPROVER_PASSWORD): approves go as that second user, and apply reads the pull request's approvals with the CI's token; and give the plan job the approver's user name alone, as the variable REVSYNC_APPROVER_USERNAME (on GitHub a variable of the <env>-read environment or the repository, on GitLab an unprotected CI/CD variable), so that the plan names who will approve.`,
     );
   }
 }
@@ -437,7 +449,8 @@ function freshConfig(env: string, prefix: string, flags: InitFlags): string {
   return [
     `# yaml-language-server: $schema=${REPO_SCHEMAS_DIR}/${CONFIG_SCHEMA}`,
     "# Written by revsync init. URLs may come from the environment (CI variables); credentials only from",
-    "# REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME and REVSYNC_PASSWORD (or REVSYNC_TOKEN).",
+    "# REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME and REVSYNC_PASSWORD (or REVSYNC_TOKEN),",
+    `# or the environment's own, which win: ${credentialPrefix(env)}_CLIENT_ID, ${credentialPrefix(env)}_CLIENT_SECRET, …`,
     "version: 1",
     "policies: policies",
     "environments:",

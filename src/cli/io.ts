@@ -1,4 +1,6 @@
 import type { Readable } from "node:stream";
+import type { Registry } from "../kinds/kind.js";
+import { KINDS } from "../kinds/registry.js";
 import type { SignalSource } from "./apply-signals.js";
 
 /** What a run of the command entry reads from and writes to outside itself: its streams, environment,
@@ -21,7 +23,17 @@ export interface CliIo {
   cwd: string;
   /** SIGINT and SIGTERM; `once` for a command that ends on the first (the emulator). */
   signals: SignalSource & { once(signal: "SIGINT" | "SIGTERM", listener: () => void): unknown };
+  /** The wall clock guardrails judge by (freeze windows, exceptions' until days, days from today):
+   *  the machine's unless a test gives its own. Never read from a flag or a variable, so that no run can
+   *  be told it is another day. */
+  now?: () => number;
+  /** The resource kinds the run knows: the registry's (src/kinds/registry.ts) unless given, as a test
+   *  gives a kind written outside the tree (test/toy-kind.e2e.test.ts). */
+  kinds?: Registry;
 }
+
+/** The kinds of a run. */
+export const kindsOf = (io: Pick<CliIo, "kinds">): Registry => io.kinds ?? KINDS;
 
 /** The process's own streams, environment, working directory and signals. */
 export function processIo(): CliIo {

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from "commander";
-import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, errorObject } from "../errors.js";
+import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, environmentOf, errorObject } from "../errors.js";
 import type { Runner } from "./commands.js";
 import type { GlobalFlags } from "./flags.js";
 import { readFileSync } from "node:fs";
@@ -8,6 +8,7 @@ import { PACKAGE_ROOT } from "../package-root.js";
 import { colorFor, Output, Redactor, unsafeSecretRefusal, unsafeSecrets } from "./output.js";
 import { processIo, type CliIo } from "./io.js";
 import { SECRET_VARIABLES } from "../api/auth.js";
+import { secretVariablesIn, signInSecret } from "../api/credentials.js";
 import { viewNamed } from "../report/view.js";
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
@@ -20,17 +21,17 @@ function makeOutput(flags: GlobalFlags, redactor: Redactor, io: CliIo): Output {
  *  working directory and signals of `io` (the process's own unless given), and returns the exit code. */
 export async function runCli(argv: string[], io: CliIo = processIo()): Promise<number> {
   const redactor = new Redactor();
-  for (const name of SECRET_VARIABLES) redactor.add(io.env[name], name);
+  for (const name of secretNames(io.env)) redactor.add(io.env[name], name);
   const program = programFor(io);
   // The command that runs: its flags and output (for the one error report below), and its exit code.
-  const ran: { current?: { flags: GlobalFlags; out: Output }; code: number } = { code: 0 };
+  const ran: { current?: { flags: GlobalFlags; out: Output; command?: string }; code: number } = { code: 0 };
   const run: Runner =
     (fn) =>
     async (...args) => {
       const cmd = args[args.length - 1] as Command;
       const flags = { ...cmd.optsWithGlobals(), io } as Parameters<typeof fn>[0] & GlobalFlags;
       const out = makeOutput(flags, redactor, io);
-      ran.current = { flags, out };
+      ran.current = { flags, out, command: commandPath(cmd).join(" ") };
       keepSecretsOut(cmd, flags, out, ran);
       ran.code = await fn(flags, out, redactor, cmd.args);
       saySecretsAltered(redactor, out);
@@ -42,22 +43,42 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
   } catch (e) {
     const out = ran.current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor, io);
     if (e instanceof CommanderError && !ran.current && e.exitCode !== 0) await commandLineRefused(e, argv, out);
-    const code = report(e, out, ran.current?.flags.format);
+    const code = report(e, out, ran.current?.flags.format, ran.current && whose(e, ran.current));
     saySecretsAltered(redactor, out);
     return code;
   }
 }
 
-/** Commands that send nothing (no sign-in, no request): an unsafe secret cannot leak through them. */
-function sendsNothing(cmd: Command, flags: GlobalFlags): boolean {
+/** The names of a command and the commands above it: ["evidence", "verify"]. */
+function commandPath(cmd: Command): string[] {
   const path: string[] = [];
   for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
-  const [top, sub] = path;
+  return path;
+}
+
+/** What a failed run's JSON says it was: the command, and the environment whose work the error stopped
+ *  (else the one --env or REVSYNC_ENV named), so that a CI matrix's outputs, a failed job's included, are
+ *  summed up by environment (revsync summary). A run across environments names none: each environment's
+ *  failure is in its own entry. */
+function whose(e: unknown, ran: { flags: GlobalFlags; command?: string }): { command?: string; environment?: string } {
+  const fleet = (ran.flags as { allEnvs?: boolean; envs?: string }).allEnvs || (ran.flags as { envs?: string }).envs !== undefined;
+  const environment = environmentOf(e) ?? (fleet ? undefined : (ran.flags.env ?? (ran.flags.io?.env ?? process.env).REVSYNC_ENV));
+  return { ...(ran.command ? { command: ran.command } : {}), ...(environment ? { environment } : {}) };
+}
+
+/** Commands that send nothing (no sign-in, no request): an unsafe secret cannot leak through them. */
+function sendsNothing(cmd: Command, flags: GlobalFlags): boolean {
+  const [top, sub] = commandPath(cmd);
   const live = !!(flags as { live?: boolean }).live;
   if (top === "test") return sub === undefined && !live;
   // evidence verify --live signs in and reads the service.
   return (
-    top === "validate" || top === "show" || top === "completion" || top === "init" || (top === "evidence" && ((sub === "verify" && !live) || sub === "show"))
+    top === "validate" ||
+    top === "show" ||
+    top === "summary" ||
+    top === "completion" ||
+    top === "init" ||
+    (top === "evidence" && ((sub === "verify" && !live) || sub === "show"))
   );
 }
 
@@ -66,17 +87,29 @@ function sendsNothing(cmd: Command, flags: GlobalFlags): boolean {
  *  blanking it out of them would garble them). A command that sends nothing goes on, said once, and
  *  leaves it in its output, which blanking it out would garble. */
 function keepSecretsOut(cmd: Command, flags: GlobalFlags, out: Output, ran: { current?: { flags: GlobalFlags; out: Output } }): void {
-  const unsafe = unsafeSecrets(flags.io?.env ?? process.env, SECRET_VARIABLES);
+  const env = flags.io?.env ?? process.env;
+  const unsafe = unsafeSecrets(env, secretNames(env));
   const [first] = unsafe;
   if (!first) return;
   if (!sendsNothing(cmd, flags)) {
+    // A password or client secret goes to the sign-in alone: the environment's client refuses one the
+    // service accepts (context.ts, keepOut), and a wrong one is said as a refused sign-in.
+    const refused = unsafe.find((u) => !signInSecret(u.name));
+    for (const u of unsafe) if (signInSecret(u.name)) out.redactor.drop(env[u.name]);
+    if (!refused) return;
     ran.current = { flags, out: makeOutput(flags, new Redactor(), flags.io ?? processIo()) };
-    throw unsafeSecretRefusal(first);
+    throw unsafeSecretRefusal(refused);
   }
   for (const { name } of unsafe) out.redactor.drop((flags.io?.env ?? process.env)[name]);
   out.hint(
     `Warning: ${unsafe.map((u) => u.name).join(", ")} cannot be kept out of revsync's output (${first.why}); this command sends nothing, so it goes on, and leaves ${unsafe.length === 1 ? "it" : "them"} in its output; a command that signs in refuses ${unsafe.length === 1 ? "it" : "them"}`,
   );
+}
+
+/** The variables whose values are secrets: revsync's own, each environment's REVSYNC_<ENV>_ ones, the
+ *  CI tokens. */
+function secretNames(env: NodeJS.ProcessEnv): string[] {
+  return [...new Set([...SECRET_VARIABLES, ...secretVariablesIn(env)])];
 }
 
 /** A secret revsync holds, blanked out of text it printed (a policy's name, a field's value, a file's
@@ -154,7 +187,7 @@ function testCommand(argv: string[]): boolean {
 
 /** The one place errors become words and exit codes. With a machine format (json, markdown), stdout
  *  holds only a JSON error object (json) or nothing (markdown); the words go to stderr. */
-function report(e: unknown, out: Output, format?: string): number {
+function report(e: unknown, out: Output, format?: string, about: { command?: string; environment?: string } = {}): number {
   if (e instanceof CommanderError) {
     if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
     return 1; // commander printed the message already
@@ -163,7 +196,7 @@ function report(e: unknown, out: Output, format?: string): number {
     out.error(e.message);
     return 130;
   }
-  if (format === "json") out.json(errorObject(e));
+  if (format === "json") out.json({ ...errorObject(e), ...about });
   if (e instanceof PolicyProblems) {
     for (const d of e.diagnostics) out.errorLine(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`);
   }

@@ -201,8 +201,11 @@ export class Output implements Painter {
     return true;
   }
 
+  /** Whether someone can answer a question: the answer is read from stdin, a terminal. The question goes
+   *  to stderr wherever that goes: `revsync apply 2>&1 | tee apply.log` still asks, on the terminal tee
+   *  writes to, and keeps the question and the run in the log. */
   get interactive(): boolean {
-    return !!this.stderr.isTTY && !!this.io.stdin.isTTY;
+    return !!this.io.stdin.isTTY;
   }
 
   get stderrIsTTY(): boolean {

@@ -1,15 +1,18 @@
 import type { ResolvedEnv } from "../config/repo.js";
 import { UserError } from "../errors.js";
 import { ACTIONS, actionWords, legacyPlanChecksum, PLAN_FORMAT_VERSION, planChecksum, summarize, type Action, type Plan } from "../plan/model.js";
-import { describeAjvErrors, fileValidator } from "../schema/ajv.js";
+import type { Registry } from "../kinds/kind.js";
+import { planValidator } from "../plan/schema.js";
+import { describeAjvErrors } from "../schema/ajv.js";
 import { FileRefused, READ_CAPS, readUserFile } from "../user-files.js";
 
-/** A saved plan, checked before anything is sent: JSON, a format this revsync reads, the plan schema,
- *  its checksum (a plan edited by hand or corrupted is refused; one of an older revsync's checksum is
- *  refused with words that say so) and its summary, counted again from its changes. */
+/** A saved plan, checked before anything is sent: JSON, a format this revsync reads, the plan schema (as
+ *  the run's kinds make it: src/plan/schema.ts), its checksum (a plan edited by hand or corrupted is
+ *  refused; one of an older revsync's checksum is refused with words that say so) and its summary,
+ *  counted again from its changes. */
 /** `forApply`: the words say that nothing was applied; `show` applies nothing by definition, so its
  *  errors say what apply would do with the file instead. */
-export function readPlanFile(path: string, forApply = true): Plan {
+export function readPlanFile(path: string, kinds: Registry, forApply = true): Plan {
   const outcome = forApply ? "so nothing was applied" : "so apply would refuse it";
   let raw: unknown;
   try {
@@ -22,15 +25,24 @@ export function readPlanFile(path: string, forApply = true): Plan {
     if (code) throw new UserError(`cannot read the plan ${path}: ${code}`);
     throw new UserError(`${path} is not a revsync plan: it is not valid JSON (${(e as Error).message})`);
   }
+  return planFromJson(raw, path, outcome, kinds);
+}
+
+/** A plan's JSON, checked as a saved plan is (format, schema, checksum, summary); `outcome` says what
+ *  that means for the run that refuses it. */
+export function planFromJson(raw: unknown, path: string, outcome: string, kinds: Registry): Plan {
   const version = (raw as { format_version?: unknown } | null)?.format_version;
   if (!raw || typeof raw !== "object" || typeof version !== "string") throw new UserError(`${path} is not a revsync plan (no format_version)`);
   const major = version.split(".")[0];
   if (major !== PLAN_FORMAT_VERSION) {
     throw new UserError(`${path} has plan format ${version}; this revsync reads format ${PLAN_FORMAT_VERSION}: upgrade revsync or plan again`);
   }
-  const fn = fileValidator("plan.schema.json");
+  const fn = planValidator(kinds);
   if (!fn(raw)) {
-    const problems = describeAjvErrors(fn.errors).slice(0, 5);
+    // One problem per field: the first said is the narrowest (what the change's kind allows there).
+    const problems = describeAjvErrors(fn.errors)
+      .filter((p, i, all) => all.findIndex((q) => q.field === p.field) === i)
+      .slice(0, 5);
     throw new UserError(
       `${path} is not a valid revsync plan, ${outcome}:\n  ${problems.map((p) => `${p.field}: ${p.message}`).join("\n  ")}`,
       "make a new plan with revsync plan --out FILE",

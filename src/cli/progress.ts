@@ -4,6 +4,8 @@ import { waitingNote } from "./rate-limit.js";
 
 export interface Progress {
   update(text: string): void;
+  /** Writes something else to stderr (`write`) without garbling the line: cleared first, drawn again after. */
+  above(write: () => void): void;
   stop(): void;
 }
 
@@ -12,7 +14,7 @@ export interface Progress {
  *  and would write cursor-up codes without end. */
 export async function startProgress(out: Output, text: string, quiet?: boolean, governor?: Governor): Promise<Progress> {
   const columns = out.io.stderr.columns ?? 0;
-  if (quiet || !out.stderrIsTTY || out.io.env.CI || columns <= 0) return { update: () => undefined, stop: () => undefined };
+  if (quiet || !out.stderrIsTTY || out.io.env.CI || columns <= 0) return { update: () => undefined, above: (write) => write(), stop: () => undefined };
   const { default: ora } = await import("ora");
   const spinner = ora({ text: out.terminal(text), stream: out.io.stderr as NodeJS.WritableStream, discardStdin: false }).start();
   // The line says when revsync waits on the service's rate limit, as that starts and ends.
@@ -25,6 +27,11 @@ export async function startProgress(out: Output, text: string, quiet?: boolean, 
     update: (t) => {
       base = t;
       render();
+    },
+    above: (write) => {
+      spinner.clear();
+      write();
+      spinner.render();
     },
     stop: () => {
       unwatch?.();

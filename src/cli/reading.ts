@@ -2,16 +2,19 @@ import type { ApiCore } from "../api/core.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
 import { varsFor } from "../config/repo.js";
 import { loadTests } from "../config/test-files.js";
-import { approverNamed } from "../api/auth.js";
 import type { DesiredState } from "../kinds/kind.js";
 import { readLive, type LiveState, type ReadOptions } from "../live/read.js";
 import { makePlan as composePlan } from "../plan/make.js";
 import type { Plan } from "../plan/model.js";
-import { concurrencyOf, desiredState, envOf } from "./context.js";
+import type { Judging } from "../guardrails/judge.js";
+import type { GuardrailSetup } from "../guardrails/setup.js";
+import { approverNamedFor, concurrencyOf, desiredState, envOf } from "./context.js";
 import { ciOf } from "./four-eyes.js";
 import type { GlobalFlags } from "./flags.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { startProgress } from "./progress.js";
+import { waitingNote } from "./rate-limit.js";
 
 /** The progress line of the reads, on a terminal, for as long as `work` reads (plan, apply, drift, export
  *  and test share it). */
@@ -21,6 +24,8 @@ async function withProgress<T>(
   out: Output,
   work: (progress: (done: number, total: number, what: string) => void) => Promise<T>,
 ): Promise<T> {
+  const to = flags.progressTo;
+  if (to) return work((done, total) => to(`${done}/${total}${waitingNote(core.governor)}`));
   const progress = await startProgress(out, "Reading the service…", flags.quiet, core.governor);
   try {
     return await work((done, total, what) => progress.update(`Reading the service: ${done}/${total} (${what})`));
@@ -38,7 +43,7 @@ export function readWithProgress(
   extra: Omit<ReadOptions, "concurrency" | "targets">,
 ): Promise<LiveState> {
   return withProgress(core, flags, out, (progress) =>
-    readLive(core, desired, { concurrency: concurrencyOf(flags), targets: flags.target ?? [], ...extra, progress }),
+    readLive(core, desired, { concurrency: concurrencyOf(flags), targets: flags.target ?? [], ...extra, progress }, kindsOf(out.io)),
   );
 }
 
@@ -52,16 +57,17 @@ export async function makePlan(
   core: ApiCore,
   flags: GlobalFlags,
   out: Output,
-  opts: { impact: boolean; applies?: boolean },
+  opts: { impact: boolean; applies?: boolean; guardrails?: { setup: GuardrailSetup; judging: Judging } },
 ): Promise<Plan> {
   const desired = desiredState(repo, env, out, flags);
-  const tests = opts.impact ? loadTests(repo, varsFor(env, envOf(flags))) : undefined;
+  // A rule that reads the contracts' allocation shift needs the tests, whether or not the impact is shown.
+  const tests = opts.impact || opts.guardrails?.setup.needsTests ? loadTests(repo, varsFor(env, envOf(flags))) : undefined;
   const broken = tests?.diagnostics.some((d) => d.severity === "error") ?? false;
   if (tests && broken) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
   // apply holds the approver's sign-in; plan only its name (a plan job need not hold its secret). A CI
   // job that names none cannot say who the apply job's approves go as: the plan says so, never that
   // apply would block them.
-  const named = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamed(envOf(flags));
+  const named = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamedFor(env, flags);
   const approverKnown = named.configured || !!opts.applies || !ciOf(flags);
   const meta = {
     environment: env.name,
@@ -77,8 +83,10 @@ export async function makePlan(
       meta,
       concurrency: concurrencyOf(flags),
       progress,
+      kinds: kindsOf(out.io),
       ...(tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env.service.allocationRules } } : {}),
       ...(env.fourEyes ? { fourEyes: { approver: named.user, approverConfigured: named.configured, approverKnown } } : {}),
+      ...(opts.guardrails ? { guardrails: opts.guardrails } : {}),
     }),
   );
 }

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { pickView } from "../report/view.js";
 import { showViews } from "../report/views/plan.js";
 import type { GlobalFlags } from "./flags.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { readPlanFile } from "./plan-file.js";
 
@@ -11,6 +12,6 @@ import { readPlanFile } from "./plan-file.js";
 export async function runShow(flags: GlobalFlags, out: Output, args: string[]): Promise<number> {
   const view = await pickView(showViews, flags.format);
   const file = args[0] ?? "";
-  view({ plan: readPlanFile(resolve(out.io.cwd, file), false), file }, out);
+  view({ plan: readPlanFile(resolve(out.io.cwd, file), kindsOf(out.io), false), file }, out);
   return 0;
 }

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { ssp } from "../api/resources.js";
+import { approvals, ssp } from "../api/resources.js";
 import { ApiError } from "../errors.js";
 import { formulaCells, runsAsFormula } from "../ssp/csv.js";
 import { plural } from "../words.js";
@@ -17,7 +17,7 @@ export async function runSspFile(
   args: string[],
 ): Promise<number> {
   return withClient(flags, out, async (core) => {
-    const bytes = what === "template" ? await template(core, flags.batch, out) : await ssp.download(core, args[0] ?? "");
+    const bytes = what === "template" ? await template(core, flags.batch, out) : await download(core, args[0] ?? "");
     warnFormulas(bytes, out);
     if (flags.output) {
       // The file the user names gets the service's bytes whole; only what is printed is redacted.
@@ -50,5 +50,23 @@ async function template(core: Parameters<typeof ssp.template>[0], batch: string 
     if (batch === undefined || !(e instanceof ApiError) || e.status !== 404) throw e;
     out.info(`Note: the service has no batch named ${JSON.stringify(batch)} yet, so this is the generic template; fill it in to make that batch.`);
     return ssp.template(core);
+  }
+}
+
+/** An SSP batch's file. A file id the service does not know is often another kind of file's: a manual
+ *  upload's (its approval shows its file_id, UPL-…), which this endpoint does not serve: said, with where
+ *  a batch's file id is found. */
+async function download(core: Parameters<typeof ssp.download>[0], fileId: string): Promise<Buffer> {
+  try {
+    return await ssp.download(core, fileId);
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status !== 404) throw e;
+    const upload = ((await approvals.pending(core).catch(() => undefined))?.records ?? []).find((r) => r.file_id === fileId);
+    const batches = "ssp download takes the file id of an SSP batch: revsync ssp batches lists them";
+    throw e.withHint(
+      upload
+        ? `${fileId} is the file of the manual upload ${upload.approval_id ?? ""} (${upload.file_name ?? "a file"}, revsync approvals list), which the interface does not download; ${batches}`
+        : batches,
+    );
   }
 }

@@ -14,6 +14,7 @@ import type { ResolvedEnv } from "../config/repo.js";
 import { writeUserFile } from "../user-files.js";
 import { openClient, openEnv, openRepo } from "./context.js";
 import { errorFilter, type ErrorsFlags } from "./errors.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 
@@ -153,9 +154,9 @@ async function readSources(
   try {
     const [list, live] = await Promise.all([
       errorTransactions.list(core, filter),
-      readWithProgress(core, nothingInGit(), flags, out, { approvedValues: true }),
+      readWithProgress(core, nothingInGit(kindsOf(out.io)), flags, out, { approvedValues: true }),
     ]);
-    return { records: list.flatMap((e) => e.compliance_spec ?? []), policies: modelsFromLive(live) };
+    return { records: list.flatMap((e) => e.compliance_spec ?? []), policies: modelsFromLive(live, kindsOf(out.io)) };
   } finally {
     await core.close();
   }

@@ -1,5 +1,5 @@
 import { canonicalJson } from "../canonical-json.js";
-import { PolicyProblems } from "../errors.js";
+import { inEnvironment, PolicyProblems, UserError } from "../errors.js";
 import { carvesGit, carvesLive, modelsFromGitOnly, modelsFromLive } from "../plan/policy-models.js";
 import { loadTests } from "../config/test-files.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
@@ -10,14 +10,20 @@ import { pickView } from "../report/view.js";
 import { testViews, type TestView } from "../report/views/policy-test.js";
 import { relative } from "node:path";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
+import { isFleet, runEnvironments, fleetNames, type FleetFlags } from "./fleet.js";
+import { fleetExit, testOutcome, type TestReport } from "../fleet/outcome.js";
+import { fleetViews } from "../report/views/fleet.js";
+import type { ApiCore } from "../api/core.js";
 import type { GlobalFlags } from "./flags.js";
+import type { Registry } from "../kinds/kind.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 import { nothingInGit } from "../live/read.js";
-import { KINDS } from "../kinds/registry.js";
-import { environmentNames, environmentVars, loadPolicies, selectEnv, varsFor, type Repo } from "../config/repo.js";
+import { environmentNames, environmentVars, loadPolicies, selectEnv, varsFor, type Repo, type ResolvedEnv } from "../config/repo.js";
+import { loadGuardrailTests, runGuardrailTests, type GuardrailTestResult } from "../guardrails/tests.js";
 
-export interface TestFlags extends GlobalFlags {
+export interface TestFlags extends FleetFlags {
   live?: boolean;
 }
 
@@ -45,6 +51,7 @@ const reported = new WeakSet<object>();
  *  (offline) or, with --live, the service's (read-only). Exit 0 all pass (or no cases, with a note), 1 a
  *  failure or a bad file. */
 export async function runTest(flags: TestFlags, out: Output): Promise<number> {
+  if (isFleet(flags)) return liveFleet(flags, out);
   const view = await pickView(testViews, flags.format);
   try {
     return await testRun(flags, out, view);
@@ -64,19 +71,32 @@ async function testRun(flags: TestFlags, out: Output, view: TestView): Promise<n
   const source = runs.length === 1 ? (runs[0]?.source ?? "") : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
   // A broken test file does not hide the others' cases from a CI report: they run, the file is an
   // error case of its own, and the command still fails (exit 1) saying why, as without JUnit.
-  const broken = runs.find((r) => r.broken)?.broken;
+  const { guardrails, guardBroken } = guardrailTests(repo, view, kindsOf(out.io));
+  const broken = runs.find((r) => r.broken)?.broken ?? guardBroken;
   if (broken) {
-    view.results({ results, contracts, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
+    view.results({ results, contracts, guardrails, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
     reported.add(broken);
     throw broken;
   }
-  if (!results.length && !contracts.length) {
-    const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest there, or name their folder with tests: in revsync.yaml`;
-    view.results({ results, contracts, source, note }, out);
+  const live = flags.live ? { environment: runs[0]?.label } : {};
+  if (!results.length && !contracts.length && !guardrails.length) {
+    const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest (or GuardrailTest) there, or name their folder with tests: in revsync.yaml`;
+    view.results({ results, contracts, source, note, ...live }, out);
     return 0;
   }
-  view.results({ results, contracts, source }, out);
-  return results.every((r) => r.pass) && contracts.every((r) => r.pass) ? 0 : 1;
+  view.results({ results, contracts, guardrails, source, ...live }, out);
+  return results.every((r) => r.pass) && contracts.every((r) => r.pass) && guardrails.every((r) => r.pass) ? 0 : 1;
+}
+
+/** The guardrail tests (kind GuardrailTest), judged offline; a file with an error stops the run, or, for
+ *  a report of broken files (JUnit), is reported once the rest ran. */
+function guardrailTests(repo: Repo, view: TestView, kinds: Registry): { guardrails: GuardrailTestResult[]; guardBroken?: PolicyProblems } {
+  const { tests, diagnostics } = loadGuardrailTests(repo);
+  const guardrails = runGuardrailTests(tests, repo, kinds);
+  if (!diagnostics.some((d) => d.severity === "error")) return { guardrails };
+  const problems = new PolicyProblems("the guardrail tests have errors", diagnostics);
+  if (!view.reportsBrokenFiles) throw problems;
+  return { guardrails, guardBroken: problems };
 }
 
 /** Loads the test files with one environment's vars; refuses (exit 1) a file with an error, at once,
@@ -102,17 +122,55 @@ const rulesOf = (repo: Repo, name: string | undefined): Record<string, string> =
 
 /** --live: the service's policies alone (git's are not read), in the environment the command names. */
 async function liveRun(repo: Repo, flags: TestFlags, out: Output, view: TestView): Promise<Run> {
-  const env = openEnv(repo, flags);
+  const name = selectEnv(repo, flags.env, envOf(flags));
+  let core: ApiCore | undefined;
+  try {
+    const env = openEnv(repo, flags, name);
+    return await liveIn(repo, env, () => (core = openClient(env, flags, out)), flags, out, view);
+  } catch (e) {
+    throw inEnvironment(e, name);
+  } finally {
+    await core?.close();
+  }
+}
+
+/** One environment's cases and contracts against the service's policies, read through the client
+ *  `client` gives (asked for only when there is a case: with none, nothing signs in). */
+async function liveIn(repo: Repo, env: ResolvedEnv, client: () => ApiCore, flags: GlobalFlags, out: Output, view: TestView): Promise<Run> {
   const { cases, contracts, dir, broken } = casesFor(repo, env, flags, view);
   const base = { cases, contracts, dir, broken, rules: env.service.allocationRules, source: `the service's policies in ${env.name}`, label: env.name };
   if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
-  const core = openClient(env, flags, out);
-  try {
-    const live = await readWithProgress(core, nothingInGit(), flags, out, { approvedValues: true });
-    return { ...base, policies: modelsFromLive(live), carves: carvesLive(live) };
-  } finally {
-    await core.close();
-  }
+  const kinds = kindsOf(out.io);
+  const live = await readWithProgress(client(), nothingInGit(kinds), flags, out, { approvedValues: true });
+  return { ...base, policies: modelsFromLive(live, kinds), carves: carvesLive(live, kinds) };
+}
+
+/** test --live --all-envs / --envs: each environment's cases against its service's policies, several at
+ *  once, one summary; exit 1 if any environment failed (an error, or a case or contract), else 0. */
+async function liveFleet(flags: TestFlags, out: Output): Promise<number> {
+  if (!flags.live)
+    throw new UserError(
+      `${flags.allEnvs ? "--all-envs" : "--envs"} without --live: offline, revsync test already runs git's policies with each environment's vars`,
+      "add --live to run each environment's cases against its service's policies",
+    );
+  if (flags.format === "junit")
+    throw new UserError(
+      "--format junit names one environment's cases: across environments, use text, json or markdown",
+      "or run revsync test --live --env NAME --format junit for each",
+    );
+  const view = await pickView(fleetViews, flags.format);
+  const [{ testJson }] = await Promise.all([import("../report/policy-test.js")]);
+  const repo = openRepo(flags);
+  const names = fleetNames(repo, flags);
+  const strict: TestView = { results: () => undefined };
+  const outcomes = await runEnvironments(repo, names, flags, out, "test", view, async ({ env, core, flags: own, out: envOut }) => {
+    const r = await liveIn(repo, env, () => core, own, envOut, strict);
+    const results = runCases(r.cases, r.policies);
+    const contracts = runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves });
+    return testOutcome(env.name, testJson(results, r.source, contracts, env.name) as TestReport);
+  });
+  view.end({ outcomes, whole: () => "this command's JSON output (--format json)" }, out);
+  return fleetExit(outcomes, { planChanges: false });
 }
 
 /** Offline, git's policies need no service, so no environment has to be chosen: the one --env (or
@@ -129,7 +187,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output, view: TestView):
     const own = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
     const problems = own.problems;
     if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv), KINDS);
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv), kindsOf(out.io), name);
     if (diagnostics.some((d) => d.severity === "error")) {
       throw new PolicyProblems(
         `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
@@ -138,9 +196,9 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output, view: TestView):
       );
     }
     const { cases, contracts, dir, broken } = casesFor(repo, own, flags, view);
-    const git = modelsFromGitOnly(desired);
+    const git = modelsFromGitOnly(desired, kindsOf(out.io));
     for (const s of git.skipped) skipped.add(s);
-    const carves = carvesGit(desired);
+    const carves = carvesGit(desired, undefined, kindsOf(out.io));
     const rules = rulesOf(repo, name);
     // Only several environments need telling apart.
     // (Rules and carves_allocation matter only to contracts.)

@@ -1,4 +1,4 @@
-import { SIGN_IN_VARIABLES } from "../api/auth.js";
+import { isCredentialVariable } from "../api/credentials.js";
 import { nearest } from "../did-you-mean.js";
 import { readNumber } from "../number.js";
 
@@ -8,7 +8,9 @@ import { readNumber } from "../number.js";
  *    `vars:` entry that names it (`vars: { floor: ${HW_FLOOR} }`), so what a policy file can read is
  *    what revsync.yaml declares;
  *  - revsync.yaml's own values (URLs, realm, `vars:` entries) take the process environment;
- *  - revsync's own sign-in variables (SIGN_IN_VARIABLES) are read by no file: naming one is a problem;
+ *  - revsync's own credential variables (isCredentialVariable: the unprefixed ones, every environment's
+ *    REVSYNC_<ENV>_ ones and those of a prefix revsync.yaml names) are read by no file: naming one is a
+ *    problem;
  *  - `$${` writes a literal `${`, and `literalText` is how text from outside (the service) is written so
  *    that reading it gives the same text back;
  *  - a value that is exactly one `${NAME}` takes the variable's own type (a number in `vars` stays a
@@ -30,6 +32,8 @@ export interface VarSource {
   /** The vars whose text in revsync.yaml reads the process environment: that text (`${HW_FLOOR}`), so a
    *  problem with a value can name where it came from. */
   origins?: ReadonlyMap<string, string>;
+  /** The credential prefixes revsync.yaml names (credentials.prefix): their variables are credentials too. */
+  credentialPrefixes?: readonly string[];
   /** The vars whose own value could not be filled (reported where revsync.yaml sets them): a value
    *  reading one is unknown, and says nothing more. */
   unresolved?: ReadonlySet<string>;
@@ -77,7 +81,8 @@ export function interpolateString(text: string, src: VarSource): Interpolated {
   if (!text.includes("$")) return { value: text, problems: [] };
   const whole = WHOLE.exec(text);
   const wholeName = whole?.[1] ?? "";
-  if (whole && !SIGN_IN_VARIABLES.has(wholeName) && !src.unresolved?.has(wholeName)) {
+  const credential = (name: string): boolean => isCredentialVariable(name, src.credentialPrefixes);
+  if (whole && !credential(wholeName) && !src.unresolved?.has(wholeName)) {
     const got = lookup(src, wholeName);
     if (got) return { value: got.value, problems: [], read: [wholeName], ...(got.fromEnv ? { envText: String(got.value) } : {}) };
   }
@@ -90,7 +95,7 @@ export function interpolateString(text: string, src: VarSource): Interpolated {
       problems.push(`malformed variable ${JSON.stringify(m)}: use \${NAME} with letters, digits and _ (or $\${ for a literal \${)`);
       return m;
     }
-    if (SIGN_IN_VARIABLES.has(name)) {
+    if (credential(name)) {
       problems.push(signInProblem(name));
       return m;
     }

@@ -2,8 +2,8 @@ import { existsSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { PolicyProblems, UserError } from "../errors.js";
 import { interpolateString, signInProblem, variablesIn, type Interpolated, type VarSource, type VarValue } from "./interpolate.js";
-import { SIGN_IN_VARIABLES } from "../api/auth.js";
-import { urlCredentials } from "../api/http.js";
+import { credentialPrefix, credentialVariables, isCredentialVariable, SHARED_PREFIX } from "../api/credentials.js";
+import { urlCredentials, urlProblem } from "../api/http.js";
 import type { EnvironmentConfig, RevsyncConfig } from "../schema/generated/policy.js";
 import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
 import { runRules, type FileKind, type ParsedValuesByPath, type PolicyDoc } from "./rules.js";
@@ -11,6 +11,7 @@ import { andList } from "../words.js";
 import { listYamlFiles } from "./walk.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
 import { readYamlFile, type SourceDoc } from "./yaml-source.js";
+import { keepInScope } from "./scope.js";
 import { serviceChoices, type ServiceChoices } from "../api/service-choices.js";
 import { isLoopbackHttp } from "../loopback.js";
 
@@ -28,6 +29,9 @@ export interface Repo {
 
 export interface ResolvedEnv {
   name: string;
+  /** The prefix of the environment's own credential variables (credentials.prefix of revsync.yaml;
+   *  undefined: REVSYNC_ and its name; null: none of its own). src/api/credentials.ts reads them. */
+  credentialPrefix?: string | null;
   baseUrl: string;
   authUrl: string;
   realm: string;
@@ -45,6 +49,9 @@ export interface ResolvedEnv {
   /** four_eyes: of the environment, else of revsync.yaml (default false): no batch is approved by the
    *  user who reviewed it or created its policy, and in CI the pull request needs an independent approval. */
   fourEyes: boolean;
+  /** four_eyes: { local_apply: true }: under four eyes, apply may also run outside CI (recorded in the
+   *  evidence, flagged by verify); absent or false: outside CI it refuses. */
+  fourEyesLocalApply?: boolean;
   /** Where apply keeps the environment's lock (lock: of the environment, else of revsync.yaml, else by
    *  its URLs: a file of this machine for a service on loopback, the git remote origin otherwise).
    *  Absent for the operations commands' environment without revsync.yaml, which never lock. */
@@ -92,7 +99,7 @@ export function loadRepo(configFile: string, diagnostics: Diagnostic[], cwd = pr
   diagnostics.push(...problems);
   if (problems.length) return undefined;
   const config = doc.value as RevsyncConfig;
-  const ambiguous = [...batchStatusProblems(config, doc, shown), ...connectionProblems(config, doc, shown)];
+  const ambiguous = [...batchStatusProblems(config, doc, shown), ...connectionProblems(config, doc, shown), ...credentialProblems(config, doc, shown)];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return undefined;
   return { cwd, root, configFile, policiesDir: resolve(root, config.policies ?? "policies"), config, configDoc: doc };
@@ -136,23 +143,93 @@ function connectionProblems(config: RevsyncConfig, doc: SourceDoc, file: string)
       const text = (env as EnvironmentConfig | null)?.[field];
       if (typeof text !== "string") continue;
       const where = { file, ...at(doc, `/environments/${name}/${field}`), severity: "error" as const };
-      const named = variablesIn(text).filter((v) => SIGN_IN_VARIABLES.has(v));
+      const named = variablesIn(text).filter((v) => isCredentialVariable(v, credentialPrefixes(config)));
       for (const v of named) problems.push({ ...where, rule: "variables", message: `environments.${name}.${field}: ${signInProblem(v)}` });
       const credentials = field === "realm" || variablesIn(text).length ? undefined : urlCredentials(text);
       if (credentials) problems.push({ ...where, message: `environments.${name}.${field}: ${credentials}` });
     }
   }
+  // The lock's git remote: a token as its user (https://TOKEN@host/...) or a password is a credential too.
+  const locks: [string, unknown][] = [
+    ["/lock/remote", (config.lock as { remote?: unknown } | undefined)?.remote],
+    ...Object.entries(config.environments ?? {}).map(([name, env]): [string, unknown] => [
+      `/environments/${name}/lock/remote`,
+      ((env as EnvironmentConfig | null)?.lock as { remote?: unknown } | undefined)?.remote,
+    ]),
+  ];
+  for (const [pointer, remote] of locks) {
+    const credentials = typeof remote === "string" ? remoteCredentials(remote) : undefined;
+    if (credentials) problems.push({ file, ...at(doc, pointer), severity: "error", message: `${pointer.slice(1).replace(/\//g, ".")}: ${credentials}` });
+  }
   return problems;
+}
+
+/** The prefixes of credential variables revsync.yaml names (credentials.prefix): their variables are
+ *  credentials, which no file reads. */
+export function credentialPrefixes(config: RevsyncConfig): string[] {
+  return Object.values(config.environments ?? {}).flatMap((e) =>
+    (e as EnvironmentConfig | null)?.credentials?.prefix ? [e?.credentials?.prefix as string] : [],
+  );
+}
+
+/** Each environment's own credential variables must be its own: two environments whose prefixes make one
+ *  variable (prod-eu and prod_eu; production and production_approver, whose REVSYNC_PRODUCTION_APPROVER_TOKEN
+ *  would be either), or an environment whose variables are the shared ones (one named approver), would
+ *  send one environment's credentials to another's sign-in. An error at the environment. */
+function credentialProblems(config: RevsyncConfig, doc: SourceDoc, file: string): Diagnostic[] {
+  const problems: Diagnostic[] = [];
+  const owners = new Map<string, string>(credentialVariables(SHARED_PREFIX).map((v) => [v, "the shared credentials"]));
+  for (const [name, env] of Object.entries(config.environments ?? {})) {
+    const explicit = (env as EnvironmentConfig | null)?.credentials?.prefix;
+    const prefix = credentialPrefix(name, explicit);
+    const clash = credentialVariables(prefix).find((v) => owners.has(v));
+    if (clash) {
+      problems.push({
+        file,
+        ...at(doc, explicit ? `/environments/${name}/credentials/prefix` : `/environments/${name}`, !explicit),
+        severity: "error",
+        rule: "credentials",
+        message: `environments.${name}: its own credentials would be read from ${prefix}_…, and ${clash} is also a variable of ${owners.get(clash)}: give it another prefix (credentials: { prefix: NAME }), so that no variable holds two environments' credentials`,
+      });
+      continue;
+    }
+    for (const v of credentialVariables(prefix)) owners.set(v, `environment ${JSON.stringify(name)}`);
+  }
+  return problems;
+}
+
+/** What a git remote's URL holds that is a credential, in words (never the credential): a password in
+ *  any URL, and any user of an http(s) URL (a token written as the user name signs in as well as a
+ *  password does). An ssh login name (`git@host:org/repo`, `ssh://git@host/...`) is no secret. Text with a
+ *  ${VAR} is checked once filled, where it is used. */
+export function remoteCredentials(text: string): string | undefined {
+  if (variablesIn(text).length) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return undefined; // a remote's name, or an scp-like address whose user is an ssh login
+  }
+  const web = /^(https?|ftps?):$/i.test(url.protocol);
+  if (url.password === "" && (url.username === "" || !web)) return undefined;
+  return `it holds a ${url.password !== "" ? "password" : "user name, which for an http(s) remote is a credential (a token written as the user signs in)"} (${url.protocol}//[credentials]@${url.host}): credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
 }
 
 export function environmentNames(repo: Repo): string[] {
   return Object.keys(repo.config.environments);
 }
 
-/** --env, else REVSYNC_ENV, else the only environment. */
+/** --env, else REVSYNC_ENV, else the only environment. --env and REVSYNC_ENV naming two environments
+ *  is refused: which one a run writes to is never a matter of precedence. */
 export function selectEnv(repo: Repo, wanted: string | undefined, env: NodeJS.ProcessEnv): string {
   const names = environmentNames(repo);
-  const name = wanted ?? env.REVSYNC_ENV ?? (names.length === 1 ? names[0] : undefined);
+  const fromEnv = env.REVSYNC_ENV || undefined;
+  if (wanted !== undefined && fromEnv !== undefined && wanted !== fromEnv)
+    throw new UserError(
+      `--env ${JSON.stringify(wanted)} and REVSYNC_ENV=${JSON.stringify(fromEnv)} name two environments: nothing was sent`,
+      "name one environment: unset REVSYNC_ENV, or give the same name to both",
+    );
+  const name = wanted ?? fromEnv ?? (names.length === 1 ? names[0] : undefined);
   if (!name) throw new UserError(`${CONFIG_FILE} has several environments (${names.join(", ")}): choose one with --env NAME or REVSYNC_ENV`);
   if (!names.includes(name)) throw new UserError(`no environment ${JSON.stringify(name)} in ${CONFIG_FILE}; it has: ${names.join(", ")}`);
   return name;
@@ -162,7 +239,13 @@ export function selectEnv(repo: Repo, wanted: string | undefined, env: NodeJS.Pr
  *  of config/interpolate.ts); problems are diagnostics at the field's place. */
 function fill(repo: Repo, name: string, field: string, value: string, env: NodeJS.ProcessEnv, problems: Diagnostic[]): Interpolated {
   // revsync.yaml's own fields read the process environment only: vars are for policy files.
-  const r = interpolateString(value, { vars: {}, env, process: true, hint: "set it in the process environment (a CI variable, say)" });
+  const r = interpolateString(value, {
+    vars: {},
+    env,
+    process: true,
+    hint: "set it in the process environment (a CI variable, say)",
+    credentialPrefixes: credentialPrefixes(repo.config),
+  });
   const p = at(repo.configDoc, `/environments/${name}/${field}`);
   const file = relative(repo.cwd, repo.configFile) || CONFIG_FILE;
   for (const message of r.problems) {
@@ -211,26 +294,28 @@ export const overridesSet = (env: NodeJS.ProcessEnv): string[] => OVERRIDE_VARS.
 export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): ResolvedEnv {
   const raw = repo.config.environments[name] as EnvironmentConfig;
   const { baseUrl, authUrl, realm, problems } = endpoints(repo, name, env);
-  // A URL that a variable gave a user or password: refused before it is used or shown anywhere.
-  for (const [field, value] of [
-    ["base_url", baseUrl],
-    ["auth_url", authUrl],
-  ] as const) {
-    const credentials = urlCredentials(value);
-    if (!credentials) continue;
-    const override = field === "base_url" ? "REVSYNC_BASE_URL" : "REVSYNC_AUTH_URL";
-    if (env[override] !== undefined) throw new UserError(`${override}: ${credentials}`);
-    const from = field === "auth_url" && raw.auth_url === undefined ? "base_url" : field;
-    const reads = variablesIn(String(raw[from] ?? ""));
-    throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml: a URL holds credentials`, [
-      {
-        file: relative(repo.cwd, repo.configFile) || CONFIG_FILE,
-        ...at(repo.configDoc, `/environments/${name}/${from}`),
-        severity: "error",
-        message: `environments.${name}.${from}${reads.length ? ` (from ${reads.map((v) => `\${${v}}`).join(", ")})` : ""}: ${credentials}`,
-      },
-    ]);
-  }
+  // A URL that is none, or that a variable gave a user or password: refused before it is used or shown
+  // anywhere, naming the variable or the place in revsync.yaml it came from.
+  if (!problems.length)
+    for (const [field, value] of [
+      ["base_url", baseUrl],
+      ["auth_url", authUrl],
+    ] as const) {
+      const problem = urlProblem(value);
+      if (!problem) continue;
+      const override = field === "base_url" ? "REVSYNC_BASE_URL" : "REVSYNC_AUTH_URL";
+      if (env[override] !== undefined) throw new UserError(`${override}${problem}`);
+      const from = field === "auth_url" && raw.auth_url === undefined ? "base_url" : field;
+      const reads = variablesIn(String(raw[from] ?? ""));
+      throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml: ${from} cannot be used`, [
+        {
+          file: relative(repo.cwd, repo.configFile) || CONFIG_FILE,
+          ...at(repo.configDoc, `/environments/${name}/${from}`),
+          severity: "error",
+          message: `environments.${name}.${from}${reads.length ? ` (from ${reads.map((v) => `\${${v}}`).join(", ")})` : ""}${problem}`,
+        },
+      ]);
+    }
   const { vars, envTexts, origins, problems: varProblems } = environmentVars(repo, name, env);
   const evidence = raw.evidence ?? repo.config.evidence;
   const lockRaw = raw.lock ?? repo.config.lock;
@@ -242,6 +327,7 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
   const lock = lockSetting(name, lockRaw, remote, baseUrl, authUrl);
   return {
     name,
+    ...(raw.credentials?.prefix !== undefined ? { credentialPrefix: raw.credentials.prefix } : {}),
     baseUrl,
     authUrl,
     realm,
@@ -250,10 +336,18 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
     origins,
     service: serviceChoices(raw.service, repo.config.approvals, env),
     rateLimit: raw.rate_limit,
-    fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
+    ...fourEyesOf(raw.four_eyes ?? repo.config.four_eyes),
     ...(evidence === undefined ? {} : { evidence: resolve(repo.root, evidence) }),
     lock,
   };
+}
+
+/** four_eyes as revsync.yaml says it: true, or { local_apply } (four eyes, and whether apply may run
+ *  outside CI). */
+function fourEyesOf(raw: EnvironmentConfig["four_eyes"]): Pick<ResolvedEnv, "fourEyes" | "fourEyesLocalApply"> {
+  if (raw === undefined || raw === false) return { fourEyes: false };
+  if (raw === true) return { fourEyes: true };
+  return { fourEyes: true, ...(raw.local_apply ? { fourEyesLocalApply: true } : {}) };
 }
 
 /** The environment's URLs and realm with ${VAR} filled from the process environment, after the
@@ -293,11 +387,8 @@ function lockSetting(name: string, raw: EnvironmentConfig["lock"], remote: strin
       "remove lock: local (the default for a service not on loopback is a ref of the git remote origin), or name a remote every machine that applies reaches: lock: { remote: NAME }",
     );
   if (remote !== undefined) {
-    if (/^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*:[^/@\s]*@/i.test(remote))
-      throw new UserError(
-        `environment ${JSON.stringify(name)}: lock.remote holds a password in its URL; credentials never live in files`,
-        "name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives",
-      );
+    const credentials = remoteCredentials(remote);
+    if (credentials) throw new UserError(`environment ${JSON.stringify(name)}: lock.remote ${credentials}`);
     return { kind: "git", remote };
   }
   if (raw === "git") return { kind: "git", remote: "origin" };
@@ -319,13 +410,15 @@ export function readInside(repo: Repo, dir: string): { folder: string; words: { 
 
 /** The documents of the policies folder's YAML files, each of a kind the registry knows (`kinds`); one
  *  of no kind, or of another, is a problem at its `kind:`. */
-function policyDocs(repo: Repo, vars: VarSource, kinds: readonly FileKind[], diagnostics: Diagnostic[]): PolicyDoc[] {
+function policyDocs(repo: Repo, vars: VarSource, kinds: readonly FileKind[], diagnostics: Diagnostic[], environment: string | undefined): PolicyDoc[] {
   const docs: PolicyDoc[] = [];
   const known = kinds.map((k) => k.fileKind);
   const inside = readInside(repo, repo.policiesDir);
+  const scopedLists = (fileKind: string): readonly string[] => kinds.find((k) => k.fileKind === fileKind)?.scopedLists ?? [];
   for (const abs of listYamlFiles(repo.policiesDir)) {
     const shown = relative(repo.cwd, abs) || abs;
-    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside)) {
+    const keep = keepInScope({ environment, known: environmentNames(repo), scopedLists, file: shown, diagnostics });
+    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside, keep)) {
       const kind = (src.value as { kind?: unknown } | null)?.kind;
       if (typeof kind === "string" && known.includes(kind)) {
         docs.push({ src, absFile: abs, kind });
@@ -347,9 +440,15 @@ function policyDocs(repo: Repo, vars: VarSource, kinds: readonly FileKind[], dia
   return docs;
 }
 
-/** Parses and checks every policy file, each by its kind (`kinds`, the registry of src/kinds/); returns
- *  git's state, keyed by kind, and every problem found. */
-export function loadPolicies(repo: Repo, vars: VarSource, kinds: readonly FileKind[]): { desired: DesiredState; diagnostics: Diagnostic[]; docs: PolicyDoc[] } {
+/** Parses and checks every policy file, each by its kind (`kinds`, the registry of src/kinds/), as
+ *  `environment` reads them: a document or a batch of other environments (config/scope.ts) is not
+ *  there; undefined reads all. Returns git's state, keyed by kind, and every problem found. */
+export function loadPolicies(
+  repo: Repo,
+  vars: VarSource,
+  kinds: readonly FileKind[],
+  environment: string | undefined,
+): { desired: DesiredState; diagnostics: Diagnostic[]; docs: PolicyDoc[] } {
   const diagnostics: Diagnostic[] = [];
   const desired = new Map<string, unknown[]>(kinds.map((k) => [k.name, []]));
   if (!existsSync(repo.policiesDir) || !statSync(repo.policiesDir).isDirectory()) {
@@ -362,7 +461,7 @@ export function loadPolicies(repo: Repo, vars: VarSource, kinds: readonly FileKi
     });
     return { desired, diagnostics, docs: [] };
   }
-  const docs = policyDocs(repo, vars, kinds, diagnostics);
+  const docs = policyDocs(repo, vars, kinds, diagnostics, environment);
   const parsed: ParsedValuesByPath = new Map();
   diagnostics.push(...runRules(repo.root, docs, kinds, parsed));
   const failed = new Set(diagnostics.filter((d) => d.severity === "error").map((d) => d.file));

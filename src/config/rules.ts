@@ -46,6 +46,9 @@ export interface FileKind<D = unknown> {
   /** The `kind:` of its policy files ("SspPolicy"). */
   readonly fileKind: string;
   readonly schema: SchemaRef;
+  /** The lists of its documents whose items may carry `environments:` (config/scope.ts), as an SSP
+   *  policy's batches do: an item of other environments is taken out before anything reads it. */
+  readonly scopedLists?: readonly string[];
   /** A schema problem that one of its rules reports in its own words (not said twice). */
   ownWords?(pointer: string, key?: string): boolean;
   /** Its rules beyond the schema, over the documents of its kind. */
@@ -121,7 +124,7 @@ function restated(pointer: string, e: SchemaError): boolean {
 /** A problem with a value filled from variables names them, and where they came from: the value the
  *  message quotes is not what the file says. */
 function namingVariables(src: SourceDoc, d: Diagnostic): Diagnostic {
-  const from = d.pointer === undefined ? undefined : src.variables?.get(d.pointer);
+  const from = d.pointer === undefined || d.rule === "unknown-field" ? undefined : src.variables?.get(d.pointer);
   return from ? { ...d, message: `${d.message} (${from.words})`, variables: from.names } : d;
 }
 
@@ -151,9 +154,12 @@ export function runRules(root: string, docs: PolicyDoc[], kinds: readonly FileKi
     const reported = (pointer: string): boolean =>
       !exactAt(d, pointer) || [...(d.src.unresolved ?? [])].some((u) => pointer === u || pointer.startsWith(`${u}/`));
     out.push(
-      ...schemaDiagnostics(d.src, kind.schema, (pointer, key, e) => reported(pointer) || !!kind.ownWords?.(pointer, key) || (!!e && restated(pointer, e))).map(
-        (x) => namingVariables(d.src, x),
-      ),
+      ...schemaDiagnostics(
+        d.src,
+        kind.schema,
+        // An unknown field is its key's problem: said even when its value's variable could not be filled.
+        (pointer, key, e) => (reported(pointer) && e?.keyword !== "additionalProperties") || !!kind.ownWords?.(pointer, key) || (!!e && restated(pointer, e)),
+      ).map((x) => namingVariables(d.src, x)),
     );
   }
   duplicateNames(docs, emit);

@@ -126,7 +126,8 @@ export function schemaDiagnostics(
       pointer,
       message: e.keyword === "required" && where === "(document)" ? message : `${where}: ${message}`,
       severity: "error",
-      rule: "schema",
+      // A field that should not be there is its key's problem, never its value's (nor a variable's that filled it).
+      rule: key && e.keyword === "additionalProperties" ? "unknown-field" : "schema",
     });
   }
   return out;

@@ -187,6 +187,9 @@ function loadPlain(text: string): { value: unknown; starts: Starts } | undefined
   }
 }
 
+/** The kind of a guardrail test file (docs/guardrails.md, "Testing rules"), which shares the tests folder. */
+export const GUARDRAIL_TEST = "GuardrailTest";
+
 /** The folder of policy tests: `tests:` of revsync.yaml, default tests/. */
 export function testsDir(repo: Repo): string {
   return resolve(repo.root, repo.config.tests ?? "tests");
@@ -211,12 +214,14 @@ export function loadTests(repo: Repo, vars: VarSource): { cases: TestCase[]; con
     }
     for (const src of readYamlFile(abs, shown, diagnostics, vars, inside)) {
       const kind = (src.value as { kind?: unknown } | null)?.kind;
+      // A guardrail test is read by the guardrails (revsync test runs both kinds).
+      if (kind === GUARDRAIL_TEST) continue;
       if (kind !== "SspPolicyTest") {
         diagnostics.push({
           file: shown,
           ...at(src, "/kind"),
           severity: "error",
-          message: `kind: a file in ${relative(repo.cwd, dir) || "."} must be an SspPolicyTest, got ${JSON.stringify(kind)}`,
+          message: `kind: a file in ${relative(repo.cwd, dir) || "."} must be an SspPolicyTest or a ${GUARDRAIL_TEST}, got ${JSON.stringify(kind)}`,
         });
         continue;
       }

@@ -3,7 +3,7 @@ import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
 import { ignoreRuleWarnings, todayUtc } from "./drift-ignore.js";
 import { loadTests } from "./test-files.js";
 import type { FileKind } from "./rules.js";
-import { endpointWarnings, environmentNames, environmentVars, findConfig, loadPolicies, loadRepo, varsFor } from "./repo.js";
+import { endpointWarnings, environmentNames, environmentVars, findConfig, loadPolicies, loadRepo, varsFor, type Repo } from "./repo.js";
 
 export interface ValidateInput {
   /** Where revsync.yaml is looked for, and paths are shown from. */
@@ -16,6 +16,8 @@ export interface ValidateInput {
   today?: string;
   /** The resource kinds whose policy files the repo holds (the registry of src/kinds/). */
   kinds: readonly FileKind[];
+  /** Checks of an environment that layers above config make (its guardrails), run with the rest. */
+  more?: (repo: Repo, env: string) => Diagnostic[];
 }
 
 export interface ValidateResult {
@@ -41,7 +43,7 @@ export function validateRepo(input: ValidateInput): ValidateResult {
       diagnostics.push(...endpointWarnings(repo, name, input.env));
       const own = environmentVars(repo, name, input.env);
       const problems = own.problems;
-      const loaded = loadPolicies(repo, varsFor(own, input.env), input.kinds);
+      const loaded = loadPolicies(repo, varsFor(own, input.env), input.kinds, name);
       // A problem that one environment's variables cause (or of a value they filled) names that environment.
       const named = [...problems, ...loaded.diagnostics].map((d) =>
         (d.rule === "variables" || d.variables) && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d,
@@ -50,6 +52,7 @@ export function validateRepo(input: ValidateInput): ValidateResult {
       docs = Math.max(docs, loaded.docs.length);
       const tests = loadTests(repo, varsFor(own, input.env));
       diagnostics.push(...tests.diagnostics);
+      diagnostics.push(...(input.more?.(repo, name) ?? []));
       if (name === names[0]) {
         const known = input.kinds.flatMap((k) => k.addressesIn(loaded.desired.get(k.name) ?? []));
         diagnostics.push(...ignoreRuleWarnings(repo, known, input.today ?? todayUtc()));

@@ -4,6 +4,7 @@ import { FileRefused, READ_CAPS, readFailure, readUserFileBytes, type PathWords 
 import { interpolateString, variableWords, type VarSource } from "./interpolate.js";
 import { exactness } from "../number.js";
 import { UserError } from "../errors.js";
+import { plural } from "../words.js";
 
 export const MAX_FILE_BYTES = READ_CAPS.text;
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
@@ -35,6 +36,11 @@ export type { VarSource };
 /** A problem at a place of the file being read. */
 type At = (line: number, column: number, message: string) => void;
 
+/** Whether a document is read at all, asked before its variables are filled (and it may take parts
+ *  out of it): a policy document of other environments (metadata.environments) is not, and reads none
+ *  of this environment's variables. */
+export type KeepDoc = (doc: Document.Parsed, lines: LineCounter, index: number) => boolean;
+
 /** Reads one YAML file defensively: a regular file only, size cap, strict UTF-8, no unknown tags, no
  *  prototype keys, bounded alias expansion; `inside`: the folder it must really lie in (a policy or
  *  policy test file: the policy repo, links followed). Every problem becomes a diagnostic; nothing throws. */
@@ -44,12 +50,21 @@ export function readYamlFile(
   diagnostics: Diagnostic[],
   vars?: VarSource,
   inside?: { folder: string; words?: PathWords },
+  keep?: KeepDoc,
 ): SourceDoc[] {
   const at: At = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
   const text = readText(absPath, at, inside);
   if (text === undefined) return [];
+  return readYamlText(text, shownPath, diagnostics, vars, keep);
+}
+
+/** readYamlFile of a text already read (export reads the files it is about to change this way). */
+export function readYamlText(text: string, shownPath: string, diagnostics: Diagnostic[], vars?: VarSource, keep?: KeepDoc): SourceDoc[] {
+  const at: At = (line, column, message) => {
+    diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
+  };
   const lines = new LineCounter();
   // resolveKnownTags: false, so that !!binary, !!set, !!timestamp and the like are tags like any other
   // (refused, named as written) instead of turning a value into bytes, a set or a date.
@@ -58,12 +73,13 @@ export function readYamlFile(
   const out: SourceDoc[] = [];
   const flowVars = anyErrors(list) ? unquotedFlowVariables(text) : [];
   list.forEach((doc, index) => {
-    const badSyntax = syntaxProblems(doc, lines, flowVars, at);
+    const badSyntax = syntaxProblems(doc, lines, flowVars, at, text);
     const inexact = new Set<string>();
     const badKeys = keyAndNumberProblems(doc, lines, at, inexact);
     if (badSyntax || badKeys) return;
     // An empty document (a trailing ---, or only comments): the yaml library gives it no contents or a null scalar.
     if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;
+    if (keep && !keep(doc, lines, index)) return;
     // Every problem is reported: a variable that cannot be filled does not hide the document's other checks.
     const filled = vars ? interpolate(doc, lines, vars, shownPath, diagnostics) : undefined;
     let value: unknown;
@@ -104,13 +120,17 @@ function readText(absPath: string, at: At, inside?: { folder: string; words?: Pa
 /** The parser's errors and warnings of one document, each at its place; true when there is one. An
  *  unquoted ${VAR} inside { } or [ ] is YAML's own syntax there ({ starts a mapping): one error that
  *  says to quote it, instead of the parser's several. A tag is refused by its name. */
-function syntaxProblems(doc: Document.Parsed, lines: LineCounter, flowVars: { offset: number; text: string }[], at: At): boolean {
+function syntaxProblems(doc: Document.Parsed, lines: LineCounter, flowVars: { offset: number; text: string }[], at: At, text: string): boolean {
   const explained = flowVars.filter((v) => doc.errors.some((e) => e.pos[0] >= v.offset && e.pos[0] < v.offset + v.text.length));
   for (const v of explained) {
     const p = position(lines, v.offset);
     at(p.line, p.column, `${v.text} inside { } or [ ] must be quoted, or YAML reads its { as a mapping: write "${v.text}"`);
   }
-  const problems = explained.length ? [] : [...doc.errors, ...doc.warnings];
+  // A line indented off its block is the cause of the parser's errors around it: said once, at it.
+  const first = doc.errors[0];
+  const slip = !explained.length && first ? indentationSlip(text, position(lines, first.pos[0]).line) : undefined;
+  if (slip) at(slip.line, 1, slip.message);
+  const problems = explained.length || slip ? [] : [...doc.errors, ...doc.warnings];
   for (const e of problems) {
     const p = position(lines, e.pos[0]);
     const tag = /Unresolved tag: (\S+)/.exec(e.message);
@@ -121,7 +141,7 @@ function syntaxProblems(doc: Document.Parsed, lines: LineCounter, flowVars: { of
       written ? `the YAML tag ${written} is not allowed in policy files: write the value as plain text` : `YAML syntax: ${e.message.split("\n")[0]}`,
     );
   }
-  return problems.length > 0;
+  return problems.length > 0 || !!slip;
 }
 
 /** Keys that would reach an object's prototype, refused (true when there is one); and the one number
@@ -152,6 +172,63 @@ function keyAndNumberProblems(doc: Document.Parsed, lines: LineCounter, at: At, 
     },
   });
   return bad;
+}
+
+/** A line of YAML as the indentation check reads it: its number (from 1), indent and content. */
+interface YamlLine {
+  line: number;
+  indent: number;
+  content: string;
+}
+
+/** The lines that carry YAML (not blank, not comments, not inside a block scalar), comments cut off. */
+function yamlLines(text: string): YamlLine[] {
+  const out: YamlLine[] = [];
+  let scalarAbove: number | undefined;
+  text.split("\n").forEach((raw, i) => {
+    const indent = raw.length - raw.trimStart().length;
+    const content = raw.replace(/\s+#.*$/, "").trim();
+    if (!content || content.startsWith("#") || /^(---|\.\.\.)(\s|$)/.test(content)) return;
+    if (scalarAbove !== undefined && indent > scalarAbove) return;
+    scalarAbove = /[|>][-+0-9]*$/.test(content) ? indent : undefined;
+    out.push({ line: i + 1, indent, content });
+  });
+  return out;
+}
+
+/** Where the values of a line's mapping start: a key at its indent, or after each "- " of a sequence item. */
+const itemColumn = (l: YamlLine): number => l.indent + (/^(-\s+)+/.exec(l.content)?.[0].length ?? 0);
+const opensBlock = (l: YamlLine): boolean => /:$/.test(l.content) || /^-$/.test(l.content);
+const inFlow = (l: YamlLine): boolean => (l.content.match(/[[{]/g)?.length ?? 0) > (l.content.match(/[\]}]/g)?.length ?? 0);
+
+/** An indentation slip near a parser error (at `near`, a line number): a line indented deeper than the
+ *  line before it, which opens no block (YAML then reads it as part of that line's value), or back to a
+ *  column no enclosing block has (its block's first line, or it, slipped). Undefined when none is. */
+export function indentationSlip(text: string, near: number): { line: number; message: string } | undefined {
+  const ls = yamlLines(text);
+  const stack: YamlLine[] = [];
+  for (const [i, l] of ls.entries()) {
+    const prev = ls[i - 1];
+    if (prev && inFlow(prev)) return undefined;
+    const popped: YamlLine[] = [];
+    while (stack.length && (stack[stack.length - 1] as YamlLine).indent > l.indent) popped.push(stack.pop() as YamlLine);
+    const top = stack[stack.length - 1];
+    const first = popped[popped.length - 1];
+    let slip: { line: number; message: string } | undefined;
+    if (prev && l.indent > prev.indent && !opensBlock(prev) && l.indent !== itemColumn(prev))
+      slip = {
+        line: l.line,
+        message: `line ${l.line} is indented ${plural(l.indent, "space")}, deeper than line ${prev.line} (${prev.indent}), which opens no block: YAML reads it as part of line ${prev.line}'s value; indent it as the lines around it`,
+      };
+    else if (first && (!top || top.indent < l.indent))
+      slip = {
+        line: first.line,
+        message: `line ${first.line} is indented ${plural(first.indent, "space")}, and line ${l.line} after it in the same block ${l.indent}: the lines of a block need one indentation (one of them slipped)`,
+      };
+    if (slip) return Math.abs(slip.line - near) <= 1 || Math.abs(l.line - near) <= 1 ? slip : undefined;
+    if (!top || l.indent > top.indent) stack.push(l);
+  }
+  return undefined;
 }
 
 function anyErrors(docs: Document.Parsed[]): boolean {

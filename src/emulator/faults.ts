@@ -1,5 +1,5 @@
 /** Fault injection for the emulator (README, "The emulator"): POST /__admin/faults. */
-export type FaultKind = "latency" | "status" | "rate_limit" | "drop" | "error_array" | "token_expiry" | "success_status" | "trickle" | "omit";
+export type FaultKind = "latency" | "status" | "rate_limit" | "drop" | "error_array" | "token_expiry" | "success_status" | "trickle" | "omit" | "upload";
 
 export interface Fault {
   kind: FaultKind;
@@ -38,9 +38,12 @@ export interface Fault {
   /** omit: handles the request as usual, then leaves this field out of the JSON answer wherever it stands
    *  (a field the interface does not promise, as a service may leave it out). */
   field?: string;
+  /** upload: someone else's manual upload (the body of POST /__admin/uploads) that lands right before the
+   *  matching request is handled, as a write made between revsync's read and its send would. */
+  upload?: Record<string, unknown>;
 }
 
-const KINDS: FaultKind[] = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status", "trickle", "omit"];
+const KINDS: FaultKind[] = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status", "trickle", "omit", "upload"];
 
 export function parseFaults(body: unknown): { faults: Fault[]; seed?: number; replace: boolean } | string {
   if (!body || typeof body !== "object") return "body must be an object {faults: [...], seed?, replace?}";
@@ -58,6 +61,9 @@ export function parseFaults(body: unknown): { faults: Fault[]; seed?: number; re
       return `faults[${i}].retry_after must be a number of seconds, or null for none`;
     const field = (f as { field?: unknown }).field;
     if (kind === "omit" && (typeof field !== "string" || field === "")) return `faults[${i}].field must name the field an omit fault leaves out`;
+    const upload = (f as { upload?: unknown }).upload;
+    if (kind === "upload" && (!upload || typeof upload !== "object" || Array.isArray(upload)))
+      return `faults[${i}].upload must be the body of an upload (an object, as POST /__admin/uploads takes)`;
     const p = (f as { probability?: unknown }).probability;
     if (p !== undefined && (typeof p !== "number" || p < 0 || p > 1)) return `faults[${i}].probability must be a number from 0 to 1`;
     faults.push(f as Fault);
@@ -139,6 +145,11 @@ export class FaultTable {
 
   list(): Fault[] {
     return this.faults.map(({ bucket: _bucket, ...f }) => f);
+  }
+
+  /** Whether a fault pick returned is still set (not cleared, nor replaced by another set). */
+  has(fault: Fault): boolean {
+    return this.faults.some((f) => f === fault);
   }
 
   /** The faults that fire for this request, each counted once. */

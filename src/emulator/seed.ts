@@ -13,9 +13,9 @@ export const DEMO = {
   clientId: "revsync",
   clientSecret: "demo-secret",
   users: {
-    alice: { password: "alice-password", roles: ["Revenue Analyst", "Revenue Approver"] },
-    bob: { password: "bob-password", roles: ["Revenue Approver"] },
-    carol: { password: "carol-password", roles: ["Revenue Analyst"] },
+    alice: { password: "alice-password", roles: ["Revenue Analyst", "Revenue Approver"], email: "alice@demo.example" },
+    bob: { password: "bob-password", roles: ["Revenue Approver"], email: "bob@demo.example" },
+    carol: { password: "carol-password", roles: ["Revenue Analyst"], email: "carol@demo.example" },
   },
 } as const;
 
@@ -296,7 +296,7 @@ function demoTenant(): TenantState {
     realm: DEMO.realm,
     environment: DEMO.environment,
     clients: { [DEMO.clientId]: DEMO.clientSecret },
-    users: Object.fromEntries(Object.entries(DEMO.users).map(([k, v]) => [k, { password: v.password, roles: [...v.roles] }])),
+    users: Object.fromEntries(Object.entries(DEMO.users).map(([k, v]) => [k, { password: v.password, roles: [...v.roles], email: v.email }])),
     tenantConfigurations: [
       {
         compliance_id: "TC-0001",

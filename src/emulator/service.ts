@@ -40,8 +40,8 @@ function validate<T>(definition: string, body: unknown): T {
   return body as T;
 }
 
-function bump(env: { version_id: string; last_modified_on: number; last_modified_by: string }, user: string): void {
-  env.version_id = String(Number(env.version_id) + 1);
+function bump(env: { version_id: string; last_modified_on: number; last_modified_by: string }, user: string, step = 1): void {
+  env.version_id = String(Number(env.version_id) + step);
   // last_modified_on never goes backwards nor stands still across writes, even within one second.
   env.last_modified_on = Math.max(epoch(), env.last_modified_on + 1);
   env.last_modified_by = user;
@@ -61,7 +61,7 @@ export function listTenantConfigurations(t: TenantState): unknown {
   return t.tenantConfigurations;
 }
 
-export function patchTenantConfiguration(t: TenantState, caller: Caller, id: string, raw: unknown, ifMatch: string | undefined): unknown {
+export function patchTenantConfiguration(t: TenantState, caller: Caller, id: string, raw: unknown, ifMatch: string | undefined, versionStep = 1): unknown {
   const body = validate<TenantConfigurationUpdateBody>("TenantConfigurationUpdateBody", raw);
   const env = t.tenantConfigurations.find((e) => e.compliance_id === id);
   if (!env) throw new EmuError(404, `no tenant configuration with compliance_id ${id}`);
@@ -77,7 +77,7 @@ export function patchTenantConfiguration(t: TenantState, caller: Caller, id: str
   if (problems.length) throw new EmuError(400, "invalid request body", problems);
   if (!item) throw new EmuError(400, "invalid request body");
   Object.assign(live, item, { updated_at: epoch(), updated_by: caller.user });
-  bump(env as { version_id: string; last_modified_on: number; last_modified_by: string }, caller.user);
+  bump(env as { version_id: string; last_modified_on: number; last_modified_by: string }, caller.user, versionStep);
   return {
     compliance_id: env.compliance_id,
     compliance_details: [{ error: [], message: "Tenant configuration updated", unique_key: env.unique_key }],
@@ -271,7 +271,12 @@ function uploadedBatch(state: EmulatorState, t: TenantState, b: Record<string, u
   if (!policy) throw new EmuError(404, "no such SSP policy");
   if (policy.item.method === "formula") throw new EmuError(409, "a formula policy has no uploaded batches");
   const batchName = str("batch_name");
-  if (policy.batches.some((x) => x.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
+  // The spec promises no unique batch names: `duplicate` ("first" or "last") stores a second batch of a
+  // name the policy holds, listed before or after the first.
+  const duplicate = b.duplicate;
+  if (duplicate !== undefined && duplicate !== "first" && duplicate !== "last")
+    throw new EmuError(400, 'duplicate must be "first" or "last"', [{ field: "duplicate", message: 'must be "first" or "last"' }]);
+  if (!duplicate && policy.batches.some((x) => x.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
   const input: SspCreateBatch = {
     batch_name: batchName,
     file_name: typeof b.file_name === "string" ? b.file_name : undefined,
@@ -287,7 +292,8 @@ function uploadedBatch(state: EmulatorState, t: TenantState, b: Record<string, u
     batch: input,
     csv: typeof b.csv === "string" ? b.csv : undefined,
   });
-  policy.batches.push(batch);
+  if (duplicate === "first") policy.batches.unshift(batch);
+  else policy.batches.push(batch);
   bump(policy, user);
   return batch;
 }
@@ -303,8 +309,9 @@ export function batchAction(
   id: string,
   batchName: string,
   ifMatch: string | undefined,
-  fourEyes = false,
+  opts: { fourEyes?: boolean; versionStep?: number } = {},
 ): unknown {
+  const fourEyes = opts.fourEyes === true;
   if (action !== "review" && action !== "approve") throw new EmuError(404, `unknown SSP batch action ${JSON.stringify(action)}`);
   const p = t.ssp.find((x) => x.compliance_id === id);
   if (!p) throw new EmuError(404, `no SSP policy with compliance_id ${id}`);
@@ -333,7 +340,7 @@ export function batchAction(
   }
   const now = epoch();
   Object.assign(b, { status: to, updated_at: now, updated_by: caller.user, timestamp: now, can_delete: to !== "approved" });
-  bump(p, caller.user);
+  bump(p, caller.user, opts.versionStep);
   return {
     compliance_id: p.compliance_id,
     compliance_details: [{ error: [], message: `Batch ${batchName} ${to}`, unique_key: p.compliance_name }],

@@ -6,6 +6,9 @@ import { plural } from "../words.js";
 export interface UserRecord {
   password: string;
   roles: string[];
+  /** The user's e-mail: a password grant may name the user by it, as Keycloak signs in by e-mail by
+   *  default; the token then names the user by its user name all the same. */
+  email?: string;
 }
 
 /** A stored SSP batch: the response item plus the CSV it was uploaded as. */

@@ -8,8 +8,10 @@ function approverProblems(changes: EvidenceRecord["changes"]): string[] {
   const out: string[] = [];
   for (const c of changes) {
     const f = c.four_eyes;
+    // A review or approve that landed on another batch, or other values, than the one reviewed.
+    if (c.outcome === "breached" && f?.rule !== "breached") out.push(`${c.address}: what the service shows moved is not what was reviewed (${c.why})`);
     if (c.action !== "approve" || !f) continue;
-    if (c.outcome === "breached" || f.rule === "breached") out.push(`four eyes: ${c.address} was approved in breach of four eyes (${c.why})`);
+    if (f.rule === "breached") out.push(`four eyes: ${c.address} was approved in breach of four eyes (${c.why})`);
     else if (f.sent_as && f.approved_by && !sameUser(f.sent_as, f.approved_by))
       out.push(`four eyes: ${c.address} was sent as ${f.sent_as} and the service shows it approved by ${f.approved_by}`);
   }
@@ -81,7 +83,11 @@ export function fourEyesFindings(r: EvidenceRecord): { problems: string[]; notes
   const wrote = changes.some((c) => LANDED.has(c.outcome) && c.outcome !== "already");
   const pr = r.pull_request_approval;
   if (r.ci === null) {
-    if (wrote) notes.push("four eyes: applied outside CI, so no pull request's approval was checked");
+    if (wrote && r.four_eyes_local_apply === true)
+      notes.push(
+        "LOCAL-APPLY: four eyes: applied outside CI, as four_eyes: { local_apply: true } of revsync.yaml allowed: no pull request's approval was checked, and the tree applied was held to no reviewed commit",
+      );
+    else if (wrote) notes.push("four eyes: applied outside CI, so no pull request's approval was checked");
   } else if (wrote && !pr) problems.push("four eyes: applied in CI, and the record holds no approval of the pull request");
   else if (wrote && pr && !pr.holds)
     problems.push(`four eyes: the pull request lacks an independent approval (${pr.problem ?? "no approval by someone other than its author"})`);

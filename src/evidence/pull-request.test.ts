@@ -65,7 +65,7 @@ describe("the pull request's approval (GitHub)", () => {
     expect(again).toMatchObject({ holds: true, independent: ["dave"] });
   });
 
-  it("the author is the author whatever the case of the login; reviews are read page by page, on the API's host only", async () => {
+  it("the author is the author whatever the case of the login; reviews are read page by page, on the API's host only, and a page elsewhere fails the check", async () => {
     const only = await pullRequestApproval(
       ci,
       env,
@@ -77,8 +77,13 @@ describe("the pull request's approval (GitHub)", () => {
         "/page2": { body: [review("dave", "APPROVED")], link: '<https://elsewhere.test/page3>; rel="next"' },
       }),
     );
-    // The second page's approval is read; the third page, on another host, is not followed.
-    expect(only).toMatchObject({ holds: true, independent: ["dave"], problem: null });
+    // The second page's approval is read; the third page, on another host, is not followed, and what it
+    // holds is unknown: the check fails closed.
+    expect(only).toMatchObject({
+      holds: false,
+      problem:
+        "the reviews of pull request #5: the API's next page is on another origin (https://elsewhere.test) than the API's own (https://api.example.test), which revsync does not follow, so what the rest holds is unknown",
+    });
     const authorOnly = await approvalOf([review("carol", "APPROVED")]);
     expect(authorOnly).toMatchObject({ holds: false, problem: "pull request #5 is approved only by its author, Carol: it needs an approval by someone else" });
   });

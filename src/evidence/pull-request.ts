@@ -85,7 +85,7 @@ async function readPages(get: ForgeGet, first: string, headers: Record<string, s
     const r = await getJson(get, url, headers, what);
     if (!Array.isArray(r.body)) throw new ForgeError(`${what}: the API's answer is not a list`);
     items.push(...(r.body as unknown[]));
-    url = nextPage(r.link, base);
+    url = nextPage(r.link, base, what);
   }
   return items;
 }
@@ -103,15 +103,25 @@ function githubExcluded(user: Record<string, unknown>, login: string, associatio
   return undefined;
 }
 
-/** The next page of a GitHub list (its Link header's rel="next"), on the same API host only. */
-function nextPage(link: string | undefined, base: string): string | undefined {
-  const m = /<([^>]+)>\s*;\s*rel="next"/.exec(link ?? "");
-  if (!m?.[1]) return undefined;
+/** The next page of a GitHub list (its Link header's rel="next"), on the API's own host only; undefined
+ *  when the header names no next page. A next page revsync will not follow (another origin, a link it
+ *  cannot read) fails the read closed: what it holds (a later "changes requested") could change the
+ *  verdict, so it is never taken as the end of the list. */
+function nextPage(link: string | undefined, base: string, what: string): string | undefined {
+  if (!/rel="?next"?/i.test(link ?? "")) return undefined;
+  const m = /<([^>]+)>\s*;\s*rel="?next"?/i.exec(link ?? "");
+  let url: URL | undefined;
   try {
-    return new URL(m[1]).origin === new URL(base).origin ? m[1] : undefined;
+    url = m?.[1] ? new URL(m[1]) : undefined;
   } catch {
-    return undefined;
+    url = undefined;
   }
+  if (!url || !m?.[1]) throw new ForgeError(`${what}: the API says a next page follows, but its link cannot be read, so what the rest holds is unknown`);
+  if (url.origin !== new URL(base).origin)
+    throw new ForgeError(
+      `${what}: the API's next page is on another origin (${url.origin}) than the API's own (${new URL(base).origin}), which revsync does not follow, so what the rest holds is unknown`,
+    );
+  return m[1];
 }
 
 /** GitHub: the pull request (its author, user.login; its head, head.sha; merge_commit_sha, the commit its

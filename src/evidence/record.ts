@@ -2,6 +2,8 @@ import { canonicalHash } from "../canonical-json.js";
 import { OUTCOMES, type Outcome } from "../apply/run.js";
 import type { FourEyesFacts } from "../shared/entries.js";
 import type { FieldDiff } from "../shared/normalize.js";
+import type { GuardrailOutcome } from "../shared/facts.js";
+import type { PlanGuardrails } from "../guardrails/judge.js";
 
 /** The evidence record of one apply run (schemas/evidence-record.schema.json). Major versions are
  *  refused by older readers, as plans are. */
@@ -110,6 +112,8 @@ export interface EvidenceChange {
   values?: { checksum: string | null; file: string; rows: number };
   /** An approve apply acted on: who prepared the batch and who approved it. */
   four_eyes?: EvidenceFourEyes;
+  /** With guardrails: what each rule that matches it came to when apply judged the plan. */
+  guardrails?: GuardrailOutcome[];
   requests: EvidenceRequest[];
 }
 
@@ -139,6 +143,9 @@ export interface EvidenceRecord {
   service_user: string | null;
   /** four_eyes of the environment at this run (absent in records written before it was recorded). */
   four_eyes?: boolean;
+  /** Under four eyes, applied outside CI as four_eyes: { local_apply: true } allows: no pull request's
+   *  approval was checked and the tree applied was held to none (evidence verify flags it). */
+  four_eyes_local_apply?: boolean;
   /** The approver identity approves were sent as (REVSYNC_APPROVER_*); null when none was configured. */
   approver_user?: string | null;
   /** Apply approved as another user than the plan was made with (or than a plan whose job did not know
@@ -147,6 +154,9 @@ export interface EvidenceRecord {
   /** In CI: the pull (merge) request's author and approvals, read from the forge's API, and whether an
    *  independent approval covers the commit applied. */
   pull_request_approval?: PullRequestApproval;
+  /** With guardrails or freeze windows: how apply judged the plan right before it wrote (every rule and
+   *  window, who approved, each override with its reason and who granted it, what held it back). */
+  guardrails?: PlanGuardrails;
   started_at: string;
   finished_at: string;
   /** The policy repo: its commit, whether its tree was clean, and when not, the paths that were not (the

@@ -4,6 +4,8 @@ import { countOutcomes, outcomeOf, stepTag, type ApplyObserver, type ApplyReport
 import type { Step, StepOutcome } from "../apply/graph.js";
 import { planApprover } from "../plan/four-eyes.js";
 import { isApplied, type Plan } from "../plan/model.js";
+import type { PlanGuardrails } from "../guardrails/judge.js";
+import type { GuardrailOutcome } from "../shared/facts.js";
 import { gitState, uncommittedFiles } from "./context.js";
 import {
   EVIDENCE_FORMAT_VERSION,
@@ -68,9 +70,10 @@ export class EvidenceRecorder implements ApplyObserver {
   private readonly others: EvidenceRequest[] = [];
   private readonly pending = new Map<string, EvidenceRequest[]>();
   private readonly finished = new Map<string, { outcome: EvidenceOutcome; message: string; four_eyes?: EvidenceFourEyes }>();
-  private fourEyes: { required: boolean; approver: string | null } | undefined;
+  private fourEyes: { required: boolean; approver: string | null; localApply?: true } | undefined;
   private approverNote: string | undefined;
   private pullRequest: PullRequestApproval | undefined;
+  private guardrails: { judged: PlanGuardrails; outcomes: readonly (GuardrailOutcome[] | undefined)[] } | undefined;
   private readonly running = new Set<string>();
   private written: { path: string; record: EvidenceRecord } | undefined;
 
@@ -145,7 +148,11 @@ export class EvidenceRecorder implements ApplyObserver {
   }
   /** four_eyes of the environment, and the approver identity's user (null: none configured). */
   setFourEyes(required: boolean, approver: string | null): void {
-    this.fourEyes = { required, approver };
+    this.fourEyes = { ...this.fourEyes, required, approver };
+  }
+  /** Under four eyes, applied outside CI as four_eyes.local_apply allows (evidence verify flags it). */
+  setLocalApply(): void {
+    this.fourEyes = { required: true, approver: null, ...this.fourEyes, localApply: true };
   }
   /** Apply approves as another user than the plan was made with, in words (src/plan/four-eyes.ts). */
   setApproverNote(note: string): void {
@@ -154,6 +161,10 @@ export class EvidenceRecorder implements ApplyObserver {
   /** The pull (merge) request's approval, as read from the forge. */
   setPullRequestApproval(a: PullRequestApproval): void {
     this.pullRequest = a;
+  }
+  /** How apply judged the plan's guardrails, and each change's outcomes (by the plan's order). */
+  setGuardrails(judged: PlanGuardrails, outcomes: readonly (GuardrailOutcome[] | undefined)[]): void {
+    this.guardrails = { judged, outcomes };
   }
   /** The environment's lock as the run took it (or --lock=false), and later whether it was released. */
   setLock(lock: EvidenceLock): void {
@@ -213,8 +224,9 @@ export class EvidenceRecorder implements ApplyObserver {
 
   /** Each of the plan's entries, with what became of it and the requests sent for it. */
   private changes(plan: Plan, end: { stoppedNow: boolean; declined: boolean; error: string | null }): EvidenceChange[] {
-    return plan.changes.map((c) => {
+    return plan.changes.map((c, i) => {
       const four = isApplied(c) ? this.finished.get(stepTag(c))?.four_eyes : undefined;
+      const guardrails = this.guardrails?.outcomes[i];
       return {
         address: c.address,
         action: c.action,
@@ -224,6 +236,7 @@ export class EvidenceRecorder implements ApplyObserver {
         version_id: c.version_id,
         ...valuesOf(c),
         ...(four ? { four_eyes: four } : {}),
+        ...(guardrails ? { guardrails } : {}),
         requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
       };
     });
@@ -257,8 +270,10 @@ export class EvidenceRecorder implements ApplyObserver {
       realm: i.realm,
       service_user: this.user,
       ...(this.fourEyes ? { four_eyes: this.fourEyes.required, approver_user: this.fourEyes.approver } : {}),
+      ...(this.fourEyes?.localApply ? { four_eyes_local_apply: true } : {}),
       ...(this.approverNote ? { approver_note: this.approverNote } : {}),
       ...(this.pullRequest ? { pull_request_approval: this.pullRequest } : {}),
+      ...(this.guardrails ? { guardrails: this.guardrails.judged } : {}),
       started_at: iso(this.started),
       finished_at: iso(i.now()),
       git,

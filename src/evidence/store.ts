@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { accessSync, constants, mkdirSync, readdirSync, statSync, type Dirent } from "node:fs";
+import { accessSync, constants, readdirSync, statSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors.js";
-import { writeFileExclusive } from "../fs-atomic.js";
+import { makeFolders, writeFileExclusive } from "../fs-atomic.js";
 import { redactJson } from "../redact-json.js";
 import { FileRefused, READ_CAPS, readUserFile } from "../user-files.js";
 import { recordHash, type EvidenceRecord } from "./record.js";
@@ -77,7 +77,7 @@ export function earlierFileName(r: Pick<EvidenceRecord, "finished_at" | "environ
 /** The evidence folder, checked before apply sends anything: it exists (or is made) and can be written. */
 export function prepareEvidenceDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    makeFolders(dir);
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
     accessSync(dir, constants.W_OK);
   } catch (e) {

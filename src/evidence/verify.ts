@@ -1,9 +1,10 @@
 import { fourEyesFindings } from "./four-eyes.js";
+import { guardrailProblems } from "./guardrails.js";
 import { basename } from "node:path";
 import { describeAjvErrors, fileValidator } from "../schema/ajv.js";
 import { EVIDENCE_FORMAT_VERSION, recordHash, type EvidenceRecord } from "./record.js";
 import { earlierFileName, recordFileName, type StoredRecord } from "./store.js";
-import { looksAlike, tenantKeys } from "./look-alike.js";
+import { looksAlike, tenantKeys } from "../look-alike.js";
 
 /** What verify finds of a file of the folder. `unreadable`: not a record at all (not JSON, another kind
  *  of file, a folder); `unplaced`: a record that is not one revsync writes (not valid against the
@@ -16,7 +17,19 @@ import { looksAlike, tenantKeys } from "./look-alike.js";
  *  chain started anew (prev none) beside the tenant's chain. Without signatures verify cannot tell which
  *  of two such chains is genuine: both fail, and the head anchored elsewhere tells. */
 export type Finding =
-  "intact" | "edited" | "removed" | "reordered" | "duplicate" | "forked" | "renamed" | "unreadable" | "unplaced" | "four-eyes" | "look-alike" | "same-tenant";
+  | "intact"
+  | "edited"
+  | "removed"
+  | "reordered"
+  | "duplicate"
+  | "forked"
+  | "renamed"
+  | "unreadable"
+  | "unplaced"
+  | "four-eyes"
+  | "guardrails"
+  | "look-alike"
+  | "same-tenant";
 
 export interface VerifiedRecord {
   file: string;
@@ -261,6 +274,8 @@ function checkRecord(s: StoredRecord): { verified: VerifiedRecord; placed: boole
   const eyes = fourEyesFindings(r);
   if (eyes.problems.length) found("four-eyes", ...eyes.problems);
   if (eyes.notes.length) v.note = [v.note, ...eyes.notes].filter(Boolean).join("; ");
+  const guarded = guardrailProblems(r);
+  if (guarded.length) found("guardrails", ...guarded);
   return { verified: v, placed: true };
 }
 

@@ -147,7 +147,7 @@ function validated(root: string): DesiredView {
   const repo = loadRepo(join(root, "revsync.yaml"), diagnostics, root);
   if (!repo) throw new Error("no repo");
   const { vars, problems } = environmentVars(repo, "p", {});
-  const loaded = loadPolicies(repo, varsFor({ vars }, {}), KINDS);
+  const loaded = loadPolicies(repo, varsFor({ vars }, {}), KINDS, "p");
   const errors = [...diagnostics, ...problems, ...loaded.diagnostics].filter((d) => d.severity === "error");
   expect(errors.map((d) => `${d.file}:${d.line} ${d.message}`)).toEqual([]);
   return DesiredView.of(loaded.desired);

@@ -17,6 +17,9 @@ export interface GitFile {
   /** Each document's value with the environment's ${VAR}s filled (what it means, to compare with the
    *  service), by document index; undefined where it could not be filled or parsed (left as it is). */
   values: (unknown | undefined)[];
+  /** The documents that are of other environments (metadata.environments), by index: not this
+   *  environment's, so never matched with its service's policies. */
+  outOfScope?: ReadonlySet<number>;
 }
 
 export interface ExportWrite {
@@ -69,7 +72,7 @@ export interface PlaceOptions {
    *  plans would change), nor adds a file, a batch or values to them; each such difference is refused,
    *  named, and left for a reviewed change (docs/decisions.md, "Export never changes what another
    *  environment would do"). */
-  sharedWith?: readonly string[];
+  sharedWith?: readonly string[] | ((address: string) => readonly string[]);
   /** The kinds whose files export places (the registry of src/kinds/). */
   kinds?: Registry;
   /** Paths (relative to the export folder) that hold something already, readable or not: a new values
@@ -98,7 +101,7 @@ function sameValues(kind: Kind | undefined, held: string | undefined, text: stri
 
 /** How one file changes: scalars replaced where they stand (spliced into the text, so that every other
  *  byte of the file stays as it was), or a change of structure (the documents are written out again). */
-interface FileEdits {
+export interface FileEdits {
   splices: { start: number; end: number; text: string }[];
   structural: boolean;
 }
@@ -113,8 +116,8 @@ export function scalarText(value: unknown): string {
 /** Sets a value of the service keeping what the file says around it: a scalar changes in place (its
  *  comment stays), a collection is replaced by a new node that takes over the old one's comments. The
  *  value is written as literal text (literalValue: a `${` of the service never reads as a variable). */
-function setValue(doc: Document, path: (string | number)[], serviceValue: unknown, edits: FileEdits): void {
-  const value = literalValue(serviceValue);
+function setValue(doc: Document, path: (string | number)[], serviceValue: unknown, edits: FileEdits, raw = false): void {
+  const value = raw ? serviceValue : literalValue(serviceValue);
   const old = doc.getIn(path, true) as Node | undefined;
   if (old && isScalar(old) && (value === null || typeof value !== "object")) {
     old.value = value;
@@ -131,6 +134,13 @@ function setValue(doc: Document, path: (string | number)[], serviceValue: unknow
   }
   doc.setIn(path, node);
 }
+
+/** Sets a value that revsync wrote itself (a `${VAR}` export --all-envs puts in place of a value that
+ *  differs between environments), as it is: not read as the service's text. */
+export const setOwnValue = (doc: Document, path: (string | number)[], value: unknown, edits: FileEdits): void => setValue(doc, path, value, edits, true);
+
+/** Sets a value of the service, as literal text (setValue). */
+export const setLiveValue = (doc: Document, path: (string | number)[], value: unknown, edits: FileEdits): void => setValue(doc, path, value, edits);
 
 /** Adds comment lines a node does not hold yet (so that exporting twice adds nothing). */
 function addComments(node: { comment?: string | null } | undefined, lines: string[]): boolean {
@@ -162,7 +172,7 @@ interface VarContext {
 /** The words of a refusal for a file other environments read: what differs, and what to do. */
 function sharedWords(sharedWith: readonly string[]): string {
   const n = sharedWith.length;
-  return `environment${n === 1 ? "" : "s"} ${sharedWith.join(", ")} read${n === 1 ? "s" : ""} this file too, so export would change ${n === 1 ? "its" : "their"} plan${n === 1 ? "" : "s"}: not exported (change git in a reviewed commit, or make the value a \${VAR} with each environment's own entry under vars: in revsync.yaml, and export again)`;
+  return `environment${n === 1 ? "" : "s"} ${sharedWith.join(", ")} read${n === 1 ? "s" : ""} this file too, so export would change ${n === 1 ? "its" : "their"} plan${n === 1 ? "" : "s"}: not exported (change git in a reviewed commit, or make the value a \${VAR} with each environment's own entry under vars: in revsync.yaml and export again, or export every environment at once: revsync export --all-envs)`;
 }
 
 /** A difference export may not write because other environments read the file: refused, named. */
@@ -225,6 +235,8 @@ type ValuesWrite = { file: string; text: string; what: string; named?: boolean }
  *  out; one the service does not show keeps git's value, unknown, never overwritten (src/shared/unknown.ts);
  *  one the service holds a value of that no policy file may hold is left out, with a comment. */
 function updateSpec(doc: Document, current: PolicyValue, f: ExportedFile, edits: FileEdits, ctx: VarContext, changes: string[]): void {
+  // --target of a batch alone: the policy's own fields are not exported.
+  if (f.batchesOnly) return;
   for (const [field, live] of Object.entries(f.value.spec)) {
     if (!current.spec || !(field in current.spec) || sameField(ctx.kind, field, current.spec[field], live)) continue;
     if (setField(doc, ["spec", field], live, edits, ctx) === "set") changes.push(field);
@@ -328,7 +340,7 @@ function updateDoc(doc: Document, current: PolicyValue, f: ExportedFile, edits: 
 /** A changed file's text: with scalar changes only, the original text with those scalars replaced
  *  where they stand (comments, spacing, flow style and ${VAR}s elsewhere untouched), checked to mean what
  *  the edited documents mean; else the documents written out again (comments kept, spacing normalised). */
-function rewrite(original: string, docs: Document[], edits: FileEdits | undefined): string {
+export function rewrite(original: string, docs: Document[], edits: FileEdits | undefined): string {
   const whole = docs.map((d) => d.toString({ lineWidth: 0 })).join("");
   if (!edits || edits.structural || !edits.splices.length) return whole;
   let text = original;
@@ -359,6 +371,7 @@ function readGit(
       broken.set(g.file, { file: g.file, message: `${pos.line}:${pos.col}: ${reason}: not updated (fix the YAML, then export again)` });
     }
     docs.forEach((doc, index) => {
+      if (g.outOfScope?.has(index)) return;
       // What the document means (its ${VAR}s filled, `$${` read as `${`), to match the service's names.
       const v = (g.values[index] ?? (doc.errors.length ? undefined : doc.toJS())) as { kind?: unknown; metadata?: { name?: unknown } } | null | undefined;
       if (!v || typeof v.kind !== "string" || !kindOfFile(kinds, v.kind) || typeof v.metadata?.name !== "string") return;
@@ -399,6 +412,10 @@ interface Placing {
   edits: Map<string, FileEdits>;
 }
 
+/** The other environments that read git's file of an address. */
+const sharedOf = (opts: PlaceOptions, address: string): readonly string[] =>
+  typeof opts.sharedWith === "function" ? opts.sharedWith(address) : (opts.sharedWith ?? []);
+
 /** One exported file: a new file for a policy git lacks, or git's file brought up to date in place. */
 function placeFile(f: ExportedFile, x: Placing): void {
   const { plan, read, opts } = x;
@@ -412,8 +429,8 @@ function placeFile(f: ExportedFile, x: Placing): void {
   if (hit) x.matched.add(k);
   if (hit && read.broken.has(hit.file.file)) return;
   if (!hit) {
-    if (opts.sharedWith?.length)
-      return void plan.refused.push({ message: `${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`, because: "shared" });
+    const shared = sharedOf(opts, f.address);
+    if (shared.length) return void plan.refused.push({ message: `${f.address}: in the service, no file in git; ${sharedWords(shared)}`, because: "shared" });
     plan.writes.push({ file: f.file, text: renderFile(f, x.header(f.file)), created: true, what: f.address, group: f.file });
     for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}`, group: f.file });
     return;
@@ -435,7 +452,7 @@ function placeFile(f: ExportedFile, x: Placing): void {
     readValues: x.readValues,
     ...(kind ? { kind } : {}),
     ...(opts.varHome ? { varHome: opts.varHome } : {}),
-    ...(opts.sharedWith ? { sharedWith: opts.sharedWith } : {}),
+    sharedWith: sharedOf(opts, f.address),
   };
   const { changes, values } = updateDoc(doc, current as PolicyValue, f, fileEdits, ctx);
   if (changes.length) x.dirty.set(hit.file.file, [...(x.dirty.get(hit.file.file) ?? []), `${f.address}: ${changes.join(", ")}`]);

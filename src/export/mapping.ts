@@ -29,6 +29,7 @@ export function exportFiles(
   taken: ReadonlySet<string> = new Set(),
   unnamed: string[] = [],
   kinds: Registry = KINDS,
+  refused: string[] = [],
 ): ExportedFile[] {
   const used = new Set<string>(taken);
   const unique = (file: string): string => {
@@ -37,9 +38,10 @@ export function exportFiles(
     used.add(path);
     return path;
   };
-  const files = kinds.flatMap((k) => k.export(liveOf(k, live), { targets, unique, unnamed }));
+  const files = kinds.flatMap((k) => k.export(liveOf(k, live), { targets, unique, unnamed, refused }));
   for (const f of files) for (const list of [f.specComments, f.batchComments, f.leftOut]) list.forEach((l, i) => (list[i] = oneLine(l)));
   unnamed.forEach((l, i) => (unnamed[i] = oneLine(l)));
+  refused.forEach((l, i) => (refused[i] = oneLine(l)));
   return files;
 }
 
@@ -75,6 +77,12 @@ export function quotedWhereNeeded<T>(node: T): T {
 export function renderFile(f: ExportedFile, header: string[]): string {
   const doc = new Document(literalValue(f.value));
   quotedWhereNeeded(doc.contents);
+  placeComments(doc, f);
+  return `${header.map((h) => `# ${h}`).join("\n")}\n${doc.toString({ lineWidth: 0 })}`;
+}
+
+/** The comments of what was left out, in their places: inside spec, and after the batches. */
+export function placeComments(doc: Document, f: Pick<ExportedFile, "specComments" | "batchComments">): void {
   const spec = doc.get("spec", true) as { comment?: string | null } | undefined;
   if (spec && f.specComments.length) spec.comment = f.specComments.join("\n");
   if (f.batchComments.length) {
@@ -82,5 +90,4 @@ export function renderFile(f: ExportedFile, header: string[]): string {
     if (batches) batches.comment = f.batchComments.join("\n");
     else doc.comment = f.batchComments.join("\n");
   }
-  return `${header.map((h) => `# ${h}`).join("\n")}\n${doc.toString({ lineWidth: 0 })}`;
 }

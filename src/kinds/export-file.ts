@@ -42,6 +42,9 @@ export interface ExportedFile {
   batchComments: string[];
   /** One line per thing left out, for export to print. */
   leftOut: string[];
+  /** Set when only some of its batches are exported (--target of a batch): a file git holds keeps the
+   *  policy's own fields as they are. */
+  batchesOnly?: boolean;
   /** Per batch, the dates the service does not show as dates (null, or text that is no date): git's
    *  stay, not compared (src/shared/unknown.ts). */
   batchDatesUnknown: Map<string, UnknownField[]>;
@@ -68,6 +71,13 @@ export function newFile(file: string, address: string, schema: SchemaRef, kind: 
 }
 
 const show = (v: unknown): string => JSON.stringify(v) ?? "undefined";
+
+/** Why export writes nothing for one copy of a name the service holds twice (src/plan/held-twice.ts): a
+ *  policy file names what it manages by its name, so it could mean either copy, and two files of one
+ *  name fail validate. `copy`: the copy in words ('SSP policy "X" (compliance_id "SSP-1")'). */
+export function heldTwiceRefusal(copy: string): string {
+  return `${copy}: not exported, the service holds its name more than once and a policy file names what it manages by its name alone; remove or rename the copies in the service until one holds the name, then export again`;
+}
 
 /** Leaves out of spec each field the policy file format refuses (a value outside a documented list, a
  *  type the format does not take) or that the service shows as null: a field left out keeps its live

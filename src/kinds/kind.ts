@@ -7,7 +7,8 @@ import type { WriteOutcome } from "../api/write.js";
 import type { DesiredState } from "../config/repo.js";
 import type { FileKind } from "../config/rules.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
-import type { Change, DriftItem, FourEyesFacts, KeptLive, Unread } from "../shared/entries.js";
+import type { Action, Change, DriftItem, FourEyesFacts, KeptLive, Unread } from "../shared/entries.js";
+import type { FactDoc, Facts } from "../shared/facts.js";
 import type { FieldDiff } from "../shared/normalize.js";
 import type { Unknown } from "../shared/unknown.js";
 import type { ExportedFile } from "./export-file.js";
@@ -43,6 +44,9 @@ export interface ReadOptions {
   /** A read that still fails after its retries fails only what it feeds (plan, drift): it is said in
    *  LiveState.unread, and the rest is read. Without it, a read that fails ends the reading. */
   partial?: boolean;
+  /** What guardrails measure a change's values against (a fact that needs the baseline, read by a rule
+   *  in force): the values of each policy's last approved batch whose values a change moves forward. */
+  baselineValues?: boolean;
 }
 
 /** Progress of the reads: `more` announces reads, `done` ends one (named for a terminal's progress line). */
@@ -77,6 +81,17 @@ export interface Unmanaged {
   modified_on: string | null;
   /** What drift says of it, where more than "in the service, not in git". */
   drift?: { message: string; diff: FieldDiff[] };
+}
+
+/** A name the service holds more than once (a policy of a kind, a batch of one policy): the interface names each by its name, so none of them is git's, none is written, and plan,
+ *  drift and export show the name as a problem of its own, every copy listed (docs/decisions.md, "A name
+ *  held twice addresses nothing"). */
+export interface HeldTwice {
+  address: string;
+  /** What the copies are, plural ("SSP policies", "batches of Hardware SSP"). */
+  what: string;
+  /** Each copy in words, as the service shows it (its id, file, status, who changed it last). */
+  copies: string[];
 }
 
 /** What a plan shows of who prepared an approve's batch (four eyes). */
@@ -177,6 +192,8 @@ export interface ExportContext {
   targets: string[];
   unique(file: string): string;
   unnamed: string[];
+  /** What export refuses to write, by name, with why (a name the service holds twice): export fails. */
+  refused: string[];
 }
 
 /** One resource kind. `D`: an entry of git's state (one policy file's document); `L`: what it reads of
@@ -203,6 +220,9 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
   drift(desired: readonly D[], live: L, findings: Pick<PlanFindings, "targets" | "unknown">): DriftItem[];
   /** What the service holds of this kind and git does not (plan: not in git; drift: unmanaged). */
   unmanaged(desired: readonly D[], live: L, targets: string[]): Unmanaged[];
+  /** The names the service holds more than once: each addresses nothing (plan blocks every write at
+   *  and below it; drift and export name it, every copy listed). */
+  heldTwice?(live: L): HeldTwice[];
   /** Of git's entries the service holds, the fields their files leave out and the service holds a value
    *  of (plan and drift show them; never a change). */
   kept?(desired: readonly D[], live: L, targets: string[]): KeptLive[];
@@ -217,6 +237,11 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
    *  change writes what git asks for. A change git no longer asks for at all says so. A plan's checksum
    *  is no signature: this, not the checksum, holds a saved plan to git (docs/security.md). */
   gitProblems(c: Change, desired: readonly D[], changes: readonly Change[]): string[];
+  /** The payloads of its writes, by their `kind`: the actions each carries and its JSON Schema, which a
+   *  saved plan's schema holds (src/plan/schema.ts: npm run gen:types writes them into
+   *  schemas/plan.schema.json). `#/definitions/X` in one names a definition of schemas/api.schema.json
+   *  (copied into the plan's schema); a kind defined outside the tree writes its payload's schema whole. */
+  readonly payloads: Readonly<Record<string, { actions: readonly Action[]; schema: object }>>;
   /** Refuses, before anything is sent, a plan its writes cannot be made for (a write needs the user). */
   ready?(changes: readonly Change[], core: ApiCore): void;
   /** The order among the kind's own steps (`changes`: the kind's applied changes, in plan order). Kinds
@@ -237,6 +262,9 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
   /** Checks changes an evidence record applied against the service (reads shared across calls). */
   evidence(core: ApiCore): (c: AppliedChange) => Promise<Omit<LiveFinding, "later">>;
 
+  /** What guardrails read of its changes (none: every change's facts alone). */
+  guardrails?: KindFacts<D, L>;
+
   /** What the policy tests take of this kind: from the service, as git asks (over the service, or
    *  git's alone offline), and the service's state with git's values where the service shows none. */
   tests?: {
@@ -244,6 +272,20 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
     git(desired: readonly D[], live: L | undefined): TestModels;
     known?(desired: readonly D[], live: L, fromGit: Unknown): L;
   };
+}
+
+/** What guardrails read of a kind's changes beyond every change's facts (docs/guardrails.md, "Facts"). */
+export interface KindFacts<D, L> {
+  /** The facts it adds, as the docs' table lists them. */
+  facts: readonly FactDoc[];
+  /** Fields its changes have before and after beyond its file's spec (a batch's status). */
+  fields?: readonly string[];
+  /** One change's facts (every name of `facts`, null where it does not apply), from git's entries and
+   *  what was read of the service. */
+  of(c: Change, desired: readonly D[], live: L): Facts;
+  /** The policies (as the policy tests name them) a change concerns, or every one (a setting of the
+   *  tenant's): whose contracts' allocation shift is the change's. */
+  concerns(c: Change): readonly string[] | "all";
 }
 
 /** The registry's list: the kinds revsync knows, in apply order. */

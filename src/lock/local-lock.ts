@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { makeFolders } from "../fs-atomic.js";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { tenantIdentity } from "../tenant.js";
@@ -136,7 +137,7 @@ export class LocalLock implements LockBackend {
   /** The folder, made for every user of the machine; a link there is refused (a folder anyone may make
    *  first must not lead the locks elsewhere). */
   private folder(): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o1777 });
+    makeFolders(this.dir, 0o1777);
     if (lstatSync(this.dir).isSymbolicLink())
       throw new LockUnavailable(`cannot take the lock ${this.path}: ${this.dir} is a link, not a folder of this machine`);
     // Every user of this machine may take a lock of a service on it; none may remove another's file.

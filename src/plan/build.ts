@@ -9,6 +9,8 @@ import { byCodePoint } from "../shared/address.js";
 import { unknownNotes } from "../shared/unknown.js";
 import { whoWords } from "../shared/who.js";
 import { plainData } from "../number.js";
+import { lookAlikes } from "./look-alike.js";
+import { forgetHeldTwice, heldTwiceOf, keptHeldTwice, planHeldTwice } from "./held-twice.js";
 import { ACTIONS, planChecksum, summarize, type Change, type KeptLive, type Plan } from "./model.js";
 
 const ORDER: Record<string, number> = { update: 0, create: 1, review: 2, approve: 3, blocked: 4, unsupported: 5, not_in_git: 6 };
@@ -55,7 +57,11 @@ function entries(desired: DesiredState, live: LiveState, targets: string[], all:
       );
     }
   }
-  return { changes, findings, kept: keptOf(desired, live, targets, kinds) };
+  // A name the service holds twice addresses nothing: an entry of its own, and nothing written by it.
+  const held = heldTwiceOf(live, targets, kinds);
+  const inGit = new Set(kinds.flatMap((k) => k.addressesIn(desiredOf(k, desired))));
+  forgetHeldTwice(findings.unknown, held);
+  return { changes: planHeldTwice(changes, held, inGit), findings, kept: keptHeldTwice(keptOf(desired, live, targets, kinds), held) };
 }
 
 /** What the service holds that git's files leave out, of every kind, in address order. */
@@ -69,6 +75,7 @@ export function keptOf(desired: DesiredState, live: LiveState, targets: string[]
 /** The plan's entries and notes, in the plan's order, unsealed. */
 export function draftPlan(desired: DesiredState, live: LiveState, meta: PlanMeta, kinds: Registry = KINDS): DraftPlan {
   const { changes, findings, kept } = entries(desired, live, meta.targets, kinds);
+  const alike = lookAlikes(desired, live, meta.targets, readKinds(kinds, live));
   const rank = (c: Change): number => kindOf(kinds, c.address)?.rank?.(c) ?? 0;
   // Code point order: the same plan on every machine, whatever its locale.
   changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || rank(a) - rank(b) || byCodePoint(a.address, b.address));
@@ -87,6 +94,7 @@ export function draftPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
     summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
     notes: unknownNotes(findings.unknown),
     ...(kept.length ? { kept_live: kept } : {}),
+    ...(alike.length ? { look_alike: alike } : {}),
     ...unreadOf(live, meta.targets),
   };
 }

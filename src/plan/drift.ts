@@ -5,6 +5,8 @@ import { KINDS } from "../kinds/registry.js";
 import { unknownNotes, type Unknown } from "../shared/unknown.js";
 import { plainData } from "../number.js";
 import { keptOf, unreadOf } from "./build.js";
+import { lookAlikes } from "./look-alike.js";
+import { driftHeldTwice, forgetHeldTwice, heldTwiceOf, keptHeldTwice } from "./held-twice.js";
 import { DRIFT_CLASSES, PLAN_FORMAT_VERSION, summarize, type DriftItem, type DriftReport } from "./model.js";
 
 /** What the service holds and git does not: `unmanaged`, or `unmanaged_batch` for a part of something git
@@ -28,11 +30,19 @@ export function buildDrift(
   const unknown: Unknown = new Map();
   // What a failed read fed is left out, and said (unread), as in a plan.
   const read = readKinds(kinds, live);
-  const items: DriftItem[] = [
-    ...read.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
-    ...read.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift)),
-  ].filter((d) => !unreadAt(live, d.address));
-  const kept = keptOf(desired, live, meta.targets, kinds);
+  const held = heldTwiceOf(live, meta.targets, read);
+  const inGit = new Set(kinds.flatMap((k) => k.addressesIn(desiredOf(k, desired))));
+  const items: DriftItem[] = driftHeldTwice(
+    [
+      ...read.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
+      ...read.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift)),
+    ].filter((d) => !unreadAt(live, d.address)),
+    held,
+    inGit,
+  );
+  forgetHeldTwice(unknown, held);
+  const kept = keptHeldTwice(keptOf(desired, live, meta.targets, kinds), held);
+  const alike = lookAlikes(desired, live, meta.targets, read);
   return {
     format_version: PLAN_FORMAT_VERSION,
     environment: meta.environment,
@@ -41,6 +51,7 @@ export function buildDrift(
     summary: summarize(DRIFT_CLASSES, items as unknown as { [k: string]: unknown }[], "class"),
     notes: unknownNotes(unknown),
     ...(kept.length ? { kept_live: kept } : {}),
+    ...(alike.length ? { look_alike: alike } : {}),
     ...unreadOf(live, meta.targets),
   };
 }

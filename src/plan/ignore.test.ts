@@ -6,7 +6,7 @@ import type { DriftItem, DriftReport } from "./model.js";
 const TC = "tenant-configuration/Default Tenant Configuration";
 
 function report(drift: DriftItem[]): DriftReport {
-  const summary = { changed: 0, unmanaged: 0, unmanaged_batch: 0, missing: 0, batch_status: 0, batch_values: 0 };
+  const summary = { changed: 0, unmanaged: 0, unmanaged_batch: 0, missing: 0, batch_status: 0, batch_values: 0, duplicate: 0 };
   for (const d of drift) summary[d.class]++;
   return { format_version: "1", environment: "demo", created_at: "2026-01-01T00:00:00.000Z", drift, summary };
 }

@@ -13,6 +13,10 @@ import { fourEyesOfPlan } from "./four-eyes.js";
 import type { Plan, PlanImpact } from "./model.js";
 import { carvesGit, carvesLive, impactNotes, liveWithGitsUnknowns, modelsFromGit, modelsFromLive } from "./policy-models.js";
 import { checkTargets, targetedDesired } from "./targets.js";
+import { changeFacts } from "../guardrails/facts.js";
+import { judgePlan, type Judging } from "../guardrails/judge.js";
+import type { GuardrailSetup } from "../guardrails/setup.js";
+import { isApplied } from "./model.js";
 
 export interface PlanRequest {
   desired: DesiredState;
@@ -25,7 +29,30 @@ export interface PlanRequest {
   /** four_eyes: who the approves would go as (the approver identity, where one is configured);
    *  `approverKnown` false where this run cannot say (a CI job that names no approver identity). */
   fourEyes?: { approver: string | null; approverConfigured: boolean; approverKnown?: boolean };
+  /** The environment's guardrails, and the moment, approvers and overrides they are judged with. */
+  guardrails?: { setup: GuardrailSetup; judging: Judging };
   kinds?: Registry;
+}
+
+/** Each applied change's facts, then every rule and window judged: the plan shows both. */
+function judged(plan: DraftPlan, req: PlanRequest, live: LiveState, kinds: Registry): void {
+  const g = req.guardrails;
+  if (!g) return;
+  const allocation = plan.impact && !Array.isArray(plan.impact) ? plan.impact.allocation : undefined;
+  const sources = {
+    environment: req.meta.environment,
+    desired: req.desired,
+    live,
+    kinds,
+    ...(req.tests?.contracts.length ? { allocation: allocation ?? [] } : {}),
+  };
+  for (const c of plan.changes) if (isApplied(c)) c.facts = changeFacts(c, sources);
+  const { outcomes, guardrails } = judgePlan(plan.changes, g.setup, g.judging, kinds);
+  plan.changes.forEach((c, i) => {
+    const o = outcomes[i];
+    if (o) c.guardrails = o;
+  });
+  plan.guardrails = guardrails;
 }
 
 /** What the plan does to the policy tests. The two sides differ only by what the plan changes: a field of
@@ -67,6 +94,7 @@ export async function makePlan(core: ApiCore, req: PlanRequest): Promise<Plan> {
       managedDetails: true,
       approvedValues: !!tests,
       partial: true,
+      ...(req.guardrails?.setup.needsBaseline ? { baselineValues: true } : {}),
       ...(req.progress ? { progress: req.progress } : {}),
     },
     kinds,
@@ -79,6 +107,7 @@ export async function makePlan(core: ApiCore, req: PlanRequest): Promise<Plan> {
   if (tests && !live.unread?.length) plan.impact = planImpact(plan, req.desired, live, tests, kinds);
   else if (tests && plan.changes.length)
     plan.notes = [...plan.notes, "the plan shows no impact on the policy tests: part of the service could not be read (see what was not read)"];
+  judged(plan, req, live, kinds);
   // The checksum covers everything the reviewer is shown, once it is all there.
   return seal(plan);
 }

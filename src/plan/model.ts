@@ -1,12 +1,15 @@
 import { createHash } from "node:crypto";
 import { canonicalHash } from "../canonical-json.js";
 import type { AllocationImpact, ImpactEntry } from "../policy-test/run.js";
+import type { PlanGuardrails } from "../guardrails/judge.js";
 import type { Action, Change, DriftClass, DriftItem, KeptLive, Unread } from "../shared/entries.js";
+import type { LookAlike } from "./look-alike.js";
 
 // The entries a plan and a drift report hold are every kind's words (src/shared/entries.ts); they are
 // named here too, with the plan and the drift report they make up.
 export { APPLIED_ACTIONS, actionWords, isApplied } from "../shared/entries.js";
 export type { Action, Change, DriftClass, DriftItem, KeptLive, Payload, Unread, ValuesSummary } from "../shared/entries.js";
+export type { PlanGuardrails } from "../guardrails/judge.js";
 
 export const PLAN_FORMAT_VERSION = "1";
 
@@ -25,6 +28,9 @@ export interface Plan {
   summary: Record<Action, number>;
   /** Things the reader should know that are not changes (said once each). */
   notes: string[];
+  /** Names of git and of the service that look alike (src/plan/look-alike.ts): a warning each (absent when
+   *  there are none). */
+  look_alike?: LookAlike[];
   /** Fields the service holds that git's files leave out: kept as the service holds them, never a change
    *  (absent when git's files hold every field). */
   kept_live?: KeptLive[];
@@ -38,6 +44,9 @@ export interface Plan {
   /** With four_eyes (revsync.yaml): who prepared each approve's batch and who the approves would be sent
    *  as (absent without four_eyes). */
   four_eyes?: PlanFourEyes;
+  /** With guardrails or freeze windows in revsync.yaml: how the plan was judged when it was made (each
+   *  applied change carries its facts and outcomes); apply judges it again. */
+  guardrails?: PlanGuardrails;
   /** sha256 of every other field of the plan (planChecksum). */
   checksum: string;
 }
@@ -119,6 +128,8 @@ export interface DriftReport {
   summary: Record<DriftClass, number>;
   /** What could not be compared (the service does not show it): one note per field and policy. */
   notes?: string[];
+  /** Names of git and of the service that look alike: a warning each (absent when there are none). */
+  look_alike?: LookAlike[];
   /** Fields the service holds that git's files leave out (as in a plan): shown, never drift. */
   kept_live?: KeptLive[];
   /** Accepted drift (drift.ignore of revsync.yaml): listed, never in the exit code. */
@@ -128,7 +139,7 @@ export interface DriftReport {
 }
 
 export const ACTIONS: Action[] = ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"];
-export const DRIFT_CLASSES: DriftClass[] = ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"];
+export const DRIFT_CLASSES: DriftClass[] = ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"];
 
 export function summarize<K extends string>(keys: K[], items: { [k: string]: unknown }[], field: string): Record<K, number> {
   const out = Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;

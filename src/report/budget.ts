@@ -25,6 +25,8 @@ export const SECTION_BUDGET = {
   kept: 4_000,
   /** Drift accepted by drift.ignore, listed apart. */
   ignored: 6_000,
+  /** The guardrails' outcomes and freeze windows, at the top of a plan's comment. */
+  guardrails: 8_000,
 } as const;
 
 /** Pieces of markdown in their order for as long as they fit in `budget` characters together with the

@@ -120,6 +120,29 @@ function fourEyesMarkdown(r: EvidenceRecord): string[] {
   ];
 }
 
+/** How apply judged the record's guardrails, in words (esc: the report's escape); undefined without any. */
+function guardrailWords(r: EvidenceRecord, esc: Esc): string | undefined {
+  const g = r.guardrails;
+  if (!g) return undefined;
+  const overrides = g.overrides.map((o) => `${esc(o.name)} overridden by ${esc(o.by)}: ${esc(o.reason)}`);
+  const approvers = g.approvers.map((a) => `${esc(a.user)} (${a.via})`);
+  const open = g.freeze.filter((w) => w.in_force).map((w) => `${esc(w.name)} in force until ${esc(w.until_local ?? "")}${w.overridden ? " (overridden)" : ""}`);
+  return [
+    `judged ${esc(g.evaluated_at)} (${plural(g.rules.length, "rule")}, ${plural(g.freeze.length, "freeze window")})`,
+    approvers.length ? `approvers ${approvers.join(", ")}` : "no approvers",
+    ...open,
+    ...overrides,
+    g.held_back.length ? `held back: ${g.held_back.map(esc).join("; ")}` : "nothing held the plan back",
+  ].join("; ");
+}
+
+/** A change's guardrail outcomes other than pass, in words. */
+const outcomeWords = (c: EvidenceChange, esc: Esc): string =>
+  (c.guardrails ?? [])
+    .filter((o) => o.outcome !== "pass")
+    .map((o) => `${esc(o.rule)} ${o.outcome}: ${esc(o.message)}`)
+    .join("; ");
+
 /** The environment's lock the run held, in words; undefined for a record without one. */
 function lockWords(r: EvidenceRecord): string | undefined {
   const l = r.lock;
@@ -156,6 +179,7 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter, doub
     ...(notCleanWords(r, t) ? [`  not clean   ${notCleanWords(r, t)}`] : []),
     `  outcome     ${countLine(r)}${r.error ? `; error: ${t(r.error)}` : ""}`,
     ...fourEyesText(r),
+    ...(guardrailWords(r, t) ? [`  guardrails  ${guardrailWords(r, t)}`] : []),
   ];
   if (r.changes.length) lines.push("", "  changes:");
   for (const c of r.changes) {
@@ -166,6 +190,7 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter, doub
       );
     const people = peopleWords(c, t);
     if (people) lines.push(`                four eyes: ${people}`);
+    if (outcomeWords(c, t)) lines.push(`                guardrails: ${outcomeWords(c, t)}`);
     for (const d of c.diff) lines.push(`                ${t(d.path)}: ${show(d.before)} -> ${show(d.after)}`);
     for (const q of c.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
   }
@@ -181,7 +206,8 @@ function changeRows(c: EvidenceChange): string {
     )
     .join("<br>");
   const values = c.values ? [`values: ${md(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${md(c.values.checksum ?? "none")}`] : [];
-  const diff = [...values, ...c.diff.map((d) => `${md(d.path)}: ${md(show(d.before))} → ${md(show(d.after))}`)].join("<br>");
+  const guarded = outcomeWords(c, md) ? [`guardrails: ${outcomeWords(c, md)}`] : [];
+  const diff = [...values, ...guarded, ...c.diff.map((d) => `${md(d.path)}: ${md(show(d.before))} → ${md(show(d.after))}`)].join("<br>");
   return `| ${markdownCode(c.action, { cell: true })} | ${markdownCode(c.address, { cell: true })} | ${diff || "—"} | ${sent || "—"} | **${c.outcome}**: ${md(c.why)} |`;
 }
 
@@ -198,6 +224,7 @@ export function evidenceMarkdown(file: string, r: EvidenceRecord, doubt: Doubt |
     `- **When**: ${md(r.started_at)} to ${md(r.finished_at)}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
     `- **Where**: ${md(r.base_url)}, realm ${markdownCode(r.realm)}, as ${markdownCode(r.service_user ?? "(none)")}`,
     ...(lockWords(r) ? [`- **Lock**: ${md(lockWords(r) ?? "")}`] : []),
+    ...(guardrailWords(r, md) ? [`- **Guardrails**: ${guardrailWords(r, md)}`] : []),
     `- **Outcome**: ${countLine(r)}${r.error ? `; error: ${md(r.error)}` : ""}`,
     "",
     ...(r.changes.length

@@ -58,7 +58,7 @@ describe("markdown plan", () => {
     expect(md).toContain(
       `_In full, the changes would pass the comment's 60,000 characters: the first ${full} are in full above, every change in full is in plan-production.json._`,
     );
-    expect(md.trimEnd().endsWith("Plan: 1000 to create, 0 to update, 0 to review, 0 to approve.")).toBe(true);
+    expect(md.trimEnd().endsWith("Plan: 1000 to create.")).toBe(true);
   });
 
   it("past one line each, a change is listed without its reason; only past that does it count the ones it cannot list", () => {
@@ -121,7 +121,7 @@ describe("markdown plan", () => {
     const at = (s: string) => md.indexOf(s);
     expect(at("ssp/Generated Bundle Item 499 SSP")).toBeLessThan(at("#### Impact: 1000 policy test cases change"));
     expect(at("#### Impact: 1000 policy test cases change")).toBeLessThan(at("#### Allocation impact: 2000 contracts' allocations change"));
-    expect(md.trimEnd().endsWith("Plan: 500 to create, 0 to update, 0 to review, 0 to approve.")).toBe(true);
+    expect(md.trimEnd().endsWith("Plan: 500 to create.")).toBe(true);
     const cases_ = md.match(/^\| Bundle item /gm)?.length ?? 0;
     expect(cases_).toBeGreaterThan(50);
     expect(md).toContain(
@@ -205,7 +205,13 @@ describe("the plan's classes in text and markdown", () => {
     expect(text).toContain(" x ssp/Hardware SSP/batch/FY26-H1 (blocked)\n      reason: the service's values differ");
     expect(text).toContain("      values[SW-1000|USD|2026-01-01].mid_point: 100 -> 105\n      … and 22 more rows that differ (23 in all)");
     expect(text).toContain(" ? ssp/Legacy SSP (not in git)\n      reason: the service holds this SSP policy");
-    expect(text).toMatch(/Plan: 0 to create, 0 to update, 0 to review, 1 to approve; 1 blocked, 1 not in git \(shown with their reasons, not applied\)\.$/);
+    expect(text).toMatch(/Plan: 1 to approve; 1 blocked, 1 not in git \(shown with their reasons, not applied\)\.$/);
+  });
+
+  it("the summary line counts the actions that occur, in the order apply makes them: a tenant update alone says nothing of reviews", () => {
+    expect(summaryLine(planOf([changeOf("update", "tenant-configuration/Default")]))).toBe("Plan: 1 to update.");
+    const mixed = planOf([changeOf("approve", "ssp/A/batch/B"), changeOf("create", "ssp/C"), changeOf("unsupported", "ssp/D", { reason: "r" })]);
+    expect(summaryLine(mixed)).toBe("Plan: 1 to create, 1 to approve; 1 unsupported (shown with the reason, not applied).");
   });
 
   it("a plan of only entries apply does not act on never says No changes, in text or markdown", () => {
@@ -215,7 +221,7 @@ describe("the plan's classes in text and markdown", () => {
     expect(text.split("\n")[0]).toBe(
       'Nothing for revsync to apply in environment "production" (https://api.example.com, realm acme), but the service and git differ:',
     );
-    expect(summaryLine(p)).toBe("Plan: 0 to create, 0 to update, 0 to review, 0 to approve; 1 not in git (shown with the reason, not applied).");
+    expect(summaryLine(p)).toBe("Plan: nothing to apply; 1 not in git (shown with the reason, not applied).");
     const md = planMarkdown(p);
     expect(md).not.toContain("No changes");
     expect(md).toContain("| ? not in git | 1 |");
@@ -250,7 +256,7 @@ describe("drift in markdown", () => {
     environment: "production",
     created_at: "2026-11-21T00:00:00.000Z",
     drift,
-    summary: { changed: 0, unmanaged: 0, unmanaged_batch: 0, missing: 0, batch_status: 0, batch_values: drift.length },
+    summary: { changed: 0, unmanaged: 0, unmanaged_batch: 0, missing: 0, batch_status: 0, batch_values: drift.length, duplicate: 0 },
     ignored,
   });
 
@@ -307,7 +313,7 @@ describe("drift's closing line", () => {
       environment: "production",
       created_at: "2026-11-21T00:00:00.000Z",
       drift: [],
-      summary: { changed: 1, unmanaged: 2, unmanaged_batch: 2, missing: 0, batch_status: 4, batch_values: 1 },
+      summary: { changed: 1, unmanaged: 2, unmanaged_batch: 2, missing: 0, batch_status: 4, batch_values: 1, duplicate: 0 },
     };
     expect(driftSummaryLine(report)).toBe("Drift: 1 changed, 2 unmanaged, 2 unmanaged batches, 4 batch statuses, 1 batch's values.");
     expect(driftSummaryLine({ ...report, summary: { ...report.summary, unmanaged_batch: 1, batch_status: 1, batch_values: 2 } })).toBe(

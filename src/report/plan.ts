@@ -3,6 +3,8 @@ import type { Painter } from "./painter.js";
 import { planImpactMarkdown } from "./policy-test.js";
 import type { ApplyReport, Outcome } from "../apply/run.js";
 import {
+  ACTIONS,
+  APPLIED_ACTIONS,
   actionWords,
   impactOf,
   isApplied,
@@ -21,8 +23,10 @@ import { keptCount, type Unread } from "../shared/entries.js";
 import { unreadWhat } from "./unread.js";
 import { modifiedWords, whoWords } from "../shared/who.js";
 import { APPROVER_FIX } from "../plan/four-eyes.js";
+import { lookAlikeWords, type LookAlike } from "../plan/look-alike.js";
 import { plural } from "../words.js";
 import { fitPieces, fitTiers, MARKDOWN_LIMIT, nameCap, SECTION_BUDGET, type Fitted, type Tiers } from "./budget.js";
+import { changeGuardrailLines, guardrailsMarkdown, guardrailsText } from "./guardrails.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
 export const SYMBOL: Record<Action, string> = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
@@ -63,15 +67,19 @@ export function valuesLine(v: ValuesSummary): string {
   return `${plural(v.rows, "row")}, ${plural(v.products, "product")}, ${v.currencies.length === 1 ? "currency" : "currencies"} ${v.currencies.join(", ") || "(none)"}, ${v.from} to ${v.to}, as in ${v.file}`;
 }
 
+/** The plan in one line: the writes it makes, each action that occurs once (a plan without SSP changes
+ *  says nothing of reviews), then what it shows and never applies. */
 export function summaryLine(plan: Plan): string {
   const s = plan.summary;
-  const parts = [`${s.create} to create`, `${s.update} to update`, `${s.review} to review`, `${s.approve} to approve`];
-  const shownOnly = (["blocked", "not_in_git", "unsupported"] as const).filter((a) => s[a]).map((a) => `${s[a]} ${actionWords(a)}`);
-  const total = (["blocked", "not_in_git", "unsupported"] as const).reduce((n, a) => n + (s[a] ?? 0), 0);
+  const count = (a: Action): number => s[a] ?? 0;
+  const writes = APPLIED_ACTIONS.filter((a) => count(a)).map((a) => `${count(a)} to ${actionWords(a)}`);
+  const shown = ACTIONS.filter((a) => !APPLIED_ACTIONS.includes(a) && count(a));
+  const total = shown.reduce((n, a) => n + count(a), 0);
+  const shownOnly = shown.map((a) => `${count(a)} ${actionWords(a)}`);
   const unread = plan.unread?.length
     ? `; ${plan.unread.length} not read (the service did not answer: the plan says nothing of ${plan.unread.length === 1 ? "it" : "them"})`
     : "";
-  return `Plan: ${parts.join(", ")}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}${unread}.`;
+  return `Plan: ${writes.length ? writes.join(", ") : "nothing to apply"}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}${unread}.`;
 }
 
 /** Whether the plan holds anything: an entry, or what could not be read (never "No changes" then). */
@@ -182,8 +190,14 @@ function keptMarkdown(kept: readonly KeptLive[] | undefined, whole: string): str
   return `**Kept as the service holds them, not in git** (information: each keeps its live value, and apply writes none of them):\n\n${lines.text}\n`;
 }
 
-/** The notes of a report, one per line, for text. */
-const noteLines = (notes: readonly string[] | undefined): string[] => (notes ?? []).map((n) => `Note: ${t(n)}`);
+/** The notes of a report, one per line, for text: its warnings of names that look alike first. */
+const noteLines = (notes: readonly string[] | undefined, alike?: readonly LookAlike[]): string[] => [
+  ...(alike ?? []).map((l) => `Warning: ${t(lookAlikeWords(l))}`),
+  ...(notes ?? []).map((n) => `Note: ${t(n)}`),
+];
+
+/** The warnings of names that look alike, in markdown (before the notes). */
+const alikeMarkdown = (alike: readonly LookAlike[] | undefined): string => (alike ?? []).map((l) => `> **Warning:** ${md(lookAlikeWords(l))}\n\n`).join("");
 
 export function planText(plan: Plan, out: Painter): string {
   const lines: string[] = [];
@@ -193,12 +207,13 @@ export function planText(plan: Plan, out: Painter): string {
     const head = plan.kept_live?.length
       ? `No changes. ${keptWords(plan.kept_live)}; in every field git sets, environment ${env}.`
       : `No changes. Environment ${env}.`;
-    lines.push(...keptText(plan.kept_live, out), head, ...noteLines(plan.notes));
+    lines.push(...guardrailsText(plan, out), ...keptText(plan.kept_live, out), head, ...noteLines(plan.notes, plan.look_alike));
     return lines.join("\n");
   }
   const where = `environment ${JSON.stringify(plan.environment)} (${t(plan.base_url)}, realm ${t(plan.realm)})`;
   // Never "No changes" while the plan holds entries: what apply cannot do is still the truth.
   lines.push(
+    ...guardrailsText(plan, out),
     hasApplied(plan)
       ? `revsync will make these changes in ${where}:`
       : plan.changes.length
@@ -216,15 +231,16 @@ export function planText(plan: Plan, out: Painter): string {
     const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
     lines.push(`${sym} ${out.paint("bold", t(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
     if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${t(c.reason ?? "")}`);
+    else if (c.reason) lines.push(`      note: ${t(c.reason)}`);
     lines.push(...entryDiffLines(c, "      ", 40));
     const who = changeWho(c);
     if (who) lines.push(`      ${out.paint("dim", t(who))}`);
     if (c.values) lines.push(`      values: ${t(valuesLine(c.values))}`);
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
     if (eyes) lines.push(`      ${t(eyes)}`);
-    lines.push("");
+    lines.push(...changeGuardrailLines(c, out), "");
   }
-  lines.push(...unreadText(plan.unread, out), ...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes));
+  lines.push(...unreadText(plan.unread, out), ...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
   return lines.join("\n");
 }
 
@@ -333,8 +349,8 @@ function changeLines(changes: readonly Change[]): { lines: string[]; cut: boolea
  *  each) when they fit; else as many in full as leave room for the rest in one line each; else one line
  *  each without reasons, the longest addresses cut as far as they must; only past that, as many lines as
  *  fit and the count of the rest. */
-function changesMarkdown(changes: readonly Change[], budget: number, whole: string, fourEyes?: Plan["four_eyes"]): Fitted {
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+function changesMarkdown(changes: readonly Change[], budget: number, whole: string, fourEyes: Plan["four_eyes"], max: number): Fitted {
+  const limit = max.toLocaleString("en");
   const line = changeLines(changes);
   const headOf = (rest: "line" | "bare", shown: number, cut: boolean): string => {
     const what = rest === "line" ? "one line each" : "one line each, without their reasons";
@@ -366,12 +382,17 @@ const notesMarkdown = (notes: readonly string[] | undefined, whole: string): str
 /** The plan in markdown, for a pull request's comment: never over MARKDOWN_LIMIT characters. The changes
  *  come first and each is listed (in less detail when there are many); the impact on the policy tests
  *  follows, each of its sections within its own budget, and gives way to the changes when they need the
- *  room; `file` names where the whole plan is (the JSON plan file; else how to get it). */
-export function planMarkdown(plan: Plan, file?: string): string {
+ *  room; `file` names where the whole plan is (the JSON plan file; else how to get it). `max`: the
+ *  characters the changes are fitted to instead (an environment's share of a fleet's comment), which the
+ *  notes' and impact's own budgets may pass: the fleet's summary measures what it gets. */
+export function planMarkdown(plan: Plan, file?: string, max = MARKDOWN_LIMIT): string {
   const whole = file === undefined ? "the JSON plan (`revsync plan --format json`)" : md(file);
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
-  const notes = notesMarkdown(plan.notes, whole);
+  const notes = alikeMarkdown(plan.look_alike) + notesMarkdown(plan.notes, whole);
   const kept = keptMarkdown(plan.kept_live, whole);
+  // The guardrails come first: what holds the plan back is what a reviewer reads before anything.
+  const guardrails = guardrailsMarkdown(plan, whole);
+  if (guardrails) head.push(guardrails);
   if (!hasChanges(plan)) {
     const words = plan.kept_live?.length
       ? `**No changes.** ${keptWords(plan.kept_live).replace("shown above", "shown below")}; in every field git sets, the service ${matchesWords(plan.notes)}.`
@@ -385,13 +406,13 @@ export function planMarkdown(plan: Plan, file?: string): string {
   const top = head.join("\n");
   const tail = `\n${summaryLine(plan)}\n${kept ? `\n${kept}` : ""}${notes ? `\n${notes}` : ""}`;
   // One character short of the limit: the line's end that prints it.
-  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
+  const room = max - 1 - top.length - tail.length;
   let impact = planImpactMarkdown(impactOf(plan), whole);
-  let changes = changesMarkdown(plan.changes, room - impact.length, whole, plan.four_eyes);
+  let changes = changesMarkdown(plan.changes, room - impact.length, whole, plan.four_eyes, max);
   if (changes.listed < plan.changes.length && impact) {
     // The changes are never left out for the impact: it gives way, and says where it is.
     impact = `\n#### Impact\n\n_Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in ${whole} (impact)._\n`;
-    changes = changesMarkdown(plan.changes, room - impact.length, whole, plan.four_eyes);
+    changes = changesMarkdown(plan.changes, room - impact.length, whole, plan.four_eyes, max);
   }
   return top + changes.text + (impact ? `\n${impact}` : "") + tail;
 }
@@ -405,7 +426,7 @@ export function driftText(report: DriftReport, out: Painter): string {
       ...keptText(report.kept_live, out),
       `${head} Environment ${JSON.stringify(report.environment)} ${matchesWords(report.notes)}${ignored}${kept}.`,
       ...ignoredText(report),
-      ...noteLines(report.notes),
+      ...noteLines(report.notes, report.look_alike),
     ].join("\n");
   }
   const lines = [`Drift in environment ${JSON.stringify(report.environment)}:`, ""];
@@ -421,7 +442,7 @@ export function driftText(report: DriftReport, out: Painter): string {
     ...unreadText(report.unread, out),
     ...keptText(report.kept_live, out),
     driftSummaryLine(report),
-    ...noteLines(report.notes),
+    ...noteLines(report.notes, report.look_alike),
   );
   return lines.join("\n");
 }
@@ -460,6 +481,7 @@ const DRIFT_WORDS: Record<DriftClass, [string, string]> = {
   changed: ["changed", "changed"],
   unmanaged: ["unmanaged", "unmanaged"],
   unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
+  duplicate: ["name held twice", "names held twice"],
   missing: ["missing", "missing"],
   batch_status: ["batch status", "batch statuses"],
   batch_values: ["batch's values", "batches' values"],
@@ -484,11 +506,12 @@ const changeWho = (c: Change): string => (c.action === "not_in_git" ? "" : attri
 
 /** The drift report in markdown: never over MARKDOWN_LIMIT characters. Each drifted resource is listed
  *  (with its fields that differ while they fit, else one row each); the accepted drift and the notes
- *  follow, each within its own budget; `file` names where the whole report is (else how to get it). */
-export function driftMarkdown(report: DriftReport, file?: string): string {
+ *  follow, each within its own budget; `file` names where the whole report is (else how to get it).
+ *  `max`: the characters the drifted resources are fitted to instead (as planMarkdown's). */
+export function driftMarkdown(report: DriftReport, file?: string, max = MARKDOWN_LIMIT): string {
   const whole = file === undefined ? "the JSON report (`revsync drift --format json`)" : md(file);
   const lines = [`<!-- revsync-drift:${commentText(report.environment)} -->`, `### revsync drift in ${markdownCode(report.environment)}`, ""];
-  const notes = notesMarkdown(report.notes, whole);
+  const notes = alikeMarkdown(report.look_alike) + notesMarkdown(report.notes, whole);
   const ignored = ignoredMarkdown(report, whole);
   const kept = keptMarkdown(report.kept_live, whole);
   if (!report.drift.length && !report.unread?.length) {
@@ -503,7 +526,7 @@ export function driftMarkdown(report: DriftReport, file?: string): string {
   if (unread) lines.splice(3, 0, unread);
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+  const limit = max.toLocaleString("en");
   const leftOut = (n: number): string =>
     `\n_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._\n`;
   const tail = `${ignored}\n\n${driftSummaryLine(report)}\n${kept ? `\n${kept}` : ""}${notes ? `\n${notes}` : ""}`;
@@ -512,7 +535,7 @@ export function driftMarkdown(report: DriftReport, file?: string): string {
     f.rest === null || f.listed < report.drift.length
       ? ""
       : `\n_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._${cut ? cutWords(whole) : ""}\n`;
-  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length - said({ full: report.drift.length, rest: "bare", listed: report.drift.length }, true).length;
+  const room = max - 1 - top.length - tail.length - said({ full: report.drift.length, rest: "bare", listed: report.drift.length }, true).length;
   const rows = driftRows(report.drift, room);
   const fitted = fitTiers(rows, room, () => "", leftOut);
   return top + fitted.text + said(fitted, fitted.rest === "line" ? rows.cut.line : fitted.rest === "bare" && rows.cut.bare) + tail;
@@ -587,9 +610,14 @@ export function applyText(report: ApplyReport, out: Painter): string {
     lines.push(
       `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`,
     );
-  if (s.breached)
+  const broken = report.outcomes.filter((o) => o.outcome === "breached" && o.four_eyes?.rule === "breached").length;
+  if (broken)
     lines.push(
-      `Four eyes is broken by ${plural(s.breached, "approve")} that landed or were found made (named above): the service shows ${s.breached === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${s.breached === 1 ? "that approval" : "those approvals"} in the service.`,
+      `Four eyes is broken by ${plural(broken, "approve")} that landed or were found made (named above): the service shows ${broken === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${broken === 1 ? "that approval" : "those approvals"} in the service.`,
+    );
+  if (s.breached > broken)
+    lines.push(
+      `A batch other than the one reviewed, or other values, may have moved (named above): the interface names a batch by its name alone; check ${s.breached - broken === 1 ? "that batch" : "those batches"} in the service.`,
     );
   if (s.overwritten)
     lines.push(

@@ -14,7 +14,10 @@ import type { PlanImpact } from "../plan/model.js";
 import { errorObject, type FileProblem } from "../errors.js";
 import { markdownCode, markdownText as md, mermaidLabel, terminalText as t } from "./escape.js";
 import { junitXml, type JunitCase, type JunitSuite } from "./junit.js";
-import { fitPieces, SECTION_BUDGET } from "./budget.js";
+import { fitPieces, MARKDOWN_LIMIT, SECTION_BUDGET } from "./budget.js";
+import type { TestReport } from "../fleet/outcome.js";
+import { plural } from "../words.js";
+import type { GuardrailTestResult } from "../guardrails/tests.js";
 import { displayWidth, padDisplay } from "../display-width.js";
 
 export function testText(results: CaseResult[], source: string, out: Painter, contracts: ContractResult[] = []): string {
@@ -36,9 +39,12 @@ export function testText(results: CaseResult[], source: string, out: Painter, co
   return lines.join("\n");
 }
 
-export function testJson(results: CaseResult[], source: string, contracts: ContractResult[] = []): object {
+/** The results as JSON; `environment`, with --live: the environment whose service's policies they ran
+ *  against (a summary of several environments' results names each by it). */
+export function testJson(results: CaseResult[], source: string, contracts: ContractResult[] = [], environment?: string): object {
   return {
     format_version: "1",
+    ...(environment === undefined ? {} : { environment }),
     source,
     summary: {
       passed: results.filter((r) => r.pass).length + contracts.filter((r) => r.pass).length,
@@ -69,6 +75,14 @@ function junitCase(r: CaseResult): JunitCase {
   return { ...c, failure: { message: `${expected}; got ${side(r.got.policy, r.got.ssp)}`, text: r.why.join("\n") } };
 }
 
+/** A guardrail test: a failure when an expectation does not hold, an error when it could not be judged. */
+function guardrailCase(r: GuardrailTestResult): JunitCase {
+  const c: JunitCase = { classname: r.test.file, name: r.test.name, where: { file: r.test.file, line: r.test.line }, seconds: r.seconds };
+  if (r.error) return { ...c, error: { message: `could not be judged: ${r.error}`, text: r.error } };
+  if (!r.pass) return { ...c, failure: { message: r.failures[0] ?? "failed", text: r.failures.join("\n") } };
+  return c;
+}
+
 /** A test file that could not be read: its own suite of one error case, its problems as the text. */
 function brokenFileSuite(file: string, problems: readonly FileProblem[]): JunitSuite {
   const first = problems[0];
@@ -92,10 +106,16 @@ function brokenFileSuite(file: string, problems: readonly FileProblem[]): JunitS
 /** JUnit XML for CI test reports: one test suite per file, one test case per case, and for each test
  *  contract, and for each test file that could not be read (`broken`: its problems) one error case, the
  *  good files' cases kept. */
-export function testJunit(results: CaseResult[], contracts: ContractResult[] = [], broken: readonly FileProblem[] = []): string {
+export function testJunit(
+  results: CaseResult[],
+  contracts: ContractResult[] = [],
+  broken: readonly FileProblem[] = [],
+  guardrails: readonly GuardrailTestResult[] = [],
+): string {
   const byFile = new Map<string, JunitCase[]>();
   for (const r of results) byFile.set(r.case.file, [...(byFile.get(r.case.file) ?? []), junitCase(r)]);
   for (const r of contracts) byFile.set(r.contract.file, [...(byFile.get(r.contract.file) ?? []), contractCase(r)]);
+  for (const r of guardrails) byFile.set(r.test.file, [...(byFile.get(r.test.file) ?? []), guardrailCase(r)]);
   const brokenByFile = new Map<string, FileProblem[]>();
   for (const d of broken) brokenByFile.set(d.file, [...(brokenByFile.get(d.file) ?? []), d]);
   const suites: JunitSuite[] = [
@@ -382,4 +402,29 @@ export function planImpactMarkdown(impact: PlanImpact | undefined, whole = WHOLE
       ).text,
     );
   return shown.join("\n");
+}
+
+/** The failing cases and contracts of a policy test run, from its JSON: where, name, and why. */
+export function testFailures(test: TestReport): { where: string; name: string; why: string }[] {
+  const entries = [
+    ...test.cases,
+    ...(test.contracts ?? []).map((c) => ({ ...c, name: `contract ${c.name}` })),
+    ...(test.guardrail_tests ?? []).map((g) => ({ ...g, name: `guardrail test ${g.name}`, why: [...(g.error ? [g.error] : []), ...(g.failures ?? [])] })),
+  ];
+  return entries
+    .filter((c) => !c.pass)
+    .map((c) => ({
+      where: c.file === undefined ? "" : `${c.file}${c.line === undefined ? "" : `:${c.line}`}`,
+      name: c.name,
+      why: (Array.isArray(c.why) ? c.why : []).filter((w): w is string => typeof w === "string").join("; "),
+    }));
+}
+
+/** Policy test results in markdown, from their JSON: the counts, then each failing case and contract in
+ *  one line, as many as fit in `max` characters (the rest counted; `whole` names where they all are). */
+export function testResultsMarkdown(test: TestReport, whole: string, max = MARKDOWN_LIMIT): string {
+  const said = `${test.summary.failed ? "**Policy tests failed**" : "Policy tests passed"} against ${md(test.source)}: ${test.summary.passed} passed, ${test.summary.failed} failed.\n\n`;
+  const lines = testFailures(test).map((f) => `- ${markdownCode(f.name)}${f.where ? ` (${md(f.where)})` : ""}${f.why ? `: ${md(f.why)}` : ""}\n`);
+  const leftOut = (n: number): string => `\n_${plural(n, "more failure")} not listed: every one is in ${md(whole)}._\n`;
+  return said + fitPieces(lines, max - 1 - said.length, leftOut).text;
 }

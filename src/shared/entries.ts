@@ -1,5 +1,6 @@
 /** The entries of a plan and of a drift report: what every resource kind answers and every report
  *  shows, plain data in the same words for every kind. A plan as a whole is src/plan/model.ts. */
+import type { Facts, GuardrailOutcome } from "./facts.js";
 import type { FieldDiff } from "./normalize.js";
 
 /** What a plan entry is. The first four are writes apply makes; the rest are shown, never applied:
@@ -16,7 +17,7 @@ export const isApplied = (c: { action: Action }): boolean => APPLIED_ACTIONS.inc
 /** How an action is written in text and markdown ("not in git"); JSON keeps the identifier. */
 export const actionWords = (a: Action): string => a.replace(/_/g, " ");
 
-export type DriftClass = "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values";
+export type DriftClass = "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values" | "duplicate";
 
 /** What apply sends for a change, fixed at plan time so that apply does exactly what was reviewed. Its
  *  `kind` says which write of its resource kind it is; the rest is that write's own (each kind defines
@@ -58,6 +59,11 @@ export interface Change {
   values?: ValuesSummary;
   /** Values that differ, row by row: the diff shows the first `shown` rows of `total`. */
   diff_rows?: { shown: number; total: number };
+  /** With guardrails: what a rule may read of this write, as the plan saw it (docs/guardrails.md, "Facts";
+   *  the facts of the moment of judging, days from today and the like, are not saved). */
+  facts?: Facts;
+  /** With guardrails: what each rule that matches this write came to when the plan was made. */
+  guardrails?: GuardrailOutcome[];
 }
 
 export interface DriftItem {

@@ -1,10 +1,11 @@
 /** The one rule for what the service does not say. A field the service answers as null (or leaves out)
  *  where git holds a value is unknown: plan and drift do not compare it, export never overwrites git's
- *  value with the service's silence, and every report says so the same way, one note per field and
- *  policy, so that none of them says "matches" or "no drift" about what it could not see.
+ *  value with the service's silence, and every report says so the same way, in notes that name each
+ *  field and policy, so that none of them says "matches" or "no drift" about what it could not see.
  *  docs/decisions.md, "Nulls are unknown, not a change". Pure: every kind compares by it. */
 
 import { isInexact } from "../number.js";
+import { andList } from "../words.js";
 
 /** A field git sets that could not be compared: the service shows no value for it (null, or left out),
  *  or answers a number a double cannot hold exactly (`inexact`: the service's text; the one number rule,
@@ -41,9 +42,31 @@ export function addUnknown(unknown: Unknown | undefined, addr: string, fields: r
 /** How many fields a report could not compare. */
 export const unknownCount = (unknown: Unknown): number => [...unknown.values()].reduce((n, l) => n + l.length, 0);
 
-/** The notes of a report: one per field and policy, in address order then git's field order. */
+/** The notes of a report, in address order then git's field order: one for the fields the service
+ *  shows no value for at each set of addresses that lack the same ones, one for each other field. */
 export function unknownNotes(unknown: Unknown): string[] {
-  return [...unknown].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).flatMap(([addr, fields]) => fields.map((f) => unknownNote(addr, f)));
+  const sorted = [...unknown].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // Fields the service shows no value for, said once for every address that lacks the same ones: a
+  // tenant that answers floor and ceiling as null for every policy is one note, not two per policy.
+  const plain = (fields: readonly UnknownField[]): string[] =>
+    fields.filter((f) => f.inexact === undefined && f.comparedWith === undefined && f.unreadable === undefined).map((f) => f.field);
+  const groups = new Map<string, string[]>();
+  for (const [addr, fields] of sorted) {
+    const key = plain(fields).join("\u0000");
+    if (key) groups.set(key, [...(groups.get(key) ?? []), addr]);
+  }
+  return sorted.flatMap(([addr, fields]) => {
+    const key = plain(fields).join("\u0000");
+    const addrs = groups.get(key);
+    const own = fields.filter((f) => !plain([f]).length).map((f) => unknownNote(addr, f));
+    return addrs?.[0] === addr ? [nullNote(addrs, plain(fields)), ...own] : own;
+  });
+}
+
+/** The note of fields the service shows no value for, at one address or several. */
+function nullNote(addrs: readonly string[], fields: readonly string[]): string {
+  if (addrs.length === 1 && fields.length === 1) return unknownNote(addrs[0] as string, fields[0] as string);
+  return `${andList(addrs)}: ${andList(fields)} not compared: the service shows no value (null) for ${fields.length === 1 ? "it" : "them"}${addrs.length > 1 ? ` in ${addrs.length === 2 ? "either" : "any"}` : ""}, so git's values could be neither checked nor changed`;
 }
 
 export function unknownNote(addr: string, f: UnknownField | string): string {
@@ -61,6 +84,7 @@ export function unknownNote(addr: string, f: UnknownField | string): string {
 }
 
 /** The words a report uses in place of "matches" when some fields could not be compared. */
-export function unknownCaveat(n: number): string {
-  return `except ${n === 1 ? "1 field" : `${n} fields`} the service does not show (see the ${n === 1 ? "note" : "notes"})`;
+export function unknownCaveat(notes: number): string {
+  // The notes name the fields (one note may name several, of several policies): the words count notes.
+  return `except the fields the service does not show (see the ${notes === 1 ? "note" : "notes"})`;
 }

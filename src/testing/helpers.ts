@@ -5,7 +5,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, beforeEach } from "vitest";
+import { afterAll, beforeAll, beforeEach, onTestFinished } from "vitest";
 import { systemClock } from "../api/clock.js";
 import { createMismatch } from "../kinds/ssp/compare.js";
 import { createWrite } from "../kinds/ssp/create.js";
@@ -17,6 +17,7 @@ import { startEmulator } from "../emulator/server.js";
 import { LocalLock, machineLockDir } from "../lock/local-lock.js";
 import { ApiCore, type ClientOptions } from "../api/core.js";
 import type { WriteOutcome } from "../api/write.js";
+import type { Registry } from "../kinds/kind.js";
 import type { SspCreateBody, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
 
 // Two levels up from src/testing/ (tests) and from build/testing/ (benches): the repository.
@@ -189,6 +190,12 @@ export interface CliOptions {
   input?: string;
   /** cli() only: stdout is a terminal (isTTY), as an interactive run's is. */
   tty?: boolean;
+  /** cli() only: stdin is a terminal (isTTY), as when someone at a terminal types the input. */
+  stdinTty?: boolean;
+  /** cli() only: the wall clock the run's guardrails judge by (an ISO time or epoch ms). */
+  now?: string | number;
+  /** cli() only: the resource kinds the run knows (a kind written outside the tree beside the registry's). */
+  kinds?: Registry;
 }
 
 /** Runs a command line through the command entry (runCli) in this process, with its own stdout, stderr,
@@ -227,14 +234,28 @@ export async function cli(
         return true;
       },
     },
-    stdin: Readable.from([opts.input ?? ""]),
+    stdin: Object.assign(Readable.from([opts.input ?? ""]), opts.stdinTty ? { isTTY: true } : {}),
     env: cliEnv(opts.env),
     cwd: resolve(opts.cwd ?? ROOT),
     // Nobody signals a command run in process: tests of signals run the CLI as a process.
     signals: new EventEmitter(),
+    ...(opts.now === undefined ? {} : { now: () => (typeof opts.now === "string" ? Date.parse(opts.now) : (opts.now as number)) }),
+    ...(opts.kinds ? { kinds: opts.kinds } : {}),
   };
   const code = await runCli([process.execPath, BIN, ...args], io);
   return { code, stdout, stderr };
+}
+
+/** A process a test started ends with the test, whatever its end (a timeout included): it never goes on
+ *  sending requests into the next test's emulator and journal. Outside a test (the benches) it is left be. */
+function endsWithTest(child: ChildProcess): void {
+  try {
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
+  } catch {
+    // Not in a test.
+  }
 }
 
 /** Runs the built CLI (dist/) as a child process: for tests where the process is the point. */
@@ -248,6 +269,7 @@ export function cliProcess(
 ): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: cliEnv(opts.env), stdio: ["pipe", "pipe", "pipe"] });
+    endsWithTest(child);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -358,13 +380,22 @@ export function npxShim(): string {
   return dir;
 }
 
-/** Whether a tool the tests drive for real (a shell, rsync) is installed here. CI installs every one
- *  (.ci/run), and there a missing one fails the test; elsewhere it says so loudly, once per case, and
- *  the case skips only the part that needs it. `probe` runs the tool; `install` says how to get it. */
-export function needsTool(tool: string, probe: string[], install: string, what: string): boolean {
+/** A test that drives a tool for real (a shell, rsync) runs only where it is installed. CI installs every
+ *  one (.ci/run), and there a missing one fails the test; elsewhere the test is not run, and says why
+ *  (`npm run test:tools` counts it as not run, never as passed). `probe` runs the tool; `install` says
+ *  how to get it; `what` is what the test would have tested. Each case that needs a tool is a test of its
+ *  own, so that no part of a test it did not run is counted as passed. */
+export function needsTool(ctx: { skip(note: string): never }, tool: string, probe: string[], install: string, what: string): void {
+  if (hasTool(tool, probe, install)) return;
+  ctx.skip(`${tool} is not installed: ${what} was not tested (${install})`);
+}
+
+/** Whether a tool the tests drive for real is installed here (for a group of tests run only where it is:
+ *  `describe.runIf`, which test:tools counts as not run elsewhere). CI installs every one, and there a
+ *  missing one fails. */
+export function hasTool(tool: string, probe: string[], install: string): boolean {
   if (spawnSync(tool, probe, { stdio: "ignore" }).status === 0) return true;
   if (process.env.CI) throw new Error(`${tool} is not installed: .ci/run installs it (${install})`);
-  console.warn(`\n*** ${tool} is not installed: ${what} was NOT tested (${install}) ***\n`);
   return false;
 }
 
@@ -433,4 +464,25 @@ export function multiEnvState(demo: { tenants: unknown[] }): { version: 1; seq: 
   const sandbox = { ...(structuredClone(demo.tenants[0]) as object), realm: "acme-sandbox" };
   const production = { ...(structuredClone(demo.tenants[0]) as object), realm: "acme" };
   return { version: 1, seq: 5000, tokens: {}, tenants: [sandbox, production] };
+}
+
+/** A fleet on one emulator: a tenant per realm, each a copy of `tenants[i % tenants.length]` (the
+ *  emulator's state's tenants, say one in step with git and one not), served under /tenants/<realm>. */
+export function fleetState(tenants: unknown[], realms: string[]): { version: 1; seq: number; tokens: object; tenants: unknown[] } {
+  return {
+    version: 1,
+    seq: 9000,
+    tokens: {},
+    tenants: realms.map((realm, i) => ({ ...(structuredClone(tenants[i % tenants.length]) as object), realm })),
+  };
+}
+
+/** The revsync.yaml of a fleet: one environment per realm of the emulator at `url` (under /tenants/<realm>),
+ *  and one environment per name of `down` whose service nothing answers (127.0.0.1:9), in the order given. */
+export function fleetConfig(url: string, names: { realm?: string; down?: string }[], extra = ""): string {
+  const env = (name: string, base: string, auth: string): string =>
+    `  ${name}:\n    base_url: ${base}\n    auth_url: ${auth}\n    realm: ${name}\n    vars: { contra_account: MJ-CONTRA-100 }\n`;
+  const down = "http://127.0.0.1:9";
+  const envs = names.map((n) => (n.down ? env(n.down, down, down) : env(n.realm ?? "", `${url}/tenants/${n.realm}`, url)));
+  return `version: 1\npolicies: policies\n${extra}environments:\n${envs.join("")}`;
 }

@@ -5,6 +5,7 @@ import type { ApiCore } from "../../api/core.js";
 import { ssp } from "../../api/resources.js";
 import { runWrite, type GuardOf, type GuardVerdict, type WriteOutcome } from "../../api/write.js";
 import type { SspEnvelope, SspItem, SspUpdateResult } from "../../schema/generated/api.js";
+import { ApiError } from "../../errors.js";
 import type { Change, FourEyesFacts } from "../../shared/entries.js";
 import { batchNameOf } from "../../shared/address.js";
 import { batchWho, envelopeWho, shortIso, whoWords } from "../../shared/who.js";
@@ -160,6 +161,18 @@ function samePolicy(run: SspRun, c: Change, p: BatchPayload, env: SspEnvelope, l
   return undefined;
 }
 
+/** A name held twice since the plan addresses nothing: the batch's reads go by the policy's name, its
+ *  PATCH by the batch's name alone. The verdict that stops the write, or undefined. */
+function heldTwiceNow(all: readonly SspEnvelope[], p: BatchPayload, action: Action): { blocked: string } | undefined {
+  if (all.length > 1) return blocked(`the service holds ${all.length} SSP policies named ${JSON.stringify(p.policy)} now, not one as the plan saw`);
+  const twice = (all[0]?.compliance_spec?.[0]?.batches ?? []).filter((b) => batchNameOf(b) === p.batch).length;
+  if (twice > 1)
+    return blocked(
+      `the service holds ${twice} batches named ${JSON.stringify(p.batch)} in ${JSON.stringify(p.policy)} now, and the ${action} names the batch only by its name`,
+    );
+  return undefined;
+}
+
 /** The guard of a review or approve: the batch must still be where the plan saw it (status), the same
  *  upload (file_id) with the same values (checksum), of a policy at the version the plan read, and, for an
  *  approve under four eyes, not sent as its preparer. A batch at the status the write asks for is done
@@ -168,13 +181,16 @@ function batchGuard(
   run: SspRun,
   c: Change,
   p: BatchPayload,
-  step: { action: Action; core: ApiCore; bound: BoundCheck; facts: FourEyesFacts | undefined; seen?: (lb: SspItem) => void },
+  step: { action: Action; core: ApiCore; bound: BoundCheck; facts: FourEyesFacts | undefined; seen?: (lb: SspItem) => void; sending?: (lb: SspItem) => void },
 ): GuardOf<{ ifMatch?: string; id: string }> {
   const { action, core, bound, facts } = step;
   return async (): Promise<GuardVerdict<{ ifMatch?: string; id: string }>> => {
     const policyAddr = sspAddress.policy(p.policy);
-    const env = await ssp.get(core, p.policy);
+    const all = await ssp.getAll(core, p.policy);
+    const env = all[0];
     if (!env || !env.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
+    const twice = heldTwiceNow(all, p, action);
+    if (twice) return twice;
     if (p.compliance_id === null) {
       // The run's own create: the batch moves on only while its policy holds its place alone (the graph
       // starts it after every create of the run, so the one check after them has its answer).
@@ -207,12 +223,13 @@ function batchGuard(
     if (facts) Object.assign(facts, runPreparers(env, lb, here), { approved_by: core.auth.username ?? null });
     if (moved) return moved;
     // Four eyes, last: a batch changed since the plan is blocked for that, in its own words.
-    const broken = facts && run.run.fourEyes ? fourEyesBreach(facts, !!run.run.core.approverAuth) : undefined;
+    const broken = facts && run.run.fourEyes ? fourEyesBreach(facts, !!run.run.core.approverAuth, core.auth.identity) : undefined;
     if (broken && facts) {
       facts.rule = "blocked";
       return { blocked: broken };
     }
     run.run.log(`${c.address}: read again just now, unchanged since the plan; sending the ${action}`);
+    step.sending?.(lb);
     return { go: { id: env.compliance_id, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
   };
 }
@@ -229,21 +246,83 @@ export async function writeBatch(run: SspRun, c: Change, p: BatchPayload, core: 
   const facts: FourEyesFacts | undefined =
     action === "approve" ? { reviewed_by: null, uploaded_by: null, policy_created_by: null, approved_by: as.auth.username ?? null } : undefined;
   let read: SspItem | undefined;
+  let compared: SspItem | undefined;
   const seen =
     facts &&
     ((b: SspItem | undefined): void => {
       read = b;
     });
-  const guard = batchGuard(run, c, p, { action, core: as, bound, facts, ...(seen ? { seen } : {}) });
-  const o = await batchWrite(as, action, { id, name: p.policy }, p.batch, guard, seen);
-  const landed = o.kind === "done" || o.kind === "confirmed";
+  const sending = (lb: SspItem): void => {
+    compared = lb;
+  };
+  const guard = batchGuard(run, c, p, { action, core: as, bound, facts, sending, ...(seen ? { seen } : {}) });
+  const sent = await batchWrite(as, action, { id, name: p.policy }, p.batch, guard, seen);
+  const landed = sent.kind === "done" || sent.kind === "confirmed";
+  // The batch that moved is the one compared, or the step is not done (the PATCH names it by name alone).
+  const moved = landed ? await movedWhatWasCompared(run, { action, p, core: as, compared }) : undefined;
+  const o: WriteOutcome<SspUpdateResult> = moved && "unknown" in moved ? { kind: "unknown", error: moved.unknown } : sent;
   if (!facts) {
     if (landed) run.reviewedHere.add(c.address);
-    return { outcome: o };
+    return { outcome: o, ...(moved && "breached" in moved ? { breached: moved.breached } : {}) };
   }
+  if (moved && "breached" in moved) return { outcome: o, four_eyes: facts, breached: moved.breached };
   return {
     outcome: o,
     four_eyes: facts,
-    ...approveWords(facts, o, read, { fourEyes: run.run.fourEyes, approverConfigured: !!core.approverAuth, sendsAs: as.auth.username ?? null }),
+    ...approveWords(facts, o, read, {
+      fourEyes: run.run.fourEyes,
+      approverConfigured: !!core.approverAuth,
+      sendsAs: as.auth.username ?? null,
+      ...(as.auth.identity ? { names: as.auth.identity } : {}),
+    }),
   };
+}
+
+/** After a review or approve landed, which batch moved: the interface names the batch by its name alone,
+ *  so the policy is read again, and the batch of that name must be the one the guard compared right before
+ *  the send (its file_id) and hold the values the plan showed (their checksum, in its file and its own
+ *  values). Undefined when it is; `breached` when the service shows that another batch, or other values,
+ *  moved (a copy of the name, a new upload); `unknown` when it cannot be read or told. Never done. */
+async function movedWhatWasCompared(
+  run: SspRun,
+  step: { action: Action; p: BatchPayload; core: ApiCore; compared: SspItem | undefined },
+): Promise<{ breached: string } | { unknown: ApiError } | undefined> {
+  const { action, p, core, compared } = step;
+  const what = `the ${action} of batch ${JSON.stringify(p.batch)} of ${JSON.stringify(p.policy)} landed`;
+  const unknown = (why: string): { unknown: ApiError } => ({
+    unknown: new ApiError({
+      method: "PATCH",
+      path: `${action} ${p.policy}/${p.batch}`,
+      status: 0,
+      message: `outcome unknown: ${what}, but ${why}`,
+      outcomeUnknown: true,
+    }),
+  });
+  const fileOf = (b: SspItem | undefined): string | null => (typeof b?.file_id === "string" && b.file_id ? b.file_id : null);
+  let all: SspEnvelope[];
+  try {
+    all = await ssp.getAll(core, p.policy);
+  } catch (e) {
+    return unknown(
+      `reading the policy again failed (${e instanceof Error ? e.message : String(e)}), so whether the batch that moved is the one compared cannot be told`,
+    );
+  }
+  if (all.length !== 1)
+    return unknown(`the service holds ${all.length} SSP policies named ${JSON.stringify(p.policy)} now, so which batch moved cannot be told`);
+  const named = (all[0]?.compliance_spec?.[0]?.batches ?? []).filter((b) => batchNameOf(b) === p.batch);
+  if (named.length > 1)
+    return {
+      breached: `${what}, but the service holds ${named.length} batches of that name now (${named.map((b) => `file_id ${show(fileOf(b))} ${String(b.status)}`).join(", ")}) and the ${action} names the batch only by its name: the batch that moved may not be the one reviewed (file_id ${show(fileOf(compared))}); have the batches' statuses checked in the service`,
+    };
+  const lb = named[0];
+  if (!lb) return unknown("the batch is no longer in the service");
+  if (compared && fileOf(lb) !== fileOf(compared))
+    return {
+      breached: `${what}, but the batch of that name holds file_id ${show(fileOf(lb))} now, not ${show(fileOf(compared))}, the one compared: a new upload nobody reviewed may have moved; have it checked in the service`,
+    };
+  const otherwise = p.values_checksum ? await run.heldOtherwise(p.policy, lb, p.values_checksum, core).catch((e: unknown) => e) : undefined;
+  if (otherwise instanceof Error) return unknown(`reading its values again failed (${otherwise.message})`);
+  if (typeof otherwise === "string")
+    return { breached: `${what}, but ${otherwise.replace(/^its /, "the batch's ")} now: values nobody reviewed moved; have the batch checked in the service` };
+  return undefined;
 }

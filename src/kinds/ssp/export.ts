@@ -5,9 +5,10 @@ import { BATCH_STATUSES } from "../../api/service-choices.js";
 import { unsafeName } from "../../config/rules.js";
 import { checkValuesText } from "../../config/values.js";
 import type { SspItem } from "../../schema/generated/api.js";
-import { batchNameOf, byCodePoint, slug, targeted, valuesFileFor } from "../../shared/address.js";
+import { batchNameOf, byCodePoint, slug, targeted, touchedBy, valuesFileFor } from "../../shared/address.js";
 import { formulaCells, valuesFromCsv, valuesToCsv } from "../../ssp/csv.js";
-import { fitSpec, newFile, type ExportedBatch, type ExportedFile } from "../export-file.js";
+import { fitSpec, heldTwiceRefusal, newFile, type ExportedBatch, type ExportedFile } from "../export-file.js";
+import { batchesHeldTwice } from "./held-twice.js";
 import type { ExportContext } from "../kind.js";
 import { BATCH_DATES, serviceDate, SSP_EXPORT_FIELDS } from "./compare.js";
 import { sspAddress, type ShownValues, type SspLive } from "./read.js";
@@ -97,7 +98,14 @@ export function exportSsp(live: SspLive, ctx: ExportContext, schema: ExportedFil
   const files: ExportedFile[] = [];
   for (const [name, lp] of live.ssp) {
     const addr = sspAddress.policy(name);
-    if (!targeted(addr, ctx.targets)) continue;
+    // A batch's target exports its policy's file too, which lists it (only the batch, in a file git holds).
+    if (!touchedBy(addr, ctx.targets)) continue;
+    const copies = live.copies?.get(name);
+    if (copies) {
+      for (const c of copies) ctx.refused.push(heldTwiceRefusal(`SSP policy ${show(name)} (compliance_id ${show(c.envelope.compliance_id ?? null)})`));
+      continue;
+    }
+    const twice = batchesHeldTwice(lp.batches ?? []);
     const bad = unsafeName(name);
     if (bad) {
       ctx.unnamed.push(`SSP policy ${show(name)} (its name cannot be used in a policy file: ${bad})`);
@@ -109,13 +117,21 @@ export function exportSsp(live: SspLive, ctx: ExportContext, schema: ExportedFil
     const batches: ExportedBatch[] = [];
     // In name order, whatever order the service lists them in: the same files from the same state.
     for (const b of [...(lp.batches ?? [])].sort((x, y) => byCodePoint(batchNameOf(x), batchNameOf(y)))) {
-      if (!targeted(sspAddress.batch(name, batchNameOf(b)), ctx.targets) || unlisted(f, name, b)) continue;
+      if (!targeted(sspAddress.batch(name, batchNameOf(b)), ctx.targets)) continue;
+      if (twice.has(batchNameOf(b))) {
+        ctx.refused.push(
+          heldTwiceRefusal(`batch ${show(batchNameOf(b))} of SSP policy ${show(name)} (file_id ${show(b.file_id ?? null)}, status ${show(b.status ?? null)})`),
+        );
+        continue;
+      }
+      if (unlisted(f, name, b)) continue;
       const entry: ExportedBatch = { name: batchNameOf(b), status: b.status ?? "" };
       batchValues(f, entry, name, live, ctx.unique);
       batchDates(f, entry, name, b);
       batches.push(entry);
     }
     if (batches.length) f.value.batches = batches;
+    if (!targeted(addr, ctx.targets)) f.batchesOnly = true;
     files.push(f);
   }
   return files;

@@ -54,11 +54,14 @@ export function runPreparers(
 }
 
 /** What `as` did to the batch, where it prepared it: "reviewed this batch", "uploaded this batch",
- *  "created its policy"; undefined when it prepared nothing of it. */
-function preparedBy(facts: FourEyesFacts, as: string | null): string | undefined {
-  if (sameUser(as, facts.reviewed_by)) return "reviewed this batch";
-  if (sameUser(as, facts.uploaded_by)) return "uploaded this batch";
-  if (sameUser(as, facts.policy_created_by)) return "created its policy";
+ *  "created its policy"; undefined when it prepared nothing of it. `names`: every name the token it goes
+ *  as gives its user (preferred_username, sub, email), each compared, as the service may record a user
+ *  by any of them; without them, `as` alone. */
+function preparedBy(facts: FourEyesFacts, as: string | null, names?: readonly string[]): string | undefined {
+  const is = (who: string | null | undefined): boolean => (names?.length ? names : [as]).some((n) => sameUser(n, who));
+  if (is(facts.reviewed_by)) return "reviewed this batch";
+  if (is(facts.uploaded_by)) return "uploaded this batch";
+  if (is(facts.policy_created_by)) return "created its policy";
   return undefined;
 }
 
@@ -67,20 +70,27 @@ const approverFix = (as: string, approverConfigured: boolean): string =>
   approverConfigured ? APPROVER_FIX.replace("to another user", `to a user other than ${as}`) : APPROVER_FIX;
 
 /** Why four eyes forbids an approve that would go as `facts.approved_by`, in words that start "blocked:
- *  four eyes:" and give the fix; undefined when it may go. Who cannot be named cannot be shown to be
- *  another person: an approve whose reviewer or approver is unknown is blocked too. */
-export function fourEyesBreach(facts: FourEyesFacts, approverConfigured: boolean): string | undefined {
+ *  four eyes:" and give the fix; undefined when it may go. Who the approve goes as is who the service's
+ *  token names (`names`: its preferred_username, sub and email; a variable is no one's word but its
+ *  writer's). Who cannot be named cannot be shown to be another person: an approve whose token names
+ *  nobody, or whose reviewer is unknown, is blocked too. */
+export function fourEyesBreach(facts: FourEyesFacts, approverConfigured: boolean, names?: readonly string[]): string | undefined {
   const as = facts.approved_by;
-  const did = preparedBy(facts, as);
+  const did = names?.length ? preparedBy(facts, as, names) : undefined;
   const why = !as
     ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer`
-    : !facts.reviewed_by
-      ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}`
-      : did
-        ? `${as} ${did} and the approve would go as ${as}`
-        : undefined;
+    : !names?.length
+      ? `the token the approve would go as names no user (no preferred_username or sub claim the service issued), so who approves cannot be told: ${as} is what a variable says, not the service, and nobody can show the approve is not its preparer's`
+      : !facts.reviewed_by
+        ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}`
+        : did
+          ? `${as} ${did} and the approve would go as ${as}`
+          : undefined;
   if (!why) return undefined;
-  const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
+  const fix =
+    as && names?.length
+      ? approverFix(as, approverConfigured)
+      : `give the approver identity credentials whose token names its user (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD: the service's token then names it)`;
   return `blocked: four eyes: ${why}; ${NOTHING_SENT_FOR_IT}; fix: ${fix} and apply again (what this run did stays done)`;
 }
 
@@ -103,12 +113,18 @@ export function fourEyesRefusal(facts: FourEyesFacts, approverConfigured: boolea
  *  credentials name. Returns the breach in words, where there is one: the service shows the approve
  *  made by another user than it was sent as (an approver identity's token that is someone else's, a user
  *  variable that names the wrong user), or, under four eyes, by the batch's preparer. */
-export function approvedBy(facts: FourEyesFacts, read: SspItem | undefined, rule: { fourEyes: boolean; approverConfigured: boolean }): string | undefined {
+export function approvedBy(
+  facts: FourEyesFacts,
+  read: SspItem | undefined,
+  rule: { fourEyes: boolean; approverConfigured: boolean; names?: readonly string[] },
+): string | undefined {
   const sentAs = facts.approved_by;
   const shown = read?.status === "approved" ? named(read.updated_by) : null;
   Object.assign(facts, { sent_as: sentAs, confirmed: !!shown }, shown ? { approved_by: shown } : {});
   if (!shown) return undefined;
-  const other = (rule.fourEyes || rule.approverConfigured) && !!sentAs && !sameUser(shown, sentAs);
+  // The user it was sent as, by every name its token gives (the service may record any of them).
+  const sentNames = rule.names?.length ? rule.names : [sentAs];
+  const other = (rule.fourEyes || rule.approverConfigured) && !!sentAs && !sentNames.some((n) => sameUser(shown, n));
   const did = rule.fourEyes ? preparedBy(facts, shown) : undefined;
   if (!other && !did) return undefined;
   facts.rule = "breached";
@@ -175,7 +191,7 @@ export function approveWords(
   facts: FourEyesFacts,
   o: WriteOutcome<SspUpdateResult>,
   read: SspItem | undefined,
-  rule: { fourEyes: boolean; approverConfigured: boolean; sendsAs: string | null },
+  rule: { fourEyes: boolean; approverConfigured: boolean; sendsAs: string | null; names?: readonly string[] },
 ): Pick<WriteResult, "failed" | "breached" | "also"> {
   const refused = o.kind === "refused" ? fourEyesRefusal(facts, rule.approverConfigured, o.error) : undefined;
   if (refused) facts.rule = "refused";

@@ -14,13 +14,15 @@ import { SspApply } from "./apply.js";
 import { keptSspFields, unmanagedSsp } from "./compare.js";
 import { sspDrift } from "./drift.js";
 import { exportSsp } from "./export.js";
+import { sspHeldTwice } from "./held-twice.js";
 import { sspEntry, sspRules, type DesiredSsp } from "./files.js";
 import { planPreparers } from "./four-eyes.js";
 import { sspGitProblems } from "./git-check.js";
-import { batchPayload, createPayload, sspPayloadProblems } from "./payload.js";
+import { batchPayload, createPayload, SSP_PAYLOADS, sspPayloadProblems } from "./payload.js";
 import { sspPlan } from "./plan.js";
 import { readSsp, sspAddress, type SspLive } from "./read.js";
 import { valuesChecksum } from "./values.js";
+import { SSP_FACT_FIELDS, SSP_FACTS, sspConcerns, sspFacts } from "./facts.js";
 import { liveWithGitsUnknowns, modelsFromGit, modelsFromGitOnly, modelsFromLive } from "./tests.js";
 
 /** A change an evidence record applied, against the policy the service holds now: a batch's status, or a
@@ -69,6 +71,8 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
   name: "ssp",
   fileKind: "SspPolicy",
   schema: "policy/ssp-policy.schema.json",
+  // A batch may be of some environments only (environments:).
+  scopedLists: ["batches"],
   rules: sspRules,
   entry: sspEntry,
   addressesIn: (entries) => entries.flatMap((d) => [sspAddress.policy(d.name), ...d.batches.map((b) => sspAddress.batch(d.name, b.name))]),
@@ -93,9 +97,11 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
   rank: (c) => createPayload(c)?.hierarchy_no ?? 0,
   drift: (desired, live, findings) => sspDrift(desired, live, findings.targets, findings.unknown),
   unmanaged: (desired, live, targets) => unmanagedSsp(desired, live.ssp, targets),
+  heldTwice: sspHeldTwice,
   kept: (desired, live, targets) => keptSspFields(desired, live.ssp, targets),
   preparers: planPreparers,
 
+  payloads: SSP_PAYLOADS,
   payloadProblems: sspPayloadProblems,
   gitProblems: (c, desired) => sspGitProblems(c, desired),
   // A batch's review after its policy exists (a policy this run creates: after every create of the run);
@@ -139,6 +145,8 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
     }
   },
   evidence: evidenceCheck,
+
+  guardrails: { facts: SSP_FACTS, fields: SSP_FACT_FIELDS, of: sspFacts, concerns: sspConcerns },
 
   tests: {
     live: (live) => ({ policies: modelsFromLive(live) }),

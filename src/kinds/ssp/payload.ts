@@ -25,6 +25,43 @@ export interface BatchPayload extends Payload {
   values_checksum?: string | null;
 }
 
+/** The schemas of a saved plan's SSP payloads (src/plan/schema.ts): a create and a batch's review or approve. */
+export const SSP_PAYLOADS = {
+  create: {
+    actions: ["create"],
+    schema: {
+      type: "object",
+      required: ["kind", "body", "hierarchy_no"],
+      additionalProperties: false,
+      properties: { kind: { const: "create" }, body: { $ref: "#/definitions/SspCreateBody" }, hierarchy_no: { type: "integer" } },
+    },
+  },
+  batch: {
+    actions: ["review", "approve"],
+    schema: {
+      type: "object",
+      required: ["kind", "compliance_id", "policy", "batch"],
+      additionalProperties: false,
+      properties: {
+        kind: { const: "batch" },
+        compliance_id: { type: ["string", "null"] },
+        policy: { type: "string", minLength: 1 },
+        batch: { type: "string", minLength: 1 },
+        file_id: {
+          type: ["string", "null"],
+          description:
+            "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)",
+        },
+        values_checksum: {
+          type: ["string", "null"],
+          pattern: "^sha256:[0-9a-f]{64}$",
+          description: "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them",
+        },
+      },
+    },
+  },
+} as const;
+
 export const createPayload = (c: Pick<Change, "payload">): CreatePayload | undefined =>
   c.payload?.kind === "create" ? (c.payload as CreatePayload) : undefined;
 export const batchPayload = (c: Pick<Change, "payload">): BatchPayload | undefined => (c.payload?.kind === "batch" ? (c.payload as BatchPayload) : undefined);

@@ -28,6 +28,9 @@ export interface SspLive {
   /** Values of batches whose git side names a values file, keyed "policy/batch": what the service shows
    *  of them (its uploaded file as is, parsed only when it differs from git's; the batch's own values). */
   values: Map<string, ShownValues>;
+  /** The names the service's list holds more than once, with every copy (`ssp` keeps the first; none of
+   *  them is git's, and nothing is written by the name: src/plan/held-twice.ts). */
+  copies?: Map<string, LivePolicy[]>;
 }
 
 /** A batch's values as the service shows them, each where it shows it: the uploaded file (downloaded by
@@ -73,30 +76,63 @@ function detailNames(live: Map<string, LivePolicy>, desired: readonly DesiredSsp
   });
 }
 
-type ValuesJob = { key: string; policy: string; batch: SspItem };
+/** The policy's last approved batch in the service but `except`: the latest effective start, then the
+ *  latest change. */
+export function lastApproved(lp: LivePolicy, except?: string): SspItem | undefined {
+  const approved = (lp.batches ?? []).filter((b) => b.status === "approved" && batchNameOf(b) !== except);
+  const start = (b: SspItem): string => (typeof b.effective_start_date === "string" ? b.effective_start_date : "");
+  return approved.sort((a, b) => start(b).localeCompare(start(a)) || (Number(b.updated_at) || 0) - (Number(a.updated_at) || 0))[0];
+}
+
+/** `own`: the batch's own values alone (a baseline of guardrails' facts: what pricing uses). */
+type ValuesJob = { key: string; policy: string; batch: SspItem; own?: boolean };
+
+/** The last approved batch of each policy a batch of git's moves forward in (its values git holds):
+ *  what guardrails measure the move against (docs/guardrails.md, "Facts"). */
+function baselineJobs(live: Map<string, LivePolicy>, desired: readonly DesiredSsp[], targets: string[]): ValuesJob[] {
+  const out: ValuesJob[] = [];
+  for (const d of desired) {
+    const lp = live.get(d.name);
+    if (!lp?.batches || !touchedBy(sspAddress.policy(d.name), targets)) continue;
+    const moving = d.batches.filter((b) => {
+      const lb = lp.batches?.find((x) => batchNameOf(x) === b.name);
+      return b.values && lb && lb.status !== b.status && b.status !== "file uploaded";
+    });
+    const bases = new Map(
+      moving.flatMap((b) => {
+        const base = lastApproved(lp, b.name);
+        return base ? [[batchNameOf(base), base] as const] : [];
+      }),
+    );
+    for (const [name, batch] of bases) out.push({ key: `${d.name}/${name}`, policy: d.name, batch, own: true });
+  }
+  return out;
+}
 
 /** The batches whose values are read, each once: every approved batch (policy tests), every batch read in
  *  detail (export), the batches git holds a values file of (plan, drift). */
-function valuesJobs(live: Map<string, LivePolicy>, desired: readonly DesiredSsp[], opts: ReadOptions): ValuesJob[] {
+function valuesJobs(live: Map<string, LivePolicy>, desired: readonly DesiredSsp[], opts: ReadOptions, copies?: ReadonlyMap<string, unknown>): ValuesJob[] {
   const jobs = new Map<string, ValuesJob>();
   const queue = (policy: string, batch: SspItem, name = batchNameOf(batch)): void => {
     const key = `${policy}/${name}`;
     if (!jobs.has(key)) jobs.set(key, { key, policy, batch });
   };
   for (const [name, lp] of live) {
+    if (copies?.has(name)) continue;
     if (opts.approvedValues) for (const b of lp.batches ?? []) if (b.status === "approved") queue(name, b);
     if (opts.allValues && touchedBy(sspAddress.policy(name), opts.targets)) for (const b of lp.batches ?? []) queue(name, b);
   }
   if (opts.values) {
     for (const d of desired) {
       const lp = live.get(d.name);
-      if (!lp?.batches || !touchedBy(sspAddress.policy(d.name), opts.targets)) continue;
+      if (!lp?.batches || copies?.has(d.name) || !touchedBy(sspAddress.policy(d.name), opts.targets)) continue;
       for (const b of d.batches) {
         const lb = lp.batches.find((x) => batchNameOf(x) === b.name);
         if (b.values && lb) queue(d.name, lb, b.name);
       }
     }
   }
+  if (opts.baselineValues) for (const j of baselineJobs(live, desired, opts.targets)) if (!jobs.has(j.key)) jobs.set(j.key, j);
   return [...jobs.values()];
 }
 
@@ -105,11 +141,17 @@ export async function readSsp(core: ApiCore, desired: readonly DesiredSsp[], opt
   const list = await ssp.list(core);
   progress.done("SSP policies");
   const live = new Map<string, LivePolicy>();
+  const copies = new Map<string, LivePolicy[]>();
   for (const env of list) {
     const item = env.compliance_spec?.[0];
-    if (env.compliance_name && item) live.set(env.compliance_name, { envelope: env, item });
+    if (!env.compliance_name || !item) continue;
+    const first = live.get(env.compliance_name);
+    // Reads never merge copies: the first is kept as the name's, every copy is kept beside it.
+    if (first) copies.set(env.compliance_name, [...(copies.get(env.compliance_name) ?? [first]), { envelope: env, item }]);
+    else live.set(env.compliance_name, { envelope: env, item });
   }
-  const names = detailNames(live, desired, opts);
+  // A name held twice is read no further: its details, by that name, would be either copy's.
+  const names = detailNames(live, desired, opts).filter((n) => !copies.has(n));
   progress.more(names.length);
   // A policy's detail that cannot be read fails that policy alone (and its batches), where reads may be
   // partial; so does a batch's values.
@@ -125,15 +167,19 @@ export async function readSsp(core: ApiCore, desired: readonly DesiredSsp[], opt
     progress.done(name);
   });
   const values = new Map<string, ShownValues>();
-  const jobs = valuesJobs(live, desired, opts);
+  const jobs = valuesJobs(live, desired, opts, copies);
   progress.more(jobs.length);
   await mapLimit(jobs, opts.concurrency, async (j) => {
     try {
-      values.set(j.key, await readBatchValues(core, j.policy, j.batch));
+      if (!j.own) values.set(j.key, await readBatchValues(core, j.policy, j.batch));
+      else {
+        const own = await ownValues(core, j.policy, batchNameOf(j.batch));
+        values.set(j.key, own ? { values: own } : {});
+      }
     } catch (e) {
       if (!progress.unread(sspAddress.batch(j.policy, batchNameOf(j.batch)), e)) throw e;
     }
     progress.done(j.key);
   });
-  return { ssp: live, values };
+  return { ssp: live, values, ...(copies.size ? { copies } : {}) };
 }

@@ -80,7 +80,7 @@ function liveBatch(policy: string, b: SspItem, live: SspLive): BatchModel {
 
 /** The service's policies as it holds them (values: what the read downloaded). */
 export function modelsFromLive(live: SspLive): PolicyModel[] {
-  return [...live.ssp].map(([name, lp]) =>
+  const first = [...live.ssp].map(([name, lp]) =>
     fromItem(
       name,
       lp.item as unknown as Item,
@@ -88,6 +88,9 @@ export function modelsFromLive(live: SspLive): PolicyModel[] {
       true,
     ),
   );
+  // Every copy of a name the service holds twice prices order lines too: none is left out.
+  const others = [...(live.copies ?? [])].flatMap(([name, copies]) => copies.slice(1).map((lp) => fromItem(name, lp.item as unknown as Item, [], true)));
+  return [...first, ...others];
 }
 
 /** The service's state with git's value in each field of git's policies that the service does not show

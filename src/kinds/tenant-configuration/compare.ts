@@ -5,10 +5,12 @@ import { numberOrNull } from "../../number.js";
 import type { TenantConfigurationList, TenantConfigurationUpdateItem } from "../../schema/generated/api.js";
 import { keptFields, type Change, type DriftItem, type KeptLive } from "../../shared/entries.js";
 import { fieldDiff, pick } from "../../shared/normalize.js";
+import { addUnknown, notShown, type Unknown } from "../../shared/unknown.js";
+import { apiValidator, describeAjvErrors } from "../../schema/ajv.js";
 import { targeted } from "../../shared/address.js";
-import { envelopeWho } from "../../shared/who.js";
+import { envelopeWho, whoWords } from "../../shared/who.js";
 import { changedItems, missingItem, shownEntry } from "../entries.js";
-import type { Unmanaged } from "../kind.js";
+import type { HeldTwice, Unmanaged } from "../kind.js";
 import { notGits, NOT_IN_GIT_NOW, show } from "../words.js";
 import { UPDATABLE_TENANT_FIELDS, type DesiredTenantConfig } from "./files.js";
 import { shownUpdate, UPDATE_FIELDS, updatePayload } from "./write.js";
@@ -18,47 +20,98 @@ export const tenantAddress = (name: string): string => `tenant-configuration/${n
 
 export const REASONS = {
   noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
+  holes: (holes: string[], file: string) =>
+    `the update body (spec 4.2) would not be whole: ${holes.join("; ")}; the service's answer leaves ${holes.length === 1 ? "it" : "them"} out (or null) and git does not set ${holes.length === 1 ? "it" : "them"}, so revsync cannot fill the body from git or a fresh read and sends no update (a service that took a partial body could reset a field, unseen): set ${holes.length === 1 ? "it" : "them"} in ${file}`,
+  sentUnseen: (fields: string[]) =>
+    `the update also sends ${fields.join(", ")} as git sets ${fields.length === 1 ? "it" : "them"}: the service shows no value (null) to compare, and the update body requires every field`,
   notInGit: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it",
 } as const;
 
+/** The fields git sets that the service does not show (null, or left out): not compared (the one rule of
+ *  src/shared/unknown.ts), and git's value is what an update sends for them. */
+const unshown = (spec: Record<string, unknown>, item: Record<string, unknown>): string[] => notShown(spec, item).map((u) => u.field);
+
+/** The fields of an update item the body cannot carry as they are ("ui_mode is required"): a field the
+ *  spec requires that neither git nor the service's answer fills (docs/decisions.md, "A body is whole"). */
+export function updateHoles(item: Record<string, unknown>): string[] {
+  const fn = apiValidator("TenantConfigurationUpdateItem");
+  return fn(item) ? [] : describeAjvErrors(fn.errors).map((e) => `${e.field} ${e.message}`);
+}
+
 /** The plan's entry for one tenant configuration of git: its update, or why there is none (the service
- *  has no configuration of that name), or nothing when the service holds git's values. */
-export function tenantChange(d: DesiredTenantConfig, live: TenantConfigurationList): Change | undefined {
+ *  has no configuration of that name, or the update body would have a hole), or nothing when the service
+ *  holds git's values. A field git sets that the service does not show is not compared: said in a note
+ *  when nothing else changes, and, when an update goes, sent with git's value and said in its note. */
+export function tenantChange(d: DesiredTenantConfig, live: TenantConfigurationList, unknown?: Unknown): Change | undefined {
   const addr = tenantAddress(d.name);
   const env = live.find((e) => e.compliance_name === d.name);
   const item = env?.compliance_spec?.[0] as Record<string, unknown> | undefined;
-  if (!env || !item) {
-    return shownEntry("unsupported", addr, REASONS.noTenant, { after: d.spec, source: `${d.source.file}:${d.source.line}` });
-  }
+  const source = `${d.source.file}:${d.source.line}`;
+  if (!env || !item) return shownEntry("unsupported", addr, REASONS.noTenant, { after: d.spec, source });
   const keys = Object.keys(d.spec);
   const before = pick(item, keys);
-  const diff = fieldDiff(before, d.spec);
-  if (!diff.length) return undefined;
+  const notCompared = unshown(d.spec, item);
+  const compared = keys.filter((k) => !notCompared.includes(k));
+  const diff = fieldDiff(pick(item, compared), pick(d.spec, compared));
+  if (!diff.length) {
+    addUnknown(
+      unknown,
+      addr,
+      notCompared.map((field) => ({ field })),
+    );
+    return undefined;
+  }
   // The 13 fields git leaves alone are the live values the plan read: apply re-reads them right before
   // the PATCH and sends nothing when one of them changed since (README, Reliability).
   const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid } as TenantConfigurationUpdateItem;
+  const version = { version_id: env.version_id ?? null, last_modified_on: numberOrNull(env.last_modified_on), ...envelopeWho(env), source };
+  const holes = updateHoles(merged as unknown as Record<string, unknown>);
+  if (holes.length) return shownEntry("blocked", addr, REASONS.holes(holes, d.source.file), { before, after: d.spec, diff, ...version });
   return {
     address: addr,
     action: "update",
     before,
     after: d.spec,
     diff,
-    version_id: env.version_id ?? null,
-    last_modified_on: numberOrNull(env.last_modified_on),
-    ...envelopeWho(env),
-    source: `${d.source.file}:${d.source.line}`,
+    ...version,
+    ...(notCompared.length ? { reason: REASONS.sentUnseen(notCompared.map((k) => `${k} ${JSON.stringify(d.spec[k])}`)) } : {}),
     payload: { kind: "update", compliance_id: env.compliance_id ?? "", compliance_name: d.name, unique_key: env.unique_key ?? "", item: merged },
   };
 }
 
-/** Drift of one tenant configuration of git: missing from the service, or the fields that differ. */
-export function tenantDrift(d: DesiredTenantConfig, live: TenantConfigurationList): DriftItem[] {
+/** Drift of one tenant configuration of git: missing from the service, or the fields that differ (a field
+ *  the service does not show is not compared, and said in a note). */
+export function tenantDrift(d: DesiredTenantConfig, live: TenantConfigurationList, unknown?: Unknown): DriftItem[] {
   const addr = tenantAddress(d.name);
   const env = live.find((e) => e.compliance_name === d.name);
   const item = env?.compliance_spec?.[0] as Record<string, unknown> | undefined;
   if (!env || !item) return [missingItem(addr)];
-  const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x) => ({ ...x, kind: "changed" as const }));
+  const notCompared = unshown(d.spec, item);
+  addUnknown(
+    unknown,
+    addr,
+    notCompared.map((field) => ({ field })),
+  );
+  const compared = Object.keys(d.spec).filter((k) => !notCompared.includes(k));
+  const diff = fieldDiff(pick(d.spec, compared), pick(item, compared)).map((x) => ({ ...x, kind: "changed" as const }));
   return changedItems(addr, diff, envelopeWho(env));
+}
+
+/** The tenant configurations the service holds under one name more than once, each copy named by its id
+ *  and who changed it last: none of them is git's, and none is written (src/plan/held-twice.ts). */
+export function tenantsHeldTwice(live: TenantConfigurationList): HeldTwice[] {
+  const byName = new Map<string, TenantConfigurationList>();
+  for (const e of live) byName.set(e.compliance_name ?? "", [...(byName.get(e.compliance_name ?? "") ?? []), e]);
+  return [...byName]
+    .filter(([, copies]) => copies.length > 1)
+    .map(([name, copies]) => ({
+      address: tenantAddress(name),
+      what: "tenant configurations",
+      copies: copies.map(
+        (e) =>
+          `compliance_id ${JSON.stringify(e.compliance_id ?? null)}, version_id ${JSON.stringify(e.version_id ?? null)}${whoWords(envelopeWho(e), "last modified")}`,
+      ),
+    }));
 }
 
 /** Of git's tenant configurations, the updatable fields their files leave out that the service holds a

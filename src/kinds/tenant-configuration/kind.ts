@@ -10,10 +10,21 @@ import { valueAt } from "../../shared/normalize.js";
 import { envelopeWho } from "../../shared/who.js";
 import { fitSpec, newFile } from "../export-file.js";
 import type { AppliedChange, Kind, LiveFinding } from "../kind.js";
-import { keptTenantFields, REASONS, tenantAddress, tenantChange, tenantDrift, unmanagedTenants, updateAgainstGit, updateProblems } from "./compare.js";
+import {
+  keptTenantFields,
+  REASONS,
+  tenantAddress,
+  tenantChange,
+  tenantDrift,
+  tenantsHeldTwice,
+  unmanagedTenants,
+  updateAgainstGit,
+  updateProblems,
+} from "./compare.js";
+import { heldTwiceRefusal } from "../export-file.js";
 import { ownWords, tenantEntry, tenantFieldsUpdatable, UPDATABLE_TENANT_FIELDS, type DesiredTenantConfig } from "./files.js";
 import { tenantConfigurations } from "./service.js";
-import { requireUser, TenantApply } from "./write.js";
+import { requireUser, TenantApply, UPDATE_PAYLOADS } from "./write.js";
 
 export { REASONS };
 
@@ -52,21 +63,31 @@ export const tenantConfiguration: Kind<DesiredTenantConfig, TenantConfigurationL
   addressesLive: (live) => live.map((e) => tenantAddress(e.compliance_name ?? "")),
   targeted: (desired, _live, on) => desired.filter((d) => on(tenantAddress(d.name))),
 
-  plan: (desired, live, findings) => desired.flatMap((d) => (targeted(tenantAddress(d.name), findings.targets) ? (tenantChange(d, live) ?? []) : [])),
-  drift: (desired, live, findings) => desired.filter((d) => targeted(tenantAddress(d.name), findings.targets)).flatMap((d) => tenantDrift(d, live)),
+  plan: (desired, live, findings) =>
+    desired.flatMap((d) => (targeted(tenantAddress(d.name), findings.targets) ? (tenantChange(d, live, findings.unknown) ?? []) : [])),
+  drift: (desired, live, findings) =>
+    desired.filter((d) => targeted(tenantAddress(d.name), findings.targets)).flatMap((d) => tenantDrift(d, live, findings.unknown)),
   unmanaged: unmanagedTenants,
   kept: keptTenantFields,
 
+  payloads: UPDATE_PAYLOADS,
   payloadProblems: (c) => updateProblems(c),
   gitProblems: (c, desired) => updateAgainstGit(c, desired),
   ready: requireUser,
   apply: (run) => new TenantApply(run),
 
+  heldTwice: tenantsHeldTwice,
+
   export(live, ctx) {
+    const twice = new Set(tenantsHeldTwice(live).map((h) => h.address));
     return live.flatMap((e) => {
       const name = e.compliance_name ?? "";
       const addr = tenantAddress(name);
       if (!targeted(addr, ctx.targets)) return [];
+      if (twice.has(addr)) {
+        ctx.refused.push(heldTwiceRefusal(`tenant configuration ${JSON.stringify(name)} (compliance_id ${JSON.stringify(e.compliance_id ?? null)})`));
+        return [];
+      }
       const bad = unsafeName(name);
       if (bad) {
         ctx.unnamed.push(`tenant configuration ${JSON.stringify(name)} (its name cannot be used in a policy file: ${bad})`);
@@ -79,6 +100,10 @@ export const tenantConfiguration: Kind<DesiredTenantConfig, TenantConfigurationL
     });
   },
   evidence: evidenceCheck,
+
+  // No facts beyond every change's (its fields before and after); a setting of the tenant's concerns
+  // every contract of the policy tests (carves_allocation reallocates them all).
+  guardrails: { facts: [], of: () => ({}), concerns: () => "all" },
 
   tests: {
     // carves_allocation: the service reallocates unless a configuration says false; as git asks, each

@@ -8,7 +8,7 @@ import { sameJson } from "../../canonical-json.js";
 import { UserError } from "../../errors.js";
 import type { TenantConfigurationEnvelope, TenantConfigurationUpdateBody, TenantConfigurationUpdateItem, UpdateResult } from "../../schema/generated/api.js";
 import type { Change, Payload } from "../../shared/entries.js";
-import { envelopeWho, whoWords } from "../../shared/who.js";
+import { envelopeWho, sameUser, whoWords } from "../../shared/who.js";
 import type { ApplyRun, KindApply, WriteResult } from "../kind.js";
 import { blocked, concurrentWords, overwrittenWords, show, versionMoved, versionSteps } from "../words.js";
 import { UPDATABLE_TENANT_FIELDS } from "./files.js";
@@ -26,6 +26,25 @@ export interface UpdatePayload extends Payload {
   unique_key: string;
   item: TenantConfigurationUpdateItem;
 }
+
+/** The schema of a saved plan's update payload (src/plan/schema.ts). */
+export const UPDATE_PAYLOADS = {
+  update: {
+    actions: ["update"],
+    schema: {
+      type: "object",
+      required: ["kind", "compliance_id", "compliance_name", "unique_key", "item"],
+      additionalProperties: false,
+      properties: {
+        kind: { const: "update" },
+        compliance_id: { type: "string", minLength: 1 },
+        compliance_name: { type: "string" },
+        unique_key: { type: "string" },
+        item: { $ref: "#/definitions/TenantConfigurationUpdateItem" },
+      },
+    },
+  },
+} as const;
 
 /** A change's update payload, where it carries one. */
 export const updatePayload = (c: Pick<Change, "payload">): UpdatePayload | undefined =>
@@ -46,8 +65,10 @@ export function seenFields(c: Change): Record<string, unknown> {
  *  names takes the diff's value, every other field git sets keeps the value the plan read. */
 export function shownUpdate(c: Change): Record<string, unknown> {
   const before = (c.before ?? {}) as Record<string, unknown>;
+  const after = (c.after ?? {}) as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys((c.after ?? {}) as object)) out[k] = before[k];
+  // A field the service showed no value for was not compared: it goes as git sets it (the entry says so).
+  for (const k of Object.keys(after)) out[k] = before[k] === null || before[k] === undefined ? after[k] : before[k];
   for (const d of c.diff) out[d.path] = d.after;
   return out;
 }
@@ -86,8 +107,12 @@ export type UpdateRead = { body: TenantConfigurationUpdateBody; ifMatch?: string
  *  anything was sent). */
 function updateGuard(c: Change, p: UpdatePayload, core: ApiCore, run: Pick<ApplyRun, "user" | "log">): GuardOf<UpdateRead> {
   return async () => {
-    const env = (await tenantConfigurations.list(core)).find((e) => e.compliance_id === p.compliance_id);
+    const list = await tenantConfigurations.list(core);
+    const env = list.find((e) => e.compliance_id === p.compliance_id);
     if (!env || env.compliance_name !== p.compliance_name) return blocked(`${c.address} no longer exists in the service`);
+    // A copy of the name made since the plan: git's file could mean either (a name held twice addresses nothing).
+    const copies = list.filter((e) => e.compliance_name === p.compliance_name).length;
+    if (copies > 1) return blocked(`the service holds ${copies} tenant configurations named ${JSON.stringify(p.compliance_name)} now, not one as the plan saw`);
     const live = (env.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
     const want = { ...shownUpdate(c), ...Object.fromEntries(c.diff.map((d) => [d.path, d.after])) };
     if (c.diff.length && Object.entries(want).every(([k, v]) => sameJson(live[k], v))) return { already: "the service holds git's values" };
@@ -107,7 +132,26 @@ function updateGuard(c: Change, p: UpdatePayload, core: ApiCore, run: Pick<Apply
  *  every field the last send set, not landed when it holds every such field as before. After it landed,
  *  it is read again: a field the service holds otherwise than sent was written over since, by someone
  *  else (a null the service answers tells nothing, as the interface allows it). */
-export function updateUnit(core: ApiCore, id: string, guard: GuardOf<UpdateRead>): Write<UpdateResult, UpdateRead> {
+/** How far revsync's own writes move a version_id, as this run has seen them (the spec promises no step:
+ *  a counter shared with other resources moves by more than one): the smallest move of a write of the
+ *  run's own that nobody else's could have met, once one is known. */
+export interface VersionSteps {
+  known?: number;
+}
+
+/** Whether a version that moved by `steps` over revsync's one write, last changed by revsync's own user
+ *  (or nobody named), shows someone else's write too: a move of 1 cannot; a move equal to the step this
+ *  run's own writes make does not; a larger one does; without a known step, whether it does could not be
+ *  told (said, never guessed either way). The move then teaches the step to the run's later writes. */
+function versionVerdict(steps: number, calibrated: VersionSteps): "alone" | "met" | "could not tell" {
+  if (steps <= 1) return "alone";
+  const known = calibrated.known;
+  if (known === undefined || steps < known) calibrated.known = steps;
+  if (known === undefined) return "could not tell";
+  return steps > known ? "met" : "alone";
+}
+
+export function updateUnit(core: ApiCore, id: string, guard: GuardOf<UpdateRead>, calibrated: VersionSteps = {}): Write<UpdateResult, UpdateRead> {
   let sent: Record<string, unknown> = {};
   let before: Record<string, unknown> | undefined;
   let seen: { version: string | null | undefined; user: string } = { version: undefined, user: "" };
@@ -142,7 +186,17 @@ export function updateUnit(core: ApiCore, id: string, guard: GuardOf<UpdateRead>
         .map(([k, v]) => `${k} ${JSON.stringify(v)} -> ${JSON.stringify(live[k])}`);
       if (moved.length) return overwrittenWords(envelopeWho(env), moved);
       const steps = versionSteps(seen.version, env.version_id);
-      return steps !== undefined && steps > 1 ? concurrentWords(String(seen.version), String(env.version_id), envelopeWho(env), seen.user) : undefined;
+      if (steps === undefined || steps <= 1) return undefined;
+      const who = envelopeWho(env);
+      const concurrent = concurrentWords(String(seen.version), String(env.version_id), who, seen.user);
+      // Someone else named as the last to change it wrote after revsync did, whatever the step.
+      if (who.modified_by && !sameUser(who.modified_by, seen.user)) return concurrent;
+      const verdict = versionVerdict(steps, calibrated);
+      if (verdict === "met") return concurrent;
+      if (verdict === "alone") return undefined;
+      return {
+        unchecked: `version_id went from ${String(seen.version)} to ${String(env.version_id)} over revsync's one write; whether someone else wrote meanwhile could not be told: the service's version_id steps are not known (the spec promises none, and this run made no earlier write to learn them from); the fields it sent hold`,
+      };
     },
   };
   return write;
@@ -154,13 +208,15 @@ export const updateWrite = (core: ApiCore, id: string, guard: GuardOf<UpdateRead
 
 /** The updates of one apply run. */
 export class TenantApply implements KindApply {
+  /** The version steps this run's own writes showed (shared by its updates). */
+  private readonly steps: VersionSteps = {};
   constructor(private readonly run: Pick<ApplyRun, "user" | "log">) {}
 
   /** One step: the update of `c`, guarded before every send, through the write unit. */
   async write(c: Change, core: ApiCore): Promise<WriteResult> {
     const p = updatePayload(c);
     if (!p) throw new UserError(`${c.address}: the plan carries no update payload for ${c.action}`);
-    const unit = updateUnit(core, p.compliance_id, updateGuard(c, p, core, this.run));
+    const unit = updateUnit(core, p.compliance_id, updateGuard(c, p, core, this.run), this.steps);
     return { outcome: await runWrite(core, unit) };
   }
 }

@@ -75,7 +75,7 @@ export interface TenantConfigurationEnvelope {
   version_id?: string;
 }
 /**
- * Tenant configuration policy item of compliance_spec
+ * Tenant configuration policy item of compliance_spec. A field the spec types as a string may be answered as null: the contract's rule for what the service does not show (not compared, never written over git's value) applies, so the answer is read.
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "TenantConfigurationItem".
@@ -132,11 +132,11 @@ export interface TenantConfigurationItem {
   /**
    * User id
    */
-  created_by?: string;
+  created_by?: string | null;
   /**
    * Revenue distribution method. Documented values: Days in Calendar Period, Prorate. An answer with another value passes through unchanged (revsync warns once per value).
    */
-  distribution_method?: string;
+  distribution_method?: string | null;
   /**
    * true: journals on hold cannot be transferred
    */
@@ -152,7 +152,7 @@ export interface TenantConfigurationItem {
   /**
    * Globally unique id
    */
-  guid?: string;
+  guid?: string | null;
   /**
    * true: transaction lines are put on hold
    */
@@ -172,7 +172,7 @@ export interface TenantConfigurationItem {
   /**
    * Currency in which the journal run is processed
    */
-  journals_run_currency?: string;
+  journals_run_currency?: string | null;
   /**
    * true: separate long-term and short-term accounts
    */
@@ -184,7 +184,7 @@ export interface TenantConfigurationItem {
   /**
    * Alphanumeric value recorded on manual journal entries
    */
-  manual_journal_contra_account?: string;
+  manual_journal_contra_account?: string | null;
   /**
    * true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency
    */
@@ -192,7 +192,7 @@ export interface TenantConfigurationItem {
   /**
    * Distribution evenly across periods except first and last, which follow partial revenue start and end dates
    */
-  prorate_method?: string;
+  prorate_method?: string | null;
   /**
    * Controls whether revenue contract activities appear in the revenue contract line
    */
@@ -216,7 +216,7 @@ export interface TenantConfigurationItem {
   /**
    * Active user interface for the tenant
    */
-  ui_mode?: string;
+  ui_mode?: string | null;
   /**
    * Epoch
    */
@@ -224,7 +224,7 @@ export interface TenantConfigurationItem {
   /**
    * User id
    */
-  updated_by?: string;
+  updated_by?: string | null;
 }
 /**
  * Policy envelope of an SSP policy or batch

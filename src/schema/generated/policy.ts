@@ -14,6 +14,25 @@ export type LockConfig =
        */
       remote: string;
     };
+/**
+ * This interface was referenced by `RevsyncConfig`'s JSON-Schema
+ * via the `definition` "Guardrail".
+ */
+export type Guardrail = Guardrail1;
+/**
+ * true: four eyes (no SSP batch approved by its reviewer, uploader or policy creator; in CI an independent approval of the pull or merge request, at the commit applied, from a clean tree). { local_apply: true }: four eyes, and apply may also run outside CI (recorded in the evidence and flagged by evidence verify). docs/auditors.md, "Four eyes"
+ *
+ * This interface was referenced by `RevsyncConfig`'s JSON-Schema
+ * via the `definition` "FourEyesConfig".
+ */
+export type FourEyesConfig =
+  | boolean
+  | {
+      /**
+       * Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)
+       */
+      local_apply?: boolean;
+    };
 
 /**
  * revsync.yaml at the root of a policy repo
@@ -43,7 +62,14 @@ export interface RevsyncConfig {
   /**
    * Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"
    */
-  four_eyes?: boolean;
+  four_eyes?:
+    | boolean
+    | {
+        /**
+         * Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)
+         */
+        local_apply?: boolean;
+      };
   /**
    * Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"
    */
@@ -62,6 +88,11 @@ export interface RevsyncConfig {
      */
     ignore?: IgnoreRule[];
   };
+  fiscal_calendar?: FiscalCalendar;
+  /**
+   * Rules every plan is checked against, in every environment (an environment's guardrails: add to these): each change a rule matches and whose when holds is denied, warned of or needs approvals. docs/guardrails.md
+   */
+  guardrails?: Guardrail[];
 }
 /**
  * This interface was referenced by `RevsyncConfig`'s JSON-Schema
@@ -94,12 +125,29 @@ export interface EnvironmentConfig {
   /**
    * Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"
    */
-  four_eyes?: boolean;
+  four_eyes?:
+    | boolean
+    | {
+        /**
+         * Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)
+         */
+        local_apply?: boolean;
+      };
   /**
    * Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"
    */
   evidence?: string;
   lock?: LockConfig;
+  credentials?: CredentialsConfig;
+  /**
+   * Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)
+   */
+  guardrails?: Guardrail[];
+  /**
+   * Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"
+   */
+  freeze?: FreezeWindow[];
+  fiscal_calendar?: FiscalCalendar;
 }
 /**
  * What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")
@@ -145,6 +193,167 @@ export interface ServiceChoicesConfig {
   };
 }
 /**
+ * Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"
+ */
+export interface CredentialsConfig {
+  /**
+   * The prefix of this environment's own credential variables: PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). Upper-case letters, digits and _.
+   */
+  prefix: string;
+}
+export interface Guardrail1 {
+  /**
+   * The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)
+   */
+  name: string;
+  /**
+   * What the rule is for, shown beside each outcome
+   */
+  description?: string;
+  match?: GuardrailMatch;
+  /**
+   * A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"
+   */
+  when?: string;
+  /**
+   * deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)
+   */
+  effect: "deny" | "warn" | "require_approval";
+  /**
+   * require_approval: how many of from must approve
+   */
+  count?: number;
+  /**
+   * require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)
+   *
+   * @minItems 1
+   */
+  from?: [string, ...string[]];
+  /**
+   * Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden
+   *
+   * @minItems 1
+   */
+  override_by?: [string, ...string[]];
+  /**
+   * Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)
+   */
+  exceptions?: GuardrailException[];
+}
+/**
+ * Which changes the rule is about (each list left out matches everything): the plan's writes only
+ *
+ * This interface was referenced by `RevsyncConfig`'s JSON-Schema
+ * via the `definition` "GuardrailMatch".
+ */
+export interface GuardrailMatch {
+  /**
+   * @minItems 1
+   */
+  actions?: ["create" | "update" | "review" | "approve", ...("create" | "update" | "review" | "approve")[]];
+  /**
+   * Address globs: * matches any run of characters (ssp/* /batch/FY26-*)
+   *
+   * @minItems 1
+   */
+  addresses?: [string, ...string[]];
+  /**
+   * Only changes whose diff touches one of these fields
+   *
+   * @minItems 1
+   */
+  fields?: [string, ...string[]];
+  /**
+   * Only in these environments of revsync.yaml
+   *
+   * @minItems 1
+   */
+  environments?: [string, ...string[]];
+}
+/**
+ * This interface was referenced by `RevsyncConfig`'s JSON-Schema
+ * via the `definition` "GuardrailException".
+ */
+export interface GuardrailException {
+  /**
+   * Address glob the exception covers (* matches any run of characters)
+   */
+  address: string;
+  /**
+   * Why, shown with every outcome it excepts
+   */
+  reason: string;
+  /**
+   * YYYY-MM-DD: the exception holds up to and including this day (in the fiscal calendar's time zone), then lapses by itself
+   */
+  until: string;
+}
+/**
+ * A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration
+ *
+ * This interface was referenced by `RevsyncConfig`'s JSON-Schema
+ * via the `definition` "FreezeWindow".
+ */
+export interface FreezeWindow {
+  /**
+   * The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)
+   */
+  name: string;
+  /**
+   * What the window is for, shown while it is in force
+   */
+  description?: string;
+  /**
+   * Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter
+   */
+  quarter_end?: {
+    days_before: number;
+    days_after: number;
+  };
+  /**
+   * One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)
+   */
+  from?: string;
+  /**
+   * One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone
+   */
+  to?: string;
+  /**
+   * When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone
+   */
+  cron?: string;
+  /**
+   * With cron: how long each opening lasts (60h, 2d12h, 90m)
+   */
+  duration?: string;
+  /**
+   * The IANA time zone of its dates and times (default: the fiscal calendar's)
+   */
+  timezone?: string;
+  /**
+   * Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these
+   *
+   * @minItems 1
+   */
+  override_by?: [string, ...string[]];
+}
+/**
+ * The fiscal calendar quarter_end windows and the effective_start_quarter fact count quarters by (an environment's wins over the top level). Default: the calendar year in UTC.
+ *
+ * This interface was referenced by `RevsyncConfig`'s JSON-Schema
+ * via the `definition` "FiscalCalendar".
+ */
+export interface FiscalCalendar {
+  /**
+   * MM-DD: the first day of the fiscal year (02-01 for a year starting 1 February); its quarters start every three months from it. Default 01-01
+   */
+  fiscal_year_start?: string;
+  /**
+   * The IANA time zone (America/New_York) the calendar's days, the windows' dates and times, and exceptions' until dates are read in. Default UTC
+   */
+  timezone?: string;
+}
+/**
  * This interface was referenced by `RevsyncConfig`'s JSON-Schema
  * via the `definition` "IgnoreRule".
  */
@@ -165,8 +374,8 @@ export interface IgnoreRule {
    * @minItems 1
    */
   classes?: [
-    "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values",
-    ...("changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values")[]
+    "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values" | "duplicate",
+    ...("changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values" | "duplicate")[]
   ];
   /**
    * Why this drift is accepted (shown with every difference it covers)
@@ -259,6 +468,12 @@ export interface PolicyMetadata {
    * Free text for reviewers; not sent to the service
    */
   description?: string;
+  /**
+   * The environments of revsync.yaml this policy is for (default: every one). In any other environment it is neither planned, applied, exported nor reported missing; validate checks that each name is an environment of revsync.yaml.
+   *
+   * @minItems 1
+   */
+  environments?: [string, ...string[]];
 }
 
 /**
@@ -283,6 +498,12 @@ export interface SspPolicyMetadata {
    * Free text for reviewers; not sent to the service
    */
   description?: string;
+  /**
+   * The environments of revsync.yaml this policy is for (default: every one). In any other environment it is neither planned, applied, exported nor reported missing; validate checks that each name is an environment of revsync.yaml.
+   *
+   * @minItems 1
+   */
+  environments?: [string, ...string[]];
 }
 /**
  * Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".
@@ -402,6 +623,12 @@ export interface BatchSpec {
    * Batch validity end (YYYY-MM-DD)
    */
   effective_end_date?: string;
+  /**
+   * The environments of revsync.yaml this batch is for (default: every one the policy is for). In any other environment the batch is not listed: neither planned nor reported missing; validate checks that each name is an environment of revsync.yaml.
+   *
+   * @minItems 1
+   */
+  environments?: [string, ...string[]];
 }
 
 /**
@@ -483,4 +710,92 @@ export interface SspPolicyTestContractExpect {
   allocation: {
     [k: string]: number | undefined;
   };
+}
+
+/**
+ * revsync guardrail test file (in the tests folder): a plan (a saved plan, or changes written out with their facts), a moment, who approves, and the outcome expected of each guardrail and freeze window of revsync.yaml. revsync test judges them. docs/guardrails.md, "Testing rules"
+ */
+export interface GuardrailTestFile {
+  apiVersion: "revsync/v1";
+  kind: "GuardrailTest";
+  metadata?: GuardrailTestMetadata;
+  /**
+   * The environment of revsync.yaml whose guardrails are judged (default: the saved plan's, else the only one)
+   */
+  environment?: string;
+  /**
+   * A saved plan (revsync plan --out FILE), relative to this file: its changes with their facts
+   */
+  plan?: string;
+  /**
+   * A plan fixture: changes written out, each with the facts a rule reads
+   */
+  changes?: GuardrailTestChange[];
+  /**
+   * The moment of judging, ISO 8601 with its offset (2026-03-30T12:00:00Z)
+   */
+  at: string;
+  /**
+   * Who approves (as the approver identity would)
+   */
+  approvals?: string[];
+  /**
+   * apply --override NAME --reason TEXT, as the approvers ask it
+   */
+  overrides?: {
+    name: string;
+    reason: string;
+  }[];
+  /**
+   * Each rule's or window's name: a rule's outcome over the plan (the worst of its changes': error, deny, approval_needed, warn, overridden, approved, excepted, pass), or by address; a window's in_force, not_in_force or overridden
+   */
+  expect: {
+    [k: string]:
+      | "pass"
+      | "deny"
+      | "warn"
+      | "approval_needed"
+      | "approved"
+      | "overridden"
+      | "excepted"
+      | "error"
+      | "in_force"
+      | "not_in_force"
+      | {
+          [k: string]:
+            | "pass"
+            | "deny"
+            | "warn"
+            | "approval_needed"
+            | "approved"
+            | "overridden"
+            | "excepted"
+            | "error"
+            | "none"
+            | undefined;
+        }
+      | undefined;
+  };
+}
+export interface GuardrailTestMetadata {
+  name?: string;
+  description?: string;
+}
+export interface GuardrailTestChange {
+  address: string;
+  action: "create" | "update" | "review" | "approve";
+  /**
+   * The change's facts (docs/guardrails.md, "Facts"); a fact left out is null
+   */
+  facts?: {
+    [k: string]: number | string | boolean | null | undefined;
+  };
+  /**
+   * Its fields before (before.<field>)
+   */
+  before?: {};
+  /**
+   * Its fields after (after.<field>)
+   */
+  after?: {};
 }

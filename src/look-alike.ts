@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { serviceUrl } from "../tenant.js";
+import { serviceUrl } from "./tenant.js";
 
 /** Unicode's confusables (UTS #39) as the unhomoglyph package maps them: loaded the first time verify
  *  compares two names, not by every command that loads evidence (apply writes records and compares none). */
@@ -19,6 +19,16 @@ function keys(name: string): [string, string] {
   const seen = name.normalize("NFKC").replace(UNSEEN, "");
   const skeleton = (s: string): string => unhomoglyph(s.normalize("NFD")).normalize("NFD").toLowerCase();
   return [skeleton(seen.toLowerCase()), skeleton(seen)];
+}
+
+/** The keys a name is looked at by (two names with a key in common look alike): for grouping many names
+ *  at once, each name's keys computed once. */
+export const lookAlikeKeys = (name: string): [string, string] => keys(name);
+
+/** A name with what a reader cannot see made visible: quoted (spaces at its ends show), and each
+ *  invisible or unusual space character written as \uXXXX. */
+export function visibleName(name: string): string {
+  return JSON.stringify(name).replace(/\p{Cf}|(?! )\p{Zs}/gu, (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`);
 }
 
 /** Whether two different names look alike: they differ only by case, white space or characters that
