@@ -5,6 +5,7 @@ import { inEnvironment, UserError } from "../errors.js";
 import { fleetExit, planOutcome, type EnvOutcome } from "../fleet/outcome.js";
 import type { Plan } from "../plan/model.js";
 import { hasApplied, hasChanges } from "../report/plan.js";
+import { unreadError } from "../report/unread.js";
 import { pickView } from "../report/view.js";
 import { fleetViews } from "../report/views/fleet.js";
 import { planViews } from "../report/views/plan.js";
@@ -65,6 +66,11 @@ function planExit(plan: Plan, flags: PlanFlags, out: Output): number {
       s.unsupported ? `${s.unsupported} unsupported` : "",
     ].filter(Boolean);
     out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing`);
+  }
+  // A read that failed after its retries failed only what it fed: the plan says which; the run fails.
+  if (plan.unread?.length) {
+    out.error(unreadError(plan.unread));
+    return 1;
   }
   return flags.detailedExitcode && actionable ? 2 : 0;
 }

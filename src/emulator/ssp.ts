@@ -2,7 +2,7 @@
  *  the create, a batch's review and approve, the download of a batch's file and the template; and a batch
  *  a manual upload adds to a policy (POST /__admin/uploads). */
 import type { SspCreateBatch, SspValueInput, SspCreateBody, SspEnvelope, SspItem } from "../schema/generated/api.js";
-import { templateCsv, valuesToCsv } from "../ssp/csv.js";
+import { asTheServiceHoldsIt, templateCsv, valuesToCsv } from "../ssp/csv.js";
 import { Reply } from "./reply.js";
 import { json, only, type ApiResource } from "./resource.js";
 import { bump, checkIfMatch, EmuError, epoch, requiredText, validate, type Caller } from "./service.js";
@@ -125,7 +125,7 @@ function storeBatch(
 ): StoredBatch {
   const fileId = nextId(state, "FILE-");
   const values = o.batch.ssp_values.map((v) => ({ ...v, ssp_value_id: nextId(state, "SV") }));
-  t.files[fileId] = o.csv ?? valuesToCsv(values);
+  t.files[fileId] = o.csv ?? valuesToCsv(values, asTheServiceHoldsIt);
   return {
     created_at: o.now,
     created_by: o.user,
