@@ -85,6 +85,66 @@ export interface DocInGit {
   unknown(address: string, fields: UnknownField[]): void;
 }
 
+/** A value that differs between environments: export --all-envs writes it as `${name}`, each
+ *  environment's value in its own vars: of revsync.yaml. */
+export class VarRef {
+  constructor(readonly name: string) {}
+}
+
+/** What one environment's service gives of an address. */
+export interface Holding {
+  env: string;
+  file: ExportedFile;
+}
+
+/** What export --all-envs offers a kind to merge what it exports beyond a document's spec over the
+ *  environments that hold the entry (Kind.mergeEnvs; src/export/all-envs.ts merges the spec). */
+export interface EnvsMerge {
+  /** The merged document's policy file, relative to the export folder. */
+  readonly file: string;
+  /** One field's values over some holders: as they are where they agree (as the kind compares them),
+   *  else a VarRef named after `parts`; `what` says what reads it. */
+  merged(field: string, holders: readonly Holding[], values: unknown[], parts: string[], what: string): unknown;
+  /** A ${VAR} holding each environment's value (a vars: entry that holds exactly these is reused). */
+  name(parts: string[], values: ReadonlyMap<string, string | number | boolean>, what: string): VarRef;
+  /** A new file's path (relative to the export folder) that nothing holds. */
+  unique(path: string): string;
+}
+
+/** What export --all-envs offers a kind to bring git's document of an entry up to every environment that
+ *  reads it, in place, beyond the spec (Kind.prepareEnvsInGit; src/export/all-envs-in-place.ts brings
+ *  the spec): a value that differs becomes a ${VAR}, what only some hold is scoped to them. Paths are the
+ *  document's. */
+export interface EnvsDocInGit {
+  /** The policy file, relative to the export folder. */
+  readonly file: string;
+  /** The environments that hold the entry and read this document, in revsync.yaml's order. */
+  readonly holders: readonly Holding[];
+  /** Every environment of revsync.yaml, in its order. */
+  readonly order: readonly string[];
+  /** The environments the document is for. */
+  readonly scope: string[];
+  /** To merge what git lists nothing of yet. */
+  readonly merge: EnvsMerge;
+  /** The value at `path` as git writes it (its ${VAR}s unfilled). */
+  get(path: (string | number)[]): unknown;
+  /** The environments the node at `path` names (its own environments:), if it names any. */
+  scopeAt(path: (string | number)[]): string[] | undefined;
+  /** Names environments at `path`: no key where they are every one of `all`. */
+  setScope(path: (string | number)[], envs: string[], all: readonly string[]): void;
+  /** A literal at `path` whose values differ between environments becomes a ${VAR} (`others`: the
+   *  environments that read it holding no value, which keep git's). */
+  varFor(path: (string | number)[], values: Map<string, unknown>, others: string[], parts: string[], what: string): "var" | "same" | "refused" | "kept";
+  /** Sets text revsync wrote itself (a ${VAR}) at `path`. */
+  setOwn(path: (string | number)[], text: string): void;
+  /** Appends a merged entry to the list at `key` (each VarRef as its ${VAR}, text as literal text). */
+  append(key: string, entry: Record<string, unknown>): void;
+  /** A values file to write, relative to the export folder. */
+  writeValues(file: string, text: string, what: string): void;
+  /** What changed, in words. */
+  note(what: string): void;
+}
+
 /** A new file of the policy file kind `kind` for the entry at `address` named `name`, nothing in it yet. */
 export function newFile(file: string, address: string, schema: SchemaRef, kind: string, name: string, batchAddress?: (name: string) => string): ExportedFile {
   return {

@@ -11,7 +11,7 @@ import type { Action, Change, DriftItem, FourEyesApprove, FourEyesFacts, KeptLiv
 import type { FactDoc, Facts } from "../shared/facts.js";
 import type { FieldDiff } from "../shared/normalize.js";
 import type { Unknown } from "../shared/unknown.js";
-import type { DocInGit, ExportedFile } from "./export-file.js";
+import type { DocInGit, EnvsDocInGit, EnvsMerge, ExportedFile, Holding } from "./export-file.js";
 
 export type { DesiredState, Unread };
 
@@ -258,15 +258,19 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
   /** A spec field's value as plan compares it (lists as sets, operator spellings as one); as it is
    *  where the kind compares values as they are. */
   compared?(field: string, value: unknown): unknown;
-  /** Whether two values files of its batches hold the same values (whatever their column order, quoting
-   *  or line ends). */
-  sameValues?(a: string, b: string): boolean;
   /** What it exports beyond a document's spec (its batches), brought into git's document of the entry in
    *  place (export into a folder that holds policy files). */
   placeInGit?(f: ExportedFile, doc: DocInGit): void;
   /** The values files a document of git names (relative to its file's folder): export gives no other
    *  file these names. */
   valuesNamed?(value: unknown): string[];
+  /** What it exports beyond a document's spec (its batches), merged over the environments that hold the
+   *  entry (export --all-envs, a file git does not hold): the document's further keys, and the values
+   *  files beside it (relative to the policy file). */
+  mergeEnvs?(holdings: readonly Holding[], m: EnvsMerge): { value: Record<string, unknown>; valuesFiles: { file: string; text: string }[] };
+  /** What it exports beyond a document's spec, brought into git's document of the entry for every
+   *  environment that reads it, before each environment's own placement (export --all-envs). */
+  prepareEnvsInGit?(d: EnvsDocInGit): void;
 
   /** What an evidence record of its changes shows against four eyes (`fourEyes`: the record's environment
    *  keeps it): problems fail evidence verify, notes are said. */

@@ -17,7 +17,8 @@ import { exportSsp } from "./export.js";
 import { sspHeldTwice } from "./held-twice.js";
 import { sspEntry, sspRules, type DesiredSsp } from "./files.js";
 import { approvesOfPlan, checkApprover, checkSignedIn } from "./approver.js";
-import { placeBatches, sameValues, valuesNamed } from "./export-in-git.js";
+import { placeBatches, valuesNamed } from "./export-in-git.js";
+import { mergeBatches, prepareBatches } from "./export-envs.js";
 import { recordedFourEyes } from "./recorded.js";
 import { SSP_WORDS } from "./report-words.js";
 import { sspGitProblems } from "./git-check.js";
@@ -141,9 +142,10 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
     return exportSsp(live, ctx, this.schema);
   },
   compared: (field, value) => normalizeSspFields({ [field]: value }, [field])[field],
-  sameValues,
   placeInGit: placeBatches,
   valuesNamed,
+  mergeEnvs: mergeBatches,
+  prepareEnvsInGit: prepareBatches,
   evidence: evidenceCheck,
   recorded: recordedFourEyes,
   words: SSP_WORDS,
