@@ -15,7 +15,7 @@ import { pasteable, shellQuote } from "../../shell-quote.js";
 import { batchDatesDiff, exportHint, liveBatch, shownValuesDiff, sspFieldDiff } from "./compare.js";
 import { createBody, createItem } from "./create-body.js";
 import type { DesiredBatch, DesiredSsp } from "./files.js";
-import { sspAddress, type LivePolicy, type SspLive } from "./read.js";
+import { fileIdOf, sspAddress, type LivePolicy, type SspLive } from "./read.js";
 import { valuesChecksum } from "./values.js";
 
 export const REASONS = {
@@ -124,7 +124,7 @@ function batchSteps(b: DesiredBatch, from: string | null, ctx: BatchContext, sou
 function valuesHow(d: DesiredSsp, b: DesiredBatch, lb: SspItem): string {
   const ref = valuesFileFor(d.name, b.name);
   const path = posix.join(posix.dirname(d.source.file.split("\\").join("/")), ref);
-  const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : undefined;
+  const fileId = fileIdOf(lb);
   const get =
     fileId && pasteable(fileId) && pasteable(path)
       ? `revsync ssp download ${shellQuote(fileId)} --output ${shellQuote(path)} gets them`
@@ -282,12 +282,7 @@ function batchChanges(p: PolicyContext, b: DesiredBatch, lp: LivePolicy, live: S
   if (!lb) return [shownEntry("unsupported", baddr, REASONS.batchMissing, { after: { status: b.status }, ...versioned })];
   const from = lb.status ?? "";
   const version = { id: versioned.version_id, on: versioned.last_modified_on, compliance_id: lp.envelope.compliance_id ?? null };
-  const steps = batchSteps(
-    b,
-    from,
-    { policy: p.d.name, version, file_id: typeof lb.file_id === "string" ? lb.file_id : null, values_checksum: null },
-    p.source,
-  );
+  const steps = batchSteps(b, from, { policy: p.d.name, version, file_id: fileIdOf(lb) ?? null, values_checksum: null }, p.source);
   const moving = steps.some((s) => s.action === "review" || s.action === "approve");
   const status = { before: { status: from }, after: { status: b.status } };
   const out: Change[] = [];
