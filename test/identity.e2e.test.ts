@@ -177,6 +177,22 @@ describe("bodies are whole; nulls in text fields pass; a version that moves by t
     expect((await run(["plan"])).stderr).toContain('unexpected answer for tenant configuration "Default Tenant Configuration"');
   });
 
+  it('an id a URL takes for a step up the path ("." and ".."): the update and the batch steps are blocked, nothing is sent to another path', async () => {
+    // Without the rule, PATCH …/tenant-configurations/. went to …/tenant-configurations/ (the collection),
+    // and PATCH …/ssp/review/../FY26-H2 to …/ssp/FY26-H2: a URL removes dot segments.
+    await edited(fx.emu, (t) => {
+      t.tenantConfigurations[0].compliance_id = ".";
+      t.ssp.find((p: any) => p.compliance_name === "Hardware SSP").compliance_id = "..";
+    });
+    const plan = await run(["plan"]);
+    expect(plan.stdout).toMatch(/x tenant-configuration\/Default Tenant Configuration \(blocked\)\n +reason: its compliance_id "\.", which the update's path/);
+    await fx.emu.admin("DELETE", "requests");
+    const applied = await run(["apply", "--auto-approve", "--target", "tenant-configuration/Default Tenant Configuration", "--target", HW]);
+    expect(applied.code).toBe(1);
+    expect(applied.stdout).toMatch(/^blocked +review +ssp\/Hardware SSP\/batch\/FY26-H2: blocked: .*"\.\." .*nothing was sent for it/m);
+    expect((await fx.emu.writes()).map((w) => `${w.method} ${w.path}`)).toEqual([]);
+  });
+
   it("a service whose version_id moves by 10 per write: the first update is done, with 'could not tell'; the next, by the same step, is done without a word", async () => {
     await edited(fx.emu, (t) =>
       t.tenantConfigurations.push({

@@ -7,6 +7,7 @@ import { keptFields, type Change, type DriftItem, type KeptLive } from "../../sh
 import { fieldDiff, pick } from "../../shared/normalize.js";
 import { addUnknown, notShown, type Unknown } from "../../shared/unknown.js";
 import { apiValidator, describeAjvErrors } from "../../schema/ajv.js";
+import { segmentProblem } from "../../api/core.js";
 import { targeted } from "../../shared/address.js";
 import { envelopeWho, whoWords } from "../../shared/who.js";
 import { changedItems, missingItem, shownEntry } from "../entries.js";
@@ -24,6 +25,8 @@ export const REASONS = {
     `the update body (spec 4.2) would not be whole: ${holes.join("; ")}; the service's answer leaves ${holes.length === 1 ? "it" : "them"} out (or null) and git does not set ${holes.length === 1 ? "it" : "them"}, so revsync cannot fill the body from git or a fresh read and sends no update (a service that took a partial body could reset a field, unseen): set ${holes.length === 1 ? "it" : "them"} in ${file}`,
   sentUnseen: (fields: string[]) =>
     `the update also sends ${fields.join(", ")} as git sets ${fields.length === 1 ? "it" : "them"}: the service shows no value (null) to compare, and the update body requires every field`,
+  unaddressed: (id: unknown, problem: string) =>
+    `its compliance_id ${JSON.stringify(id ?? null)}, which the update's path (spec 4.2) names it by, does not address it (${problem}), so revsync sends no update`,
   notInGit: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it",
 } as const;
 
@@ -65,6 +68,8 @@ export function tenantChange(d: DesiredTenantConfig, live: TenantConfigurationLi
   // the PATCH and sends nothing when one of them changed since (README, Reliability).
   const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid } as TenantConfigurationUpdateItem;
   const version = { version_id: env.version_id ?? null, last_modified_on: numberOrNull(env.last_modified_on), ...envelopeWho(env), source };
+  const astray = segmentProblem(env.compliance_id ?? "");
+  if (astray) return shownEntry("blocked", addr, REASONS.unaddressed(env.compliance_id, astray), { before, after: d.spec, diff, ...version });
   const holes = updateHoles(merged as unknown as Record<string, unknown>);
   if (holes.length) return shownEntry("blocked", addr, REASONS.holes(holes, d.source.file), { before, after: d.spec, diff, ...version });
   return {
