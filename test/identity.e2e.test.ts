@@ -252,6 +252,7 @@ describe("the plan's environment is the environment; credentials are never in re
     for (const [remote, bad] of [
       ["https://ghp_abcdefghijklmnop@github.com/acme/policies.git", "user name"],
       ["https://ci:hunter2@git.example.com/p.git", "password"],
+      ["https://github.com/acme/policies.git?access_token=ghp_abcdefghijklmnop", "query"],
       ["git@github.com:acme/policies.git", ""],
       ["ssh://git@github.com/acme/policies.git", ""],
     ] as const) {
