@@ -275,6 +275,14 @@ describe("the plan's environment is the environment; credentials are never in re
     );
     const drift = await run(["drift", "--format", "json"]);
     expect(JSON.parse(drift.stdout).look_alike).toEqual([{ git: "ssp/Training Courses SSP", service: "ssp/Training Courses SSP\u200b" }]);
+    // A character Unicode says is ignored when shown, a letter (the Hangul filler), not a format character:
+    // nothing a reader sees, so the warning names it, written as an escape (the others: src/look-alike.test.ts).
+    await edited(fx.emu, (t) => {
+      const p = t.ssp.find((p: any) => p.compliance_name.startsWith("Training Courses SSP"));
+      p.compliance_name = "Training Courses SSP\u3164";
+      p.item.name = p.compliance_name;
+    });
+    expect((await run(["plan"])).stdout).toContain('"ssp/Training Courses SSP" in git and "ssp/Training Courses SSP\\u3164" in the service look alike');
   });
 });
 
