@@ -177,6 +177,17 @@ describe("bodies are whole; nulls in text fields pass; a version that moves by t
     expect((await run(["plan"])).stderr).toContain('unexpected answer for tenant configuration "Default Tenant Configuration"');
   });
 
+  it("the service's answer leaves out the envelope's unique_key, which the update body requires: the plan blocks the update naming it, nothing is sent (never an empty GUID)", async () => {
+    await edited(fx.emu, (t) => delete t.tenantConfigurations[0].unique_key);
+    const plan = await run(["plan"]);
+    expect(plan.stdout).toMatch(
+      /x tenant-configuration\/Default Tenant Configuration \(blocked\)\n +reason: the update body \(spec 4\.2\) would not be whole: unique_key is required/,
+    );
+    await fx.emu.admin("DELETE", "requests");
+    await run(["apply", "--auto-approve", "--target", "tenant-configuration/Default Tenant Configuration"]);
+    expect((await fx.emu.writes()).map((w) => `${w.method} ${w.path}`)).toEqual([]);
+  });
+
   it('an id a URL takes for a step up the path ("." and ".."): the update and the batch steps are blocked, nothing is sent to another path', async () => {
     // Without the rule, PATCH …/tenant-configurations/. went to …/tenant-configurations/ (the collection),
     // and PATCH …/ssp/review/../FY26-H2 to …/ssp/FY26-H2: a URL removes dot segments.
