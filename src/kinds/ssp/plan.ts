@@ -8,6 +8,7 @@ import { canonicalConditions } from "../../shared/normalize.js";
 import { sameJson } from "../../canonical-json.js";
 import { numberOrNull } from "../../number.js";
 import { plural } from "../../words.js";
+import { segmentProblem } from "../../api/core.js";
 import { shownEntry } from "../entries.js";
 import type { PlanFindings } from "../kind.js";
 import { envelopeWho } from "../../shared/who.js";
@@ -19,6 +20,8 @@ import { fileIdOf, sspAddress, type LivePolicy, type SspLive } from "./read.js";
 import { valuesChecksum } from "./values.js";
 
 export const REASONS = {
+  unaddressed: (id: unknown, problem: string) =>
+    `its policy's compliance_id ${JSON.stringify(id ?? null)}, which the review and approve path (spec 4.7) names it by, does not address it (${problem}), so revsync sends no review or approve`,
   sspUpdate:
     "SSP policies have no update operation in the interface (spec 4.6 only creates): change this policy in the service's UI, or create a new policy under another name",
   batchMissing: "this batch does not exist in the service: upload its file there first (the interface has no upload for an existing policy)",
@@ -285,6 +288,15 @@ function batchChanges(p: PolicyContext, b: DesiredBatch, lp: LivePolicy, live: S
   const steps = batchSteps(b, from, { policy: p.d.name, version, file_id: fileIdOf(lb) ?? null, values_checksum: null }, p.source);
   const moving = steps.some((s) => s.action === "review" || s.action === "approve");
   const status = { before: { status: from }, after: { status: b.status } };
+  const astray = moving ? segmentProblem(lp.envelope.compliance_id ?? "") : undefined;
+  if (astray)
+    return [
+      shownEntry("blocked", baddr, REASONS.unaddressed(lp.envelope.compliance_id, astray), {
+        ...status,
+        diff: [{ path: "status", kind: "changed", before: from, after: b.status }],
+        ...versioned,
+      }),
+    ];
   const out: Change[] = [];
   const dates = batchDatesDiff(b, lb, baddr, findings.unknown);
   if (dates.length) {
