@@ -2,7 +2,7 @@ import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, writeFi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, DEMO_ENV, removeDir, ROOT, useEmulatorRepo } from "../src/testing/helpers.js";
+import { cli, DEMO_ENV, removeDir, ROOT, token, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Guardrails and freeze windows (issue 44) through the CLI in process against the emulator, each run
 // judged at a moment the test gives (the run's clock): the emulator's request journal is the witness of
@@ -68,6 +68,33 @@ describe("each effect", () => {
     const shown = await run("2026-05-04T12:00:00Z", ["evidence", "show", "ev"]);
     expect(shown.stdout).toContain(`big-move overridden by bob: ${reason}; nothing held the plan back`);
     expect(shown.stdout).toContain("guardrails: big-move overridden: overridden by bob");
+  });
+
+  it("an approver token counts for override_by only once the service accepts it: a JWT made up, or an opaque token named by REVSYNC_APPROVER_USER, overrides nothing", async () => {
+    guard(`guardrails:
+  - name: frozen-config
+    match: { actions: [update] }
+    effect: deny
+    override_by: [carol, bob]
+`);
+    await fx.emu.admin("DELETE", "requests");
+    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
+    const madeUp = `${part({ alg: "none" })}.${part({ preferred_username: "carol", sub: "carol", exp: 4102444800 })}.bm90LWEtc2lnbmF0dXJl`;
+    const override = ["apply", "--auto-approve", "--target", TC, "--override", "frozen-config", "--reason", "quarter close sign-off"];
+    const forged = await run("2026-05-04T12:00:00Z", override, { REVSYNC_APPROVER_TOKEN: madeUp });
+    expect(forged.code).toBe(1);
+    expect(forged.stderr).toContain("the service refused the approver identity's token");
+    // An opaque token the service issued to alice names nobody: REVSYNC_APPROVER_USER's text is no identity.
+    await fx.emu.admin("POST", "settings", { opaque_tokens: true });
+    const opaque = await token(fx.emu.url, "alice");
+    await fx.emu.admin("POST", "settings", { opaque_tokens: false });
+    const named = await run("2026-05-04T12:00:00Z", override, { REVSYNC_APPROVER_TOKEN: opaque, REVSYNC_APPROVER_USER: "bob" });
+    expect(named.code).toBe(1);
+    expect(named.stderr).toContain("--override frozen-config: only carol, bob may override it, and no approver is known to this run");
+    expect(await writes()).toEqual([]);
+    const real = await run("2026-05-04T12:00:00Z", override, { REVSYNC_APPROVER_TOKEN: await token(fx.emu.url, "bob") });
+    expect(real.code, real.stderr).toBe(0);
+    expect(await writes()).toEqual([expect.stringMatching(/^PATCH .*tenant-configurations/)]);
   });
 
   it("warn is shown and never holds back; require_approval waits for count of from, and the approver identity counts", async () => {

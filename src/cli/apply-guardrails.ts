@@ -10,7 +10,7 @@ import { judgePlan } from "../guardrails/judge.js";
 import type { GuardrailSetup } from "../guardrails/setup.js";
 import type { Plan } from "../plan/model.js";
 import type { Evidence } from "./evidence.js";
-import { approverSignedIn, ciOf, readPullRequestApproval } from "./four-eyes.js";
+import { approverConfirmed, approverSignedIn, ciOf, readPullRequestApproval } from "./four-eyes.js";
 import type { GlobalFlags, OverrideFlags } from "./flags.js";
 import { approversOf, nowOf, overridesOf } from "./guardrails.js";
 import { kindsOf } from "./io.js";
@@ -34,7 +34,10 @@ export async function guardrailsBeforeWriting(
   const asks = overrides.length > 0 || setup.rules.some((r) => r.effect === "require_approval");
   const ci = asks ? ciOf(flags) : null;
   const approval = ci ? await readPullRequestApproval(flags, run.repo, ci) : undefined;
-  if (asks) await approverSignedIn(core);
+  if (asks) {
+    await approverSignedIn(core);
+    await approverConfirmed(core);
+  }
   const judging = { now: nowOf(flags), approvers: approversOf(flags, run.env, core, approval), overrides };
   const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, kindsOf(run.out.io));
   const changes = plan.changes.map((c, i) => {
