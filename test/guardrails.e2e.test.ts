@@ -2,6 +2,7 @@ import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, writeFi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { planChecksum } from "../src/plan/model.js";
 import { cli, DEMO_ENV, removeDir, ROOT, token, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Guardrails and freeze windows (issue 44) through the CLI in process against the emulator, each run
@@ -233,6 +234,25 @@ environments:
     expect(await writes()).toEqual([]);
     // show prints the saved plan as it was judged.
     expect((await run("2026-03-30T00:00:00Z", ["show", "p.json"])).stdout).toContain("freeze close: not in force; next from 2026-03-28 18:00 UTC");
+  });
+
+  it("a saved plan's facts are not taken on its word: apply computes them again from git and the service, so facts edited to pass a deny (checksum recomputed) hold it back still", async () => {
+    guard(`guardrails:
+  - name: big-move
+    match: { actions: [approve] }
+    when: mid_point_move_pct > 2.9
+    effect: deny
+`);
+    expect((await run("2026-05-04T12:00:00Z", ["plan", "--target", H1, "--out", "p.json"])).stdout).toContain("deny           big-move");
+    const plan = JSON.parse(readFileSync(join(fx.repo, "p.json"), "utf8"));
+    for (const c of plan.changes) if (c.facts) c.facts.mid_point_move_pct = 0;
+    plan.checksum = planChecksum(plan);
+    writeFileSync(join(fx.repo, "p.json"), JSON.stringify(plan));
+    await fx.emu.admin("DELETE", "requests");
+    const applied = await run("2026-05-04T12:00:00Z", ["apply", "p.json", "--auto-approve"], BOB);
+    expect(applied.code).toBe(1);
+    expect(applied.stderr).toContain(`big-move denies ${H1} (approve): mid_point_move_pct > 2.9: mid_point_move_pct = 3`);
+    expect(await writes()).toEqual([]);
   });
 });
 
