@@ -236,6 +236,27 @@ environments:
     expect((await run("2026-03-30T00:00:00Z", ["show", "p.json"])).stdout).toContain("freeze close: not in force; next from 2026-03-28 18:00 UTC");
   });
 
+  it("a window that opens while the prompt waits for its answer holds the writes back: apply judges again right before the first write", async () => {
+    const yaml = readFileSync(join(fx.repo, "revsync.yaml"), "utf8");
+    const freeze = '    freeze:\n      - { name: close, from: "2026-03-28T18:00", to: "2026-04-03" }\n';
+    writeFileSync(join(fx.repo, "revsync.yaml"), yaml.replace("      contra_account: MJ-CONTRA-100\n", `      contra_account: MJ-CONTRA-100\n${freeze}`));
+    await fx.emu.admin("DELETE", "requests");
+    // Judged at 17:59, a minute before the window opens; the answer comes at 18:01 (the run's clock moves on).
+    const opts = {
+      cwd: fx.repo,
+      env: DEMO_ENV,
+      now: "2026-03-28T17:59:00Z",
+      input: "yes\n",
+      stdinTty: true,
+      when: { stderr: "Do you want to perform these actions?", act: () => (opts.now = "2026-03-28T18:01:00Z") },
+    };
+    const late = await cli(["apply", "--target", TC], opts);
+    expect(late.stderr).toContain("freeze close: not in force; next from 2026-03-28 18:00 UTC");
+    expect(late.code).toBe(1);
+    expect(late.stderr).toContain("freeze window close is in force until 2026-04-04 00:00 UTC");
+    expect(await writes()).toEqual([]);
+  });
+
   it("a saved plan's facts are not taken on its word: apply computes them again from git and the service, so facts edited to pass a deny (checksum recomputed) hold it back still", async () => {
     guard(`guardrails:
   - name: big-move

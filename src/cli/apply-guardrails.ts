@@ -21,6 +21,8 @@ interface Judged {
   shown: Plan;
   /** The pull request's approval, when it was read for the guardrails (four eyes reads it once). */
   approval?: PullRequestApproval;
+  /** The same plan, approvers and overrides judged at another moment: the refusal, or undefined. */
+  again: (now: number) => UserError | undefined;
 }
 
 /** Judges the plan now; refuses it (UserError, nothing sent) while anything holds it back. */
@@ -47,7 +49,9 @@ export async function guardrailsBeforeWriting(
   });
   run.evidence?.recorder.setGuardrails(guardrails, outcomes);
   const shown = { ...plan, changes, guardrails };
-  return { shown, ...(approval ? { approval } : {}) };
+  const again = (now: number): UserError | undefined =>
+    heldBackError({ ...shown, guardrails: judgePlan(plan.changes, setup, { ...judging, now }, kindsOf(run.out.io)).guardrails });
+  return { shown, again, ...(approval ? { approval } : {}) };
 }
 
 /** The refusal of a plan the guardrails hold back, in words. */

@@ -72,6 +72,8 @@ interface Run {
   guardrails?: GuardrailSetup;
   /** The pull request's approval, once read (for the guardrails; four eyes reads no second time). */
   approval?: PullRequestApproval;
+  /** The guardrails' judgment of the plan at another moment (with guardrails): the refusal, or undefined. */
+  judgedAgain?: (now: number) => UserError | undefined;
   /** The commit the policy repo is at and the policy files that differ from it (four eyes holds them). */
   tree?: { commit: string | null; files: string[] };
 }
@@ -169,6 +171,7 @@ async function judgedNow(run: Run, plan: PayloadsChecked): Promise<Plan> {
   if (!run.guardrails) return plan.guardrails ? { ...plan, guardrails: undefined, changes: plan.changes.map(({ guardrails: _g, ...c }) => c) } : plan;
   const judged = await guardrailsBeforeWriting(run.saved ? await factsOfNow(run, plan, run.guardrails) : plan, { ...run, setup: run.guardrails });
   if (judged.approval) run.approval = judged.approval;
+  run.judgedAgain = judged.again;
   return judged.shown;
 }
 
@@ -346,7 +349,12 @@ function unreadCode(run: Run, plan: Pick<Plan, "unread">, code: number, say = tr
 async function work(run: Run): Promise<number> {
   const ready = await beforeWriting(run, await planToApply(run));
   if (typeof ready === "number") return ready;
-  return (await lockEnvironment(run, ready)) ?? writeAll(run, ready);
+  const stopped = await lockEnvironment(run, ready);
+  if (stopped !== undefined) return stopped;
+  // The answer to the prompt and the wait for the lock take time: a window may have opened meanwhile.
+  const late = run.judgedAgain?.(nowOf(run.flags));
+  if (late) throw late;
+  return writeAll(run, ready);
 }
 
 /** Decides what becomes of the lock at the run's end: kept while a write may still be in flight (a stop at
