@@ -92,6 +92,10 @@ describe("each effect", () => {
     const named = await run("2026-05-04T12:00:00Z", override, { REVSYNC_APPROVER_TOKEN: opaque, REVSYNC_APPROVER_USER: "bob" });
     expect(named.code).toBe(1);
     expect(named.stderr).toContain("--override frozen-config: only carol, bob may override it, and no approver is known to this run");
+    // plan --override shows what apply would do: the variable's text overrides nothing there either.
+    const planned = await run("2026-05-04T12:00:00Z", ["plan", ...override.slice(2)], { REVSYNC_APPROVER_TOKEN: opaque, REVSYNC_APPROVER_USER: "bob" });
+    expect(planned.code).toBe(1);
+    expect(planned.stderr).toContain("--override frozen-config: only carol, bob may override it, and no approver is known to this run");
     expect(await writes()).toEqual([]);
     const real = await run("2026-05-04T12:00:00Z", override, { REVSYNC_APPROVER_TOKEN: await token(fx.emu.url, "bob") });
     expect(real.code, real.stderr).toBe(0);

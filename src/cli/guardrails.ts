@@ -24,11 +24,13 @@ export function overridesOf(flags: OverrideFlags): Override[] {
 }
 
 /** Who approves in this run: the approver identity (signed in, when `core` holds its sign-in: the user
- *  the service's token names, never REVSYNC_APPROVER_USER's text; else the user its variables name, which
- *  plan shows and apply judges again), and the pull request's independent approvals that were read. */
+ *  the service's token names; else the user its variables or token name, which plan shows and apply
+ *  judges again; never REVSYNC_APPROVER_USER's text), and the pull request's independent approvals that
+ *  were read. */
 export function approversOf(flags: GlobalFlags, env: ResolvedEnv, core: ApiCore | undefined, pr?: PullRequestApproval): Approver[] {
   const auth = core?.approverAuth;
-  const named = auth ? (auth.usernameFrom === "variable" ? undefined : auth.username) : approverNamedFor(env, flags).user;
+  const vars = auth ? undefined : approverNamedFor(env, flags);
+  const named = auth ? (auth.usernameFrom === "variable" ? undefined : auth.username) : vars?.variable ? undefined : vars?.user;
   const out: Approver[] = named ? [{ user: named, via: "approver identity" }] : [];
   for (const user of pr?.independent ?? []) out.push({ user, via: "pull request approval" });
   return out;
