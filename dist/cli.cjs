@@ -46810,7 +46810,11 @@ function fromVariables(target, penv) {
     signIn: () => signInOf(target, { token, get, variable, either: either(ownPassword), prefix }),
     approver: () => approverOf({ approverToken, get, variable, either: either(ownApprover || ownPassword), prefix }),
     approverNamed: () => {
-      if (approverToken) return { configured: true, user: tokenUser(approverToken) ?? (get("APPROVER_USER") || null) };
+      if (approverToken) {
+        const claimed = tokenUser(approverToken);
+        const text4 = get("APPROVER_USER") || null;
+        return claimed ? { configured: true, user: claimed } : { configured: true, user: text4, ...text4 ? { variable: true } : {} };
+      }
       const user = get("APPROVER_USERNAME");
       return user ? { configured: true, user } : { configured: false, user: null };
     }
@@ -58232,7 +58236,9 @@ function overridesOf(flags) {
   return names.map((name) => ({ name, reason: flags.reason ?? "" }));
 }
 function approversOf(flags, env2, core, pr) {
-  const named3 = core?.approverAuth ? core.approverAuth.username : approverNamedFor(env2, flags).user;
+  const auth = core?.approverAuth;
+  const vars = auth ? void 0 : approverNamedFor(env2, flags);
+  const named3 = auth ? auth.usernameFrom === "variable" ? void 0 : auth.username : vars?.variable ? void 0 : vars?.user;
   const out = named3 ? [{ user: named3, via: "approver identity" }] : [];
   for (const user of pr?.independent ?? []) out.push({ user, via: "pull request approval" });
   return out;
@@ -63589,6 +63595,19 @@ async function approverSignedIn(core) {
     );
   }
 }
+async function approverConfirmed(core) {
+  if (!core.approverAuth?.isStatic) return;
+  try {
+    await approvals.pending(core.asApprover());
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 403 || e.status === 404)) return;
+    if (!(e instanceof ApiError) || e.status !== 401) throw e;
+    throw new UserError(
+      "the service refused the approver identity's token (401): it names nobody who may override or approve, so nothing was sent",
+      "give REVSYNC_APPROVER_TOKEN a token the service issued, or sign the approver in again: revsync login --approver"
+    );
+  }
+}
 async function readPullRequestApproval(flags, repo, ci) {
   const penv = envOf(flags);
   const applied = (await gitState(repo.root, repo.root, penv)).commit ?? ci.commit;
@@ -63662,6 +63681,7 @@ var init_four_eyes3 = __esm({
   "src/cli/four-eyes.ts"() {
     "use strict";
     init_core();
+    init_resources();
     init_user_files();
     init_http();
     init_run3();
@@ -64722,7 +64742,10 @@ async function guardrailsBeforeWriting(plan, run2) {
   const asks = overrides.length > 0 || setup.rules.some((r) => r.effect === "require_approval");
   const ci = asks ? ciOf(flags) : null;
   const approval = ci ? await readPullRequestApproval(flags, run2.repo, ci) : void 0;
-  if (asks) await approverSignedIn(core);
+  if (asks) {
+    await approverSignedIn(core);
+    await approverConfirmed(core);
+  }
   const judging = { now: nowOf(flags), approvers: approversOf(flags, run2.env, core, approval), overrides };
   const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, kindsOf(run2.out.io));
   const changes = plan.changes.map((c2, i) => {
@@ -64732,7 +64755,8 @@ async function guardrailsBeforeWriting(plan, run2) {
   });
   run2.evidence?.recorder.setGuardrails(guardrails, outcomes);
   const shown3 = { ...plan, changes, guardrails };
-  return { shown: shown3, ...approval ? { approval } : {} };
+  const again = (now) => heldBackError({ ...shown3, guardrails: judgePlan(plan.changes, setup, { ...judging, now }, kindsOf(run2.out.io)).guardrails });
+  return { shown: shown3, again, ...approval ? { approval } : {} };
 }
 function heldBackError(plan) {
   const held = plan.guardrails?.held_back ?? [];
@@ -66455,9 +66479,28 @@ function planGuardrails(run2) {
 }
 async function judgedNow(run2, plan) {
   if (!run2.guardrails) return plan.guardrails ? { ...plan, guardrails: void 0, changes: plan.changes.map(({ guardrails: _g, ...c2 }) => c2) } : plan;
-  const judged2 = await guardrailsBeforeWriting(plan, { ...run2, setup: run2.guardrails });
+  const judged2 = await guardrailsBeforeWriting(run2.saved ? await factsOfNow(run2, plan, run2.guardrails) : plan, { ...run2, setup: run2.guardrails });
   if (judged2.approval) run2.approval = judged2.approval;
+  run2.judgedAgain = judged2.again;
   return judged2.shown;
+}
+async function factsOfNow(run2, plan, setup) {
+  if (!setup.rules.some((r) => r.when)) return plan;
+  const flags = { ...run2.flags, target: plan.targets };
+  const now = await makePlan2(run2.repo, run2.env, run2.core, flags, run2.out, { impact: false, applies: true, ...planGuardrails({ ...run2, flags }) });
+  const key5 = (c2) => `${c2.action} ${c2.address}`;
+  const fresh = new Map(now.changes.filter(isApplied).map((c2) => [key5(c2), c2.facts]));
+  const changes = plan.changes.map((c2) => {
+    if (!isApplied(c2)) return c2;
+    const facts = fresh.get(key5(c2));
+    if (!facts)
+      throw new UserError(
+        `the guardrails judge ${c2.address} (${c2.action}) on what git and the service give now, and a plan made now holds no such change: nothing was sent`,
+        "run revsync plan again, review it, and apply that plan"
+      );
+    return { ...c2, facts };
+  });
+  return { ...plan, changes };
 }
 async function confirmed(run2) {
   const { out, core, signals: signals2 } = run2;
@@ -66587,7 +66630,11 @@ function unreadCode(run2, plan, code, say = true) {
 async function work(run2) {
   const ready = await beforeWriting(run2, await planToApply(run2));
   if (typeof ready === "number") return ready;
-  return await lockEnvironment(run2, ready) ?? writeAll(run2, ready);
+  const stopped = await lockEnvironment(run2, ready);
+  if (stopped !== void 0) return stopped;
+  const late = run2.judgedAgain?.(nowOf(run2.flags));
+  if (late) throw late;
+  return writeAll(run2, ready);
 }
 function decideLock(run2) {
   const { lock, out, env: env2 } = run2;
@@ -66648,6 +66695,7 @@ var init_apply3 = __esm({
     "use strict";
     import_node_path30 = require("node:path");
     init_run3();
+    init_model();
     init_unread();
     init_errors();
     init_lock();
