@@ -36263,20 +36263,6 @@ function bodyProblem(spec) {
   if (fn(spec.body)) return void 0;
   return describeAjvErrors(fn.errors).map((e) => `${e.field} ${e.message}`).join("; ");
 }
-function segmentProblem(text4) {
-  if (text4 === "") return "it is empty";
-  if (/^(?:\.|%2e){1,2}$/i.test(text4)) return `a URL takes ${JSON.stringify(text4)} for a step up the path, so the request would go to another resource`;
-  return void 0;
-}
-function pathProblem(spec) {
-  const parts = spec.path.split("/").slice(1);
-  for (const [i, part2] of parts.entries()) {
-    if (part2 === "" && i === parts.length - 1 && spec.kind === "read") continue;
-    const problem2 = segmentProblem(part2);
-    if (problem2) return `${spec.path}: segment ${i + 1} ${JSON.stringify(decodeURIComponentSafe(part2))}: ${problem2}`;
-  }
-  return void 0;
-}
 function checkUrl(name, value2) {
   const problem2 = urlProblem(value2);
   if (problem2) throw new UserError(`${name}${problem2}`);
@@ -36327,7 +36313,7 @@ function notSent(e) {
 function headerOf(h) {
   return Array.isArray(h) ? h[0] : h;
 }
-var BUDGET, decodeURIComponentSafe, freshProgress, NOT_TLS, UNTRUSTED, ApiCore, NOBODY_THERE, UNSENT;
+var BUDGET, freshProgress, NOT_TLS, UNTRUSTED, ApiCore, NOBODY_THERE, UNSENT;
 var init_core = __esm({
   "src/api/core.ts"() {
     "use strict";
@@ -36342,13 +36328,6 @@ var init_core = __esm({
     init_words();
     init_service_choices();
     BUDGET = { sends: 6, readSends: 10, createSends: 3, totalMs: 12e4, timeoutMs: 6e5 };
-    decodeURIComponentSafe = (part2) => {
-      try {
-        return decodeURIComponent(part2);
-      } catch {
-        return part2;
-      }
-    };
     freshProgress = () => ({ sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: void 0 });
     NOT_TLS = /* @__PURE__ */ new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG", "EPROTO", "ERR_SSL_HTTP_REQUEST"]);
     UNTRUSTED = /* @__PURE__ */ new Set([
@@ -36696,8 +36675,6 @@ var init_core = __esm({
         if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
         const hole = bodyProblem(spec);
         if (hole) throw new UserError(`${spec.method} ${spec.path}: the request body is not what the interface requires (${hole}); nothing was sent`);
-        const astray = pathProblem(spec);
-        if (astray) throw new UserError(`${spec.method} ${astray}; nothing was sent`);
         const url = joinUrl(this.base, spec.path, spec.query);
         const p = freshProgress();
         for (; ; ) {
@@ -36855,12 +36832,6 @@ var init_write = __esm({
           const hole = bodyProblem(spec);
           if (hole)
             return { kind: "blocked", reason: this.afterSends(`blocked: the request body is not what the interface requires (${hole}); ${NOTHING_SENT_FOR_IT}`) };
-          const astray = pathProblem(spec);
-          if (astray)
-            return {
-              kind: "blocked",
-              reason: this.afterSends(`blocked: the request would not reach the one resource it names (${astray}); ${NOTHING_SENT_FOR_IT}`)
-            };
           let v2;
           try {
             v2 = await this.core.sendOnce(spec, this.p);
@@ -38048,11 +38019,7 @@ var init_read = __esm({
       policy: (name) => `ssp/${name}`,
       batch: (policy2, batch) => `ssp/${policy2}/batch/${batch}`
     };
-    fileIdOf = (batch) => {
-      const id = batch?.file_id;
-      if (typeof id === "string") return id || void 0;
-      return typeof id === "number" && Number.isFinite(id) ? String(id) : void 0;
-    };
+    fileIdOf = (batch) => typeof batch.file_id === "string" && batch.file_id ? batch.file_id : void 0;
   }
 });
 
@@ -38556,8 +38523,6 @@ function createGuard(run2, c2, p, core, differs) {
   return async () => {
     const name = p.body.compliance_name;
     const list3 = await run2.list(core);
-    const named3 = list3.filter((e) => e.compliance_name === name).length;
-    if (named3 > 1) return blocked(`the service holds ${named3} SSP policies named ${JSON.stringify(name)} now, not none as the plan saw`);
     const holder = createsActive(p) ? hierarchyHolder(list3, name, p.hierarchy_no) : void 0;
     const existing = list3.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : void 0;
     const held = existing && await differs(existing);
@@ -38616,30 +38581,17 @@ function checkCreations(run2, core = run2.run.core) {
   if (!run2.creationsChecked) {
     const creates = [...run2.landedCreates];
     run2.creationsChecked = creates.length ? ssp.list(core).then(
-      (list3) => clashes(list3, creates, run2.createdIds),
+      (list3) => clashes(list3, creates),
       (e) => ({ failed: e instanceof Error ? e.message : String(e) })
     ) : Promise.resolve(/* @__PURE__ */ new Map());
   }
   return run2.creationsChecked;
 }
-function clashes(list3, creates, created) {
+function clashes(list3, creates) {
   const out = /* @__PURE__ */ new Map();
   for (const c2 of creates) {
     const p = createPayload(c2);
-    if (!p) continue;
-    const name = p.body.compliance_name;
-    const copies = list3.filter((e) => e.compliance_name === name);
-    const twin = copies.length > 1 ? copies.find((e) => e.compliance_id !== created.get(name)) ?? copies[1] : void 0;
-    if (twin) {
-      out.set(
-        c2.address,
-        overwrittenWords(madeBy(twin), [
-          `the service holds ${copies.length} SSP policies named ${JSON.stringify(name)} now (another, compliance_id ${JSON.stringify(twin.compliance_id ?? null)}, came with revsync's create), and a name held twice addresses nothing: which one prices an order line is undefined`
-        ])
-      );
-      continue;
-    }
-    if (!createsActive(p)) continue;
+    if (!p || !createsActive(p)) continue;
     const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
     if (!holder) continue;
     out.set(
@@ -38730,7 +38682,7 @@ function policyMoves(policy2, c2, env2, changes) {
     const was = seen.get(name);
     const parts = [];
     if (was?.status !== void 0 && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
-    const file = fileIdOf(lb) ?? null;
+    const file = typeof lb.file_id === "string" ? lb.file_id : null;
     if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show(was.file_id)} -> ${show(file)}`);
     const later = c2.last_modified_on != null && typeof lb.updated_at === "number" && lb.updated_at > c2.last_modified_on;
     if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
@@ -38746,7 +38698,7 @@ async function sameUpload(run2, c2, p, read, bound) {
   const changed = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
   if (!p.values_checksum || p.compliance_id !== null && p.file_id === void 0)
     return blocked(`${c2.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
-  const fileId = fileIdOf(lb) ?? null;
+  const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
   if (p.compliance_id !== null && fileId !== p.file_id)
     return blocked(`${c2.address}${changed}: file_id ${show(p.file_id)} -> ${show(fileId)}, a new upload nobody reviewed`);
   if (p.compliance_id === null && fileId && !run2.fileSums.has(fileId) && run2.createdIds.get(p.policy) === env2.compliance_id) {
@@ -38870,7 +38822,7 @@ async function movedWhatWasCompared(run2, step) {
       outcomeUnknown: true
     })
   });
-  const fileOf = (b2) => fileIdOf(b2) ?? null;
+  const fileOf = (b2) => typeof b2?.file_id === "string" && b2.file_id ? b2.file_id : null;
   let all2;
   try {
     all2 = await ssp.getAll(core, p.policy);
@@ -46858,7 +46810,11 @@ function fromVariables(target, penv) {
     signIn: () => signInOf(target, { token, get, variable, either: either(ownPassword), prefix }),
     approver: () => approverOf({ approverToken, get, variable, either: either(ownApprover || ownPassword), prefix }),
     approverNamed: () => {
-      if (approverToken) return { configured: true, user: tokenUser(approverToken) ?? (get("APPROVER_USER") || null) };
+      if (approverToken) {
+        const claimed = tokenUser(approverToken);
+        const text4 = get("APPROVER_USER") || null;
+        return claimed ? { configured: true, user: claimed } : { configured: true, user: text4, ...text4 ? { variable: true } : {} };
+      }
       const user = get("APPROVER_USERNAME");
       return user ? { configured: true, user } : { configured: false, user: null };
     }
@@ -49245,7 +49201,7 @@ function batchSteps(b2, from, ctx, source) {
 function valuesHow(d, b2, lb) {
   const ref = valuesFileFor(d.name, b2.name);
   const path = import_node_path9.posix.join(import_node_path9.posix.dirname(d.source.file.split("\\").join("/")), ref);
-  const fileId = fileIdOf(lb);
+  const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
   const get = fileId && pasteable(fileId) && pasteable(path) ? `revsync ssp download ${shellQuote(fileId)} --output ${shellQuote(path)} gets them` : exportHint(d.name, "writes them (with the policy's file) into DIR");
   return `${get}; review them, then add \`values: ${ref}\` to this batch in ${d.source.file}`;
 }
@@ -49363,18 +49319,14 @@ function batchChanges(p, b2, lp, live, versioned, findings) {
   if (!lb) return [shownEntry("unsupported", baddr, REASONS2.batchMissing, { after: { status: b2.status }, ...versioned })];
   const from = lb.status ?? "";
   const version2 = { id: versioned.version_id, on: versioned.last_modified_on, compliance_id: lp.envelope.compliance_id ?? null };
-  const steps = batchSteps(b2, from, { policy: p.d.name, version: version2, file_id: fileIdOf(lb) ?? null, values_checksum: null }, p.source);
+  const steps = batchSteps(
+    b2,
+    from,
+    { policy: p.d.name, version: version2, file_id: typeof lb.file_id === "string" ? lb.file_id : null, values_checksum: null },
+    p.source
+  );
   const moving = steps.some((s3) => s3.action === "review" || s3.action === "approve");
   const status = { before: { status: from }, after: { status: b2.status } };
-  const astray = moving ? segmentProblem(lp.envelope.compliance_id ?? "") : void 0;
-  if (astray)
-    return [
-      shownEntry("blocked", baddr, REASONS2.unaddressed(lp.envelope.compliance_id, astray), {
-        ...status,
-        diff: [{ path: "status", kind: "changed", before: from, after: b2.status }],
-        ...versioned
-      })
-    ];
   const out = [];
   const dates = batchDatesDiff(b2, lb, baddr, findings.unknown);
   if (dates.length) {
@@ -49430,7 +49382,6 @@ var init_plan = __esm({
     init_canonical_json();
     init_number();
     init_words();
-    init_core();
     init_entries2();
     init_who();
     init_shell_quote();
@@ -49439,7 +49390,6 @@ var init_plan = __esm({
     init_read();
     init_values();
     REASONS2 = {
-      unaddressed: (id, problem2) => `its policy's compliance_id ${JSON.stringify(id ?? null)}, which the review and approve path (spec 4.7) names it by, does not address it (${problem2}), so revsync sends no review or approve`,
       sspUpdate: "SSP policies have no update operation in the interface (spec 4.6 only creates): change this policy in the service's UI, or create a new policy under another name",
       batchMissing: "this batch does not exist in the service: upload its file there first (the interface has no upload for an existing policy)",
       batchBackwards: (from, to) => `a batch cannot move back from ${from} to ${to}`,
@@ -50136,10 +50086,6 @@ function tenantChange(d, live, unknown) {
   }
   const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid };
   const version2 = { version_id: env2.version_id ?? null, last_modified_on: numberOrNull(env2.last_modified_on), ...envelopeWho(env2), source };
-  const astray = segmentProblem(env2.compliance_id ?? "");
-  if (astray) return shownEntry("blocked", addr, REASONS3.unaddressed(env2.compliance_id, astray), { before, after: d.spec, diff, ...version2 });
-  const guid = typeof env2.unique_key === "string" && env2.unique_key.trim() ? env2.unique_key : void 0;
-  if (!guid) return shownEntry("blocked", addr, REASONS3.noGuid(env2.unique_key), { before, after: d.spec, diff, ...version2 });
   const holes = updateHoles(merged);
   if (holes.length) return shownEntry("blocked", addr, REASONS3.holes(holes, d.source.file), { before, after: d.spec, diff, ...version2 });
   return {
@@ -50150,7 +50096,7 @@ function tenantChange(d, live, unknown) {
     diff,
     ...version2,
     ...notCompared.length ? { reason: REASONS3.sentUnseen(notCompared.map((k2) => `${k2} ${JSON.stringify(d.spec[k2])}`)) } : {},
-    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: guid, item: merged }
+    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: env2.unique_key ?? "", item: merged }
   };
 }
 function tenantDrift(d, live, unknown) {
@@ -50244,7 +50190,6 @@ var init_compare2 = __esm({
     init_normalize();
     init_unknown();
     init_ajv();
-    init_core();
     init_address();
     init_who();
     init_entries2();
@@ -50256,8 +50201,6 @@ var init_compare2 = __esm({
       noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
       holes: (holes, file) => `the update body (spec 4.2) would not be whole: ${holes.join("; ")}; the service's answer leaves ${holes.length === 1 ? "it" : "them"} out (or null) and git does not set ${holes.length === 1 ? "it" : "them"}, so revsync cannot fill the body from git or a fresh read and sends no update (a service that took a partial body could reset a field, unseen): set ${holes.length === 1 ? "it" : "them"} in ${file}`,
       sentUnseen: (fields) => `the update also sends ${fields.join(", ")} as git sets ${fields.length === 1 ? "it" : "them"}: the service shows no value (null) to compare, and the update body requires every field`,
-      noGuid: (given) => `the update body (spec 4.2) would not be whole: unique_key is required, and the service's answer gives the tenant configuration's GUID as ${given === void 0 ? "nothing (left out)" : JSON.stringify(given)}; only the service can give it, so revsync sends no update (never an empty one)`,
-      unaddressed: (id, problem2) => `its compliance_id ${JSON.stringify(id ?? null)}, which the update's path (spec 4.2) names it by, does not address it (${problem2}), so revsync sends no update`,
       notInGit: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it"
     };
     unshown = (spec, item) => notShown(spec, item).map((u) => u.field);
@@ -52099,10 +52042,7 @@ function keys(name) {
   return [skeleton(seen.toLowerCase()), skeleton(seen)];
 }
 function visibleName(name) {
-  return JSON.stringify(name).replace(
-    new RegExp("\\p{Cf}|\\p{Default_Ignorable_Code_Point}|\\u2800|(?! )\\p{Zs}", "gu"),
-    (c2) => `\\u${(c2.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`
-  );
+  return JSON.stringify(name).replace(new RegExp("\\p{Cf}|(?! )\\p{Zs}", "gu"), (c2) => `\\u${(c2.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`);
 }
 function looksAlike(a, b2) {
   if (a === b2) return false;
@@ -52121,7 +52061,7 @@ var init_look_alike = __esm({
     import_node_module3 = require("node:module");
     init_tenant();
     unhomoglyph = (text4) => (confusables ??= (0, import_node_module3.createRequire)(__revsyncModuleUrl)("unhomoglyph"))(text4);
-    UNSEEN = /[\s\p{Cf}\p{Cc}\p{Default_Ignorable_Code_Point}\u2800]/gu;
+    UNSEEN = /[\s\p{Cf}\p{Cc}]/gu;
     lookAlikeKeys = (name) => keys(name);
   }
 });
@@ -56000,8 +55940,6 @@ function remoteCredentials(text4) {
     return void 0;
   }
   const web = /^(https?|ftps?):$/i.test(url.protocol);
-  if (web && (url.search || url.hash))
-    return `it holds a query or fragment (${url.protocol}//${url.host}${url.pathname}?[credentials]), which carries a token as a parameter and which a git remote never needs: credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
   if (url.password === "" && (url.username === "" || !web)) return void 0;
   return `it holds a ${url.password !== "" ? "password" : "user name, which for an http(s) remote is a credential (a token written as the user signs in)"} (${url.protocol}//[credentials]@${url.host}): credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
 }
@@ -58298,7 +58236,9 @@ function overridesOf(flags) {
   return names.map((name) => ({ name, reason: flags.reason ?? "" }));
 }
 function approversOf(flags, env2, core, pr) {
-  const named3 = core?.approverAuth ? core.approverAuth.username : approverNamedFor(env2, flags).user;
+  const auth = core?.approverAuth;
+  const vars = auth ? void 0 : approverNamedFor(env2, flags);
+  const named3 = auth ? auth.usernameFrom === "variable" ? void 0 : auth.username : vars?.variable ? void 0 : vars?.user;
   const out = named3 ? [{ user: named3, via: "approver identity" }] : [];
   for (const user of pr?.independent ?? []) out.push({ user, via: "pull request approval" });
   return out;
@@ -63655,6 +63595,19 @@ async function approverSignedIn(core) {
     );
   }
 }
+async function approverConfirmed(core) {
+  if (!core.approverAuth?.isStatic) return;
+  try {
+    await approvals.pending(core.asApprover());
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 403 || e.status === 404)) return;
+    if (!(e instanceof ApiError) || e.status !== 401) throw e;
+    throw new UserError(
+      "the service refused the approver identity's token (401): it names nobody who may override or approve, so nothing was sent",
+      "give REVSYNC_APPROVER_TOKEN a token the service issued, or sign the approver in again: revsync login --approver"
+    );
+  }
+}
 async function readPullRequestApproval(flags, repo, ci) {
   const penv = envOf(flags);
   const applied = (await gitState(repo.root, repo.root, penv)).commit ?? ci.commit;
@@ -63728,6 +63681,7 @@ var init_four_eyes3 = __esm({
   "src/cli/four-eyes.ts"() {
     "use strict";
     init_core();
+    init_resources();
     init_user_files();
     init_http();
     init_run3();
@@ -64788,7 +64742,10 @@ async function guardrailsBeforeWriting(plan, run2) {
   const asks = overrides.length > 0 || setup.rules.some((r) => r.effect === "require_approval");
   const ci = asks ? ciOf(flags) : null;
   const approval = ci ? await readPullRequestApproval(flags, run2.repo, ci) : void 0;
-  if (asks) await approverSignedIn(core);
+  if (asks) {
+    await approverSignedIn(core);
+    await approverConfirmed(core);
+  }
   const judging = { now: nowOf(flags), approvers: approversOf(flags, run2.env, core, approval), overrides };
   const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, kindsOf(run2.out.io));
   const changes = plan.changes.map((c2, i) => {
@@ -64798,7 +64755,8 @@ async function guardrailsBeforeWriting(plan, run2) {
   });
   run2.evidence?.recorder.setGuardrails(guardrails, outcomes);
   const shown3 = { ...plan, changes, guardrails };
-  return { shown: shown3, ...approval ? { approval } : {} };
+  const again = (now) => heldBackError({ ...shown3, guardrails: judgePlan(plan.changes, setup, { ...judging, now }, kindsOf(run2.out.io)).guardrails });
+  return { shown: shown3, again, ...approval ? { approval } : {} };
 }
 function heldBackError(plan) {
   const held = plan.guardrails?.held_back ?? [];
@@ -66030,7 +65988,7 @@ var init_git_lock = __esm({
     init_lock();
     EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     GIT_TIMEOUT_MS = 6e4;
-    withoutCredentials = (text4) => text4.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@").replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s?#]*)[?#][^\s'"]*/gi, "$1?***");
+    withoutCredentials = (text4) => text4.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@");
     GitLock = class _GitLock {
       constructor(opts) {
         this.opts = opts;
@@ -66521,9 +66479,28 @@ function planGuardrails(run2) {
 }
 async function judgedNow(run2, plan) {
   if (!run2.guardrails) return plan.guardrails ? { ...plan, guardrails: void 0, changes: plan.changes.map(({ guardrails: _g, ...c2 }) => c2) } : plan;
-  const judged2 = await guardrailsBeforeWriting(plan, { ...run2, setup: run2.guardrails });
+  const judged2 = await guardrailsBeforeWriting(run2.saved ? await factsOfNow(run2, plan, run2.guardrails) : plan, { ...run2, setup: run2.guardrails });
   if (judged2.approval) run2.approval = judged2.approval;
+  run2.judgedAgain = judged2.again;
   return judged2.shown;
+}
+async function factsOfNow(run2, plan, setup) {
+  if (!setup.rules.some((r) => r.when)) return plan;
+  const flags = { ...run2.flags, target: plan.targets };
+  const now = await makePlan2(run2.repo, run2.env, run2.core, flags, run2.out, { impact: false, applies: true, ...planGuardrails({ ...run2, flags }) });
+  const key5 = (c2) => `${c2.action} ${c2.address}`;
+  const fresh = new Map(now.changes.filter(isApplied).map((c2) => [key5(c2), c2.facts]));
+  const changes = plan.changes.map((c2) => {
+    if (!isApplied(c2)) return c2;
+    const facts = fresh.get(key5(c2));
+    if (!facts)
+      throw new UserError(
+        `the guardrails judge ${c2.address} (${c2.action}) on what git and the service give now, and a plan made now holds no such change: nothing was sent`,
+        "run revsync plan again, review it, and apply that plan"
+      );
+    return { ...c2, facts };
+  });
+  return { ...plan, changes };
 }
 async function confirmed(run2) {
   const { out, core, signals: signals2 } = run2;
@@ -66653,7 +66630,11 @@ function unreadCode(run2, plan, code, say = true) {
 async function work(run2) {
   const ready = await beforeWriting(run2, await planToApply(run2));
   if (typeof ready === "number") return ready;
-  return await lockEnvironment(run2, ready) ?? writeAll(run2, ready);
+  const stopped = await lockEnvironment(run2, ready);
+  if (stopped !== void 0) return stopped;
+  const late = run2.judgedAgain?.(nowOf(run2.flags));
+  if (late) throw late;
+  return writeAll(run2, ready);
 }
 function decideLock(run2) {
   const { lock, out, env: env2 } = run2;
@@ -66714,6 +66695,7 @@ var init_apply3 = __esm({
     "use strict";
     import_node_path30 = require("node:path");
     init_run3();
+    init_model();
     init_unread();
     init_errors();
     init_lock();
