@@ -3745,10 +3745,12 @@ var init_escape = __esm({
 });
 
 // src/kinds/kind.ts
-var desiredOf, liveOf, owns;
+var unreadAt, readKinds, desiredOf, liveOf, owns;
 var init_kind = __esm({
   "src/kinds/kind.ts"() {
     "use strict";
+    unreadAt = (live, address) => live.unread?.find((u) => address === u.address || address.startsWith(`${u.address}/`));
+    readKinds = (kinds, live) => kinds.filter((k2) => live.has(k2.name));
     desiredOf = (kind, state) => state.get(kind.name) ?? [];
     liveOf = (kind, state) => state.get(kind.name);
     owns = (kind, address) => address.startsWith(`${kind.name}/`);
@@ -7676,7 +7678,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.plan = validate18;
-    var schema28 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "look_alike": { "type": "array", "description": "Names of git and of the service that look alike (case, spaces, characters that cannot be seen, how a letter is written, letters that look alike): revsync takes them for two, and warns.", "items": { "type": "object", "required": ["git", "service"], "properties": { "git": { "type": "string" }, "service": { "type": "string" } }, "additionalProperties": false } }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." }, "guardrails": { "$ref": "#/definitions/PlanGuardrails" } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] }, "GuardrailOutcome": { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } }, "TenantConfigurationUpdatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } }, "SspPolicyCreatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } }, "SspPolicyBatchPayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
+    var schema28 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "look_alike": { "type": "array", "description": "Names of git and of the service that look alike (case, spaces, characters that cannot be seen, how a letter is written, letters that look alike): revsync takes them for two, and warns.", "items": { "type": "object", "required": ["git", "service"], "properties": { "git": { "type": "string" }, "service": { "type": "string" } }, "additionalProperties": false } }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "unread": { "type": "array", "description": "What could not be read of the service, even after each read's retries: each address and everything below it (a kind's name, such as ssp: all of that kind), with the read's failure. The plan says nothing of them: plan exits 1, and the next plan reads them again. Absent when everything was read. The drift report carries the same list.", "items": { "type": "object", "required": ["address", "error"], "properties": { "address": { "type": "string" }, "error": { "type": "string" } }, "additionalProperties": false } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." }, "guardrails": { "$ref": "#/definitions/PlanGuardrails" } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] }, "GuardrailOutcome": { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } }, "TenantConfigurationUpdatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } }, "SspPolicyCreatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } }, "SspPolicyBatchPayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
     var schema42 = { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
     var pattern18 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
     var pattern21 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
@@ -11014,61 +11016,66 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.four_eyes !== void 0) {
-          let data25 = data.four_eyes;
-          if (data25 && typeof data25 == "object" && !Array.isArray(data25)) {
-            if (data25.sign_in === void 0) {
-              const err46 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "sign_in" }, message: "must have required property 'sign_in'" };
-              if (vErrors === null) {
-                vErrors = [err46];
-              } else {
-                vErrors.push(err46);
-              }
-              errors++;
-            }
-            if (data25.approver === void 0) {
-              const err47 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approver" }, message: "must have required property 'approver'" };
-              if (vErrors === null) {
-                vErrors = [err47];
-              } else {
-                vErrors.push(err47);
-              }
-              errors++;
-            }
-            if (data25.approver_configured === void 0) {
-              const err48 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approver_configured" }, message: "must have required property 'approver_configured'" };
-              if (vErrors === null) {
-                vErrors = [err48];
-              } else {
-                vErrors.push(err48);
-              }
-              errors++;
-            }
-            if (data25.approves === void 0) {
-              const err49 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approves" }, message: "must have required property 'approves'" };
-              if (vErrors === null) {
-                vErrors = [err49];
-              } else {
-                vErrors.push(err49);
-              }
-              errors++;
-            }
-            if (data25.sign_in !== void 0) {
-              let data26 = data25.sign_in;
-              if (typeof data26 !== "string" && data26 !== null) {
-                const err50 = { instancePath: instancePath + "/four_eyes/sign_in", schemaPath: "#/properties/four_eyes/properties/sign_in/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.sign_in.type }, message: "must be string,null" };
-                if (vErrors === null) {
-                  vErrors = [err50];
-                } else {
-                  vErrors.push(err50);
+        if (data.unread !== void 0) {
+          let data25 = data.unread;
+          if (Array.isArray(data25)) {
+            const len5 = data25.length;
+            for (let i5 = 0; i5 < len5; i5++) {
+              let data26 = data25[i5];
+              if (data26 && typeof data26 == "object" && !Array.isArray(data26)) {
+                if (data26.address === void 0) {
+                  const err46 = { instancePath: instancePath + "/unread/" + i5, schemaPath: "#/properties/unread/items/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
+                  if (vErrors === null) {
+                    vErrors = [err46];
+                  } else {
+                    vErrors.push(err46);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data25.approver !== void 0) {
-              let data27 = data25.approver;
-              if (typeof data27 !== "string" && data27 !== null) {
-                const err51 = { instancePath: instancePath + "/four_eyes/approver", schemaPath: "#/properties/four_eyes/properties/approver/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approver.type }, message: "must be string,null" };
+                if (data26.error === void 0) {
+                  const err47 = { instancePath: instancePath + "/unread/" + i5, schemaPath: "#/properties/unread/items/required", keyword: "required", params: { missingProperty: "error" }, message: "must have required property 'error'" };
+                  if (vErrors === null) {
+                    vErrors = [err47];
+                  } else {
+                    vErrors.push(err47);
+                  }
+                  errors++;
+                }
+                for (const key22 in data26) {
+                  if (!(key22 === "address" || key22 === "error")) {
+                    const err48 = { instancePath: instancePath + "/unread/" + i5, schemaPath: "#/properties/unread/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
+                    if (vErrors === null) {
+                      vErrors = [err48];
+                    } else {
+                      vErrors.push(err48);
+                    }
+                    errors++;
+                  }
+                }
+                if (data26.address !== void 0) {
+                  if (typeof data26.address !== "string") {
+                    const err49 = { instancePath: instancePath + "/unread/" + i5 + "/address", schemaPath: "#/properties/unread/items/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err49];
+                    } else {
+                      vErrors.push(err49);
+                    }
+                    errors++;
+                  }
+                }
+                if (data26.error !== void 0) {
+                  if (typeof data26.error !== "string") {
+                    const err50 = { instancePath: instancePath + "/unread/" + i5 + "/error", schemaPath: "#/properties/unread/items/properties/error/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err50];
+                    } else {
+                      vErrors.push(err50);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err51 = { instancePath: instancePath + "/unread/" + i5, schemaPath: "#/properties/unread/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
                   vErrors = [err51];
                 } else {
@@ -11077,173 +11084,165 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data25.approver_configured !== void 0) {
-              if (typeof data25.approver_configured !== "boolean") {
-                const err52 = { instancePath: instancePath + "/four_eyes/approver_configured", schemaPath: "#/properties/four_eyes/properties/approver_configured/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+          } else {
+            const err52 = { instancePath: instancePath + "/unread", schemaPath: "#/properties/unread/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err52];
+            } else {
+              vErrors.push(err52);
+            }
+            errors++;
+          }
+        }
+        if (data.four_eyes !== void 0) {
+          let data29 = data.four_eyes;
+          if (data29 && typeof data29 == "object" && !Array.isArray(data29)) {
+            if (data29.sign_in === void 0) {
+              const err53 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "sign_in" }, message: "must have required property 'sign_in'" };
+              if (vErrors === null) {
+                vErrors = [err53];
+              } else {
+                vErrors.push(err53);
+              }
+              errors++;
+            }
+            if (data29.approver === void 0) {
+              const err54 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approver" }, message: "must have required property 'approver'" };
+              if (vErrors === null) {
+                vErrors = [err54];
+              } else {
+                vErrors.push(err54);
+              }
+              errors++;
+            }
+            if (data29.approver_configured === void 0) {
+              const err55 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approver_configured" }, message: "must have required property 'approver_configured'" };
+              if (vErrors === null) {
+                vErrors = [err55];
+              } else {
+                vErrors.push(err55);
+              }
+              errors++;
+            }
+            if (data29.approves === void 0) {
+              const err56 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approves" }, message: "must have required property 'approves'" };
+              if (vErrors === null) {
+                vErrors = [err56];
+              } else {
+                vErrors.push(err56);
+              }
+              errors++;
+            }
+            if (data29.sign_in !== void 0) {
+              let data30 = data29.sign_in;
+              if (typeof data30 !== "string" && data30 !== null) {
+                const err57 = { instancePath: instancePath + "/four_eyes/sign_in", schemaPath: "#/properties/four_eyes/properties/sign_in/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.sign_in.type }, message: "must be string,null" };
                 if (vErrors === null) {
-                  vErrors = [err52];
+                  vErrors = [err57];
                 } else {
-                  vErrors.push(err52);
+                  vErrors.push(err57);
                 }
                 errors++;
               }
             }
-            if (data25.approver_known !== void 0) {
-              if (false !== data25.approver_known) {
-                const err53 = { instancePath: instancePath + "/four_eyes/approver_known", schemaPath: "#/properties/four_eyes/properties/approver_known/const", keyword: "const", params: { allowedValue: false }, message: "must be equal to constant" };
+            if (data29.approver !== void 0) {
+              let data31 = data29.approver;
+              if (typeof data31 !== "string" && data31 !== null) {
+                const err58 = { instancePath: instancePath + "/four_eyes/approver", schemaPath: "#/properties/four_eyes/properties/approver/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approver.type }, message: "must be string,null" };
                 if (vErrors === null) {
-                  vErrors = [err53];
+                  vErrors = [err58];
                 } else {
-                  vErrors.push(err53);
+                  vErrors.push(err58);
                 }
                 errors++;
               }
             }
-            if (data25.approves !== void 0) {
-              let data30 = data25.approves;
-              if (Array.isArray(data30)) {
-                const len5 = data30.length;
-                for (let i5 = 0; i5 < len5; i5++) {
-                  let data31 = data30[i5];
-                  if (data31 && typeof data31 == "object" && !Array.isArray(data31)) {
-                    if (data31.address === void 0) {
-                      const err54 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
+            if (data29.approver_configured !== void 0) {
+              if (typeof data29.approver_configured !== "boolean") {
+                const err59 = { instancePath: instancePath + "/four_eyes/approver_configured", schemaPath: "#/properties/four_eyes/properties/approver_configured/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err59];
+                } else {
+                  vErrors.push(err59);
+                }
+                errors++;
+              }
+            }
+            if (data29.approver_known !== void 0) {
+              if (false !== data29.approver_known) {
+                const err60 = { instancePath: instancePath + "/four_eyes/approver_known", schemaPath: "#/properties/four_eyes/properties/approver_known/const", keyword: "const", params: { allowedValue: false }, message: "must be equal to constant" };
+                if (vErrors === null) {
+                  vErrors = [err60];
+                } else {
+                  vErrors.push(err60);
+                }
+                errors++;
+              }
+            }
+            if (data29.approves !== void 0) {
+              let data34 = data29.approves;
+              if (Array.isArray(data34)) {
+                const len6 = data34.length;
+                for (let i6 = 0; i6 < len6; i6++) {
+                  let data35 = data34[i6];
+                  if (data35 && typeof data35 == "object" && !Array.isArray(data35)) {
+                    if (data35.address === void 0) {
+                      const err61 = { instancePath: instancePath + "/four_eyes/approves/" + i6, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
                       if (vErrors === null) {
-                        vErrors = [err54];
+                        vErrors = [err61];
                       } else {
-                        vErrors.push(err54);
+                        vErrors.push(err61);
                       }
                       errors++;
                     }
-                    if (data31.reviewed_by === void 0) {
-                      const err55 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_by" }, message: "must have required property 'reviewed_by'" };
+                    if (data35.reviewed_by === void 0) {
+                      const err62 = { instancePath: instancePath + "/four_eyes/approves/" + i6, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_by" }, message: "must have required property 'reviewed_by'" };
                       if (vErrors === null) {
-                        vErrors = [err55];
+                        vErrors = [err62];
                       } else {
-                        vErrors.push(err55);
+                        vErrors.push(err62);
                       }
                       errors++;
                     }
-                    if (data31.reviewed_in_plan === void 0) {
-                      const err56 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_in_plan" }, message: "must have required property 'reviewed_in_plan'" };
+                    if (data35.reviewed_in_plan === void 0) {
+                      const err63 = { instancePath: instancePath + "/four_eyes/approves/" + i6, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_in_plan" }, message: "must have required property 'reviewed_in_plan'" };
                       if (vErrors === null) {
-                        vErrors = [err56];
+                        vErrors = [err63];
                       } else {
-                        vErrors.push(err56);
+                        vErrors.push(err63);
                       }
                       errors++;
                     }
-                    if (data31.policy_created_by === void 0) {
-                      const err57 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "policy_created_by" }, message: "must have required property 'policy_created_by'" };
+                    if (data35.policy_created_by === void 0) {
+                      const err64 = { instancePath: instancePath + "/four_eyes/approves/" + i6, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "policy_created_by" }, message: "must have required property 'policy_created_by'" };
                       if (vErrors === null) {
-                        vErrors = [err57];
+                        vErrors = [err64];
                       } else {
-                        vErrors.push(err57);
+                        vErrors.push(err64);
                       }
                       errors++;
                     }
-                    if (data31.created_in_plan === void 0) {
-                      const err58 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "created_in_plan" }, message: "must have required property 'created_in_plan'" };
+                    if (data35.created_in_plan === void 0) {
+                      const err65 = { instancePath: instancePath + "/four_eyes/approves/" + i6, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "created_in_plan" }, message: "must have required property 'created_in_plan'" };
                       if (vErrors === null) {
-                        vErrors = [err58];
+                        vErrors = [err65];
                       } else {
-                        vErrors.push(err58);
+                        vErrors.push(err65);
                       }
                       errors++;
                     }
-                    if (data31.blocked === void 0) {
-                      const err59 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+                    if (data35.blocked === void 0) {
+                      const err66 = { instancePath: instancePath + "/four_eyes/approves/" + i6, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
                       if (vErrors === null) {
-                        vErrors = [err59];
+                        vErrors = [err66];
                       } else {
-                        vErrors.push(err59);
+                        vErrors.push(err66);
                       }
                       errors++;
                     }
-                    if (data31.address !== void 0) {
-                      if (typeof data31.address !== "string") {
-                        const err60 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/address", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err60];
-                        } else {
-                          vErrors.push(err60);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data31.reviewed_by !== void 0) {
-                      let data33 = data31.reviewed_by;
-                      if (typeof data33 !== "string" && data33 !== null) {
-                        const err61 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/reviewed_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.reviewed_by.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err61];
-                        } else {
-                          vErrors.push(err61);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data31.reviewed_in_plan !== void 0) {
-                      if (typeof data31.reviewed_in_plan !== "boolean") {
-                        const err62 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/reviewed_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                        if (vErrors === null) {
-                          vErrors = [err62];
-                        } else {
-                          vErrors.push(err62);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data31.uploaded_by !== void 0) {
-                      let data35 = data31.uploaded_by;
-                      if (typeof data35 !== "string" && data35 !== null) {
-                        const err63 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/uploaded_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.uploaded_by.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err63];
-                        } else {
-                          vErrors.push(err63);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data31.uploaded_in_plan !== void 0) {
-                      if (typeof data31.uploaded_in_plan !== "boolean") {
-                        const err64 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/uploaded_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                        if (vErrors === null) {
-                          vErrors = [err64];
-                        } else {
-                          vErrors.push(err64);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data31.policy_created_by !== void 0) {
-                      let data37 = data31.policy_created_by;
-                      if (typeof data37 !== "string" && data37 !== null) {
-                        const err65 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/policy_created_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/policy_created_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.policy_created_by.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err65];
-                        } else {
-                          vErrors.push(err65);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data31.created_in_plan !== void 0) {
-                      if (typeof data31.created_in_plan !== "boolean") {
-                        const err66 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/created_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/created_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                        if (vErrors === null) {
-                          vErrors = [err66];
-                        } else {
-                          vErrors.push(err66);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data31.blocked !== void 0) {
-                      let data39 = data31.blocked;
-                      if (typeof data39 !== "boolean" && data39 !== null) {
-                        const err67 = { instancePath: instancePath + "/four_eyes/approves/" + i5 + "/blocked", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/blocked/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.blocked.type }, message: "must be boolean,null" };
+                    if (data35.address !== void 0) {
+                      if (typeof data35.address !== "string") {
+                        const err67 = { instancePath: instancePath + "/four_eyes/approves/" + i6 + "/address", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err67];
                         } else {
@@ -11252,173 +11251,176 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data35.reviewed_by !== void 0) {
+                      let data37 = data35.reviewed_by;
+                      if (typeof data37 !== "string" && data37 !== null) {
+                        const err68 = { instancePath: instancePath + "/four_eyes/approves/" + i6 + "/reviewed_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.reviewed_by.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err68];
+                        } else {
+                          vErrors.push(err68);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data35.reviewed_in_plan !== void 0) {
+                      if (typeof data35.reviewed_in_plan !== "boolean") {
+                        const err69 = { instancePath: instancePath + "/four_eyes/approves/" + i6 + "/reviewed_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                        if (vErrors === null) {
+                          vErrors = [err69];
+                        } else {
+                          vErrors.push(err69);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data35.uploaded_by !== void 0) {
+                      let data39 = data35.uploaded_by;
+                      if (typeof data39 !== "string" && data39 !== null) {
+                        const err70 = { instancePath: instancePath + "/four_eyes/approves/" + i6 + "/uploaded_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.uploaded_by.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err70];
+                        } else {
+                          vErrors.push(err70);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data35.uploaded_in_plan !== void 0) {
+                      if (typeof data35.uploaded_in_plan !== "boolean") {
+                        const err71 = { instancePath: instancePath + "/four_eyes/approves/" + i6 + "/uploaded_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                        if (vErrors === null) {
+                          vErrors = [err71];
+                        } else {
+                          vErrors.push(err71);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data35.policy_created_by !== void 0) {
+                      let data41 = data35.policy_created_by;
+                      if (typeof data41 !== "string" && data41 !== null) {
+                        const err72 = { instancePath: instancePath + "/four_eyes/approves/" + i6 + "/policy_created_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/policy_created_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.policy_created_by.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err72];
+                        } else {
+                          vErrors.push(err72);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data35.created_in_plan !== void 0) {
+                      if (typeof data35.created_in_plan !== "boolean") {
+                        const err73 = { instancePath: instancePath + "/four_eyes/approves/" + i6 + "/created_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/created_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                        if (vErrors === null) {
+                          vErrors = [err73];
+                        } else {
+                          vErrors.push(err73);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data35.blocked !== void 0) {
+                      let data43 = data35.blocked;
+                      if (typeof data43 !== "boolean" && data43 !== null) {
+                        const err74 = { instancePath: instancePath + "/four_eyes/approves/" + i6 + "/blocked", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/blocked/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.blocked.type }, message: "must be boolean,null" };
+                        if (vErrors === null) {
+                          vErrors = [err74];
+                        } else {
+                          vErrors.push(err74);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err68 = { instancePath: instancePath + "/four_eyes/approves/" + i5, schemaPath: "#/properties/four_eyes/properties/approves/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err75 = { instancePath: instancePath + "/four_eyes/approves/" + i6, schemaPath: "#/properties/four_eyes/properties/approves/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err68];
+                      vErrors = [err75];
                     } else {
-                      vErrors.push(err68);
+                      vErrors.push(err75);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err69 = { instancePath: instancePath + "/four_eyes/approves", schemaPath: "#/properties/four_eyes/properties/approves/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err76 = { instancePath: instancePath + "/four_eyes/approves", schemaPath: "#/properties/four_eyes/properties/approves/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err69];
+                  vErrors = [err76];
                 } else {
-                  vErrors.push(err69);
+                  vErrors.push(err76);
                 }
                 errors++;
               }
             }
           } else {
-            const err70 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err77 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err70];
+              vErrors = [err77];
             } else {
-              vErrors.push(err70);
+              vErrors.push(err77);
             }
             errors++;
           }
         }
         if (data.impact !== void 0) {
-          let data40 = data.impact;
-          const _errs82 = errors;
-          let valid18 = false;
+          let data44 = data.impact;
+          const _errs91 = errors;
+          let valid21 = false;
           let passing0 = null;
-          const _errs83 = errors;
-          if (Array.isArray(data40)) {
-            const len6 = data40.length;
-            for (let i6 = 0; i6 < len6; i6++) {
-              let data41 = data40[i6];
-              if (data41 && typeof data41 == "object" && !Array.isArray(data41)) {
-                if (data41.name === void 0) {
-                  const err71 = { instancePath: instancePath + "/impact/" + i6, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+          const _errs92 = errors;
+          if (Array.isArray(data44)) {
+            const len7 = data44.length;
+            for (let i7 = 0; i7 < len7; i7++) {
+              let data45 = data44[i7];
+              if (data45 && typeof data45 == "object" && !Array.isArray(data45)) {
+                if (data45.name === void 0) {
+                  const err78 = { instancePath: instancePath + "/impact/" + i7, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                   if (vErrors === null) {
-                    vErrors = [err71];
+                    vErrors = [err78];
                   } else {
-                    vErrors.push(err71);
+                    vErrors.push(err78);
                   }
                   errors++;
                 }
-                if (data41.file === void 0) {
-                  const err72 = { instancePath: instancePath + "/impact/" + i6, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
+                if (data45.file === void 0) {
+                  const err79 = { instancePath: instancePath + "/impact/" + i7, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
                   if (vErrors === null) {
-                    vErrors = [err72];
+                    vErrors = [err79];
                   } else {
-                    vErrors.push(err72);
+                    vErrors.push(err79);
                   }
                   errors++;
                 }
-                if (data41.line === void 0) {
-                  const err73 = { instancePath: instancePath + "/impact/" + i6, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                if (data45.line === void 0) {
+                  const err80 = { instancePath: instancePath + "/impact/" + i7, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
                   if (vErrors === null) {
-                    vErrors = [err73];
+                    vErrors = [err80];
                   } else {
-                    vErrors.push(err73);
+                    vErrors.push(err80);
                   }
                   errors++;
                 }
-                if (data41.before === void 0) {
-                  const err74 = { instancePath: instancePath + "/impact/" + i6, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                if (data45.before === void 0) {
+                  const err81 = { instancePath: instancePath + "/impact/" + i7, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
                   if (vErrors === null) {
-                    vErrors = [err74];
+                    vErrors = [err81];
                   } else {
-                    vErrors.push(err74);
+                    vErrors.push(err81);
                   }
                   errors++;
                 }
-                if (data41.after === void 0) {
-                  const err75 = { instancePath: instancePath + "/impact/" + i6, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                if (data45.after === void 0) {
+                  const err82 = { instancePath: instancePath + "/impact/" + i7, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
                   if (vErrors === null) {
-                    vErrors = [err75];
+                    vErrors = [err82];
                   } else {
-                    vErrors.push(err75);
+                    vErrors.push(err82);
                   }
                   errors++;
                 }
-                if (data41.name !== void 0) {
-                  if (typeof data41.name !== "string") {
-                    const err76 = { instancePath: instancePath + "/impact/" + i6 + "/name", schemaPath: "#/properties/impact/oneOf/0/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err76];
-                    } else {
-                      vErrors.push(err76);
-                    }
-                    errors++;
-                  }
-                }
-                if (data41.file !== void 0) {
-                  if (typeof data41.file !== "string") {
-                    const err77 = { instancePath: instancePath + "/impact/" + i6 + "/file", schemaPath: "#/properties/impact/oneOf/0/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err77];
-                    } else {
-                      vErrors.push(err77);
-                    }
-                    errors++;
-                  }
-                }
-                if (data41.line !== void 0) {
-                  let data44 = data41.line;
-                  if (!(typeof data44 == "number" && (!(data44 % 1) && !isNaN(data44)))) {
-                    const err78 = { instancePath: instancePath + "/impact/" + i6 + "/line", schemaPath: "#/properties/impact/oneOf/0/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                    if (vErrors === null) {
-                      vErrors = [err78];
-                    } else {
-                      vErrors.push(err78);
-                    }
-                    errors++;
-                  }
-                }
-                if (data41.before !== void 0) {
-                  let data45 = data41.before;
-                  if (data45 && typeof data45 == "object" && !Array.isArray(data45)) {
-                    if (data45.policy === void 0) {
-                      const err79 = { instancePath: instancePath + "/impact/" + i6 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                      if (vErrors === null) {
-                        vErrors = [err79];
-                      } else {
-                        vErrors.push(err79);
-                      }
-                      errors++;
-                    }
-                    if (data45.ssp === void 0) {
-                      const err80 = { instancePath: instancePath + "/impact/" + i6 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                      if (vErrors === null) {
-                        vErrors = [err80];
-                      } else {
-                        vErrors.push(err80);
-                      }
-                      errors++;
-                    }
-                    if (data45.policy !== void 0) {
-                      let data46 = data45.policy;
-                      if (typeof data46 !== "string" && data46 !== null) {
-                        const err81 = { instancePath: instancePath + "/impact/" + i6 + "/before/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.before.properties.policy.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err81];
-                        } else {
-                          vErrors.push(err81);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data45.ssp !== void 0) {
-                      let data47 = data45.ssp;
-                      if (!(typeof data47 == "number") && data47 !== null) {
-                        const err82 = { instancePath: instancePath + "/impact/" + i6 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.before.properties.ssp.type }, message: "must be number,null" };
-                        if (vErrors === null) {
-                          vErrors = [err82];
-                        } else {
-                          vErrors.push(err82);
-                        }
-                        errors++;
-                      }
-                    }
-                  } else {
-                    const err83 = { instancePath: instancePath + "/impact/" + i6 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (data45.name !== void 0) {
+                  if (typeof data45.name !== "string") {
+                    const err83 = { instancePath: instancePath + "/impact/" + i7 + "/name", schemaPath: "#/properties/impact/oneOf/0/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err83];
                     } else {
@@ -11427,247 +11429,247 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data41.after !== void 0) {
-                  let data48 = data41.after;
-                  if (data48 && typeof data48 == "object" && !Array.isArray(data48)) {
-                    if (data48.policy === void 0) {
-                      const err84 = { instancePath: instancePath + "/impact/" + i6 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                if (data45.file !== void 0) {
+                  if (typeof data45.file !== "string") {
+                    const err84 = { instancePath: instancePath + "/impact/" + i7 + "/file", schemaPath: "#/properties/impact/oneOf/0/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err84];
+                    } else {
+                      vErrors.push(err84);
+                    }
+                    errors++;
+                  }
+                }
+                if (data45.line !== void 0) {
+                  let data48 = data45.line;
+                  if (!(typeof data48 == "number" && (!(data48 % 1) && !isNaN(data48)))) {
+                    const err85 = { instancePath: instancePath + "/impact/" + i7 + "/line", schemaPath: "#/properties/impact/oneOf/0/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err85];
+                    } else {
+                      vErrors.push(err85);
+                    }
+                    errors++;
+                  }
+                }
+                if (data45.before !== void 0) {
+                  let data49 = data45.before;
+                  if (data49 && typeof data49 == "object" && !Array.isArray(data49)) {
+                    if (data49.policy === void 0) {
+                      const err86 = { instancePath: instancePath + "/impact/" + i7 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                       if (vErrors === null) {
-                        vErrors = [err84];
+                        vErrors = [err86];
                       } else {
-                        vErrors.push(err84);
+                        vErrors.push(err86);
                       }
                       errors++;
                     }
-                    if (data48.ssp === void 0) {
-                      const err85 = { instancePath: instancePath + "/impact/" + i6 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                    if (data49.ssp === void 0) {
+                      const err87 = { instancePath: instancePath + "/impact/" + i7 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
                       if (vErrors === null) {
-                        vErrors = [err85];
+                        vErrors = [err87];
                       } else {
-                        vErrors.push(err85);
+                        vErrors.push(err87);
                       }
                       errors++;
                     }
-                    if (data48.policy !== void 0) {
-                      let data49 = data48.policy;
-                      if (typeof data49 !== "string" && data49 !== null) {
-                        const err86 = { instancePath: instancePath + "/impact/" + i6 + "/after/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.after.properties.policy.type }, message: "must be string,null" };
+                    if (data49.policy !== void 0) {
+                      let data50 = data49.policy;
+                      if (typeof data50 !== "string" && data50 !== null) {
+                        const err88 = { instancePath: instancePath + "/impact/" + i7 + "/before/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.before.properties.policy.type }, message: "must be string,null" };
                         if (vErrors === null) {
-                          vErrors = [err86];
+                          vErrors = [err88];
                         } else {
-                          vErrors.push(err86);
+                          vErrors.push(err88);
                         }
                         errors++;
                       }
                     }
-                    if (data48.ssp !== void 0) {
-                      let data50 = data48.ssp;
-                      if (!(typeof data50 == "number") && data50 !== null) {
-                        const err87 = { instancePath: instancePath + "/impact/" + i6 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                    if (data49.ssp !== void 0) {
+                      let data51 = data49.ssp;
+                      if (!(typeof data51 == "number") && data51 !== null) {
+                        const err89 = { instancePath: instancePath + "/impact/" + i7 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.before.properties.ssp.type }, message: "must be number,null" };
                         if (vErrors === null) {
-                          vErrors = [err87];
+                          vErrors = [err89];
                         } else {
-                          vErrors.push(err87);
+                          vErrors.push(err89);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err88 = { instancePath: instancePath + "/impact/" + i6 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err90 = { instancePath: instancePath + "/impact/" + i7 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err88];
+                      vErrors = [err90];
                     } else {
-                      vErrors.push(err88);
+                      vErrors.push(err90);
+                    }
+                    errors++;
+                  }
+                }
+                if (data45.after !== void 0) {
+                  let data52 = data45.after;
+                  if (data52 && typeof data52 == "object" && !Array.isArray(data52)) {
+                    if (data52.policy === void 0) {
+                      const err91 = { instancePath: instancePath + "/impact/" + i7 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                      if (vErrors === null) {
+                        vErrors = [err91];
+                      } else {
+                        vErrors.push(err91);
+                      }
+                      errors++;
+                    }
+                    if (data52.ssp === void 0) {
+                      const err92 = { instancePath: instancePath + "/impact/" + i7 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                      if (vErrors === null) {
+                        vErrors = [err92];
+                      } else {
+                        vErrors.push(err92);
+                      }
+                      errors++;
+                    }
+                    if (data52.policy !== void 0) {
+                      let data53 = data52.policy;
+                      if (typeof data53 !== "string" && data53 !== null) {
+                        const err93 = { instancePath: instancePath + "/impact/" + i7 + "/after/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.after.properties.policy.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err93];
+                        } else {
+                          vErrors.push(err93);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data52.ssp !== void 0) {
+                      let data54 = data52.ssp;
+                      if (!(typeof data54 == "number") && data54 !== null) {
+                        const err94 = { instancePath: instancePath + "/impact/" + i7 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                        if (vErrors === null) {
+                          vErrors = [err94];
+                        } else {
+                          vErrors.push(err94);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err95 = { instancePath: instancePath + "/impact/" + i7 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err95];
+                    } else {
+                      vErrors.push(err95);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err89 = { instancePath: instancePath + "/impact/" + i6, schemaPath: "#/properties/impact/oneOf/0/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err96 = { instancePath: instancePath + "/impact/" + i7, schemaPath: "#/properties/impact/oneOf/0/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err89];
+                  vErrors = [err96];
                 } else {
-                  vErrors.push(err89);
+                  vErrors.push(err96);
                 }
                 errors++;
               }
             }
           } else {
-            const err90 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/0/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err97 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/0/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err90];
+              vErrors = [err97];
             } else {
-              vErrors.push(err90);
+              vErrors.push(err97);
             }
             errors++;
           }
-          var _valid0 = _errs83 === errors;
+          var _valid0 = _errs92 === errors;
           if (_valid0) {
-            valid18 = true;
+            valid21 = true;
             passing0 = 0;
           }
-          const _errs105 = errors;
-          if (data40 && typeof data40 == "object" && !Array.isArray(data40)) {
-            if (data40.cases === void 0) {
-              const err91 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
+          const _errs114 = errors;
+          if (data44 && typeof data44 == "object" && !Array.isArray(data44)) {
+            if (data44.cases === void 0) {
+              const err98 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
               if (vErrors === null) {
-                vErrors = [err91];
+                vErrors = [err98];
               } else {
-                vErrors.push(err91);
+                vErrors.push(err98);
               }
               errors++;
             }
-            if (data40.allocation === void 0) {
-              const err92 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "allocation" }, message: "must have required property 'allocation'" };
+            if (data44.allocation === void 0) {
+              const err99 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "allocation" }, message: "must have required property 'allocation'" };
               if (vErrors === null) {
-                vErrors = [err92];
+                vErrors = [err99];
               } else {
-                vErrors.push(err92);
+                vErrors.push(err99);
               }
               errors++;
             }
-            if (data40.moved === void 0) {
-              const err93 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
+            if (data44.moved === void 0) {
+              const err100 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
               if (vErrors === null) {
-                vErrors = [err93];
+                vErrors = [err100];
               } else {
-                vErrors.push(err93);
+                vErrors.push(err100);
               }
               errors++;
             }
-            if (data40.cases !== void 0) {
-              let data51 = data40.cases;
-              if (Array.isArray(data51)) {
-                const len7 = data51.length;
-                for (let i7 = 0; i7 < len7; i7++) {
-                  let data52 = data51[i7];
-                  if (data52 && typeof data52 == "object" && !Array.isArray(data52)) {
-                    if (data52.name === void 0) {
-                      const err94 = { instancePath: instancePath + "/impact/cases/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+            if (data44.cases !== void 0) {
+              let data55 = data44.cases;
+              if (Array.isArray(data55)) {
+                const len8 = data55.length;
+                for (let i8 = 0; i8 < len8; i8++) {
+                  let data56 = data55[i8];
+                  if (data56 && typeof data56 == "object" && !Array.isArray(data56)) {
+                    if (data56.name === void 0) {
+                      const err101 = { instancePath: instancePath + "/impact/cases/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                       if (vErrors === null) {
-                        vErrors = [err94];
+                        vErrors = [err101];
                       } else {
-                        vErrors.push(err94);
+                        vErrors.push(err101);
                       }
                       errors++;
                     }
-                    if (data52.file === void 0) {
-                      const err95 = { instancePath: instancePath + "/impact/cases/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
+                    if (data56.file === void 0) {
+                      const err102 = { instancePath: instancePath + "/impact/cases/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
                       if (vErrors === null) {
-                        vErrors = [err95];
+                        vErrors = [err102];
                       } else {
-                        vErrors.push(err95);
+                        vErrors.push(err102);
                       }
                       errors++;
                     }
-                    if (data52.line === void 0) {
-                      const err96 = { instancePath: instancePath + "/impact/cases/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                    if (data56.line === void 0) {
+                      const err103 = { instancePath: instancePath + "/impact/cases/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
                       if (vErrors === null) {
-                        vErrors = [err96];
+                        vErrors = [err103];
                       } else {
-                        vErrors.push(err96);
+                        vErrors.push(err103);
                       }
                       errors++;
                     }
-                    if (data52.before === void 0) {
-                      const err97 = { instancePath: instancePath + "/impact/cases/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                    if (data56.before === void 0) {
+                      const err104 = { instancePath: instancePath + "/impact/cases/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
                       if (vErrors === null) {
-                        vErrors = [err97];
+                        vErrors = [err104];
                       } else {
-                        vErrors.push(err97);
+                        vErrors.push(err104);
                       }
                       errors++;
                     }
-                    if (data52.after === void 0) {
-                      const err98 = { instancePath: instancePath + "/impact/cases/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                    if (data56.after === void 0) {
+                      const err105 = { instancePath: instancePath + "/impact/cases/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
                       if (vErrors === null) {
-                        vErrors = [err98];
+                        vErrors = [err105];
                       } else {
-                        vErrors.push(err98);
+                        vErrors.push(err105);
                       }
                       errors++;
                     }
-                    if (data52.name !== void 0) {
-                      if (typeof data52.name !== "string") {
-                        const err99 = { instancePath: instancePath + "/impact/cases/" + i7 + "/name", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err99];
-                        } else {
-                          vErrors.push(err99);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data52.file !== void 0) {
-                      if (typeof data52.file !== "string") {
-                        const err100 = { instancePath: instancePath + "/impact/cases/" + i7 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err100];
-                        } else {
-                          vErrors.push(err100);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data52.line !== void 0) {
-                      let data55 = data52.line;
-                      if (!(typeof data55 == "number" && (!(data55 % 1) && !isNaN(data55)))) {
-                        const err101 = { instancePath: instancePath + "/impact/cases/" + i7 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err101];
-                        } else {
-                          vErrors.push(err101);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data52.before !== void 0) {
-                      let data56 = data52.before;
-                      if (data56 && typeof data56 == "object" && !Array.isArray(data56)) {
-                        if (data56.policy === void 0) {
-                          const err102 = { instancePath: instancePath + "/impact/cases/" + i7 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                          if (vErrors === null) {
-                            vErrors = [err102];
-                          } else {
-                            vErrors.push(err102);
-                          }
-                          errors++;
-                        }
-                        if (data56.ssp === void 0) {
-                          const err103 = { instancePath: instancePath + "/impact/cases/" + i7 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                          if (vErrors === null) {
-                            vErrors = [err103];
-                          } else {
-                            vErrors.push(err103);
-                          }
-                          errors++;
-                        }
-                        if (data56.policy !== void 0) {
-                          let data57 = data56.policy;
-                          if (typeof data57 !== "string" && data57 !== null) {
-                            const err104 = { instancePath: instancePath + "/impact/cases/" + i7 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.policy.type }, message: "must be string,null" };
-                            if (vErrors === null) {
-                              vErrors = [err104];
-                            } else {
-                              vErrors.push(err104);
-                            }
-                            errors++;
-                          }
-                        }
-                        if (data56.ssp !== void 0) {
-                          let data58 = data56.ssp;
-                          if (!(typeof data58 == "number") && data58 !== null) {
-                            const err105 = { instancePath: instancePath + "/impact/cases/" + i7 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.ssp.type }, message: "must be number,null" };
-                            if (vErrors === null) {
-                              vErrors = [err105];
-                            } else {
-                              vErrors.push(err105);
-                            }
-                            errors++;
-                          }
-                        }
-                      } else {
-                        const err106 = { instancePath: instancePath + "/impact/cases/" + i7 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (data56.name !== void 0) {
+                      if (typeof data56.name !== "string") {
+                        const err106 = { instancePath: instancePath + "/impact/cases/" + i8 + "/name", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err106];
                         } else {
@@ -11676,153 +11678,168 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data52.after !== void 0) {
-                      let data59 = data52.after;
-                      if (data59 && typeof data59 == "object" && !Array.isArray(data59)) {
-                        if (data59.policy === void 0) {
-                          const err107 = { instancePath: instancePath + "/impact/cases/" + i7 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                    if (data56.file !== void 0) {
+                      if (typeof data56.file !== "string") {
+                        const err107 = { instancePath: instancePath + "/impact/cases/" + i8 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err107];
+                        } else {
+                          vErrors.push(err107);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data56.line !== void 0) {
+                      let data59 = data56.line;
+                      if (!(typeof data59 == "number" && (!(data59 % 1) && !isNaN(data59)))) {
+                        const err108 = { instancePath: instancePath + "/impact/cases/" + i8 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        if (vErrors === null) {
+                          vErrors = [err108];
+                        } else {
+                          vErrors.push(err108);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data56.before !== void 0) {
+                      let data60 = data56.before;
+                      if (data60 && typeof data60 == "object" && !Array.isArray(data60)) {
+                        if (data60.policy === void 0) {
+                          const err109 = { instancePath: instancePath + "/impact/cases/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                           if (vErrors === null) {
-                            vErrors = [err107];
+                            vErrors = [err109];
                           } else {
-                            vErrors.push(err107);
+                            vErrors.push(err109);
                           }
                           errors++;
                         }
-                        if (data59.ssp === void 0) {
-                          const err108 = { instancePath: instancePath + "/impact/cases/" + i7 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                        if (data60.ssp === void 0) {
+                          const err110 = { instancePath: instancePath + "/impact/cases/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
                           if (vErrors === null) {
-                            vErrors = [err108];
+                            vErrors = [err110];
                           } else {
-                            vErrors.push(err108);
+                            vErrors.push(err110);
                           }
                           errors++;
                         }
-                        if (data59.policy !== void 0) {
-                          let data60 = data59.policy;
-                          if (typeof data60 !== "string" && data60 !== null) {
-                            const err109 = { instancePath: instancePath + "/impact/cases/" + i7 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.policy.type }, message: "must be string,null" };
+                        if (data60.policy !== void 0) {
+                          let data61 = data60.policy;
+                          if (typeof data61 !== "string" && data61 !== null) {
+                            const err111 = { instancePath: instancePath + "/impact/cases/" + i8 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.policy.type }, message: "must be string,null" };
                             if (vErrors === null) {
-                              vErrors = [err109];
+                              vErrors = [err111];
                             } else {
-                              vErrors.push(err109);
+                              vErrors.push(err111);
                             }
                             errors++;
                           }
                         }
-                        if (data59.ssp !== void 0) {
-                          let data61 = data59.ssp;
-                          if (!(typeof data61 == "number") && data61 !== null) {
-                            const err110 = { instancePath: instancePath + "/impact/cases/" + i7 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                        if (data60.ssp !== void 0) {
+                          let data62 = data60.ssp;
+                          if (!(typeof data62 == "number") && data62 !== null) {
+                            const err112 = { instancePath: instancePath + "/impact/cases/" + i8 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.ssp.type }, message: "must be number,null" };
                             if (vErrors === null) {
-                              vErrors = [err110];
+                              vErrors = [err112];
                             } else {
-                              vErrors.push(err110);
+                              vErrors.push(err112);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err111 = { instancePath: instancePath + "/impact/cases/" + i7 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        const err113 = { instancePath: instancePath + "/impact/cases/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                         if (vErrors === null) {
-                          vErrors = [err111];
+                          vErrors = [err113];
                         } else {
-                          vErrors.push(err111);
+                          vErrors.push(err113);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data56.after !== void 0) {
+                      let data63 = data56.after;
+                      if (data63 && typeof data63 == "object" && !Array.isArray(data63)) {
+                        if (data63.policy === void 0) {
+                          const err114 = { instancePath: instancePath + "/impact/cases/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                          if (vErrors === null) {
+                            vErrors = [err114];
+                          } else {
+                            vErrors.push(err114);
+                          }
+                          errors++;
+                        }
+                        if (data63.ssp === void 0) {
+                          const err115 = { instancePath: instancePath + "/impact/cases/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                          if (vErrors === null) {
+                            vErrors = [err115];
+                          } else {
+                            vErrors.push(err115);
+                          }
+                          errors++;
+                        }
+                        if (data63.policy !== void 0) {
+                          let data64 = data63.policy;
+                          if (typeof data64 !== "string" && data64 !== null) {
+                            const err116 = { instancePath: instancePath + "/impact/cases/" + i8 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.policy.type }, message: "must be string,null" };
+                            if (vErrors === null) {
+                              vErrors = [err116];
+                            } else {
+                              vErrors.push(err116);
+                            }
+                            errors++;
+                          }
+                        }
+                        if (data63.ssp !== void 0) {
+                          let data65 = data63.ssp;
+                          if (!(typeof data65 == "number") && data65 !== null) {
+                            const err117 = { instancePath: instancePath + "/impact/cases/" + i8 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                            if (vErrors === null) {
+                              vErrors = [err117];
+                            } else {
+                              vErrors.push(err117);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err118 = { instancePath: instancePath + "/impact/cases/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        if (vErrors === null) {
+                          vErrors = [err118];
+                        } else {
+                          vErrors.push(err118);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err112 = { instancePath: instancePath + "/impact/cases/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err119 = { instancePath: instancePath + "/impact/cases/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err112];
+                      vErrors = [err119];
                     } else {
-                      vErrors.push(err112);
+                      vErrors.push(err119);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err113 = { instancePath: instancePath + "/impact/cases", schemaPath: "#/properties/impact/oneOf/1/properties/cases/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err120 = { instancePath: instancePath + "/impact/cases", schemaPath: "#/properties/impact/oneOf/1/properties/cases/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err113];
+                  vErrors = [err120];
                 } else {
-                  vErrors.push(err113);
+                  vErrors.push(err120);
                 }
                 errors++;
               }
             }
-            if (data40.allocation !== void 0) {
-              let data62 = data40.allocation;
-              if (Array.isArray(data62)) {
-                const len8 = data62.length;
-                for (let i8 = 0; i8 < len8; i8++) {
-                  let data63 = data62[i8];
-                  if (data63 && typeof data63 == "object" && !Array.isArray(data63)) {
-                    if (data63.contract === void 0) {
-                      const err114 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "contract" }, message: "must have required property 'contract'" };
-                      if (vErrors === null) {
-                        vErrors = [err114];
-                      } else {
-                        vErrors.push(err114);
-                      }
-                      errors++;
-                    }
-                    if (data63.file === void 0) {
-                      const err115 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
-                      if (vErrors === null) {
-                        vErrors = [err115];
-                      } else {
-                        vErrors.push(err115);
-                      }
-                      errors++;
-                    }
-                    if (data63.line === void 0) {
-                      const err116 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
-                      if (vErrors === null) {
-                        vErrors = [err116];
-                      } else {
-                        vErrors.push(err116);
-                      }
-                      errors++;
-                    }
-                    if (data63.currency === void 0) {
-                      const err117 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "currency" }, message: "must have required property 'currency'" };
-                      if (vErrors === null) {
-                        vErrors = [err117];
-                      } else {
-                        vErrors.push(err117);
-                      }
-                      errors++;
-                    }
-                    if (data63.before_status === void 0) {
-                      const err118 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "before_status" }, message: "must have required property 'before_status'" };
-                      if (vErrors === null) {
-                        vErrors = [err118];
-                      } else {
-                        vErrors.push(err118);
-                      }
-                      errors++;
-                    }
-                    if (data63.after_status === void 0) {
-                      const err119 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "after_status" }, message: "must have required property 'after_status'" };
-                      if (vErrors === null) {
-                        vErrors = [err119];
-                      } else {
-                        vErrors.push(err119);
-                      }
-                      errors++;
-                    }
-                    if (data63.lines === void 0) {
-                      const err120 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "lines" }, message: "must have required property 'lines'" };
-                      if (vErrors === null) {
-                        vErrors = [err120];
-                      } else {
-                        vErrors.push(err120);
-                      }
-                      errors++;
-                    }
-                    if (data63.moved === void 0) {
-                      const err121 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
+            if (data44.allocation !== void 0) {
+              let data66 = data44.allocation;
+              if (Array.isArray(data66)) {
+                const len9 = data66.length;
+                for (let i9 = 0; i9 < len9; i9++) {
+                  let data67 = data66[i9];
+                  if (data67 && typeof data67 == "object" && !Array.isArray(data67)) {
+                    if (data67.contract === void 0) {
+                      const err121 = { instancePath: instancePath + "/impact/allocation/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "contract" }, message: "must have required property 'contract'" };
                       if (vErrors === null) {
                         vErrors = [err121];
                       } else {
@@ -11830,92 +11847,72 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data63.contract !== void 0) {
-                      if (typeof data63.contract !== "string") {
-                        const err122 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/contract", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/contract/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err122];
-                        } else {
-                          vErrors.push(err122);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data63.file !== void 0) {
-                      if (typeof data63.file !== "string") {
-                        const err123 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err123];
-                        } else {
-                          vErrors.push(err123);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data63.line !== void 0) {
-                      let data66 = data63.line;
-                      if (!(typeof data66 == "number" && (!(data66 % 1) && !isNaN(data66)))) {
-                        const err124 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err124];
-                        } else {
-                          vErrors.push(err124);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data63.currency !== void 0) {
-                      if (typeof data63.currency !== "string") {
-                        const err125 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/currency", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err125];
-                        } else {
-                          vErrors.push(err125);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data63.before_status !== void 0) {
-                      let data68 = data63.before_status;
-                      if (!(data68 === "allocated" || data68 === "not carved" || data68 === "cannot allocate")) {
-                        const err126 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/before_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/before_status/enum", keyword: "enum", params: { allowedValues: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.before_status.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err126];
-                        } else {
-                          vErrors.push(err126);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data63.after_status !== void 0) {
-                      let data69 = data63.after_status;
-                      if (!(data69 === "allocated" || data69 === "not carved" || data69 === "cannot allocate")) {
-                        const err127 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/after_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/after_status/enum", keyword: "enum", params: { allowedValues: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.after_status.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err127];
-                        } else {
-                          vErrors.push(err127);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data63.why !== void 0) {
-                      let data70 = data63.why;
-                      if (Array.isArray(data70)) {
-                        const len9 = data70.length;
-                        for (let i9 = 0; i9 < len9; i9++) {
-                          if (typeof data70[i9] !== "string") {
-                            const err128 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/why/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err128];
-                            } else {
-                              vErrors.push(err128);
-                            }
-                            errors++;
-                          }
-                        }
+                    if (data67.file === void 0) {
+                      const err122 = { instancePath: instancePath + "/impact/allocation/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
+                      if (vErrors === null) {
+                        vErrors = [err122];
                       } else {
-                        const err129 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/why", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        vErrors.push(err122);
+                      }
+                      errors++;
+                    }
+                    if (data67.line === void 0) {
+                      const err123 = { instancePath: instancePath + "/impact/allocation/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                      if (vErrors === null) {
+                        vErrors = [err123];
+                      } else {
+                        vErrors.push(err123);
+                      }
+                      errors++;
+                    }
+                    if (data67.currency === void 0) {
+                      const err124 = { instancePath: instancePath + "/impact/allocation/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "currency" }, message: "must have required property 'currency'" };
+                      if (vErrors === null) {
+                        vErrors = [err124];
+                      } else {
+                        vErrors.push(err124);
+                      }
+                      errors++;
+                    }
+                    if (data67.before_status === void 0) {
+                      const err125 = { instancePath: instancePath + "/impact/allocation/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "before_status" }, message: "must have required property 'before_status'" };
+                      if (vErrors === null) {
+                        vErrors = [err125];
+                      } else {
+                        vErrors.push(err125);
+                      }
+                      errors++;
+                    }
+                    if (data67.after_status === void 0) {
+                      const err126 = { instancePath: instancePath + "/impact/allocation/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "after_status" }, message: "must have required property 'after_status'" };
+                      if (vErrors === null) {
+                        vErrors = [err126];
+                      } else {
+                        vErrors.push(err126);
+                      }
+                      errors++;
+                    }
+                    if (data67.lines === void 0) {
+                      const err127 = { instancePath: instancePath + "/impact/allocation/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "lines" }, message: "must have required property 'lines'" };
+                      if (vErrors === null) {
+                        vErrors = [err127];
+                      } else {
+                        vErrors.push(err127);
+                      }
+                      errors++;
+                    }
+                    if (data67.moved === void 0) {
+                      const err128 = { instancePath: instancePath + "/impact/allocation/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
+                      if (vErrors === null) {
+                        vErrors = [err128];
+                      } else {
+                        vErrors.push(err128);
+                      }
+                      errors++;
+                    }
+                    if (data67.contract !== void 0) {
+                      if (typeof data67.contract !== "string") {
+                        const err129 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/contract", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/contract/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err129];
                         } else {
@@ -11924,162 +11921,166 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data63.lines !== void 0) {
-                      let data72 = data63.lines;
-                      if (Array.isArray(data72)) {
-                        const len10 = data72.length;
+                    if (data67.file !== void 0) {
+                      if (typeof data67.file !== "string") {
+                        const err130 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err130];
+                        } else {
+                          vErrors.push(err130);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data67.line !== void 0) {
+                      let data70 = data67.line;
+                      if (!(typeof data70 == "number" && (!(data70 % 1) && !isNaN(data70)))) {
+                        const err131 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        if (vErrors === null) {
+                          vErrors = [err131];
+                        } else {
+                          vErrors.push(err131);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data67.currency !== void 0) {
+                      if (typeof data67.currency !== "string") {
+                        const err132 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/currency", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err132];
+                        } else {
+                          vErrors.push(err132);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data67.before_status !== void 0) {
+                      let data72 = data67.before_status;
+                      if (!(data72 === "allocated" || data72 === "not carved" || data72 === "cannot allocate")) {
+                        const err133 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/before_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/before_status/enum", keyword: "enum", params: { allowedValues: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.before_status.enum }, message: "must be equal to one of the allowed values" };
+                        if (vErrors === null) {
+                          vErrors = [err133];
+                        } else {
+                          vErrors.push(err133);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data67.after_status !== void 0) {
+                      let data73 = data67.after_status;
+                      if (!(data73 === "allocated" || data73 === "not carved" || data73 === "cannot allocate")) {
+                        const err134 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/after_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/after_status/enum", keyword: "enum", params: { allowedValues: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.after_status.enum }, message: "must be equal to one of the allowed values" };
+                        if (vErrors === null) {
+                          vErrors = [err134];
+                        } else {
+                          vErrors.push(err134);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data67.why !== void 0) {
+                      let data74 = data67.why;
+                      if (Array.isArray(data74)) {
+                        const len10 = data74.length;
                         for (let i10 = 0; i10 < len10; i10++) {
-                          let data73 = data72[i10];
-                          if (data73 && typeof data73 == "object" && !Array.isArray(data73)) {
-                            if (data73.id === void 0) {
-                              const err130 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "id" }, message: "must have required property 'id'" };
+                          if (typeof data74[i10] !== "string") {
+                            const err135 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/why/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err135];
+                            } else {
+                              vErrors.push(err135);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err136 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/why", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        if (vErrors === null) {
+                          vErrors = [err136];
+                        } else {
+                          vErrors.push(err136);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data67.lines !== void 0) {
+                      let data76 = data67.lines;
+                      if (Array.isArray(data76)) {
+                        const len11 = data76.length;
+                        for (let i11 = 0; i11 < len11; i11++) {
+                          let data77 = data76[i11];
+                          if (data77 && typeof data77 == "object" && !Array.isArray(data77)) {
+                            if (data77.id === void 0) {
+                              const err137 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "id" }, message: "must have required property 'id'" };
                               if (vErrors === null) {
-                                vErrors = [err130];
+                                vErrors = [err137];
                               } else {
-                                vErrors.push(err130);
+                                vErrors.push(err137);
                               }
                               errors++;
                             }
-                            if (data73.before === void 0) {
-                              const err131 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                            if (data77.before === void 0) {
+                              const err138 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
                               if (vErrors === null) {
-                                vErrors = [err131];
+                                vErrors = [err138];
                               } else {
-                                vErrors.push(err131);
+                                vErrors.push(err138);
                               }
                               errors++;
                             }
-                            if (data73.after === void 0) {
-                              const err132 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                            if (data77.after === void 0) {
+                              const err139 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
                               if (vErrors === null) {
-                                vErrors = [err132];
+                                vErrors = [err139];
                               } else {
-                                vErrors.push(err132);
+                                vErrors.push(err139);
                               }
                               errors++;
                             }
-                            if (data73.shift === void 0) {
-                              const err133 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "shift" }, message: "must have required property 'shift'" };
+                            if (data77.shift === void 0) {
+                              const err140 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "shift" }, message: "must have required property 'shift'" };
                               if (vErrors === null) {
-                                vErrors = [err133];
+                                vErrors = [err140];
                               } else {
-                                vErrors.push(err133);
+                                vErrors.push(err140);
                               }
                               errors++;
                             }
-                            if (data73.id !== void 0) {
-                              if (typeof data73.id !== "string") {
-                                const err134 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/id", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (data77.id !== void 0) {
+                              if (typeof data77.id !== "string") {
+                                const err141 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/id", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                 if (vErrors === null) {
-                                  vErrors = [err134];
+                                  vErrors = [err141];
                                 } else {
-                                  vErrors.push(err134);
+                                  vErrors.push(err141);
                                 }
                                 errors++;
                               }
                             }
-                            if (data73.before !== void 0) {
-                              let data75 = data73.before;
-                              if (data75 && typeof data75 == "object" && !Array.isArray(data75)) {
-                                if (data75.policy === void 0) {
-                                  const err135 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                            if (data77.before !== void 0) {
+                              let data79 = data77.before;
+                              if (data79 && typeof data79 == "object" && !Array.isArray(data79)) {
+                                if (data79.policy === void 0) {
+                                  const err142 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                                   if (vErrors === null) {
-                                    vErrors = [err135];
+                                    vErrors = [err142];
                                   } else {
-                                    vErrors.push(err135);
+                                    vErrors.push(err142);
                                   }
                                   errors++;
                                 }
-                                if (data75.ssp === void 0) {
-                                  const err136 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                                if (data79.ssp === void 0) {
+                                  const err143 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
                                   if (vErrors === null) {
-                                    vErrors = [err136];
+                                    vErrors = [err143];
                                   } else {
-                                    vErrors.push(err136);
+                                    vErrors.push(err143);
                                   }
                                   errors++;
                                 }
-                                if (data75.basis === void 0) {
-                                  const err137 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err137];
-                                  } else {
-                                    vErrors.push(err137);
-                                  }
-                                  errors++;
-                                }
-                                if (data75.allocated === void 0) {
-                                  const err138 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err138];
-                                  } else {
-                                    vErrors.push(err138);
-                                  }
-                                  errors++;
-                                }
-                                if (data75.policy !== void 0) {
-                                  let data76 = data75.policy;
-                                  if (typeof data76 !== "string" && data76 !== null) {
-                                    const err139 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.policy.type }, message: "must be string,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err139];
-                                    } else {
-                                      vErrors.push(err139);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                                if (data75.ssp !== void 0) {
-                                  let data77 = data75.ssp;
-                                  if (!(typeof data77 == "number") && data77 !== null) {
-                                    const err140 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.ssp.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err140];
-                                    } else {
-                                      vErrors.push(err140);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                                if (data75.basis !== void 0) {
-                                  let data78 = data75.basis;
-                                  if (!(typeof data78 == "number") && data78 !== null) {
-                                    const err141 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/basis/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.basis.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err141];
-                                    } else {
-                                      vErrors.push(err141);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                                if (data75.allocated !== void 0) {
-                                  let data79 = data75.allocated;
-                                  if (!(typeof data79 == "number") && data79 !== null) {
-                                    const err142 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/allocated/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.allocated.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err142];
-                                    } else {
-                                      vErrors.push(err142);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                              } else {
-                                const err143 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                if (vErrors === null) {
-                                  vErrors = [err143];
-                                } else {
-                                  vErrors.push(err143);
-                                }
-                                errors++;
-                              }
-                            }
-                            if (data73.after !== void 0) {
-                              let data80 = data73.after;
-                              if (data80 && typeof data80 == "object" && !Array.isArray(data80)) {
-                                if (data80.policy === void 0) {
-                                  const err144 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                                if (data79.basis === void 0) {
+                                  const err144 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
                                   if (vErrors === null) {
                                     vErrors = [err144];
                                   } else {
@@ -12087,8 +12088,8 @@ var require_validators = __commonJS({
                                   }
                                   errors++;
                                 }
-                                if (data80.ssp === void 0) {
-                                  const err145 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                                if (data79.allocated === void 0) {
+                                  const err145 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
                                   if (vErrors === null) {
                                     vErrors = [err145];
                                   } else {
@@ -12096,28 +12097,34 @@ var require_validators = __commonJS({
                                   }
                                   errors++;
                                 }
-                                if (data80.basis === void 0) {
-                                  const err146 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err146];
-                                  } else {
-                                    vErrors.push(err146);
+                                if (data79.policy !== void 0) {
+                                  let data80 = data79.policy;
+                                  if (typeof data80 !== "string" && data80 !== null) {
+                                    const err146 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.policy.type }, message: "must be string,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err146];
+                                    } else {
+                                      vErrors.push(err146);
+                                    }
+                                    errors++;
                                   }
-                                  errors++;
                                 }
-                                if (data80.allocated === void 0) {
-                                  const err147 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err147];
-                                  } else {
-                                    vErrors.push(err147);
+                                if (data79.ssp !== void 0) {
+                                  let data81 = data79.ssp;
+                                  if (!(typeof data81 == "number") && data81 !== null) {
+                                    const err147 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.ssp.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err147];
+                                    } else {
+                                      vErrors.push(err147);
+                                    }
+                                    errors++;
                                   }
-                                  errors++;
                                 }
-                                if (data80.policy !== void 0) {
-                                  let data81 = data80.policy;
-                                  if (typeof data81 !== "string" && data81 !== null) {
-                                    const err148 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.policy.type }, message: "must be string,null" };
+                                if (data79.basis !== void 0) {
+                                  let data82 = data79.basis;
+                                  if (!(typeof data82 == "number") && data82 !== null) {
+                                    const err148 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/before/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/basis/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.basis.type }, message: "must be number,null" };
                                     if (vErrors === null) {
                                       vErrors = [err148];
                                     } else {
@@ -12126,10 +12133,10 @@ var require_validators = __commonJS({
                                     errors++;
                                   }
                                 }
-                                if (data80.ssp !== void 0) {
-                                  let data82 = data80.ssp;
-                                  if (!(typeof data82 == "number") && data82 !== null) {
-                                    const err149 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                                if (data79.allocated !== void 0) {
+                                  let data83 = data79.allocated;
+                                  if (!(typeof data83 == "number") && data83 !== null) {
+                                    const err149 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/before/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/allocated/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.allocated.type }, message: "must be number,null" };
                                     if (vErrors === null) {
                                       vErrors = [err149];
                                     } else {
@@ -12138,185 +12145,258 @@ var require_validators = __commonJS({
                                     errors++;
                                   }
                                 }
-                                if (data80.basis !== void 0) {
-                                  let data83 = data80.basis;
-                                  if (!(typeof data83 == "number") && data83 !== null) {
-                                    const err150 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/basis/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.basis.type }, message: "must be number,null" };
+                              } else {
+                                const err150 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                if (vErrors === null) {
+                                  vErrors = [err150];
+                                } else {
+                                  vErrors.push(err150);
+                                }
+                                errors++;
+                              }
+                            }
+                            if (data77.after !== void 0) {
+                              let data84 = data77.after;
+                              if (data84 && typeof data84 == "object" && !Array.isArray(data84)) {
+                                if (data84.policy === void 0) {
+                                  const err151 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err151];
+                                  } else {
+                                    vErrors.push(err151);
+                                  }
+                                  errors++;
+                                }
+                                if (data84.ssp === void 0) {
+                                  const err152 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err152];
+                                  } else {
+                                    vErrors.push(err152);
+                                  }
+                                  errors++;
+                                }
+                                if (data84.basis === void 0) {
+                                  const err153 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err153];
+                                  } else {
+                                    vErrors.push(err153);
+                                  }
+                                  errors++;
+                                }
+                                if (data84.allocated === void 0) {
+                                  const err154 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err154];
+                                  } else {
+                                    vErrors.push(err154);
+                                  }
+                                  errors++;
+                                }
+                                if (data84.policy !== void 0) {
+                                  let data85 = data84.policy;
+                                  if (typeof data85 !== "string" && data85 !== null) {
+                                    const err155 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.policy.type }, message: "must be string,null" };
                                     if (vErrors === null) {
-                                      vErrors = [err150];
+                                      vErrors = [err155];
                                     } else {
-                                      vErrors.push(err150);
+                                      vErrors.push(err155);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data80.allocated !== void 0) {
-                                  let data84 = data80.allocated;
-                                  if (!(typeof data84 == "number") && data84 !== null) {
-                                    const err151 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/allocated/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.allocated.type }, message: "must be number,null" };
+                                if (data84.ssp !== void 0) {
+                                  let data86 = data84.ssp;
+                                  if (!(typeof data86 == "number") && data86 !== null) {
+                                    const err156 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.ssp.type }, message: "must be number,null" };
                                     if (vErrors === null) {
-                                      vErrors = [err151];
+                                      vErrors = [err156];
                                     } else {
-                                      vErrors.push(err151);
+                                      vErrors.push(err156);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                if (data84.basis !== void 0) {
+                                  let data87 = data84.basis;
+                                  if (!(typeof data87 == "number") && data87 !== null) {
+                                    const err157 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/after/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/basis/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.basis.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err157];
+                                    } else {
+                                      vErrors.push(err157);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                if (data84.allocated !== void 0) {
+                                  let data88 = data84.allocated;
+                                  if (!(typeof data88 == "number") && data88 !== null) {
+                                    const err158 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/after/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/allocated/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.allocated.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err158];
+                                    } else {
+                                      vErrors.push(err158);
                                     }
                                     errors++;
                                   }
                                 }
                               } else {
-                                const err152 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                const err159 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                 if (vErrors === null) {
-                                  vErrors = [err152];
+                                  vErrors = [err159];
                                 } else {
-                                  vErrors.push(err152);
+                                  vErrors.push(err159);
                                 }
                                 errors++;
                               }
                             }
-                            if (data73.shift !== void 0) {
-                              let data85 = data73.shift;
-                              if (!(typeof data85 == "number") && data85 !== null) {
-                                const err153 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10 + "/shift", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/shift/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.shift.type }, message: "must be number,null" };
+                            if (data77.shift !== void 0) {
+                              let data89 = data77.shift;
+                              if (!(typeof data89 == "number") && data89 !== null) {
+                                const err160 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11 + "/shift", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/shift/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.shift.type }, message: "must be number,null" };
                                 if (vErrors === null) {
-                                  vErrors = [err153];
+                                  vErrors = [err160];
                                 } else {
-                                  vErrors.push(err153);
+                                  vErrors.push(err160);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err154 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                            const err161 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines/" + i11, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                             if (vErrors === null) {
-                              vErrors = [err154];
+                              vErrors = [err161];
                             } else {
-                              vErrors.push(err154);
+                              vErrors.push(err161);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err155 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/lines", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        const err162 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/lines", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                         if (vErrors === null) {
-                          vErrors = [err155];
+                          vErrors = [err162];
                         } else {
-                          vErrors.push(err155);
+                          vErrors.push(err162);
                         }
                         errors++;
                       }
                     }
-                    if (data63.moved !== void 0) {
-                      let data86 = data63.moved;
-                      if (!(typeof data86 == "number") && data86 !== null) {
-                        const err156 = { instancePath: instancePath + "/impact/allocation/" + i8 + "/moved", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/moved/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.moved.type }, message: "must be number,null" };
+                    if (data67.moved !== void 0) {
+                      let data90 = data67.moved;
+                      if (!(typeof data90 == "number") && data90 !== null) {
+                        const err163 = { instancePath: instancePath + "/impact/allocation/" + i9 + "/moved", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/moved/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.moved.type }, message: "must be number,null" };
                         if (vErrors === null) {
-                          vErrors = [err156];
+                          vErrors = [err163];
                         } else {
-                          vErrors.push(err156);
+                          vErrors.push(err163);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err157 = { instancePath: instancePath + "/impact/allocation/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err164 = { instancePath: instancePath + "/impact/allocation/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err157];
+                      vErrors = [err164];
                     } else {
-                      vErrors.push(err157);
+                      vErrors.push(err164);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err158 = { instancePath: instancePath + "/impact/allocation", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err165 = { instancePath: instancePath + "/impact/allocation", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err158];
+                  vErrors = [err165];
                 } else {
-                  vErrors.push(err158);
+                  vErrors.push(err165);
                 }
                 errors++;
               }
             }
-            if (data40.moved !== void 0) {
-              let data87 = data40.moved;
-              if (data87 && typeof data87 == "object" && !Array.isArray(data87)) {
-                for (const key22 in data87) {
-                  if (!(typeof data87[key22] == "number")) {
-                    const err159 = { instancePath: instancePath + "/impact/moved/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/impact/oneOf/1/properties/moved/additionalProperties/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+            if (data44.moved !== void 0) {
+              let data91 = data44.moved;
+              if (data91 && typeof data91 == "object" && !Array.isArray(data91)) {
+                for (const key32 in data91) {
+                  if (!(typeof data91[key32] == "number")) {
+                    const err166 = { instancePath: instancePath + "/impact/moved/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/impact/oneOf/1/properties/moved/additionalProperties/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                     if (vErrors === null) {
-                      vErrors = [err159];
+                      vErrors = [err166];
                     } else {
-                      vErrors.push(err159);
+                      vErrors.push(err166);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err160 = { instancePath: instancePath + "/impact/moved", schemaPath: "#/properties/impact/oneOf/1/properties/moved/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err167 = { instancePath: instancePath + "/impact/moved", schemaPath: "#/properties/impact/oneOf/1/properties/moved/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err160];
+                  vErrors = [err167];
                 } else {
-                  vErrors.push(err160);
+                  vErrors.push(err167);
                 }
                 errors++;
               }
             }
-            if (data40.notes !== void 0) {
-              let data89 = data40.notes;
-              if (Array.isArray(data89)) {
-                const len11 = data89.length;
-                for (let i11 = 0; i11 < len11; i11++) {
-                  if (typeof data89[i11] !== "string") {
-                    const err161 = { instancePath: instancePath + "/impact/notes/" + i11, schemaPath: "#/properties/impact/oneOf/1/properties/notes/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data44.notes !== void 0) {
+              let data93 = data44.notes;
+              if (Array.isArray(data93)) {
+                const len12 = data93.length;
+                for (let i12 = 0; i12 < len12; i12++) {
+                  if (typeof data93[i12] !== "string") {
+                    const err168 = { instancePath: instancePath + "/impact/notes/" + i12, schemaPath: "#/properties/impact/oneOf/1/properties/notes/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err161];
+                      vErrors = [err168];
                     } else {
-                      vErrors.push(err161);
+                      vErrors.push(err168);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err162 = { instancePath: instancePath + "/impact/notes", schemaPath: "#/properties/impact/oneOf/1/properties/notes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err169 = { instancePath: instancePath + "/impact/notes", schemaPath: "#/properties/impact/oneOf/1/properties/notes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err162];
+                  vErrors = [err169];
                 } else {
-                  vErrors.push(err162);
+                  vErrors.push(err169);
                 }
                 errors++;
               }
             }
           } else {
-            const err163 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err170 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err163];
+              vErrors = [err170];
             } else {
-              vErrors.push(err163);
+              vErrors.push(err170);
             }
             errors++;
           }
-          var _valid0 = _errs105 === errors;
-          if (_valid0 && valid18) {
-            valid18 = false;
+          var _valid0 = _errs114 === errors;
+          if (_valid0 && valid21) {
+            valid21 = false;
             passing0 = [passing0, 1];
           } else {
             if (_valid0) {
-              valid18 = true;
+              valid21 = true;
               passing0 = 1;
             }
           }
-          if (!valid18) {
-            const err164 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
+          if (!valid21) {
+            const err171 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
             if (vErrors === null) {
-              vErrors = [err164];
+              vErrors = [err171];
             } else {
-              vErrors.push(err164);
+              vErrors.push(err171);
             }
             errors++;
           } else {
-            errors = _errs82;
+            errors = _errs91;
             if (vErrors !== null) {
-              if (_errs82) {
-                vErrors.length = _errs82;
+              if (_errs91) {
+                vErrors.length = _errs91;
               } else {
                 vErrors = null;
               }
@@ -12324,77 +12404,10 @@ var require_validators = __commonJS({
           }
         }
         if (data.checksum !== void 0) {
-          let data91 = data.checksum;
-          if (typeof data91 === "string") {
-            if (!pattern21.test(data91)) {
-              const err165 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
-              if (vErrors === null) {
-                vErrors = [err165];
-              } else {
-                vErrors.push(err165);
-              }
-              errors++;
-            }
-          } else {
-            const err166 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-            if (vErrors === null) {
-              vErrors = [err166];
-            } else {
-              vErrors.push(err166);
-            }
-            errors++;
-          }
-        }
-        if (data.guardrails !== void 0) {
-          let data92 = data.guardrails;
-          if (data92 && typeof data92 == "object" && !Array.isArray(data92)) {
-            if (data92.evaluated_at === void 0) {
-              const err167 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "evaluated_at" }, message: "must have required property 'evaluated_at'" };
-              if (vErrors === null) {
-                vErrors = [err167];
-              } else {
-                vErrors.push(err167);
-              }
-              errors++;
-            }
-            if (data92.timezone === void 0) {
-              const err168 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "timezone" }, message: "must have required property 'timezone'" };
-              if (vErrors === null) {
-                vErrors = [err168];
-              } else {
-                vErrors.push(err168);
-              }
-              errors++;
-            }
-            if (data92.rules === void 0) {
-              const err169 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "rules" }, message: "must have required property 'rules'" };
-              if (vErrors === null) {
-                vErrors = [err169];
-              } else {
-                vErrors.push(err169);
-              }
-              errors++;
-            }
-            if (data92.freeze === void 0) {
-              const err170 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "freeze" }, message: "must have required property 'freeze'" };
-              if (vErrors === null) {
-                vErrors = [err170];
-              } else {
-                vErrors.push(err170);
-              }
-              errors++;
-            }
-            if (data92.approvers === void 0) {
-              const err171 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "approvers" }, message: "must have required property 'approvers'" };
-              if (vErrors === null) {
-                vErrors = [err171];
-              } else {
-                vErrors.push(err171);
-              }
-              errors++;
-            }
-            if (data92.overrides === void 0) {
-              const err172 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "overrides" }, message: "must have required property 'overrides'" };
+          let data95 = data.checksum;
+          if (typeof data95 === "string") {
+            if (!pattern21.test(data95)) {
+              const err172 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
                 vErrors = [err172];
               } else {
@@ -12402,170 +12415,152 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data92.held_back === void 0) {
-              const err173 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "held_back" }, message: "must have required property 'held_back'" };
+          } else {
+            const err173 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err173];
+            } else {
+              vErrors.push(err173);
+            }
+            errors++;
+          }
+        }
+        if (data.guardrails !== void 0) {
+          let data96 = data.guardrails;
+          if (data96 && typeof data96 == "object" && !Array.isArray(data96)) {
+            if (data96.evaluated_at === void 0) {
+              const err174 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "evaluated_at" }, message: "must have required property 'evaluated_at'" };
               if (vErrors === null) {
-                vErrors = [err173];
+                vErrors = [err174];
               } else {
-                vErrors.push(err173);
+                vErrors.push(err174);
               }
               errors++;
             }
-            for (const key32 in data92) {
-              if (!(key32 === "evaluated_at" || key32 === "timezone" || key32 === "rules" || key32 === "freeze" || key32 === "approvers" || key32 === "overrides" || key32 === "held_back")) {
-                const err174 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key32 }, message: "must NOT have additional properties" };
+            if (data96.timezone === void 0) {
+              const err175 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "timezone" }, message: "must have required property 'timezone'" };
+              if (vErrors === null) {
+                vErrors = [err175];
+              } else {
+                vErrors.push(err175);
+              }
+              errors++;
+            }
+            if (data96.rules === void 0) {
+              const err176 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "rules" }, message: "must have required property 'rules'" };
+              if (vErrors === null) {
+                vErrors = [err176];
+              } else {
+                vErrors.push(err176);
+              }
+              errors++;
+            }
+            if (data96.freeze === void 0) {
+              const err177 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "freeze" }, message: "must have required property 'freeze'" };
+              if (vErrors === null) {
+                vErrors = [err177];
+              } else {
+                vErrors.push(err177);
+              }
+              errors++;
+            }
+            if (data96.approvers === void 0) {
+              const err178 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "approvers" }, message: "must have required property 'approvers'" };
+              if (vErrors === null) {
+                vErrors = [err178];
+              } else {
+                vErrors.push(err178);
+              }
+              errors++;
+            }
+            if (data96.overrides === void 0) {
+              const err179 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "overrides" }, message: "must have required property 'overrides'" };
+              if (vErrors === null) {
+                vErrors = [err179];
+              } else {
+                vErrors.push(err179);
+              }
+              errors++;
+            }
+            if (data96.held_back === void 0) {
+              const err180 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "held_back" }, message: "must have required property 'held_back'" };
+              if (vErrors === null) {
+                vErrors = [err180];
+              } else {
+                vErrors.push(err180);
+              }
+              errors++;
+            }
+            for (const key42 in data96) {
+              if (!(key42 === "evaluated_at" || key42 === "timezone" || key42 === "rules" || key42 === "freeze" || key42 === "approvers" || key42 === "overrides" || key42 === "held_back")) {
+                const err181 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
-                  vErrors = [err174];
+                  vErrors = [err181];
                 } else {
-                  vErrors.push(err174);
+                  vErrors.push(err181);
                 }
                 errors++;
               }
             }
-            if (data92.evaluated_at !== void 0) {
-              if (typeof data92.evaluated_at !== "string") {
-                const err175 = { instancePath: instancePath + "/guardrails/evaluated_at", schemaPath: "#/definitions/PlanGuardrails/properties/evaluated_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data96.evaluated_at !== void 0) {
+              if (typeof data96.evaluated_at !== "string") {
+                const err182 = { instancePath: instancePath + "/guardrails/evaluated_at", schemaPath: "#/definitions/PlanGuardrails/properties/evaluated_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err175];
+                  vErrors = [err182];
                 } else {
-                  vErrors.push(err175);
+                  vErrors.push(err182);
                 }
                 errors++;
               }
             }
-            if (data92.timezone !== void 0) {
-              if (typeof data92.timezone !== "string") {
-                const err176 = { instancePath: instancePath + "/guardrails/timezone", schemaPath: "#/definitions/PlanGuardrails/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data96.timezone !== void 0) {
+              if (typeof data96.timezone !== "string") {
+                const err183 = { instancePath: instancePath + "/guardrails/timezone", schemaPath: "#/definitions/PlanGuardrails/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err176];
+                  vErrors = [err183];
                 } else {
-                  vErrors.push(err176);
+                  vErrors.push(err183);
                 }
                 errors++;
               }
             }
-            if (data92.rules !== void 0) {
-              let data95 = data92.rules;
-              if (Array.isArray(data95)) {
-                const len12 = data95.length;
-                for (let i12 = 0; i12 < len12; i12++) {
-                  let data96 = data95[i12];
-                  if (data96 && typeof data96 == "object" && !Array.isArray(data96)) {
-                    if (data96.name === void 0) {
-                      const err177 = { instancePath: instancePath + "/guardrails/rules/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+            if (data96.rules !== void 0) {
+              let data99 = data96.rules;
+              if (Array.isArray(data99)) {
+                const len13 = data99.length;
+                for (let i13 = 0; i13 < len13; i13++) {
+                  let data100 = data99[i13];
+                  if (data100 && typeof data100 == "object" && !Array.isArray(data100)) {
+                    if (data100.name === void 0) {
+                      const err184 = { instancePath: instancePath + "/guardrails/rules/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                       if (vErrors === null) {
-                        vErrors = [err177];
+                        vErrors = [err184];
                       } else {
-                        vErrors.push(err177);
+                        vErrors.push(err184);
                       }
                       errors++;
                     }
-                    if (data96.effect === void 0) {
-                      const err178 = { instancePath: instancePath + "/guardrails/rules/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "effect" }, message: "must have required property 'effect'" };
+                    if (data100.effect === void 0) {
+                      const err185 = { instancePath: instancePath + "/guardrails/rules/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "effect" }, message: "must have required property 'effect'" };
                       if (vErrors === null) {
-                        vErrors = [err178];
+                        vErrors = [err185];
                       } else {
-                        vErrors.push(err178);
+                        vErrors.push(err185);
                       }
                       errors++;
                     }
-                    if (data96.source === void 0) {
-                      const err179 = { instancePath: instancePath + "/guardrails/rules/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                    if (data100.source === void 0) {
+                      const err186 = { instancePath: instancePath + "/guardrails/rules/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
                       if (vErrors === null) {
-                        vErrors = [err179];
+                        vErrors = [err186];
                       } else {
-                        vErrors.push(err179);
+                        vErrors.push(err186);
                       }
                       errors++;
                     }
-                    for (const key42 in data96) {
-                      if (!(key42 === "name" || key42 === "effect" || key42 === "count" || key42 === "from" || key42 === "override_by" || key42 === "when" || key42 === "description" || key42 === "source")) {
-                        const err180 = { instancePath: instancePath + "/guardrails/rules/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err180];
-                        } else {
-                          vErrors.push(err180);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data96.name !== void 0) {
-                      if (typeof data96.name !== "string") {
-                        const err181 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err181];
-                        } else {
-                          vErrors.push(err181);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data96.effect !== void 0) {
-                      let data98 = data96.effect;
-                      if (!(data98 === "deny" || data98 === "warn" || data98 === "require_approval")) {
-                        const err182 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema42.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err182];
-                        } else {
-                          vErrors.push(err182);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data96.count !== void 0) {
-                      let data99 = data96.count;
-                      if (!(typeof data99 == "number" && (!(data99 % 1) && !isNaN(data99)))) {
-                        const err183 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/count", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err183];
-                        } else {
-                          vErrors.push(err183);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data96.from !== void 0) {
-                      let data100 = data96.from;
-                      if (Array.isArray(data100)) {
-                        const len13 = data100.length;
-                        for (let i13 = 0; i13 < len13; i13++) {
-                          if (typeof data100[i13] !== "string") {
-                            const err184 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/from/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/from/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err184];
-                            } else {
-                              vErrors.push(err184);
-                            }
-                            errors++;
-                          }
-                        }
-                      } else {
-                        const err185 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/from/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                        if (vErrors === null) {
-                          vErrors = [err185];
-                        } else {
-                          vErrors.push(err185);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data96.override_by !== void 0) {
-                      let data102 = data96.override_by;
-                      if (Array.isArray(data102)) {
-                        const len14 = data102.length;
-                        for (let i14 = 0; i14 < len14; i14++) {
-                          if (typeof data102[i14] !== "string") {
-                            const err186 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/override_by/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err186];
-                            } else {
-                              vErrors.push(err186);
-                            }
-                            errors++;
-                          }
-                        }
-                      } else {
-                        const err187 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/override_by", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    for (const key5 in data100) {
+                      if (!(key5 === "name" || key5 === "effect" || key5 === "count" || key5 === "from" || key5 === "override_by" || key5 === "when" || key5 === "description" || key5 === "source")) {
+                        const err187 = { instancePath: instancePath + "/guardrails/rules/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err187];
                         } else {
@@ -12574,9 +12569,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data96.when !== void 0) {
-                      if (typeof data96.when !== "string") {
-                        const err188 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/when", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/when/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data100.name !== void 0) {
+                      if (typeof data100.name !== "string") {
+                        const err188 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err188];
                         } else {
@@ -12585,9 +12580,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data96.description !== void 0) {
-                      if (typeof data96.description !== "string") {
-                        const err189 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/description", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data100.effect !== void 0) {
+                      let data102 = data100.effect;
+                      if (!(data102 === "deny" || data102 === "warn" || data102 === "require_approval")) {
+                        const err189 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema42.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err189];
                         } else {
@@ -12596,9 +12592,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data96.source !== void 0) {
-                      if (typeof data96.source !== "string") {
-                        const err190 = { instancePath: instancePath + "/guardrails/rules/" + i12 + "/source", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data100.count !== void 0) {
+                      let data103 = data100.count;
+                      if (!(typeof data103 == "number" && (!(data103 % 1) && !isNaN(data103)))) {
+                        const err190 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/count", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                         if (vErrors === null) {
                           vErrors = [err190];
                         } else {
@@ -12607,98 +12604,118 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data100.from !== void 0) {
+                      let data104 = data100.from;
+                      if (Array.isArray(data104)) {
+                        const len14 = data104.length;
+                        for (let i14 = 0; i14 < len14; i14++) {
+                          if (typeof data104[i14] !== "string") {
+                            const err191 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/from/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/from/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err191];
+                            } else {
+                              vErrors.push(err191);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err192 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/from/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        if (vErrors === null) {
+                          vErrors = [err192];
+                        } else {
+                          vErrors.push(err192);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data100.override_by !== void 0) {
+                      let data106 = data100.override_by;
+                      if (Array.isArray(data106)) {
+                        const len15 = data106.length;
+                        for (let i15 = 0; i15 < len15; i15++) {
+                          if (typeof data106[i15] !== "string") {
+                            const err193 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/override_by/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err193];
+                            } else {
+                              vErrors.push(err193);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err194 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/override_by", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        if (vErrors === null) {
+                          vErrors = [err194];
+                        } else {
+                          vErrors.push(err194);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data100.when !== void 0) {
+                      if (typeof data100.when !== "string") {
+                        const err195 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/when", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/when/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err195];
+                        } else {
+                          vErrors.push(err195);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data100.description !== void 0) {
+                      if (typeof data100.description !== "string") {
+                        const err196 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/description", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err196];
+                        } else {
+                          vErrors.push(err196);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data100.source !== void 0) {
+                      if (typeof data100.source !== "string") {
+                        const err197 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/source", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err197];
+                        } else {
+                          vErrors.push(err197);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err191 = { instancePath: instancePath + "/guardrails/rules/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err198 = { instancePath: instancePath + "/guardrails/rules/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err191];
+                      vErrors = [err198];
                     } else {
-                      vErrors.push(err191);
+                      vErrors.push(err198);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err192 = { instancePath: instancePath + "/guardrails/rules", schemaPath: "#/definitions/PlanGuardrails/properties/rules/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err199 = { instancePath: instancePath + "/guardrails/rules", schemaPath: "#/definitions/PlanGuardrails/properties/rules/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err192];
+                  vErrors = [err199];
                 } else {
-                  vErrors.push(err192);
+                  vErrors.push(err199);
                 }
                 errors++;
               }
             }
-            if (data92.freeze !== void 0) {
-              let data107 = data92.freeze;
-              if (Array.isArray(data107)) {
-                const len15 = data107.length;
-                for (let i15 = 0; i15 < len15; i15++) {
-                  let data108 = data107[i15];
-                  if (data108 && typeof data108 == "object" && !Array.isArray(data108)) {
-                    if (data108.name === void 0) {
-                      const err193 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
-                      if (vErrors === null) {
-                        vErrors = [err193];
-                      } else {
-                        vErrors.push(err193);
-                      }
-                      errors++;
-                    }
-                    if (data108.kind === void 0) {
-                      const err194 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
-                      if (vErrors === null) {
-                        vErrors = [err194];
-                      } else {
-                        vErrors.push(err194);
-                      }
-                      errors++;
-                    }
-                    if (data108.what === void 0) {
-                      const err195 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "what" }, message: "must have required property 'what'" };
-                      if (vErrors === null) {
-                        vErrors = [err195];
-                      } else {
-                        vErrors.push(err195);
-                      }
-                      errors++;
-                    }
-                    if (data108.timezone === void 0) {
-                      const err196 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "timezone" }, message: "must have required property 'timezone'" };
-                      if (vErrors === null) {
-                        vErrors = [err196];
-                      } else {
-                        vErrors.push(err196);
-                      }
-                      errors++;
-                    }
-                    if (data108.in_force === void 0) {
-                      const err197 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "in_force" }, message: "must have required property 'in_force'" };
-                      if (vErrors === null) {
-                        vErrors = [err197];
-                      } else {
-                        vErrors.push(err197);
-                      }
-                      errors++;
-                    }
-                    if (data108.from === void 0) {
-                      const err198 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
-                      if (vErrors === null) {
-                        vErrors = [err198];
-                      } else {
-                        vErrors.push(err198);
-                      }
-                      errors++;
-                    }
-                    if (data108.until === void 0) {
-                      const err199 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "until" }, message: "must have required property 'until'" };
-                      if (vErrors === null) {
-                        vErrors = [err199];
-                      } else {
-                        vErrors.push(err199);
-                      }
-                      errors++;
-                    }
-                    if (data108.from_local === void 0) {
-                      const err200 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "from_local" }, message: "must have required property 'from_local'" };
+            if (data96.freeze !== void 0) {
+              let data111 = data96.freeze;
+              if (Array.isArray(data111)) {
+                const len16 = data111.length;
+                for (let i16 = 0; i16 < len16; i16++) {
+                  let data112 = data111[i16];
+                  if (data112 && typeof data112 == "object" && !Array.isArray(data112)) {
+                    if (data112.name === void 0) {
+                      const err200 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                       if (vErrors === null) {
                         vErrors = [err200];
                       } else {
@@ -12706,8 +12723,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data108.until_local === void 0) {
-                      const err201 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "until_local" }, message: "must have required property 'until_local'" };
+                    if (data112.kind === void 0) {
+                      const err201 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
                       if (vErrors === null) {
                         vErrors = [err201];
                       } else {
@@ -12715,8 +12732,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data108.source === void 0) {
-                      const err202 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                    if (data112.what === void 0) {
+                      const err202 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "what" }, message: "must have required property 'what'" };
                       if (vErrors === null) {
                         vErrors = [err202];
                       } else {
@@ -12724,89 +12741,72 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key5 in data108) {
-                      if (!func2.call(schema42.properties.freeze.items.properties, key5)) {
-                        const err203 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err203];
-                        } else {
-                          vErrors.push(err203);
-                        }
-                        errors++;
+                    if (data112.timezone === void 0) {
+                      const err203 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "timezone" }, message: "must have required property 'timezone'" };
+                      if (vErrors === null) {
+                        vErrors = [err203];
+                      } else {
+                        vErrors.push(err203);
                       }
+                      errors++;
                     }
-                    if (data108.name !== void 0) {
-                      if (typeof data108.name !== "string") {
-                        const err204 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err204];
-                        } else {
-                          vErrors.push(err204);
-                        }
-                        errors++;
+                    if (data112.in_force === void 0) {
+                      const err204 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "in_force" }, message: "must have required property 'in_force'" };
+                      if (vErrors === null) {
+                        vErrors = [err204];
+                      } else {
+                        vErrors.push(err204);
                       }
+                      errors++;
                     }
-                    if (data108.kind !== void 0) {
-                      let data110 = data108.kind;
-                      if (!(data110 === "quarter_end" || data110 === "dates" || data110 === "cron")) {
-                        const err205 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema42.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err205];
-                        } else {
-                          vErrors.push(err205);
-                        }
-                        errors++;
+                    if (data112.from === void 0) {
+                      const err205 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+                      if (vErrors === null) {
+                        vErrors = [err205];
+                      } else {
+                        vErrors.push(err205);
                       }
+                      errors++;
                     }
-                    if (data108.what !== void 0) {
-                      if (typeof data108.what !== "string") {
-                        const err206 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/what", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/what/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err206];
-                        } else {
-                          vErrors.push(err206);
-                        }
-                        errors++;
+                    if (data112.until === void 0) {
+                      const err206 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "until" }, message: "must have required property 'until'" };
+                      if (vErrors === null) {
+                        vErrors = [err206];
+                      } else {
+                        vErrors.push(err206);
                       }
+                      errors++;
                     }
-                    if (data108.timezone !== void 0) {
-                      if (typeof data108.timezone !== "string") {
-                        const err207 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/timezone", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err207];
-                        } else {
-                          vErrors.push(err207);
-                        }
-                        errors++;
+                    if (data112.from_local === void 0) {
+                      const err207 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "from_local" }, message: "must have required property 'from_local'" };
+                      if (vErrors === null) {
+                        vErrors = [err207];
+                      } else {
+                        vErrors.push(err207);
                       }
+                      errors++;
                     }
-                    if (data108.in_force !== void 0) {
-                      if (typeof data108.in_force !== "boolean") {
-                        const err208 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/in_force", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/in_force/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                        if (vErrors === null) {
-                          vErrors = [err208];
-                        } else {
-                          vErrors.push(err208);
-                        }
-                        errors++;
+                    if (data112.until_local === void 0) {
+                      const err208 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "until_local" }, message: "must have required property 'until_local'" };
+                      if (vErrors === null) {
+                        vErrors = [err208];
+                      } else {
+                        vErrors.push(err208);
                       }
+                      errors++;
                     }
-                    if (data108.from !== void 0) {
-                      let data114 = data108.from;
-                      if (typeof data114 !== "string" && data114 !== null) {
-                        const err209 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.from.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err209];
-                        } else {
-                          vErrors.push(err209);
-                        }
-                        errors++;
+                    if (data112.source === void 0) {
+                      const err209 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                      if (vErrors === null) {
+                        vErrors = [err209];
+                      } else {
+                        vErrors.push(err209);
                       }
+                      errors++;
                     }
-                    if (data108.until !== void 0) {
-                      let data115 = data108.until;
-                      if (typeof data115 !== "string" && data115 !== null) {
-                        const err210 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.until.type }, message: "must be string,null" };
+                    for (const key6 in data112) {
+                      if (!func2.call(schema42.properties.freeze.items.properties, key6)) {
+                        const err210 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err210];
                         } else {
@@ -12815,10 +12815,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data108.from_local !== void 0) {
-                      let data116 = data108.from_local;
-                      if (typeof data116 !== "string" && data116 !== null) {
-                        const err211 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
+                    if (data112.name !== void 0) {
+                      if (typeof data112.name !== "string") {
+                        const err211 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err211];
                         } else {
@@ -12827,10 +12826,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data108.until_local !== void 0) {
-                      let data117 = data108.until_local;
-                      if (typeof data117 !== "string" && data117 !== null) {
-                        const err212 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
+                    if (data112.kind !== void 0) {
+                      let data114 = data112.kind;
+                      if (!(data114 === "quarter_end" || data114 === "dates" || data114 === "cron")) {
+                        const err212 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema42.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err212];
                         } else {
@@ -12839,9 +12838,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data108.description !== void 0) {
-                      if (typeof data108.description !== "string") {
-                        const err213 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/description", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data112.what !== void 0) {
+                      if (typeof data112.what !== "string") {
+                        const err213 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/what", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/what/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err213];
                         } else {
@@ -12850,23 +12849,20 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data108.override_by !== void 0) {
-                      let data119 = data108.override_by;
-                      if (Array.isArray(data119)) {
-                        const len16 = data119.length;
-                        for (let i16 = 0; i16 < len16; i16++) {
-                          if (typeof data119[i16] !== "string") {
-                            const err214 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/override_by/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err214];
-                            } else {
-                              vErrors.push(err214);
-                            }
-                            errors++;
-                          }
+                    if (data112.timezone !== void 0) {
+                      if (typeof data112.timezone !== "string") {
+                        const err214 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/timezone", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err214];
+                        } else {
+                          vErrors.push(err214);
                         }
-                      } else {
-                        const err215 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/override_by", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        errors++;
+                      }
+                    }
+                    if (data112.in_force !== void 0) {
+                      if (typeof data112.in_force !== "boolean") {
+                        const err215 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/in_force", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/in_force/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                         if (vErrors === null) {
                           vErrors = [err215];
                         } else {
@@ -12875,73 +12871,82 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data108.overridden !== void 0) {
-                      let data121 = data108.overridden;
-                      if (data121 && typeof data121 == "object" && !Array.isArray(data121)) {
-                        if (data121.by === void 0) {
-                          const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
-                          if (vErrors === null) {
-                            vErrors = [err216];
-                          } else {
-                            vErrors.push(err216);
-                          }
-                          errors++;
+                    if (data112.from !== void 0) {
+                      let data118 = data112.from;
+                      if (typeof data118 !== "string" && data118 !== null) {
+                        const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.from.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err216];
+                        } else {
+                          vErrors.push(err216);
                         }
-                        if (data121.reason === void 0) {
-                          const err217 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
-                          if (vErrors === null) {
-                            vErrors = [err217];
-                          } else {
-                            vErrors.push(err217);
-                          }
-                          errors++;
+                        errors++;
+                      }
+                    }
+                    if (data112.until !== void 0) {
+                      let data119 = data112.until;
+                      if (typeof data119 !== "string" && data119 !== null) {
+                        const err217 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.until.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err217];
+                        } else {
+                          vErrors.push(err217);
                         }
-                        for (const key6 in data121) {
-                          if (!(key6 === "by" || key6 === "reason")) {
-                            const err218 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
+                        errors++;
+                      }
+                    }
+                    if (data112.from_local !== void 0) {
+                      let data120 = data112.from_local;
+                      if (typeof data120 !== "string" && data120 !== null) {
+                        const err218 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err218];
+                        } else {
+                          vErrors.push(err218);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data112.until_local !== void 0) {
+                      let data121 = data112.until_local;
+                      if (typeof data121 !== "string" && data121 !== null) {
+                        const err219 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err219];
+                        } else {
+                          vErrors.push(err219);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data112.description !== void 0) {
+                      if (typeof data112.description !== "string") {
+                        const err220 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/description", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err220];
+                        } else {
+                          vErrors.push(err220);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data112.override_by !== void 0) {
+                      let data123 = data112.override_by;
+                      if (Array.isArray(data123)) {
+                        const len17 = data123.length;
+                        for (let i17 = 0; i17 < len17; i17++) {
+                          if (typeof data123[i17] !== "string") {
+                            const err221 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/override_by/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                             if (vErrors === null) {
-                              vErrors = [err218];
+                              vErrors = [err221];
                             } else {
-                              vErrors.push(err218);
-                            }
-                            errors++;
-                          }
-                        }
-                        if (data121.by !== void 0) {
-                          if (typeof data121.by !== "string") {
-                            const err219 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/overridden/by", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err219];
-                            } else {
-                              vErrors.push(err219);
-                            }
-                            errors++;
-                          }
-                        }
-                        if (data121.reason !== void 0) {
-                          if (typeof data121.reason !== "string") {
-                            const err220 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/overridden/reason", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err220];
-                            } else {
-                              vErrors.push(err220);
+                              vErrors.push(err221);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err221 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                        if (vErrors === null) {
-                          vErrors = [err221];
-                        } else {
-                          vErrors.push(err221);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data108.source !== void 0) {
-                      if (typeof data108.source !== "string") {
-                        const err222 = { instancePath: instancePath + "/guardrails/freeze/" + i15 + "/source", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        const err222 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/override_by", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                         if (vErrors === null) {
                           vErrors = [err222];
                         } else {
@@ -12950,65 +12955,62 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                  } else {
-                    const err223 = { instancePath: instancePath + "/guardrails/freeze/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                    if (vErrors === null) {
-                      vErrors = [err223];
-                    } else {
-                      vErrors.push(err223);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err224 = { instancePath: instancePath + "/guardrails/freeze", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err224];
-                } else {
-                  vErrors.push(err224);
-                }
-                errors++;
-              }
-            }
-            if (data92.approvers !== void 0) {
-              let data125 = data92.approvers;
-              if (Array.isArray(data125)) {
-                const len17 = data125.length;
-                for (let i17 = 0; i17 < len17; i17++) {
-                  let data126 = data125[i17];
-                  if (data126 && typeof data126 == "object" && !Array.isArray(data126)) {
-                    if (data126.user === void 0) {
-                      const err225 = { instancePath: instancePath + "/guardrails/approvers/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
-                      if (vErrors === null) {
-                        vErrors = [err225];
-                      } else {
-                        vErrors.push(err225);
-                      }
-                      errors++;
-                    }
-                    if (data126.via === void 0) {
-                      const err226 = { instancePath: instancePath + "/guardrails/approvers/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/required", keyword: "required", params: { missingProperty: "via" }, message: "must have required property 'via'" };
-                      if (vErrors === null) {
-                        vErrors = [err226];
-                      } else {
-                        vErrors.push(err226);
-                      }
-                      errors++;
-                    }
-                    for (const key7 in data126) {
-                      if (!(key7 === "user" || key7 === "via")) {
-                        const err227 = { instancePath: instancePath + "/guardrails/approvers/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err227];
-                        } else {
-                          vErrors.push(err227);
+                    if (data112.overridden !== void 0) {
+                      let data125 = data112.overridden;
+                      if (data125 && typeof data125 == "object" && !Array.isArray(data125)) {
+                        if (data125.by === void 0) {
+                          const err223 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
+                          if (vErrors === null) {
+                            vErrors = [err223];
+                          } else {
+                            vErrors.push(err223);
+                          }
+                          errors++;
                         }
-                        errors++;
-                      }
-                    }
-                    if (data126.user !== void 0) {
-                      if (typeof data126.user !== "string") {
-                        const err228 = { instancePath: instancePath + "/guardrails/approvers/" + i17 + "/user", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (data125.reason === void 0) {
+                          const err224 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
+                          if (vErrors === null) {
+                            vErrors = [err224];
+                          } else {
+                            vErrors.push(err224);
+                          }
+                          errors++;
+                        }
+                        for (const key7 in data125) {
+                          if (!(key7 === "by" || key7 === "reason")) {
+                            const err225 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                            if (vErrors === null) {
+                              vErrors = [err225];
+                            } else {
+                              vErrors.push(err225);
+                            }
+                            errors++;
+                          }
+                        }
+                        if (data125.by !== void 0) {
+                          if (typeof data125.by !== "string") {
+                            const err226 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/overridden/by", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err226];
+                            } else {
+                              vErrors.push(err226);
+                            }
+                            errors++;
+                          }
+                        }
+                        if (data125.reason !== void 0) {
+                          if (typeof data125.reason !== "string") {
+                            const err227 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/overridden/reason", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err227];
+                            } else {
+                              vErrors.push(err227);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err228 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                         if (vErrors === null) {
                           vErrors = [err228];
                         } else {
@@ -13017,10 +13019,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data126.via !== void 0) {
-                      let data128 = data126.via;
-                      if (!(data128 === "approver identity" || data128 === "pull request approval")) {
-                        const err229 = { instancePath: instancePath + "/guardrails/approvers/" + i17 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema42.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
+                    if (data112.source !== void 0) {
+                      if (typeof data112.source !== "string") {
+                        const err229 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/source", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err229];
                         } else {
@@ -13030,7 +13031,7 @@ var require_validators = __commonJS({
                       }
                     }
                   } else {
-                    const err230 = { instancePath: instancePath + "/guardrails/approvers/" + i17, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err230 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
                       vErrors = [err230];
                     } else {
@@ -13040,7 +13041,7 @@ var require_validators = __commonJS({
                   }
                 }
               } else {
-                const err231 = { instancePath: instancePath + "/guardrails/approvers", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err231 = { instancePath: instancePath + "/guardrails/freeze", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err231];
                 } else {
@@ -13049,15 +13050,15 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data92.overrides !== void 0) {
-              let data129 = data92.overrides;
+            if (data96.approvers !== void 0) {
+              let data129 = data96.approvers;
               if (Array.isArray(data129)) {
                 const len18 = data129.length;
                 for (let i18 = 0; i18 < len18; i18++) {
                   let data130 = data129[i18];
                   if (data130 && typeof data130 == "object" && !Array.isArray(data130)) {
-                    if (data130.name === void 0) {
-                      const err232 = { instancePath: instancePath + "/guardrails/overrides/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+                    if (data130.user === void 0) {
+                      const err232 = { instancePath: instancePath + "/guardrails/approvers/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
                       if (vErrors === null) {
                         vErrors = [err232];
                       } else {
@@ -13065,8 +13066,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data130.reason === void 0) {
-                      const err233 = { instancePath: instancePath + "/guardrails/overrides/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
+                    if (data130.via === void 0) {
+                      const err233 = { instancePath: instancePath + "/guardrails/approvers/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/required", keyword: "required", params: { missingProperty: "via" }, message: "must have required property 'via'" };
                       if (vErrors === null) {
                         vErrors = [err233];
                       } else {
@@ -13074,18 +13075,20 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data130.by === void 0) {
-                      const err234 = { instancePath: instancePath + "/guardrails/overrides/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
-                      if (vErrors === null) {
-                        vErrors = [err234];
-                      } else {
-                        vErrors.push(err234);
-                      }
-                      errors++;
-                    }
                     for (const key8 in data130) {
-                      if (!(key8 === "name" || key8 === "reason" || key8 === "by")) {
-                        const err235 = { instancePath: instancePath + "/guardrails/overrides/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                      if (!(key8 === "user" || key8 === "via")) {
+                        const err234 = { instancePath: instancePath + "/guardrails/approvers/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                        if (vErrors === null) {
+                          vErrors = [err234];
+                        } else {
+                          vErrors.push(err234);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data130.user !== void 0) {
+                      if (typeof data130.user !== "string") {
+                        const err235 = { instancePath: instancePath + "/guardrails/approvers/" + i18 + "/user", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err235];
                         } else {
@@ -13094,9 +13097,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data130.name !== void 0) {
-                      if (typeof data130.name !== "string") {
-                        const err236 = { instancePath: instancePath + "/guardrails/overrides/" + i18 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data130.via !== void 0) {
+                      let data132 = data130.via;
+                      if (!(data132 === "approver identity" || data132 === "pull request approval")) {
+                        const err236 = { instancePath: instancePath + "/guardrails/approvers/" + i18 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema42.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err236];
                         } else {
@@ -13105,89 +13109,165 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data130.reason !== void 0) {
-                      if (typeof data130.reason !== "string") {
-                        const err237 = { instancePath: instancePath + "/guardrails/overrides/" + i18 + "/reason", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  } else {
+                    const err237 = { instancePath: instancePath + "/guardrails/approvers/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err237];
+                    } else {
+                      vErrors.push(err237);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err238 = { instancePath: instancePath + "/guardrails/approvers", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err238];
+                } else {
+                  vErrors.push(err238);
+                }
+                errors++;
+              }
+            }
+            if (data96.overrides !== void 0) {
+              let data133 = data96.overrides;
+              if (Array.isArray(data133)) {
+                const len19 = data133.length;
+                for (let i19 = 0; i19 < len19; i19++) {
+                  let data134 = data133[i19];
+                  if (data134 && typeof data134 == "object" && !Array.isArray(data134)) {
+                    if (data134.name === void 0) {
+                      const err239 = { instancePath: instancePath + "/guardrails/overrides/" + i19, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+                      if (vErrors === null) {
+                        vErrors = [err239];
+                      } else {
+                        vErrors.push(err239);
+                      }
+                      errors++;
+                    }
+                    if (data134.reason === void 0) {
+                      const err240 = { instancePath: instancePath + "/guardrails/overrides/" + i19, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
+                      if (vErrors === null) {
+                        vErrors = [err240];
+                      } else {
+                        vErrors.push(err240);
+                      }
+                      errors++;
+                    }
+                    if (data134.by === void 0) {
+                      const err241 = { instancePath: instancePath + "/guardrails/overrides/" + i19, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
+                      if (vErrors === null) {
+                        vErrors = [err241];
+                      } else {
+                        vErrors.push(err241);
+                      }
+                      errors++;
+                    }
+                    for (const key9 in data134) {
+                      if (!(key9 === "name" || key9 === "reason" || key9 === "by")) {
+                        const err242 = { instancePath: instancePath + "/guardrails/overrides/" + i19, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
-                          vErrors = [err237];
+                          vErrors = [err242];
                         } else {
-                          vErrors.push(err237);
+                          vErrors.push(err242);
                         }
                         errors++;
                       }
                     }
-                    if (data130.by !== void 0) {
-                      if (typeof data130.by !== "string") {
-                        const err238 = { instancePath: instancePath + "/guardrails/overrides/" + i18 + "/by", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data134.name !== void 0) {
+                      if (typeof data134.name !== "string") {
+                        const err243 = { instancePath: instancePath + "/guardrails/overrides/" + i19 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
-                          vErrors = [err238];
+                          vErrors = [err243];
                         } else {
-                          vErrors.push(err238);
+                          vErrors.push(err243);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data134.reason !== void 0) {
+                      if (typeof data134.reason !== "string") {
+                        const err244 = { instancePath: instancePath + "/guardrails/overrides/" + i19 + "/reason", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err244];
+                        } else {
+                          vErrors.push(err244);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data134.by !== void 0) {
+                      if (typeof data134.by !== "string") {
+                        const err245 = { instancePath: instancePath + "/guardrails/overrides/" + i19 + "/by", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err245];
+                        } else {
+                          vErrors.push(err245);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err239 = { instancePath: instancePath + "/guardrails/overrides/" + i18, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err246 = { instancePath: instancePath + "/guardrails/overrides/" + i19, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err239];
+                      vErrors = [err246];
                     } else {
-                      vErrors.push(err239);
+                      vErrors.push(err246);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err240 = { instancePath: instancePath + "/guardrails/overrides", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err247 = { instancePath: instancePath + "/guardrails/overrides", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err240];
+                  vErrors = [err247];
                 } else {
-                  vErrors.push(err240);
+                  vErrors.push(err247);
                 }
                 errors++;
               }
             }
-            if (data92.held_back !== void 0) {
-              let data134 = data92.held_back;
-              if (Array.isArray(data134)) {
-                const len19 = data134.length;
-                for (let i19 = 0; i19 < len19; i19++) {
-                  if (typeof data134[i19] !== "string") {
-                    const err241 = { instancePath: instancePath + "/guardrails/held_back/" + i19, schemaPath: "#/definitions/PlanGuardrails/properties/held_back/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data96.held_back !== void 0) {
+              let data138 = data96.held_back;
+              if (Array.isArray(data138)) {
+                const len20 = data138.length;
+                for (let i20 = 0; i20 < len20; i20++) {
+                  if (typeof data138[i20] !== "string") {
+                    const err248 = { instancePath: instancePath + "/guardrails/held_back/" + i20, schemaPath: "#/definitions/PlanGuardrails/properties/held_back/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err241];
+                      vErrors = [err248];
                     } else {
-                      vErrors.push(err241);
+                      vErrors.push(err248);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err242 = { instancePath: instancePath + "/guardrails/held_back", schemaPath: "#/definitions/PlanGuardrails/properties/held_back/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err249 = { instancePath: instancePath + "/guardrails/held_back", schemaPath: "#/definitions/PlanGuardrails/properties/held_back/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err242];
+                  vErrors = [err249];
                 } else {
-                  vErrors.push(err242);
+                  vErrors.push(err249);
                 }
                 errors++;
               }
             }
           } else {
-            const err243 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err250 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err243];
+              vErrors = [err250];
             } else {
-              vErrors.push(err243);
+              vErrors.push(err250);
             }
             errors++;
           }
         }
       } else {
-        const err244 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err251 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err244];
+          vErrors = [err251];
         } else {
-          vErrors.push(err244);
+          vErrors.push(err251);
         }
         errors++;
       }
@@ -14581,7 +14661,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.evidenceRecord = validate33;
-    var schema45 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes_local_apply": { "type": "boolean", "description": "Under four eyes, applied outside CI as four_eyes: { local_apply: true } of revsync.yaml allows: no pull request's approval was checked, and the tree applied was held to no reviewed commit. evidence verify flags it" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" }, "not_clean": { "type": "array", "maxItems": 50, "description": "When the tree was not clean: the paths that were not (the first 50, in path order, from revsync.yaml's folder), as git status says. Absent in records written before they were listed.", "items": { "type": "object", "additionalProperties": false, "required": ["path", "what", "policy"], "properties": { "path": { "type": "string", "description": "The path: outside text, escaped wherever it is shown" }, "what": { "type": "string", "description": "modified, added, deleted, renamed, not merged or untracked" }, "policy": { "type": "boolean", "description": "revsync.yaml, or a YAML or CSV file under the policies folder: a file revsync reads as policy or values" } } } }, "not_clean_total": { "type": "integer", "minimum": 0, "description": "How many paths were not clean in all (not_clean lists the first 50)" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "guardrails": { "$ref": "#/definitions/PlanGuardrails", "description": "With guardrails or freeze windows: how apply judged the plan right before it wrote (every rule and window, who approved, each override with its reason and who granted it, and what held the plan back); each change's outcomes are in changes" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] }, "GuardrailOutcome": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } } } };
+    var schema45 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes_local_apply": { "type": "boolean", "description": "Under four eyes, applied outside CI as four_eyes: { local_apply: true } of revsync.yaml allows: no pull request's approval was checked, and the tree applied was held to no reviewed commit. evidence verify flags it" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" }, "not_clean": { "type": "array", "maxItems": 50, "description": "When the tree was not clean: the paths that were not (the first 50, in path order, from revsync.yaml's folder), as git status says. Absent in records written before they were listed.", "items": { "type": "object", "additionalProperties": false, "required": ["path", "what", "policy"], "properties": { "path": { "type": "string", "description": "The path: outside text, escaped wherever it is shown" }, "what": { "type": "string", "description": "modified, added, deleted, renamed, not merged or untracked" }, "policy": { "type": "boolean", "description": "revsync.yaml, or a YAML or CSV file under the policies folder: a file revsync reads as policy or values" } } } }, "not_clean_total": { "type": "integer", "minimum": 0, "description": "How many paths were not clean in all (not_clean lists the first 50)" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "guardrails": { "$ref": "#/definitions/PlanGuardrails", "description": "With guardrails or freeze windows: how apply judged the plan right before it wrote (every rule and window, who approved, each override with its reason and who granted it, and what held the plan back); each change's outcomes are in changes" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean", "description": "Whether the run let the lock go at its end, after writing its evidence record, when it writes one (false: kept, the note says why)" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] }, "GuardrailOutcome": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } } } };
     var schema46 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
     var schema55 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
     var pattern26 = new RegExp("^1(\\.[0-9]+)*$", "u");
@@ -15513,7 +15593,7 @@ var require_validators = __commonJS({
       validate34.errors = vErrors;
       return errors === 0;
     }
-    var schema53 = { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] };
+    var schema53 = { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean", "description": "Whether the run let the lock go at its end, after writing its evidence record, when it writes one (false: kept, the note says why)" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] };
     function validate39(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -36084,6 +36164,11 @@ var init_governor = __esm({
 });
 
 // src/duration.ts
+var duration_exports = {};
+__export(duration_exports, {
+  formatDuration: () => formatDuration,
+  parseDuration: () => parseDuration
+});
 function parseDuration(text4) {
   const t = text4.trim();
   if (/^\d+(\.\d+)?$/.test(t)) return Number(t) * 1e3;
@@ -36242,7 +36327,7 @@ var init_core = __esm({
     init_duration();
     init_words();
     init_service_choices();
-    BUDGET = { sends: 6, createSends: 3, totalMs: 12e4, timeoutMs: 6e5 };
+    BUDGET = { sends: 6, readSends: 10, createSends: 3, totalMs: 12e4, timeoutMs: 6e5 };
     freshProgress = () => ({ sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: void 0 });
     NOT_TLS = /* @__PURE__ */ new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG", "EPROTO", "ERR_SSL_HTTP_REQUEST"]);
     UNTRUSTED = /* @__PURE__ */ new Set([
@@ -36294,7 +36379,8 @@ var init_core = __esm({
         this.onUnknownValue = opts.onUnknownValue ?? (() => void 0);
         this.onRequest = opts.onRequest;
         this.onRequestStart = opts.onRequestStart;
-        this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 2e4, maxWaitMs: Infinity, ...opts.retry };
+        const readAttempts = opts.retry?.readAttempts ?? opts.retry?.maxAttempts ?? BUDGET.readSends;
+        this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 2e4, maxWaitMs: Infinity, ...opts.retry, readAttempts };
         const headersMs = opts.timeouts?.headersMs ?? 3e4;
         const bodyMs = opts.timeouts?.bodyMs ?? 6e4;
         this.timeouts = { headersMs, bodyMs, totalMs: opts.timeouts?.totalMs ?? headersMs + bodyMs };
@@ -36425,6 +36511,22 @@ var init_core = __esm({
         return signal;
       }
       cuts = /* @__PURE__ */ new WeakMap();
+      /** Until when (this client's clock, epoch ms) a write sent so far may still land: shared by every view
+       *  of the client (tagged, asApprover). */
+      tails = { until: 0 };
+      mayLand(sentAt) {
+        this.tails.until = Math.max(this.tails.until, sentAt + this.timeouts.totalMs);
+      }
+      /** Until when a write this client sent may still land, its answer cut short (by revsync's own time
+       *  limits, or a gateway's 504): 0 when none was. What the environment's lock is held for. */
+      writesMayLandUntil() {
+        return this.tails.until;
+      }
+      /** The longest one request may run, from its send to its answer's last byte (REVSYNC_TIMEOUT_MS's two
+       *  limits added up): what a lock records, for a taker to wait out should this run die. */
+      get requestDeadlineMs() {
+        return this.timeouts.totalMs;
+      }
       /** A request undici's own timers ended, in words: the connection worked, the answer did not come in
        *  time (REVSYNC_TIMEOUT_MS sets both timers, in ms); undefined for any other error. */
       timerReason(e) {
@@ -36468,12 +36570,15 @@ var init_core = __esm({
             res = await this.send(spec, url, token, signal);
             body = Buffer.from(await res.body.arrayBuffer());
           } catch (e) {
-            const reason = this.abortReason(e, signal) ?? this.timerReason(e) ?? connectionReason(e);
+            const cut = this.abortReason(e, signal) ?? this.timerReason(e);
+            if (cut && spec.kind !== "read") this.mayLand(t0);
+            const reason = cut ?? connectionReason(e);
             this.observe(spec.method, path, null, t0, resend, reason);
             this.log(`${shown3} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
             return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
           }
           const status = res.statusCode;
+          if (status === 504 && spec.kind !== "read") this.mayLand(t0);
           this.observe(spec.method, path, status, t0, resend);
           this.log(`${shown3} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
           if (status === 401 && this.auth.login)
@@ -36561,9 +36666,11 @@ var init_core = __esm({
         }
         return verdict2;
       }
-      /** A read: at most BUDGET.sends sends (a 429 is not counted: the service did not process it) and
-       *  BUDGET.totalMs of waits between them; 429s are bounded by the run's time limit. Writes go through
-       *  the write unit (src/api/write.ts), which guards, sends and settles each of them. */
+      /** A read: it changes nothing, so it persists: at most BUDGET.readSends sends that reached the service
+       *  (a 503, a 502 or any 5xx, a dropped connection, no answer in time alike; a 429 is not counted: the
+       *  service did not process it), BUDGET.sends while the connection itself is refused (nothing listens:
+       *  said sooner), and BUDGET.totalMs of waits between them, all within the run's time limit. Writes go
+       *  through the write unit (src/api/write.ts), which guards, sends and settles each of them. */
       async call(spec) {
         if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
         const hole = bodyProblem(spec);
@@ -36574,7 +36681,8 @@ var init_core = __esm({
           const v2 = await this.exchange(spec, url, p);
           if (v2.outcome === "ok") return v2.body;
           if (!v2.retryable) throw v2.err;
-          await this.again(spec, v2, p, this.retry.maxAttempts);
+          const refused2 = v2.outcome === "busy" && v2.err.status === 0;
+          await this.again(spec, v2, p, refused2 ? Math.min(this.retry.maxAttempts, this.retry.readAttempts) : this.retry.readAttempts);
         }
       }
       /** The most sends of a write that makes something (a create, an approval action): BUDGET.createSends. */
@@ -37873,20 +37981,28 @@ async function readSsp(core, desired, opts, progress) {
   const names = detailNames(live, desired, opts).filter((n) => !copies.has(n));
   progress.more(names.length);
   await mapLimit(names, opts.concurrency, async (name) => {
-    const env2 = await ssp.get(core, name);
-    const item = env2?.compliance_spec?.[0];
-    const entry = live.get(name);
-    if (entry && env2 && item) Object.assign(entry, { envelope: env2, item, batches: item.batches ?? [] });
+    try {
+      const env2 = await ssp.get(core, name);
+      const item = env2?.compliance_spec?.[0];
+      const entry = live.get(name);
+      if (entry && env2 && item) Object.assign(entry, { envelope: env2, item, batches: item.batches ?? [] });
+    } catch (e) {
+      if (!progress.unread(sspAddress.policy(name), e)) throw e;
+    }
     progress.done(name);
   });
   const values2 = /* @__PURE__ */ new Map();
   const jobs = valuesJobs(live, desired, opts, copies);
   progress.more(jobs.length);
   await mapLimit(jobs, opts.concurrency, async (j2) => {
-    if (!j2.own) values2.set(j2.key, await readBatchValues(core, j2.policy, j2.batch));
-    else {
-      const own2 = await ownValues(core, j2.policy, batchNameOf(j2.batch));
-      values2.set(j2.key, own2 ? { values: own2 } : {});
+    try {
+      if (!j2.own) values2.set(j2.key, await readBatchValues(core, j2.policy, j2.batch));
+      else {
+        const own2 = await ownValues(core, j2.policy, batchNameOf(j2.batch));
+        values2.set(j2.key, own2 ? { values: own2 } : {});
+      }
+    } catch (e) {
+      if (!progress.unread(sspAddress.batch(j2.policy, batchNameOf(j2.batch)), e)) throw e;
     }
     progress.done(j2.key);
   });
@@ -37913,8 +38029,14 @@ __export(csv_exports, {
   CsvSyntaxError: () => CsvSyntaxError,
   TEMPLATE_EXAMPLE_ROW: () => TEMPLATE_EXAMPLE_ROW,
   TEMPLATE_HEADER: () => TEMPLATE_HEADER,
+  asTheServiceHoldsIt: () => asTheServiceHoldsIt,
+  csvCell: () => csvCell,
   formatCsv: () => formatCsv,
+  formulaCell: () => formulaCell,
+  formulaCells: () => formulaCells,
+  fromCsvCell: () => fromCsvCell,
   parseCsv: () => parseCsv,
+  runsAsFormula: () => runsAsFormula,
   templateCsv: () => templateCsv,
   valuesColumns: () => valuesColumns,
   valuesFromCsv: () => valuesFromCsv,
@@ -38015,23 +38137,49 @@ function valuesColumns(header) {
 function quote(value2) {
   return /[",\r\n]/.test(value2) ? `"${value2.replace(/"/g, '""')}"` : value2;
 }
-function formatCsv(rows) {
-  return rows.map((r) => r.map(quote).join(",")).join("\n") + "\n";
+function csvCell(text4) {
+  return FORMULA.test(text4) && !readNumber(text4).ok ? `'${text4}` : text4;
 }
-function valuesToCsv(values2) {
-  return formatCsv([
-    TEMPLATE_HEADER,
-    ...values2.map((v2) => [
-      v2.product_id,
-      v2.currency_code,
-      v2.value_type,
-      String(v2.below_mid_point),
-      String(v2.mid_point),
-      String(v2.above_mid_point),
-      v2.effective_start_date,
-      v2.effective_end_date
-    ])
-  ]);
+function fromCsvCell(cell2) {
+  return cell2.startsWith("'") && FORMULA.test(cell2) ? cell2.slice(1) : cell2;
+}
+function formatCsv(rows, cell2 = csvCell) {
+  return rows.map((r) => r.map((c2) => quote(cell2(c2))).join(",")).join("\n") + "\n";
+}
+function formulaCells(text4, which = formulaCell) {
+  let rows;
+  try {
+    rows = parseCsv(text4);
+  } catch {
+    return void 0;
+  }
+  let first;
+  let count2 = 0;
+  for (const r of rows)
+    r.cells.forEach((c2, i) => {
+      if (!which(c2)) return;
+      count2++;
+      first ??= { line: r.line, column: i + 1 };
+    });
+  return first && { ...first, count: count2 };
+}
+function valuesToCsv(values2, cell2 = csvCell) {
+  return formatCsv(
+    [
+      TEMPLATE_HEADER,
+      ...values2.map((v2) => [
+        v2.product_id,
+        v2.currency_code,
+        v2.value_type,
+        String(v2.below_mid_point),
+        String(v2.mid_point),
+        String(v2.above_mid_point),
+        v2.effective_start_date,
+        v2.effective_end_date
+      ])
+    ],
+    cell2
+  );
 }
 function templateCsv() {
   return formatCsv([TEMPLATE_HEADER, TEMPLATE_EXAMPLE_ROW]);
@@ -38057,7 +38205,7 @@ function valuesFromCsv(text4) {
     };
   });
 }
-var import_node_module2, TEMPLATE_HEADER, TEMPLATE_EXAMPLE_ROW, CsvSyntaxError;
+var import_node_module2, TEMPLATE_HEADER, TEMPLATE_EXAMPLE_ROW, CsvSyntaxError, FORMULA, formulaCell, runsAsFormula, asTheServiceHoldsIt;
 var init_csv = __esm({
   "src/ssp/csv.ts"() {
     "use strict";
@@ -38082,6 +38230,10 @@ var init_csv = __esm({
       }
       line;
     };
+    FORMULA = /^'*[=+\-@\t\r]/;
+    formulaCell = (text4) => csvCell(text4) !== text4;
+    runsAsFormula = (text4) => !text4.startsWith("'") && formulaCell(text4);
+    asTheServiceHoldsIt = (text4) => text4;
   }
 });
 
@@ -46155,7 +46307,7 @@ function writeFileExclusive(path, data, mode = 420) {
 }
 function writeTemp(path, data, mode, exact) {
   makeFolders((0, import_node_path3.dirname)(path));
-  const tmp = `${path}.${process.pid}.tmp`;
+  const tmp = `${path}.${process.pid}-${(0, import_node_crypto3.randomBytes)(4).toString("hex")}.tmp`;
   (0, import_node_fs2.rmSync)(tmp, { force: true });
   const fd = (0, import_node_fs2.openSync)(tmp, "wx", mode);
   try {
@@ -46171,10 +46323,11 @@ function writeTemp(path, data, mode, exact) {
   (0, import_node_fs2.closeSync)(fd);
   return tmp;
 }
-var import_node_fs2, import_node_path3, NO_LINKS;
+var import_node_crypto3, import_node_fs2, import_node_path3, NO_LINKS;
 var init_fs_atomic = __esm({
   "src/fs-atomic.ts"() {
     "use strict";
+    import_node_crypto3 = require("node:crypto");
     import_node_fs2 = require("node:fs");
     import_node_path3 = require("node:path");
     NO_LINKS = /* @__PURE__ */ new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
@@ -46435,16 +46588,16 @@ function serviceUrl(baseUrl) {
 }
 function tenantIdentity(baseUrl, realm) {
   const url = serviceUrl(baseUrl);
-  const key5 = (0, import_node_crypto3.createHash)("sha256").update(`${url}
+  const key5 = (0, import_node_crypto4.createHash)("sha256").update(`${url}
 ${realm}`).digest("hex");
   const label = `${url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")}/${realm}`.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").slice(0, 60).replace(/^[-.]+|[-.]+$/g, "");
   return { url, realm, key: key5, label };
 }
-var import_node_crypto3;
+var import_node_crypto4;
 var init_tenant = __esm({
   "src/tenant.ts"() {
     "use strict";
-    import_node_crypto3 = require("node:crypto");
+    import_node_crypto4 = require("node:crypto");
     init_loopback();
   }
 });
@@ -46460,7 +46613,7 @@ function signInFolder(penv, platform = process.platform) {
 }
 function signInFile(folder, target, role) {
   const bound = [target.environment, serviceUrl(target.baseUrl), serviceUrl(target.authUrl), target.realm].join("\n");
-  const hash = (0, import_node_crypto4.createHash)("sha256").update(bound).digest("hex").slice(0, 16);
+  const hash = (0, import_node_crypto5.createHash)("sha256").update(bound).digest("hex").slice(0, 16);
   const name = target.environment.replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 40) || "env";
   return (0, import_node_path5.join)(folder, `${name}.${role}.${hash}.json`);
 }
@@ -46562,11 +46715,11 @@ function privateFolder(folder) {
     if (process.platform !== "win32" && stats.mode & 63) (0, import_node_fs4.chmodSync)(dir, 448);
   }
 }
-var import_node_crypto4, import_node_fs4, import_node_os, import_node_path5, ROLES;
+var import_node_crypto5, import_node_fs4, import_node_os, import_node_path5, ROLES;
 var init_sign_in_store = __esm({
   "src/api/sign-in-store.ts"() {
     "use strict";
-    import_node_crypto4 = require("node:crypto");
+    import_node_crypto5 = require("node:crypto");
     import_node_fs4 = require("node:fs");
     import_node_os = require("node:os");
     import_node_path5 = require("node:path");
@@ -48031,7 +48184,8 @@ function checkRow(row, index, inOrder2, width, err) {
     return void 0;
   }
   const c2 = inOrder2 ? raw : index.map((i) => raw[i] ?? "");
-  const [product, currency, valueType, below, mid, above, start, end] = c2;
+  const [product, currency, valueType, start, end] = [c2[0], c2[1], c2[2], c2[6], c2[7]].map((x2) => fromCsvCell(x2 ?? ""));
+  const [below, mid, above] = [c2[3], c2[4], c2[5]];
   let ok = true;
   const bad = (i, m) => {
     err(row.line, 1 + raw.slice(0, index[i] ?? 0).reduce((n, x2) => n + x2.length + 1, 0), m);
@@ -48206,7 +48360,7 @@ function batchValues(f2, entry, policy2, live, unique) {
   const held = live.values.get(`${policy2}/${entry.name}`);
   const shown3 = held && valuesText(held);
   if (!shown3) return;
-  const text4 = shown3.text;
+  const text4 = formulaCells(shown3.text) ? valuesToCsv(valuesFromCsv(shown3.text)) : shown3.text;
   const file = unique(import_node_path7.posix.join(import_node_path7.posix.dirname(f2.file), valuesFileFor(policy2, entry.name)));
   const problem2 = checkValuesText(text4, file).diagnostics[0];
   if (problem2) {
@@ -50266,11 +50420,11 @@ function painter(on, key5) {
     }
   };
 }
-var import_node_crypto5, BACKSLASH, QUOTE, Redactor, MIN_SECRET, MIN_PLAIN_SECRET, MARK, JSON_FORMAT_VERSION, Output;
+var import_node_crypto6, BACKSLASH, QUOTE, Redactor, MIN_SECRET, MIN_PLAIN_SECRET, MARK, JSON_FORMAT_VERSION, Output;
 var init_output = __esm({
   "src/cli/output.ts"() {
     "use strict";
-    import_node_crypto5 = require("node:crypto");
+    import_node_crypto6 = require("node:crypto");
     init_errors();
     init_redact_json();
     init_escape();
@@ -50338,7 +50492,7 @@ var init_output = __esm({
       err;
       outPainter;
       /** The mark of this run's colour codes, and where they stand in a text. */
-      key = `${MARK}${(0, import_node_crypto5.randomBytes)(8).toString("hex")}\uE001`;
+      key = `${MARK}${(0, import_node_crypto6.randomBytes)(8).toString("hex")}\uE001`;
       marks;
       /** Text as it reaches a stream: secrets blanked out, then every control character that came with it
        *  shown as text (terminalLines: an ESC sequence of a policy name cannot colour, move the cursor or
@@ -51798,23 +51952,33 @@ function planChecksum(plan) {
 }
 function legacyPlanChecksum(plan) {
   const text4 = JSON.stringify([plan.environment, plan.base_url, plan.auth_url, plan.realm, plan.changes]);
-  return `sha256:${(0, import_node_crypto6.createHash)("sha256").update(text4).digest("hex")}`;
+  return `sha256:${(0, import_node_crypto7.createHash)("sha256").update(text4).digest("hex")}`;
 }
 function summarize(keys2, items, field) {
   const out = Object.fromEntries(keys2.map((k2) => [k2, 0]));
   for (const i of items) out[i[field]] = (out[i[field]] ?? 0) + 1;
   return out;
 }
-var import_node_crypto6, PLAN_FORMAT_VERSION, ACTIONS, DRIFT_CLASSES;
+var import_node_crypto7, PLAN_FORMAT_VERSION, ACTIONS, DRIFT_CLASSES;
 var init_model = __esm({
   "src/plan/model.ts"() {
     "use strict";
-    import_node_crypto6 = require("node:crypto");
+    import_node_crypto7 = require("node:crypto");
     init_canonical_json();
     init_entries();
     PLAN_FORMAT_VERSION = "1";
     ACTIONS = ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"];
     DRIFT_CLASSES = ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"];
+  }
+});
+
+// src/report/unread.ts
+var unreadWhat, unreadError;
+var init_unread = __esm({
+  "src/report/unread.ts"() {
+    "use strict";
+    unreadWhat = (u) => u.address.includes("/") ? u.address : `${u.address}/\u2026 (all of it)`;
+    unreadError = (unread) => `part of the service could not be read, even after retries: ${unread.map((u) => `${unreadWhat(u)} (${u.error})`).join("; ")}; nothing was said of ${unread.length === 1 ? "it" : "them"}: run again to read ${unread.length === 1 ? "it" : "them"}`;
   }
 });
 
@@ -52060,6 +52224,8 @@ __export(plan_exports, {
   planMarkdown: () => planMarkdown,
   planText: () => planText,
   summaryLine: () => summaryLine,
+  unreadMarkdown: () => unreadMarkdown,
+  unreadText: () => unreadText,
   valuesLine: () => valuesLine
 });
 function diffLines(diff, indent, limit = 40) {
@@ -52089,10 +52255,18 @@ function summaryLine(plan) {
   const shown3 = ACTIONS.filter((a) => !APPLIED_ACTIONS.includes(a) && count2(a));
   const total = shown3.reduce((n, a) => n + count2(a), 0);
   const shownOnly = shown3.map((a) => `${count2(a)} ${actionWords(a)}`);
-  return `Plan: ${writes.length ? writes.join(", ") : "nothing to apply"}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
+  const unread = plan.unread?.length ? `; ${plan.unread.length} not read (the service did not answer: the plan says nothing of ${plan.unread.length === 1 ? "it" : "them"})` : "";
+  return `Plan: ${writes.length ? writes.join(", ") : "nothing to apply"}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}${unread}.`;
 }
 function hasChanges(plan) {
-  return plan.changes.length > 0;
+  return plan.changes.length > 0 || !!plan.unread?.length;
+}
+function unreadText(unread, out) {
+  return (unread ?? []).flatMap((u) => [
+    `${out.paint("red", " -")} ${out.paint("bold", terminalText(unreadWhat(u)))} ${out.paint("dim", "(not read)")}`,
+    `      ${out.paint("red", "reason:")} ${terminalText(u.error)}; nothing is said of it or of what lies below it: run again to read it`,
+    ""
+  ]);
 }
 function hasApplied(plan) {
   return plan.changes.some(isApplied);
@@ -52158,7 +52332,7 @@ function planText(plan, out) {
   const where2 = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
   lines.push(
     ...guardrailsText(plan, out),
-    hasApplied(plan) ? `revsync will make these changes in ${where2}:` : `Nothing for revsync to apply in ${where2}, but the service and git differ:`,
+    hasApplied(plan) ? `revsync will make these changes in ${where2}:` : plan.changes.length ? `Nothing for revsync to apply in ${where2}, but the service and git differ:` : `Nothing for revsync to apply in ${where2}, but part of the service could not be read:`,
     ""
   );
   const fourEyes = plan.four_eyes;
@@ -52180,7 +52354,7 @@ function planText(plan, out) {
     if (eyes) lines.push(`      ${terminalText(eyes)}`);
     lines.push(...changeGuardrailLines(c2, out), "");
   }
-  lines.push(...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
+  lines.push(...unreadText(plan.unread, out), ...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
   return lines.join("\n");
 }
 function markdownCut(text4, max, esc2 = markdownText) {
@@ -52255,7 +52429,7 @@ function changeLines(changes) {
 function changesMarkdown(changes, budget, whole, fourEyes, max) {
   const limit = max.toLocaleString("en");
   const line = changeLines(changes);
-  const headOf2 = (rest, shown3, cut) => {
+  const headOf3 = (rest, shown3, cut) => {
     const what = rest === "line" ? "one line each" : "one line each, without their reasons";
     const said = cut ? cutWords(whole) : "";
     return shown3 ? `
@@ -52271,11 +52445,11 @@ _In full, the changes would pass the comment's ${limit} characters: each is list
   };
   const bare = linesWithNames(
     changes.map((c2) => c2.address),
-    budget - headOf2("bare", 0, true).length,
+    budget - headOf3("bare", 0, true).length,
     (i, name) => `- \`${SYMBOL[changes[i].action]}\` <code>${name}</code>
 `
   );
-  const between = (rest, shown3) => headOf2(rest, shown3, rest === "line" ? line.cut : bare.cut);
+  const between = (rest, shown3) => headOf3(rest, shown3, rest === "line" ? line.cut : bare.cut);
   const leftOut = (n) => `
 _${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._
 `;
@@ -52295,6 +52469,7 @@ function planMarkdown(plan, file, max = MARKDOWN_LIMIT) {
   head.push("| Action | Count |", "|---|---|");
   for (const [k2, v2] of Object.entries(plan.summary)) if (v2) head.push(`| ${SYMBOL[k2]} ${actionWords(k2)} | ${v2} |`);
   head.push("", "");
+  head.push(unreadMarkdown(plan.unread, whole));
   const top = head.join("\n");
   const tail = `
 ${summaryLine(plan)}
@@ -52316,7 +52491,7 @@ _Not shown: the changes fill the comment. What the plan does to the policy test 
 ${impact2}` : "") + tail;
 }
 function driftText(report3, out) {
-  if (!report3.drift.length) {
+  if (!report3.drift.length && !report3.unread?.length) {
     const ignored = report3.ignored?.length ? ` (${plural(report3.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
     const head = report3.kept_live?.length ? "No drift in the fields git sets." : report3.notes?.length ? "No drift in what the service shows." : "No drift.";
     const kept = report3.kept_live?.length ? `; ${keptWords(report3.kept_live)}` : "";
@@ -52334,7 +52509,14 @@ function driftText(report3, out) {
     const who = attribution(d);
     if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
   }
-  lines.push(...ignoredText(report3), "", ...keptText(report3.kept_live, out), driftSummaryLine(report3), ...noteLines(report3.notes, report3.look_alike));
+  lines.push(
+    ...ignoredText(report3),
+    "",
+    ...unreadText(report3.unread, out),
+    ...keptText(report3.kept_live, out),
+    driftSummaryLine(report3),
+    ...noteLines(report3.notes, report3.look_alike)
+  );
   return lines.join("\n");
 }
 function ignoredText(report3) {
@@ -52367,7 +52549,8 @@ _${plural(n, "more accepted difference")} not shown here: every one is in ${whol
 }
 function driftSummaryLine(report3) {
   const parts = Object.entries(report3.summary).filter(([, v2]) => v2).map(([k2, v2]) => plural(v2, ...DRIFT_WORDS[k2] ?? [k2.replace(/_/g, " "), k2.replace(/_/g, " ")]));
-  return `Drift: ${parts.join(", ")}${report3.ignored?.length ? `; ${report3.ignored.length} ignored (accepted)` : ""}.`;
+  const unread = report3.unread?.length ? `; ${report3.unread.length} not read (the service did not answer)` : "";
+  return `Drift: ${parts.join(", ") || "none in what was read"}${report3.ignored?.length ? `; ${report3.ignored.length} ignored (accepted)` : ""}${unread}.`;
 }
 function attribution(d) {
   return modifiedWords({ modified_by: d.modified_by ?? null, modified_on: d.modified_on ?? null });
@@ -52378,10 +52561,12 @@ function driftMarkdown(report3, file, max = MARKDOWN_LIMIT) {
   const notes = alikeMarkdown(report3.look_alike) + notesMarkdown(report3.notes, whole);
   const ignored = ignoredMarkdown(report3, whole);
   const kept = keptMarkdown(report3.kept_live, whole);
-  if (!report3.drift.length) {
+  if (!report3.drift.length && !report3.unread?.length) {
     const head = report3.kept_live?.length ? `**No drift** in the fields git sets: the service ${matchesWords(report3.notes)} in them; ${keptWords(report3.kept_live).replace("shown above", "shown below")}.` : report3.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report3.notes)}.` : "**No drift.**";
     return [...lines, head, ...ignored ? [ignored] : [], "", ...kept ? [kept] : [], notes].join("\n");
   }
+  const unread = unreadMarkdown(report3.unread, whole);
+  if (unread) lines.splice(3, 0, unread);
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
   const limit = max.toLocaleString("en");
@@ -52475,7 +52660,7 @@ function applyText(report3, out) {
     lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }
-var SYMBOL, COLOR2, show7, keptFieldsText, noteLines, alikeMarkdown, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS, changeWho;
+var SYMBOL, COLOR2, show7, unreadMarkdown, keptFieldsText, noteLines, alikeMarkdown, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS, changeWho;
 var init_plan2 = __esm({
   "src/report/plan.ts"() {
     "use strict";
@@ -52484,6 +52669,7 @@ var init_plan2 = __esm({
     init_model();
     init_unknown();
     init_entries();
+    init_unread();
     init_who();
     init_four_eyes2();
     init_look_alike2();
@@ -52501,6 +52687,14 @@ var init_plan2 = __esm({
       unsupported: "red"
     };
     show7 = (v2) => v2 === void 0 ? "(unset)" : JSON.stringify(v2);
+    unreadMarkdown = (unread, whole) => unread?.length ? fitPieces(
+      unread.map((u) => `> **Not read**: ${markdownCode(unreadWhat(u))}: ${markdownText(u.error)}; nothing is said of it or of what lies below it.
+
+`),
+      SECTION_BUDGET.notes,
+      (n) => `_${plural(n, "more address")} not read: every one is in ${whole} (unread)._
+`
+    ).text : "";
     keptFieldsText = (k2, value2) => Object.entries(k2.fields).map(([f2, v2]) => `${f2}: ${value2(v2)}`).join(", ");
     noteLines = (notes, alike) => [
       ...(alike ?? []).map((l) => `Warning: ${terminalText(lookAlikeWords(l))}`),
@@ -52645,10 +52839,11 @@ var init_drift2 = __esm({
 
 // src/fleet/outcome.ts
 function planOutcome(plan) {
-  return { environment: plan.environment, command: "plan", status: plan.changes.some(isApplied) ? "changes" : "clean", plan };
+  const status = plan.unread?.length ? "failed" : plan.changes.some(isApplied) ? "changes" : "clean";
+  return { environment: plan.environment, command: "plan", status, plan };
 }
 function driftOutcome(drift) {
-  return { environment: drift.environment, command: "drift", status: drift.drift.length ? "changes" : "clean", drift };
+  return { environment: drift.environment, command: "drift", status: drift.unread?.length ? "failed" : drift.drift.length ? "changes" : "clean", drift };
 }
 function testOutcome(environment, test) {
   return { environment, command: "test", status: test.summary.failed > 0 ? "failed" : "clean", test };
@@ -53229,13 +53424,31 @@ var init_evidence2 = __esm({
 // src/lock/lock.ts
 var lock_exports = {};
 __export(lock_exports, {
+  DEFAULT_REQUEST_DEADLINE_MS: () => DEFAULT_REQUEST_DEADLINE_MS,
   LockHeld: () => LockHeld,
   LockUnavailable: () => LockUnavailable,
   RenamedLock: () => RenamedLock,
   acquireLock: () => acquireLock,
+  deadlineOf: () => deadlineOf,
   holderWords: () => holderWords,
+  releasedRecord: () => releasedRecord,
   unlockCommand: () => unlockCommand
 });
+function releasedRecord(h, waitMs, why, by) {
+  return {
+    environment: h.environment,
+    user: by.user,
+    service_user: null,
+    host: by.host,
+    pid: by.pid,
+    ci_run_url: null,
+    since: by.since,
+    plan_checksum: null,
+    revsync_version: by.revsync_version,
+    request_deadline_ms: Math.max(0, Math.ceil(waitMs)),
+    released: { lock: h.id, why }
+  };
+}
 function holderWords(h, now, environment) {
   const since = Date.parse(h.since);
   const other = environment !== void 0 && h.environment !== environment ? ` to environment ${JSON.stringify(h.environment)} (the same tenant)` : "";
@@ -53265,13 +53478,15 @@ async function acquireLock(backend, request2, opts) {
     pause = Math.min(pause * 2, 5e3);
   }
 }
-var LockUnavailable, unlockCommand, ago, LockHeld, RenamedLock;
+var DEFAULT_REQUEST_DEADLINE_MS, deadlineOf, LockUnavailable, unlockCommand, ago, LockHeld, RenamedLock;
 var init_lock = __esm({
   "src/lock/lock.ts"() {
     "use strict";
     init_duration();
     init_errors();
     init_shell_quote();
+    DEFAULT_REQUEST_DEADLINE_MS = 9e4;
+    deadlineOf = (h) => typeof h.request_deadline_ms === "number" && Number.isFinite(h.request_deadline_ms) && h.request_deadline_ms >= 0 ? Math.min(h.request_deadline_ms, 24 * 36e5) : DEFAULT_REQUEST_DEADLINE_MS;
     LockUnavailable = class extends UserError {
       constructor(message, hint) {
         super(message, hint ?? "fix that, or run apply with --lock=false to go on without a lock (the evidence record says so)");
@@ -53286,7 +53501,7 @@ var init_lock = __esm({
           `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now, environment)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
           // A holder this machine sees running is never offered a release: unlock --force would take a live
           // apply's lock (two writers at once), whatever a terminal can or cannot answer.
-          state === "alive" ? "that apply is still running on this machine: wait for it with --lock-timeout (e.g. --lock-timeout 10m)" : `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id, force)}`
+          state === "alive" ? "that apply is still running on this machine: wait for it with --lock-timeout (e.g. --lock-timeout 10m)" : `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock (the next apply then waits ${formatDuration(deadlineOf(holder))}, its request deadline, for any write it sent to land): ${unlockCommand(environment, holder.id, force)}`
         );
         this.environment = environment;
         this.holder = holder;
@@ -53320,16 +53535,17 @@ var init_lock = __esm({
       async take(request2) {
         const r = await this.current.take(request2);
         if (!("taken" in r)) return r;
+        const back2 = r.tookOver && releasedRecord(r.tookOver, deadlineOf(r.tookOver), r.tookOver.released?.why ?? "its holder's process is gone", request2);
         let old;
         try {
           old = await this.earlier.live();
         } catch (e) {
-          await this.current.release(r.taken.id).catch(() => void 0);
+          await this.current.release(r.taken.id, back2).catch(() => void 0);
           throw e;
         }
         if (!old || old.id === r.taken.id) return r;
         this.onEarlier.add(old.id);
-        await this.current.release(r.taken.id);
+        await this.current.release(r.taken.id, back2);
         return { held: old };
       }
       async holder() {
@@ -53339,23 +53555,26 @@ var init_lock = __esm({
         if (old) this.onEarlier.add(old.id);
         return old;
       }
-      async release(id) {
-        const r = await this.current.release(id);
+      async release(id, leave) {
+        const r = await this.current.release(id, leave);
         if (r === "released") return r;
         const old = await this.earlier.holder();
-        return old?.id === id ? this.earlier.release(id) : r;
+        if (old?.id !== id) return r;
+        const done = await this.earlier.release(id);
+        if (done === "released" && leave && r === "free") await this.current.take(leave);
+        return done;
       }
     };
   }
 });
 
 // src/report/views/lock.ts
-function advice({ environment, backend, holder, state, interactive }, unlockCommand2) {
+function advice({ environment, backend, holder, state, interactive }, { unlockCommand: unlockCommand2, deadlineOf: deadlineOf2, formatDuration: formatDuration2 }) {
   const unlock = unlockCommand2(environment, holder.id, !interactive);
   if (state === "alive")
     return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout). Only --force releases it, and that apply then writes beside the next one: ${unlockCommand2(environment, holder.id, true)}`;
   if (state === "gone")
-    return backend.kind === "local" ? `Its process (pid ${holder.pid}) is gone: the next apply takes the lock over (or release it now: ${unlock}).` : `Its process (pid ${holder.pid}) is no longer running on this host: release it: ${unlock}`;
+    return backend.kind === "local" ? `Its process (pid ${holder.pid}) is gone: the next apply takes the lock over, after waiting ${formatDuration2(deadlineOf2(holder))} (its request deadline) for any write it sent to land (or release it now: ${unlock}).` : `Its process (pid ${holder.pid}) is no longer running on this host: release it: ${unlock}`;
   return `If that apply is dead, release it: ${unlock}`;
 }
 var lockStatusViews;
@@ -53364,13 +53583,18 @@ var init_lock2 = __esm({
     "use strict";
     lockStatusViews = {
       text: async () => {
-        const { holderWords: holderWords2, unlockCommand: unlockCommand2 } = await Promise.resolve().then(() => (init_lock(), lock_exports));
+        const { deadlineOf: deadlineOf2, holderWords: holderWords2, unlockCommand: unlockCommand2 } = await Promise.resolve().then(() => (init_lock(), lock_exports));
+        const { formatDuration: formatDuration2 } = await Promise.resolve().then(() => (init_duration(), duration_exports));
         return (status, out) => {
           const { environment, backend, holder } = status;
+          if (holder?.released)
+            return out.out(
+              `Environment ${JSON.stringify(environment)} is not locked (${backend.where}): its last lock, ${holder.released.lock}, was ${holder.released.why}; a write sent under it may still land, so the next apply waits ${formatDuration2(deadlineOf2(holder))} before it writes.`
+            );
           out.out(
             holder ? `Environment ${JSON.stringify(environment)} is locked (${backend.where}):
   held by ${holderWords2(holder, Date.now(), environment)}
-  ${advice({ ...status, holder }, unlockCommand2)}` : `Environment ${JSON.stringify(environment)} is not locked (${backend.where}).`
+  ${advice({ ...status, holder }, { unlockCommand: unlockCommand2, deadlineOf: deadlineOf2, formatDuration: formatDuration2 })}` : `Environment ${JSON.stringify(environment)} is not locked (${backend.where}).`
           );
         };
       },
@@ -53378,9 +53602,11 @@ var init_lock2 = __esm({
         environment,
         backend: backend.kind,
         where: backend.where,
-        locked: !!holder,
-        holder: holder ?? null,
-        ...holder ? { holder_process: state ?? "unknown" } : {}
+        locked: !!holder && !holder.released,
+        holder: holder && !holder.released ? holder : null,
+        ...holder && !holder.released ? { holder_process: state ?? "unknown" } : {},
+        // A lock released while a write sent under it may still land: the next apply waits this long.
+        ...holder?.released ? { released: { ...holder.released, next_apply_waits_ms: holder.request_deadline_ms ?? null } } : {}
       })
     };
   }
@@ -53730,7 +53956,7 @@ function policy(seed, files) {
   const stamp = { created_at: T0, created_by: "alice", updated_at: T0, updated_by: "alice" };
   const batches = seed.batches.map((b2, i) => {
     const fileId = seed.method === "upload" ? `FILE-${seed.id}-${i + 1}` : null;
-    if (fileId) files[fileId] = valuesToCsv(b2.values);
+    if (fileId) files[fileId] = valuesToCsv(b2.values, asTheServiceHoldsIt);
     return {
       ...stamp,
       can_delete: b2.status !== "approved",
@@ -54543,7 +54769,7 @@ function createSsp(state, t, caller, raw) {
 function storeBatch(state, t, o) {
   const fileId = nextId(state, "FILE-");
   const values2 = o.batch.ssp_values.map((v2) => ({ ...v2, ssp_value_id: nextId(state, "SV") }));
-  t.files[fileId] = o.csv ?? valuesToCsv(values2);
+  t.files[fileId] = o.csv ?? valuesToCsv(values2, asTheServiceHoldsIt);
   return {
     created_at: o.now,
     created_by: o.user,
@@ -54797,16 +55023,16 @@ var init_service2 = __esm({
 
 // src/emulator/tokens.ts
 function subjectOf(realm, user) {
-  return (0, import_node_crypto7.createHash)("sha256").update(`${realm}
+  return (0, import_node_crypto8.createHash)("sha256").update(`${realm}
 ${user}`).digest("hex").replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, "$1-$2-$3-$4-$5");
 }
 function accessToken(o) {
-  if (o.opaque) return `at.${(0, import_node_crypto7.randomBytes)(24).toString("base64url")}`;
+  if (o.opaque) return `at.${(0, import_node_crypto8.randomBytes)(24).toString("base64url")}`;
   const now = Math.floor(Date.now() / 1e3);
   const claims = {
     exp: now + o.ttlS,
     iat: now,
-    jti: (0, import_node_crypto7.randomBytes)(8).toString("hex"),
+    jti: (0, import_node_crypto8.randomBytes)(8).toString("hex"),
     iss: `revsync-emulator/realms/${o.realm}`,
     sub: subjectOf(o.realm, o.user),
     typ: "Bearer",
@@ -54815,13 +55041,13 @@ function accessToken(o) {
     preferred_username: o.user,
     ...o.email ? { email: o.email } : {}
   };
-  return `${part({ alg: "HS256", typ: "JWT" })}.${part(claims)}.${(0, import_node_crypto7.randomBytes)(24).toString("base64url")}`;
+  return `${part({ alg: "HS256", typ: "JWT" })}.${part(claims)}.${(0, import_node_crypto8.randomBytes)(24).toString("base64url")}`;
 }
-var import_node_crypto7, part;
+var import_node_crypto8, part;
 var init_tokens = __esm({
   "src/emulator/tokens.ts"() {
     "use strict";
-    import_node_crypto7 = require("node:crypto");
+    import_node_crypto8 = require("node:crypto");
     part = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
   }
 });
@@ -54923,11 +55149,11 @@ async function startEmulator(opts) {
     })
   };
 }
-var import_node_crypto8, import_node_http, DEFAULT_SETTINGS, MAX_BODY, JOURNAL_MAX, API, Reply, Emulator;
+var import_node_crypto9, import_node_http, DEFAULT_SETTINGS, MAX_BODY, JOURNAL_MAX, API, Reply, Emulator;
 var init_server = __esm({
   "src/emulator/server.ts"() {
     "use strict";
-    import_node_crypto8 = require("node:crypto");
+    import_node_crypto9 = require("node:crypto");
     import_node_http = require("node:http");
     init_authorize();
     init_faults();
@@ -55206,7 +55432,7 @@ var init_server = __esm({
       }
       issue(kind, base, ttlS) {
         const email = this.tenant(base.realm)?.users[base.user]?.email;
-        const value2 = kind === "access" ? accessToken({ ...base, ...email ? { email } : {}, ttlS, opaque: this.settings.opaque_tokens }) : `rt.${(0, import_node_crypto8.randomBytes)(24).toString("base64url")}`;
+        const value2 = kind === "access" ? accessToken({ ...base, ...email ? { email } : {}, ttlS, opaque: this.settings.opaque_tokens }) : `rt.${(0, import_node_crypto9.randomBytes)(24).toString("base64url")}`;
         this.state.tokens[value2] = { ...base, kind, expiresAt: Date.now() + ttlS * 1e3 };
         return value2;
       }
@@ -55229,21 +55455,21 @@ var init_server = __esm({
         return new Reply(page2.status, page2.html, "text/html; charset=utf-8", headers);
       }
       /** The key the implicit flow's tokens are signed with (HS256): the emulator's own, for this run. */
-      signingKey = (0, import_node_crypto8.randomBytes)(32);
+      signingKey = (0, import_node_crypto9.randomBytes)(32);
       /** An access token of the implicit flow: a JWT as Keycloak issues one (the user in preferred_username
        *  and sub, the client in azp, the sign-in's nonce), bound to its realm and user as every token is. No
        *  refresh token: the implicit flow has none. */
       issueImplicit(issuer, realm, user, clientId, nonce) {
         const now = Date.now();
         for (const [k2, v2] of Object.entries(this.state.tokens)) if (v2.expiresAt <= now) delete this.state.tokens[k2];
-        const session = (0, import_node_crypto8.randomUUID)();
+        const session = (0, import_node_crypto9.randomUUID)();
         const iat = Math.floor(now / 1e3);
         const sub = subjectOf(realm, user);
         const claims = {
           exp: iat + this.accessTtlS,
           iat,
           auth_time: iat,
-          jti: (0, import_node_crypto8.randomUUID)(),
+          jti: (0, import_node_crypto9.randomUUID)(),
           iss: issuer,
           aud: "account",
           sub,
@@ -55257,7 +55483,7 @@ var init_server = __esm({
         };
         const part2 = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
         const unsigned = `${part2({ alg: "HS256", typ: "JWT", kid: "emulator" })}.${part2(claims)}`;
-        const token = `${unsigned}.${(0, import_node_crypto8.createHmac)("sha256", this.signingKey).update(unsigned).digest("base64url")}`;
+        const token = `${unsigned}.${(0, import_node_crypto9.createHmac)("sha256", this.signingKey).update(unsigned).digest("base64url")}`;
         this.state.tokens[token] = { kind: "access", realm, user, clientId, session, expiresAt: now + this.accessTtlS * 1e3 };
         this.persist();
         return { token, expiresIn: this.accessTtlS, session };
@@ -55285,7 +55511,7 @@ var init_server = __esm({
           user = userNamed(t, form.get("username") ?? "");
           const u = t.users[user];
           if (!u || u.password !== form.get("password")) return fail(401, "invalid_grant", "invalid user credentials");
-          session = (0, import_node_crypto8.randomUUID)();
+          session = (0, import_node_crypto9.randomUUID)();
         } else if (grant === "refresh_token") {
           const rt = form.get("refresh_token") ?? "";
           const rec = this.state.tokens[rt];
@@ -62117,18 +62343,40 @@ var init_fleet3 = __esm({
 async function readLive(core, desired, opts, kinds = KINDS) {
   let done = 0;
   let total = kinds.length;
+  const unread = [];
+  const failures = [];
+  const recorded = (address, e) => {
+    if (!opts.partial || !(e instanceof ApiError)) return false;
+    unread.push({ address, error: e.message });
+    failures.push(e);
+    return true;
+  };
   const progress = {
     more: (n) => void (total += n),
-    done: (what) => opts.progress?.(++done, total, what)
+    done: (what) => opts.progress?.(++done, total, what),
+    unread: recorded
   };
-  const read = await Promise.all(kinds.map(async (k2) => [k2.name, await k2.read(core, desiredOf(k2, desired), opts, progress)]));
-  return new Map(read);
+  const read = await Promise.all(
+    kinds.map(async (k2) => {
+      try {
+        return [[k2.name, await k2.read(core, desiredOf(k2, desired), opts, progress)]];
+      } catch (e) {
+        if (recorded(k2.name, e)) return [];
+        throw e;
+      }
+    })
+  );
+  const live = new Map(read.flat());
+  if (kinds.length && !live.size && failures[0]) throw failures[0];
+  return unread.length ? Object.assign(live, { unread: unread.sort((a, b2) => byCodePoint(a.address, b2.address)) }) : live;
 }
 var nothingInGit;
 var init_read2 = __esm({
   "src/live/read.ts"() {
     "use strict";
+    init_errors();
     init_kind();
+    init_address();
     init_registry();
     nothingInGit = (kinds = KINDS) => new Map(kinds.map((k2) => [k2.name, []]));
   }
@@ -62191,9 +62439,10 @@ var init_held_twice2 = __esm({
 });
 
 // src/plan/build.ts
-function entries(desired, live, targets, kinds) {
+function entries(desired, live, targets, all2) {
   const findings = { targets, problems: [], unknown: /* @__PURE__ */ new Map() };
-  const changes = kinds.flatMap((k2) => k2.plan(desiredOf(k2, desired), liveOf(k2, live), findings));
+  const kinds = readKinds(all2, live);
+  const changes = kinds.flatMap((k2) => k2.plan(desiredOf(k2, desired), liveOf(k2, live), findings)).filter((c2) => !unreadAt(live, c2.address));
   if (findings.problems.length) {
     throw new UserError(
       `the plan cannot be made, so nothing was sent:
@@ -62203,6 +62452,7 @@ function entries(desired, live, targets, kinds) {
   }
   for (const k2 of kinds) {
     for (const u of k2.unmanaged(desiredOf(k2, desired), liveOf(k2, live), targets)) {
+      if (unreadAt(live, u.address)) continue;
       const why = `${u.reason}${whoWords(u, "last modified")}`;
       changes.push(
         shownEntry("not_in_git", u.address, why, {
@@ -62221,12 +62471,12 @@ function entries(desired, live, targets, kinds) {
   return { changes: planHeldTwice(changes, held, inGit), findings, kept: keptHeldTwice(keptOf(desired, live, targets, kinds), held) };
 }
 function keptOf(desired, live, targets, kinds) {
-  const kept = kinds.flatMap((k2) => k2.kept?.(desiredOf(k2, desired), liveOf(k2, live), targets) ?? []);
+  const kept = readKinds(kinds, live).flatMap((k2) => k2.kept?.(desiredOf(k2, desired), liveOf(k2, live), targets) ?? []).filter((k2) => !unreadAt(live, k2.address));
   return plainData(kept.sort((a, b2) => byCodePoint(a.address, b2.address)));
 }
 function draftPlan(desired, live, meta, kinds = KINDS) {
   const { changes, findings, kept } = entries(desired, live, meta.targets, kinds);
-  const alike = lookAlikes(desired, live, meta.targets, kinds);
+  const alike = lookAlikes(desired, live, meta.targets, readKinds(kinds, live));
   const rank = (c2) => kindOf2(kinds, c2.address)?.rank?.(c2) ?? 0;
   changes.sort((a, b2) => (ORDER[a.action] ?? 9) - (ORDER[b2.action] ?? 9) || rank(a) - rank(b2) || byCodePoint(a.address, b2.address));
   return {
@@ -62244,8 +62494,15 @@ function draftPlan(desired, live, meta, kinds = KINDS) {
     summary: summarize(ACTIONS, changes, "action"),
     notes: unknownNotes(findings.unknown),
     ...kept.length ? { kept_live: kept } : {},
-    ...alike.length ? { look_alike: alike } : {}
+    ...alike.length ? { look_alike: alike } : {},
+    ...unreadOf(live, meta.targets)
   };
+}
+function unreadOf(live, targets) {
+  const list3 = (live.unread ?? []).filter(
+    (u) => !targets.length || targets.some((t) => t === u.address || t.startsWith(`${u.address}/`) || u.address.startsWith(`${t}/`))
+  );
+  return list3.length ? { unread: list3.map((u) => ({ ...u })) } : {};
 }
 function seal(plan) {
   const { four_eyes, impact: impact2, ...entries2 } = plan;
@@ -62272,7 +62529,7 @@ var init_build = __esm({
 
 // src/plan/targets.ts
 function knownAddresses(desired, live, kinds = KINDS) {
-  return new Set(kinds.flatMap((k2) => [...k2.addressesIn(desiredOf(k2, desired)), ...k2.addressesLive(liveOf(k2, live))]));
+  return new Set(kinds.flatMap((k2) => [...k2.addressesIn(desiredOf(k2, desired)), ...live.has(k2.name) ? k2.addressesLive(liveOf(k2, live)) : []]));
 }
 function checkTargets(targets, desired, live, kinds = KINDS) {
   if (!targets.length) return;
@@ -62292,7 +62549,7 @@ function checkTargets(targets, desired, live, kinds = KINDS) {
 function targetedDesired(desired, live, targets, kinds = KINDS) {
   if (!targets.length) return desired;
   const on = (a) => targeted(a, [...targets]);
-  return new Map(kinds.map((k2) => [k2.name, k2.targeted(desiredOf(k2, desired), liveOf(k2, live), on)]));
+  return new Map(readKinds(kinds, live).map((k2) => [k2.name, k2.targeted(desiredOf(k2, desired), liveOf(k2, live), on)]));
 }
 var init_targets = __esm({
   "src/plan/targets.ts"() {
@@ -62550,6 +62807,7 @@ async function makePlan(core, req) {
       values: true,
       managedDetails: true,
       approvedValues: !!tests,
+      partial: true,
       ...req.guardrails?.setup.needsBaseline ? { baselineValues: true } : {},
       ...req.progress ? { progress: req.progress } : {}
     },
@@ -62558,7 +62816,9 @@ async function makePlan(core, req) {
   checkTargets(req.meta.targets, req.desired, live, kinds);
   const plan = draftPlan(req.desired, live, req.meta, kinds);
   if (req.fourEyes) plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: req.meta.user, ...req.fourEyes }, kinds);
-  if (tests) plan.impact = planImpact(plan, req.desired, live, tests, kinds);
+  if (tests && !live.unread?.length) plan.impact = planImpact(plan, req.desired, live, tests, kinds);
+  else if (tests && plan.changes.length)
+    plan.notes = [...plan.notes, "the plan shows no impact on the policy tests: part of the service could not be read (see what was not read)"];
   judged(plan, req, live, kinds);
   return seal(plan);
 }
@@ -62599,7 +62859,7 @@ function buildSteps(plan, kinds = KINDS) {
   }
   return steps;
 }
-function skipDependents(steps, outcomes, running2, settle2) {
+function skipDependents(steps, outcomes, running2, settle3) {
   let changed = true;
   while (changed) {
     changed = false;
@@ -62608,7 +62868,7 @@ function skipDependents(steps, outcomes, running2, settle2) {
       const bad = s3.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
       if (!bad) continue;
       const why = `${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`;
-      settle2({ step: s3, status: "skipped", message: `skipped: ${why}` });
+      settle3({ step: s3, status: "skipped", message: `skipped: ${why}` });
       changed = true;
     }
   }
@@ -62617,15 +62877,15 @@ async function schedule(steps, exec, opts) {
   const outcomes = /* @__PURE__ */ new Map();
   const running2 = /* @__PURE__ */ new Set();
   return new Promise((resolve20) => {
-    const settle2 = (o) => {
+    const settle3 = (o) => {
       outcomes.set(o.step.id, o);
       opts.onFinish?.(o);
     };
     const pump = () => {
-      skipDependents(steps, outcomes, running2, settle2);
+      skipDependents(steps, outcomes, running2, settle3);
       if (opts.isStopping()) {
         for (const s3 of steps)
-          if (!outcomes.has(s3.id) && !running2.has(s3.id)) settle2({ step: s3, status: "skipped", message: "skipped: interrupted before it started" });
+          if (!outcomes.has(s3.id) && !running2.has(s3.id)) settle3({ step: s3, status: "skipped", message: "skipped: interrupted before it started" });
       }
       for (const s3 of steps) {
         if (running2.size >= opts.concurrency) break;
@@ -62635,10 +62895,10 @@ async function schedule(steps, exec, opts) {
         running2.add(s3.id);
         opts.onStart?.(s3, running2.size);
         exec(s3).then(
-          (r) => settle2({ step: s3, status: "done", ...typeof r === "string" ? { message: r } : r }),
+          (r) => settle3({ step: s3, status: "done", ...typeof r === "string" ? { message: r } : r }),
           (e) => {
             const { outcome, four_eyes } = e ?? {};
-            settle2({
+            settle3({
               step: s3,
               status: "failed",
               message: e instanceof Error ? e.message : String(e),
@@ -64144,6 +64404,10 @@ function planExit(plan, flags, out) {
     ].filter(Boolean);
     out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing`);
   }
+  if (plan.unread?.length) {
+    out.error(unreadError(plan.unread));
+    return 1;
+  }
   return flags.detailedExitcode && actionable ? 2 : 0;
 }
 function planFolder(flags, names, cwd) {
@@ -64194,6 +64458,7 @@ var init_plan4 = __esm({
     init_errors();
     init_outcome();
     init_plan2();
+    init_unread();
     init_view();
     init_fleet2();
     init_plan3();
@@ -64588,14 +64853,23 @@ var init_live = __esm({
 });
 
 // src/evidence/store.ts
-function lastRecordOf(dir, environment) {
-  const tag = `-${envSlug(environment)}-`;
-  const names = (0, import_node_fs16.readdirSync)(dir).filter((n) => n.endsWith(".json") && n.includes(tag)).sort();
-  for (let i = names.length - 1; i >= 0; i--) {
-    const head = headOf((0, import_node_path24.join)(dir, names[i]), environment);
-    if (head) return head;
+function headIn(dir, environment) {
+  const names = (0, import_node_fs16.readdirSync)(dir);
+  const own2 = envPart(environment);
+  const slots = names.map((n) => SLOT.exec(n)).filter((m) => !!m && m[1] === own2).map((m) => ({ name: m[0], seq: Number(m[2]) })).sort((x2, y2) => y2.seq - x2.seq);
+  const slot = slots[0]?.seq ?? 0;
+  for (const { name } of slots) {
+    const head = headOf((0, import_node_path24.join)(dir, name), environment);
+    if (head) return { ...head, slot };
   }
-  return void 0;
+  const tag = `-${envSlug(environment)}-`;
+  let best;
+  for (const n of names) {
+    if (!n.endsWith(".json") || !n.includes(tag) || SLOT.test(n)) continue;
+    const head = headOf((0, import_node_path24.join)(dir, n), environment);
+    if (head && (!best || head.sequence > best.sequence)) best = head;
+  }
+  return best ? { ...best, slot } : slot ? { hash: "", sequence: 0, slot } : void 0;
 }
 function headOf(path, environment) {
   let text4;
@@ -64613,6 +64887,9 @@ function headOf(path, environment) {
   return r && r.environment === environment ? r : void 0;
 }
 function recordFileName(r) {
+  return `${envPart(r.environment)}-${String(r.sequence).padStart(6, "0")}.json`;
+}
+function earlierFileName(r) {
   const at2 = r.finished_at.replace(/[-:]/g, "").replace(/(\.\d{3})?Z$/, (m, ms) => `${ms ?? ".000"}Z`);
   return `${at2}-${envSlug(r.environment)}-${r.hash.replace(/^sha256:/, "").slice(0, 12)}.json`;
 }
@@ -64662,22 +64939,37 @@ function readRecord(path, file = path) {
   }
 }
 function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
-  const last2 = lastRecordOf(dir, content.environment);
-  const sequence = (last2?.sequence ?? 0) + 1;
+  for (let attempt = 0; attempt < APPEND_TRIES; attempt++) {
+    const record2 = linked(content, headIn(dir, content.environment), redact, unavailable);
+    const path = (0, import_node_path24.join)(dir, recordFileName(record2));
+    try {
+      writeFileExclusive(path, `${JSON.stringify(record2, null, 2)}
+`);
+      return { path, record: record2 };
+    } catch (e) {
+      if (e.code !== "EEXIST") throw e;
+    }
+  }
+  throw new UserError(
+    `the evidence folder ${dir} took ${APPEND_TRIES} other records of environment ${JSON.stringify(content.environment)} while this run's was written, each in the slot this one tried: it was not written`,
+    "run evidence verify on the folder: that many runs at once at one environment is more than its chain orders"
+  );
+}
+function linked(content, last2, redact, unavailable) {
+  const sequence = Math.max(last2?.sequence ?? 0, last2?.slot ?? 0) + 1;
+  const prev = last2?.hash || null;
   const { format_version, kind, ...rest } = content;
-  const chain_note = last2 ? void 0 : unavailable ? `the earlier evidence of environment ${content.environment} could not be fetched: ${unavailable}` : `there was no earlier record of environment ${content.environment} in the folder`;
-  let record2 = { format_version, kind, sequence, ...rest, prev: last2?.hash ?? null, ...chain_note ? { chain_note } : {}, hash: "" };
+  const chain_note = prev ? void 0 : unavailable ? `the earlier evidence of environment ${content.environment} could not be fetched: ${unavailable}` : `there was no earlier record of environment ${content.environment} in the folder`;
+  let record2 = { format_version, kind, sequence, ...rest, prev, ...chain_note ? { chain_note } : {}, hash: "" };
   record2 = { ...redactJson(record2, redact), hash: "" };
   record2.hash = recordHash(record2);
-  const path = (0, import_node_path24.join)(dir, recordFileName(record2));
-  writeFileExclusive(path, `${JSON.stringify(record2, null, 2)}
-`);
-  return { path, record: record2 };
+  return record2;
 }
-var import_node_fs16, import_node_path24, envSlug;
+var import_node_crypto10, import_node_fs16, import_node_path24, envSlug, envPart, SLOT, APPEND_TRIES;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
+    import_node_crypto10 = require("node:crypto");
     import_node_fs16 = require("node:fs");
     import_node_path24 = require("node:path");
     init_errors();
@@ -64686,6 +64978,9 @@ var init_store = __esm({
     init_user_files();
     init_record();
     envSlug = (environment) => environment.replace(/[^A-Za-z0-9_.-]+/g, "_");
+    envPart = (environment) => `${envSlug(environment)}-${(0, import_node_crypto10.createHash)("sha256").update(environment, "utf8").digest("hex").slice(0, 8)}`;
+    SLOT = /^(.*)-(\d{6,})\.json$/;
+    APPEND_TRIES = 64;
   }
 });
 
@@ -65053,21 +65348,82 @@ function verifyChain(stored) {
   const byEnv = /* @__PURE__ */ new Map();
   checked.forEach(({ verified: v2, placed }, index) => {
     if (!placed || v2.environment === null || v2.hash === null) return;
-    byEnv.set(v2.environment, [...byEnv.get(v2.environment) ?? [], { index, file: v2.file, hash: v2.hash, sequence: v2.sequence ?? 0 }]);
+    const prev = stored[index]?.record?.prev ?? null;
+    byEnv.set(v2.environment, [...byEnv.get(v2.environment) ?? [], { index, file: v2.file, hash: v2.hash, sequence: v2.sequence ?? 0, prev }]);
   });
-  const prevOf = (l) => stored[l.index]?.record?.prev ?? null;
-  for (const [env2, list3] of byEnv) list3.forEach((_2, i) => checkLink(env2, list3, i, prevOf, out));
-  crossChains(byEnv, (l) => stored[l.index]?.record, out);
   const heads = {};
   for (const [env2, list3] of byEnv) {
-    const last2 = [...list3].reverse().find((x2) => !out[x2.index].findings.some((f2) => f2 === "duplicate" || f2 === "forked"));
-    if (last2) heads[env2] = { file: last2.file, hash: last2.hash, sequence: last2.sequence };
+    const originals = markCopies(list3, out);
+    for (const l of originals) checkLink(env2, l, originals, out);
+    const head = headOf2(originals, out);
+    if (head) heads[env2] = { file: head.file, hash: head.hash, sequence: head.sequence };
   }
+  crossChains(byEnv, (l) => stored[l.index]?.record, out);
   for (const v2 of out) if (!v2.findings.length) v2.findings.push("intact");
-  return { records: out, heads, ok: out.every((v2) => v2.findings[0] === "intact") };
+  return { records: chainOrder(out, byEnv), heads, ok: out.every((v2) => v2.findings[0] === "intact") };
+}
+function chainOrder(out, byEnv) {
+  const placed = [...byEnv.values()].flatMap((list3) => [...list3].sort((x2, y2) => x2.sequence - y2.sequence || (x2.file < y2.file ? -1 : 1)).map((l) => l.index));
+  const inChain = new Set(placed);
+  return [...placed.map((i) => out[i]), ...out.filter((_2, i) => !inChain.has(i))];
+}
+function markCopies(list3, out) {
+  const byHash = /* @__PURE__ */ new Map();
+  for (const l of list3) byHash.set(l.hash, [...byHash.get(l.hash) ?? [], l]);
+  const originals = [];
+  for (const same2 of byHash.values()) {
+    const own2 = same2.find((l) => !out[l.index].findings.includes("renamed")) ?? same2[0];
+    originals.push(own2);
+    for (const l of same2) {
+      if (l === own2) continue;
+      const v2 = out[l.index];
+      v2.findings.push("duplicate");
+      v2.problems.push(`duplicate: a copy of ${own2.file} (the same hash)`);
+    }
+  }
+  return originals;
+}
+function checkLink(env2, cur, list3, out) {
+  const v2 = out[cur.index];
+  const add = (finding, problem2) => {
+    v2.findings.push(finding);
+    v2.problems.push(problem2);
+  };
+  const siblings = list3.filter((x2) => x2.prev === cur.prev);
+  const parent = cur.prev === null ? void 0 : list3.find((x2) => x2.hash === cur.prev);
+  if (siblings.length > 1) {
+    const files = siblings.map((x2) => x2.file);
+    const what = parent ? `follow #${parent.sequence} (${parent.file})` : cur.prev === null ? `start the chain of environment ${env2} (prev none)` : `follow ${cur.prev}`;
+    return add("forked", `fork: ${files.length === 2 ? "two" : files.length} records ${what}: ${files.join(" and ")}`);
+  }
+  if (cur.prev === null) return;
+  if (!parent) return add("removed", removedWords(env2, cur, list3));
+  if (cur.sequence === parent.sequence + 1) return;
+  if (cur.sequence > parent.sequence + 1)
+    return add("removed", `its sequence is ${cur.sequence}, after ${parent.sequence} (${parent.file})${missing(parent.sequence + 1, cur.sequence - 1, env2)}`);
+  add("reordered", `reordered: its sequence is ${cur.sequence}, yet it follows #${parent.sequence} (${parent.file})`);
+}
+function removedWords(env2, cur, list3) {
+  const before = list3.find((x2) => x2.sequence === cur.sequence - 1);
+  if (before) return `the record before it was removed, or ${before.file} was rewritten: its prev ${cur.prev} is the hash of no record in the folder`;
+  const below = list3.filter((x2) => x2.sequence < cur.sequence).reduce((n, x2) => Math.max(n, x2.sequence), 0);
+  const gap = cur.sequence > below + 1 ? missing(below + 1, cur.sequence - 1, env2) : "";
+  return below ? `the record before it was removed, or rewritten: its prev ${cur.prev} is the hash of no record in the folder${gap}` : `the records before it were removed: its prev ${cur.prev} is the hash of no record in the folder${gap}`;
+}
+function headOf2(list3, out) {
+  const followed = new Set(list3.map((x2) => x2.prev));
+  const forked = (l) => out[l.index].findings.includes("forked");
+  const leaves = list3.filter((x2) => !followed.has(x2.hash));
+  const latest = (ls) => ls.reduce((best, x2) => !best || x2.sequence > best.sequence ? x2 : best, void 0);
+  const clean = latest(leaves.filter((x2) => !forked(x2)));
+  if (clean) return clean;
+  return latest(leaves.map((x2) => list3.find((p) => p.hash === x2.prev)).filter((p) => !!p && !forked(p)));
 }
 function crossChains(byEnv, recordOf, out) {
-  const chains = [...byEnv].map(([env2, links]) => ({ env: env2, links, tenants: links.map((l) => ({ link: l, keys: tenantKeysOf(recordOf(l)) })) }));
+  const chains = [...byEnv].map(([env2, unordered]) => {
+    const links = [...unordered].sort((x2, y2) => x2.sequence - y2.sequence);
+    return { env: env2, links, tenants: links.map((l) => ({ link: l, keys: tenantKeysOf(recordOf(l)) })) };
+  });
   const flag = (links, finding, problem2) => {
     for (const l of links) {
       const v2 = out[l.index];
@@ -65097,7 +65453,7 @@ function crossChains(byEnv, recordOf, out) {
         [b2, a]
       ]) {
         const first = x2.links[0];
-        const anew = recordOf(first).prev === null && y2.links[0].index < first.index;
+        const anew = recordOf(first).prev === null && y2.links.length > x2.links.length;
         flag(
           x2.links,
           "same-tenant",
@@ -65151,59 +65507,9 @@ function checkRecord(s3) {
   return { verified: v2, placed: true };
 }
 function renamedWords(file, r) {
-  const named3 = /-([0-9a-f]{12})\.json$/.exec((0, import_node_path26.basename)(file))?.[1];
-  const hash12 = r.hash.replace(/^sha256:/, "").slice(0, 12);
-  if (named3 !== hash12) return `renamed: its file name does not end with its hash's first 12 digits (${hash12})`;
-  if ((0, import_node_path26.basename)(file) !== recordFileName(r))
-    return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: when it finished, its environment, its hash)`;
-  return void 0;
-}
-function checkLink(env2, list3, i, prevOf, out) {
-  const cur = list3[i];
-  const v2 = out[cur.index];
-  const prev = prevOf(cur);
-  const copyOf = list3.slice(0, i).find((x2) => x2.hash === cur.hash);
-  if (copyOf) {
-    v2.findings.push("duplicate");
-    v2.problems.push(`duplicate: a copy of ${copyOf.file} (the same hash)`);
-    return;
-  }
-  const sibling = prev === null ? void 0 : list3.slice(0, i).find((x2) => x2.hash !== cur.hash && prevOf(x2) === prev);
-  const parent = sibling && list3.find((x2) => x2.hash === prev);
-  if (sibling && parent) {
-    const words2 = `fork: two records follow #${parent.sequence} (${parent.file}): ${sibling.file} and ${cur.file}`;
-    for (const forked of [v2, out[sibling.index]]) {
-      if (forked !== v2 && forked.findings.includes("forked")) continue;
-      forked.findings.push("forked");
-      forked.problems.push(words2);
-    }
-    return;
-  }
-  const before = i > 0 ? list3[i - 1] : void 0;
-  if ((before?.hash ?? null) === prev && (!before || cur.sequence === before.sequence + 1) && (before || cur.sequence === 1 || prev === null)) return;
-  const [finding, problem2] = brokenLink(env2, list3, i, prev);
-  v2.findings.push(finding);
-  v2.problems.push(problem2);
-}
-function brokenLink(env2, list3, i, prev) {
-  const cur = list3[i];
-  const before = i > 0 ? list3[i - 1] : void 0;
-  const later = list3.slice(i + 1).find((x2) => x2.hash === prev);
-  const earlier = list3.slice(0, Math.max(0, i - 1)).find((x2) => x2.hash === prev);
-  if (later) return ["reordered", `reordered: it follows ${later.file}, which comes after it in the folder`];
-  if (prev === null && before)
-    return ["reordered", `reordered: it is the first record of environment ${env2} (prev none), yet ${before.file} comes before it in the folder`];
-  if (earlier) return ["reordered", `out of order: it follows ${earlier.file}, not ${before?.file ?? "nothing"}, which comes just before it in the folder`];
-  if (prev !== null && prev === before?.hash) return ["removed", `its sequence is ${cur.sequence}, after ${before.sequence} (${before.file})`];
-  if (before) {
-    const gap = cur.sequence > before.sequence + 1 ? missing(before.sequence + 1, cur.sequence - 1, env2) : "";
-    return [
-      "removed",
-      `the record before it was removed, or ${before.file} was rewritten: its prev ${prev ?? "none"} is the hash of no record in the folder${gap}`
-    ];
-  }
-  const none = cur.sequence > 1 ? missing(1, cur.sequence - 1, env2) : "";
-  return ["removed", `the records before it were removed: its prev ${prev} is the hash of no record in the folder${none}`];
+  const name = (0, import_node_path26.basename)(file);
+  if (name === recordFileName(r) || name === earlierFileName(r)) return void 0;
+  return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: its environment and sequence)`;
 }
 var import_node_path26, missing, tenantKeysOf;
 var init_verify = __esm({
@@ -65286,8 +65592,11 @@ function recordsAt(target) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
   const folder = dir ? target : (0, import_node_path27.dirname)(target);
-  const all2 = readRecords(folder);
-  const verdicts = new Map(verifyChain(all2).records.map((v2) => [v2.file, v2]));
+  const found = readRecords(folder);
+  const checked = verifyChain(found).records;
+  const verdicts = new Map(checked.map((v2) => [v2.file, v2]));
+  const byFile = new Map(found.map((s3) => [s3.file, s3]));
+  const all2 = checked.map((v2) => byFile.get(v2.file));
   if (dir) return { stored: all2, verdicts };
   const own2 = all2.find((s3) => s3.file === (0, import_node_path27.basename)(target)) ?? readRecord(target);
   const verdict2 = verdicts.get(own2.file);
@@ -65394,6 +65703,9 @@ var init_evidence3 = __esm({
 });
 
 // src/lock/local-lock.ts
+function machineLockDir(env2 = process.env, platform = process.platform) {
+  return platform === "win32" ? (0, import_node_path28.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
+}
 function thisProcessSpace() {
   const read = (f2) => {
     try {
@@ -65426,14 +65738,20 @@ function holderOf(s3) {
     ci_run_url: s3.ci_run_url ?? null,
     since: s3.since,
     plan_checksum: s3.plan_checksum ?? null,
-    revsync_version: s3.revsync_version
+    revsync_version: s3.revsync_version,
+    ...typeof s3.request_deadline_ms === "number" ? { request_deadline_ms: s3.request_deadline_ms } : {},
+    ...releasedOf(s3.released) ?? {}
   };
 }
-var import_node_crypto9, import_node_fs18, import_node_os3, import_node_path28, running, LocalLock;
+function releasedOf(v2) {
+  const r = v2;
+  return r && typeof r === "object" && typeof r.lock === "string" ? { released: { lock: r.lock, why: typeof r.why === "string" ? r.why : "released" } } : void 0;
+}
+var import_node_crypto11, import_node_fs18, import_node_os3, import_node_path28, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
-    import_node_crypto9 = require("node:crypto");
+    import_node_crypto11 = require("node:crypto");
     import_node_fs18 = require("node:fs");
     init_fs_atomic();
     import_node_os3 = require("node:os");
@@ -65455,7 +65773,7 @@ var init_local_lock = __esm({
         this.space = space;
         this.isRunning = isRunning;
         const tenant = tenantIdentity(service.baseUrl, service.realm);
-        const name = earlier ? (0, import_node_crypto9.createHash)("sha256").update(`${service.baseUrl}
+        const name = earlier ? (0, import_node_crypto11.createHash)("sha256").update(`${service.baseUrl}
 ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.slice(0, 32)}`;
         this.path = (0, import_node_path28.join)(dir, `${name}.json`);
         this.where = `file ${this.path} of this machine`;
@@ -65466,10 +65784,11 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
       kind = "local";
       path;
       where;
-      /** The holder whose process still counts: undefined when free, or held by a process that is gone. */
+      /** The holder whose process still counts: undefined when free, released, or held by a process that is
+       *  gone. */
       async live() {
         const h = this.read();
-        return h && !this.gone(h) ? holderOf(h) : void 0;
+        return h && !h.released && !this.gone(h) ? holderOf(h) : void 0;
       }
       state(h) {
         const stored = this.read();
@@ -65500,19 +65819,27 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
         if ((h.boot_id ?? null) !== s3.boot_id || (h.pid_ns ?? null) !== s3.pid_ns) return false;
         return !this.isRunning(h.pid);
       }
+      /** The folder, made for every user of the machine; a link there is refused (a folder anyone may make
+       *  first must not lead the locks elsewhere). */
+      folder() {
+        makeFolders(this.dir, 1023);
+        if ((0, import_node_fs18.lstatSync)(this.dir).isSymbolicLink())
+          throw new LockUnavailable(`cannot take the lock ${this.path}: ${this.dir} is a link, not a folder of this machine`);
+        try {
+          (0, import_node_fs18.chmodSync)(this.dir, 1023);
+        } catch {
+        }
+      }
       place(record2) {
         const tmp = `${this.path}.${record2.id}.tmp`;
         try {
-          makeFolders(this.dir);
-          try {
-            (0, import_node_fs18.chmodSync)(this.dir, 1023);
-          } catch {
-          }
+          this.folder();
           (0, import_node_fs18.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
           (0, import_node_fs18.linkSync)(tmp, this.path);
           return true;
         } catch (e) {
           if (e.code === "EEXIST") return false;
+          if (e instanceof LockUnavailable) throw e;
           throw new LockUnavailable(`cannot take the lock ${this.path}: ${e.message}`);
         } finally {
           try {
@@ -65536,19 +65863,24 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
         }
         try {
           if (this.read()?.id === h.id) (0, import_node_fs18.unlinkSync)(this.path);
+        } catch (e) {
+          throw new LockUnavailable(
+            `cannot take over the lock ${this.path} (${h.released ? "released" : `its holder, pid ${h.pid}, is gone`}): ${e.code ?? e.message}`,
+            "another user of this machine left it: that user (or root) removes the file, once no apply to this service runs"
+          );
         } finally {
           (0, import_node_fs18.rmdirSync)(guard);
         }
       }
       async take(request2) {
-        const id = (0, import_node_crypto9.randomBytes)(20).toString("hex");
+        const id = (0, import_node_crypto11.randomBytes)(20).toString("hex");
         const record2 = { id, ...request2, boot_id: this.space.boot_id, pid_ns: this.space.pid_ns };
         let tookOver;
         for (let attempt = 0; attempt < 3; attempt++) {
           if (this.place(record2)) return { taken: holderOf(record2), ...tookOver ? { tookOver } : {} };
           const h2 = this.read();
           if (!h2) continue;
-          if (!this.gone(h2)) return { held: holderOf(h2) };
+          if (!h2.released && !this.gone(h2)) return { held: holderOf(h2) };
           tookOver = holderOf(h2);
           this.removeGone(h2);
         }
@@ -65560,17 +65892,30 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
         const h = this.read();
         return h && holderOf(h);
       }
-      async release(id) {
+      async release(id, leave) {
         const h = this.read();
         if (!h) return "free";
         if (h.id !== id) return { other: holderOf(h) };
         try {
-          (0, import_node_fs18.unlinkSync)(this.path);
+          if (leave) this.replace(leave);
+          else (0, import_node_fs18.unlinkSync)(this.path);
         } catch (e) {
           if (e.code === "ENOENT") return "free";
           throw new LockUnavailable(`cannot release the lock ${this.path}: ${e.message}`);
         }
         return "released";
+      }
+      /** The lock's file replaced whole by a released record (a rename: a reader sees the one or the other). */
+      replace(leave) {
+        const record2 = { id: (0, import_node_crypto11.randomBytes)(20).toString("hex"), ...leave, boot_id: this.space.boot_id, pid_ns: this.space.pid_ns };
+        const tmp = `${this.path}.${record2.id}.tmp`;
+        (0, import_node_fs18.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
+        try {
+          (0, import_node_fs18.renameSync)(tmp, this.path);
+        } catch (e) {
+          (0, import_node_fs18.unlinkSync)(tmp);
+          throw e;
+        }
       }
     };
   }
@@ -65603,15 +65948,17 @@ function parseRecord(id, message, environment) {
     ci_run_url: text4(r.ci_run_url),
     since: text4(r.since) ?? "(unknown)",
     plan_checksum: text4(r.plan_checksum),
-    revsync_version: text4(r.revsync_version) ?? "(unknown)"
+    revsync_version: text4(r.revsync_version) ?? "(unknown)",
+    ...typeof r.request_deadline_ms === "number" ? { request_deadline_ms: r.request_deadline_ms } : {},
+    ...releasedOf(r.released) ?? {}
   };
 }
-var import_node_child_process3, import_node_crypto10, import_node_os4, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
+var import_node_child_process3, import_node_crypto12, import_node_os4, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
 var init_git_lock = __esm({
   "src/lock/git-lock.ts"() {
     "use strict";
     import_node_child_process3 = require("node:child_process");
-    import_node_crypto10 = require("node:crypto");
+    import_node_crypto12 = require("node:crypto");
     import_node_os4 = require("node:os");
     init_local_lock();
     init_lock();
@@ -65638,7 +65985,8 @@ var init_git_lock = __esm({
       }
       /** The holder: a git lock's process cannot be seen from here unless it runs on this host. */
       async live() {
-        return this.holder();
+        const h = await this.holder();
+        return h?.released ? void 0 : h;
       }
       state(h) {
         return h.host === (0, import_node_os4.hostname)() ? holderState(h, thisProcessSpace()) : "unknown";
@@ -65701,10 +66049,11 @@ var init_git_lock = __esm({
           `taking the lock pushes the ref ${this.ref}: the credentials that run apply need push access to that remote (GitHub Actions: permissions: contents: write; GitLab CI: a token that can push, see the README's "CI recipes"); --lock=false goes on without a lock (the evidence record says so)`
         );
       }
-      async take(request2) {
-        const message = `revsync lock of environment ${request2.environment}
+      /** A lock commit carrying `record` (git's empty tree, no parent): its id. */
+      async commit(record2, doing) {
+        const message = `revsync lock of environment ${record2.environment}
 
-${JSON.stringify(request2)}
+${JSON.stringify(record2)}
 `;
         const commit = await this.git(["commit-tree", EMPTY_TREE, "-m", message], {
           GIT_AUTHOR_NAME: "revsync",
@@ -65712,18 +66061,28 @@ ${JSON.stringify(request2)}
           GIT_COMMITTER_NAME: "revsync",
           GIT_COMMITTER_EMAIL: "revsync@invalid"
         });
-        if (commit.code !== 0) throw this.unavailable("take", commit);
-        const id = commit.stdout.trim();
+        if (commit.code !== 0) throw this.unavailable(doing, commit);
+        return commit.stdout.trim();
+      }
+      /** Sets the ref to `id` only while it is `expected` ("": absent). */
+      push(expected, id) {
+        return this.git(["push", "--porcelain", "--no-verify", `--force-with-lease=${this.ref}:${expected}`, this.opts.remote, `${id}:${this.ref}`]);
+      }
+      async take(request2) {
+        const id = await this.commit(request2, "take");
+        let tookOver;
         for (let attempt = 0; ; attempt++) {
-          const push = await this.git(["push", "--porcelain", "--no-verify", `--force-with-lease=${this.ref}:`, this.opts.remote, `${id}:${this.ref}`]);
-          if (push.code === 0) return { taken: { id, ...request2 } };
+          const push = await this.push(tookOver?.id ?? "", id);
+          if (push.code === 0) return { taken: { id, ...request2 }, ...tookOver ? { tookOver } : {} };
           const held = await this.holder().catch(() => void 0);
-          if (held) return { held };
-          if (attempt >= 1) throw this.unavailable("take", push);
+          if (held?.id === id) return { taken: { id, ...request2 }, ...tookOver ? { tookOver } : {} };
+          tookOver = held?.released ? held : void 0;
+          if (held && !held.released) return { held };
+          if (attempt >= 2) throw this.unavailable("take", push);
         }
       }
       async holder() {
-        const seen = `refs/revsync/seen/${process.pid}-${(0, import_node_crypto10.randomBytes)(4).toString("hex")}`;
+        const seen = `refs/revsync/seen/${process.pid}-${(0, import_node_crypto12.randomBytes)(4).toString("hex")}`;
         const fetch = await this.git([
           "-c",
           "gc.auto=0",
@@ -65750,11 +66109,13 @@ ${JSON.stringify(request2)}
           await this.git(["update-ref", "-d", seen]);
         }
       }
-      async release(id) {
-        const push = await this.git(["push", "--porcelain", "--no-verify", `--force-with-lease=${this.ref}:${id}`, this.opts.remote, `:${this.ref}`]);
+      async release(id, leave) {
+        const next = leave ? await this.commit(leave, "release") : "";
+        const push = await this.push(id, next);
         if (push.code === 0) return "released";
         const now = await this.holder();
-        if (!now) return "free";
+        if (next && now?.id === next) return "released";
+        if (!now) return /^!\t/m.test(push.stdout) ? "free" : "released";
         if (now.id !== id) return { other: now };
         throw this.unavailable("release", push);
       }
@@ -65780,9 +66141,9 @@ function lockBackend(repo, env2, flags) {
     return new RenamedLock(new GitLock({ ...git, ref: tenantLockRef(tenantIdentity(env2.baseUrl, env2.realm)) }), new GitLock(git));
   }
   const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os5.tmpdir)();
-  const dir = (0, import_node_path29.join)((0, import_node_path29.resolve)(tmp), "revsync-locks");
+  const earlier = (0, import_node_path29.join)((0, import_node_path29.resolve)(tmp), "revsync-locks");
   const service = { baseUrl: env2.baseUrl, realm: env2.realm };
-  return new RenamedLock(new LocalLock(dir, service), new LocalLock(dir, service, void 0, void 0, true));
+  return new RenamedLock(new LocalLock(machineLockDir(penv), service), new LocalLock(earlier, service, void 0, void 0, true));
 }
 function runner(penv) {
   const ci = ciContext(penv);
@@ -65808,72 +66169,118 @@ function lockTimeoutOf(flags) {
   if (ms === void 0 || ms < 0) throw new UserError(`--lock-timeout must be a duration such as 30s, 10m or 1h, got ${JSON.stringify(flags.lockTimeout)}`);
   return ms;
 }
+async function waitOut(ms, run2) {
+  const now = run2.now ?? Date.now;
+  const sleep = run2.sleep ?? realSleep;
+  const end = now() + ms;
+  while (now() < end) {
+    if (run2.isStopping()) return false;
+    await sleep(Math.min(250, end - now()));
+  }
+  return true;
+}
 async function takeEnvLock(backend, env2, run2) {
   const penv = envOf(run2.flags);
   const timeoutMs = lockTimeoutOf(run2.flags);
-  const held = await acquireLock(
-    backend,
-    {
-      environment: env2.name,
-      ...runner(penv),
-      service_user: run2.serviceUser,
-      host: (0, import_node_os5.hostname)(),
-      pid: process.pid,
-      since: (/* @__PURE__ */ new Date()).toISOString(),
-      plan_checksum: run2.planChecksum,
-      revsync_version: revsyncVersion()
-    },
-    {
-      timeoutMs,
-      now: () => Date.now(),
-      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-      isStopping: run2.isStopping,
-      unlockForce: !run2.out.interactive,
-      onWait: (h, left) => run2.out.warn(
-        `environment ${JSON.stringify(env2.name)} is locked by another apply: ${holderWords(h, Date.now(), env2.name)}; waiting up to ${Math.ceil(left / 1e3)}s (--lock-timeout)`
-      )
-    }
-  );
-  if (held.tookOver) run2.out.warn(`took over the lock of an apply on this machine that is no longer running: ${holderWords(held.tookOver, Date.now())}`);
+  const now = run2.now ?? Date.now;
+  const held = await acquireLock(backend, lockRequest(env2, run2, penv), {
+    timeoutMs,
+    now,
+    sleep: run2.sleep ?? realSleep,
+    isStopping: run2.isStopping,
+    unlockForce: !run2.out.interactive,
+    onWait: (h, left) => run2.out.warn(
+      `environment ${JSON.stringify(env2.name)} is locked by another apply: ${holderWords(h, now(), env2.name)}; waiting up to ${Math.ceil(left / 1e3)}s (--lock-timeout)`
+    )
+  });
   run2.out.info(`Locked environment ${JSON.stringify(env2.name)} (${await where(backend)}; lock id ${held.holder.id}).`);
-  return heldLock(backend, env2, held);
+  const lock = heldLock(backend, env2, held, now);
+  if (held.tookOver) await waitForTheDead(held.tookOver, lock, run2);
+  return lock;
 }
-function heldLock(backend, env2, held) {
-  let released = false;
-  let note2 = held.tookOver ? `took over the lock ${held.tookOver.id} of pid ${held.tookOver.pid}, no longer running` : void 0;
+function lockRequest(env2, run2, penv) {
+  return {
+    environment: env2.name,
+    ...runner(penv),
+    service_user: run2.serviceUser,
+    host: (0, import_node_os5.hostname)(),
+    pid: process.pid,
+    since: new Date((run2.now ?? Date.now)()).toISOString(),
+    plan_checksum: run2.planChecksum,
+    revsync_version: revsyncVersion(),
+    request_deadline_ms: run2.requestDeadlineMs
+  };
+}
+async function waitForTheDead(over, lock, run2) {
+  const ms = deadlineOf(over);
+  const now = run2.now ?? Date.now;
+  const whose2 = over.released ? `a lock released while a write sent under it may still land (${over.released.why}; lock ${over.released.lock})` : `the lock of an apply on this machine that is no longer running: ${holderWords(over, now())}`;
+  lock.owe(now() + ms, `taken over from ${over.released ? `lock ${over.released.lock}, released` : `pid ${over.pid}, no longer running`}`);
+  if (!ms) return run2.out.warn(`took over ${whose2}`);
+  run2.out.warn(
+    `took over ${whose2}; waiting ${formatDuration(ms)} (its request deadline) for any write it sent to land; then each write reads the service again before it is sent`
+  );
+  const waited = await (run2.untimed ?? ((f2) => f2()))(() => waitOut(ms, run2));
+  if (waited) run2.out.info(`Waited ${formatDuration(ms)} for the writes of the lock taken over.`);
+}
+function tookOverNote(over) {
+  if (!over) return void 0;
+  const waited = `and waited ${formatDuration(deadlineOf(over))} before its first write`;
+  return over.released ? `took over the lock ${over.id}, released (${over.released.why}), ${waited}` : `took over the lock ${over.id} of pid ${over.pid}, no longer running, ${waited}`;
+}
+function heldLock(backend, env2, held, now) {
+  let state = "held";
+  let owed = { until: 0, why: "" };
+  let leave;
+  let note2 = tookOverNote(held.tookOver);
   const say = (more) => void (note2 = `${note2 ? `${note2}; ` : ""}${more}`);
+  const id = held.holder.id;
   return {
     holder: held.holder,
     get released() {
-      return released;
+      return state === "released";
+    },
+    owe(until, why) {
+      if (until > owed.until) owed = { until, why };
     },
     evidence: () => ({
       backend: backend.kind,
       where: backend.where,
-      id: held.holder.id,
+      id,
       acquired_at: held.holder.since,
       waited_ms: held.waitedMs,
-      released,
+      released: state === "letting go" || state === "released",
       ...note2 ? { note: note2 } : {}
     }),
+    letGo(landBy = 0) {
+      if (state !== "held") return;
+      if (landBy > owed.until) owed = { until: landBy, why: "a write of an apply was cut short before its answer came, and may still land" };
+      const left = owed.until - now();
+      leave = left > 0 ? releasedRecord(held.holder, left, owed.why, held.holder) : void 0;
+      if (leave) say(`released with ${formatDuration(left)} owed: the next apply waits that long before it writes (${owed.why})`);
+      state = "letting go";
+    },
+    keep(why) {
+      if (state !== "held") return;
+      say(`kept: ${why}`);
+      state = "kept";
+    },
     async release(out) {
-      if (released) return;
-      const unlock = unlockCommand(env2.name, held.holder.id, !out.interactive);
+      if (state === "held") this.letGo();
+      if (state !== "letting go") return;
+      state = "released";
       try {
-        const r = await backend.release(held.holder.id);
-        released = r === "released" || r === "free";
-        if (r === "free") {
-          say("at the end the lock was no longer held: someone released it (revsync unlock) while this apply ran");
-          out.warn(`the lock of environment ${JSON.stringify(env2.name)} was released by someone else while this apply ran`);
-        } else if (r !== "released") {
-          say(`at the end another apply held the lock: ${r.other.id}`);
+        const r = await backend.release(id, leave);
+        if (r === "free") out.warn(`the lock of environment ${JSON.stringify(env2.name)} was released by someone else while this apply ran`);
+        else if (r !== "released")
           out.warn(
-            `the lock of environment ${JSON.stringify(env2.name)} was released by someone else while this apply ran, and another apply holds it now: ${holderWords(r.other, Date.now(), env2.name)}`
+            `the lock of environment ${JSON.stringify(env2.name)} was released by someone else while this apply ran, and another apply holds it now: ${holderWords(r.other, now(), env2.name)}`
           );
-        }
       } catch (e) {
-        say(`not released: ${e.message}`);
-        out.warn(`the lock of environment ${JSON.stringify(env2.name)} could not be released: ${e.message}; release it with: ${unlock}`);
+        state = "kept";
+        out.warn(
+          `the lock of environment ${JSON.stringify(env2.name)} could not be released: ${e.message}; release it with: ${unlockCommand(env2.name, id, !out.interactive)}`
+        );
       }
     }
   };
@@ -65905,7 +66312,7 @@ async function runUnlock(flags, out, args) {
   const env2 = openEnv(repo, flags);
   const backend = lockBackend(repo, env2, flags);
   const holder = await backend.holder();
-  if (!holder) {
+  if (!holder || holder.released) {
     out.info(`Environment ${JSON.stringify(env2.name)} is not locked (${await where(backend)}): nothing to release.`);
     return 0;
   }
@@ -65917,9 +66324,14 @@ async function runUnlock(flags, out, args) {
     );
   }
   if (!await mayRelease(flags, out, env2.name, holder, backend.state(holder))) return 1;
-  const r = await backend.release(holder.id);
+  const wait = deadlineOf(holder);
+  const me = { ...runner(envOf(flags)), host: (0, import_node_os5.hostname)(), pid: process.pid, since: (/* @__PURE__ */ new Date()).toISOString(), revsync_version: revsyncVersion() };
+  const leave = releasedRecord(holder, wait, `released by revsync unlock, run by ${me.user ?? "someone"} on host ${me.host}`, me);
+  const r = await backend.release(holder.id, leave);
   if (r === "released") {
-    out.out(`Released the lock ${holder.id} of environment ${JSON.stringify(env2.name)}, held by ${words2(holder)}.`);
+    out.out(
+      `Released the lock ${holder.id} of environment ${JSON.stringify(env2.name)}, held by ${words2(holder)}. The next apply waits ${formatDuration(wait)} (that apply's request deadline) for any write it sent to land, then reads the service again before it writes.`
+    );
     return 0;
   }
   if (r === "free") {
@@ -65950,7 +66362,7 @@ async function mayRelease(flags, out, environment, holder, state) {
   if (!yes) out.error("unlock cancelled: nothing was released");
   return yes;
 }
-var import_node_fs19, import_node_os5, import_node_path29, revsyncVersion, where;
+var import_node_fs19, import_node_os5, import_node_path29, revsyncVersion, realSleep, where;
 var init_lock3 = __esm({
   "src/cli/lock.ts"() {
     "use strict";
@@ -65970,6 +66382,7 @@ var init_lock3 = __esm({
     init_prompt();
     init_context();
     revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path29.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    realSleep = (ms) => new Promise((r) => setTimeout(r, ms));
     where = async (backend) => await backend.describe?.().catch(() => void 0) ?? backend.where;
   }
 });
@@ -66064,7 +66477,7 @@ async function beforeWriting(run2, plan) {
   if (!hasApplied(plan)) {
     out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
     noteTurnedAway(core.governor, env2, run2.flags, out);
-    return 0;
+    return unreadCode(run2, plan, 0);
   }
   const held = heldBackError(shown3);
   if (held) throw held;
@@ -66109,8 +66522,16 @@ async function lockEnvironment(run2, plan) {
     evidence?.recorder.setLock(NO_LOCK);
     return void 0;
   }
-  const opts = { planChecksum: plan.checksum, serviceUser: core.auth.username ?? null, flags: run2.flags, out, isStopping: run2.signals.isStopping };
-  const [taken] = await Promise.all([takeEnvLock(backend, env2, opts), core.auth.token().catch(() => void 0)]);
+  const opts = {
+    planChecksum: plan.checksum,
+    serviceUser: core.auth.username ?? null,
+    flags: run2.flags,
+    out,
+    isStopping: run2.signals.isStopping,
+    requestDeadlineMs: core.requestDeadlineMs
+  };
+  const untimed = (fn) => core.untimed(fn);
+  const [taken] = await Promise.all([takeEnvLock(backend, env2, { ...opts, untimed }), core.auth.token().catch(() => void 0)]);
   run2.lock = taken;
   evidence?.recorder.setLock(taken.evidence());
   return run2.signals.isStopping() ? interrupted(run2) : void 0;
@@ -66149,43 +66570,59 @@ async function writeAll(run2, plan) {
   } finally {
     progress.stop();
   }
-  await releaseLock(run2);
+  if (run2.evidence) run2.evidence.report = report3;
+  const wrote = report3.interrupted ? 130 : report3.outcomes.some((o) => o.status === "failed") ? 1 : 0;
+  const code = await settle2(run2, { exitCode: unreadCode(run2, plan, wrote, false) });
   run2.view({ report: report3, lock: run2.backend ? run2.lock?.evidence() : NO_LOCK }, out);
   noteTurnedAway(core.governor, env2, flags, out);
-  if (run2.evidence) run2.evidence.report = report3;
-  return report3.interrupted ? 130 : report3.outcomes.some((o) => o.status === "failed") ? 1 : 0;
+  unreadCode(run2, plan, wrote);
+  return code;
+}
+function unreadCode(run2, plan, code, say = true) {
+  if (!plan.unread?.length) return code;
+  if (say && run2.saved) run2.out.warn(unreadError(plan.unread));
+  else if (say) run2.out.error(unreadError(plan.unread));
+  return run2.saved || code !== 0 ? code : 1;
 }
 async function work(run2) {
   const ready = await beforeWriting(run2, await planToApply(run2));
   if (typeof ready === "number") return ready;
   return await lockEnvironment(run2, ready) ?? writeAll(run2, ready);
 }
-async function releaseLock(run2) {
+function decideLock(run2) {
   const { lock, out, env: env2 } = run2;
-  if (!lock || lock.released) return;
-  if (run2.signals.inFlight().length && run2.backend?.kind === "git") {
-    out.warn(
-      `the lock of environment ${JSON.stringify(env2.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: ${unlockCommand(env2.name, lock.holder.id, !out.interactive)}`
-    );
+  if (!lock) return;
+  if (run2.signals.inFlight().length) {
+    lock.keep("writes were in flight when the run stopped at once");
+    const how = run2.backend?.kind === "git" ? `once they have ended (revsync plan shows what landed), release it: ${unlockCommand(env2.name, lock.holder.id, !out.interactive)} (the next apply then waits out this run's request deadline before it writes)` : "the next apply on this machine takes it over once this process has ended, and waits out this run's request deadline before it writes";
+    out.warn(`the lock of environment ${JSON.stringify(env2.name)} is kept: writes were in flight when the run stopped; ${how}`);
     return;
   }
-  await lock.release(out);
-  run2.evidence?.recorder.setLock(lock.evidence());
+  lock.letGo(run2.core.writesMayLandUntil());
+}
+async function settle2(run2, end) {
+  if (run2.settled) return run2.settled;
+  run2.settled = (async () => {
+    decideLock(run2);
+    if (run2.lock) run2.evidence?.recorder.setLock(run2.lock.evidence());
+    const kept = await run2.evidence?.finish(run2.out, end) ?? true;
+    await run2.lock?.release(run2.out);
+    return !kept && end.exitCode === 0 ? 1 : end.exitCode;
+  })();
+  return run2.settled;
 }
 async function failed(run2, e) {
   const { evidence, out } = run2;
-  await releaseLock(run2);
   if (e instanceof Cancelled) {
     evidence?.recorder.setApproval("cancelled");
-    await evidence?.finish(out, { exitCode: 130, error: e.message });
+    await settle2(run2, { exitCode: 130, error: e.message });
     throw e;
   }
   if (e instanceof LockHeld && run2.signals.isStopping()) {
     out.error("apply interrupted while it waited for the lock: nothing was written");
-    await evidence?.finish(out, { exitCode: 130, error: e.message });
-    return 130;
+    return settle2(run2, { exitCode: 130, error: e.message });
   }
-  await evidence?.finish(out, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
+  await settle2(run2, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
   throw e;
 }
 async function runApply(flags, out, _r, args) {
@@ -66197,14 +66634,9 @@ async function runApply(flags, out, _r, args) {
     } catch (e) {
       return await failed(run2, e);
     }
-    await releaseLock(run2);
-    if (first !== "stop now") {
-      const kept = await run2.evidence?.finish(out, { exitCode: first }) ?? true;
-      return !kept && first === 0 ? 1 : first;
-    }
+    if (first !== "stop now") return await settle2(run2, { exitCode: first });
     out.error(run2.signals.stopNowMessage());
-    await run2.evidence?.finish(out, { exitCode: 130, stoppedNow: true });
-    return 130;
+    return await settle2(run2, { exitCode: 130, stoppedNow: true });
   } finally {
     if (!run2.signals.inFlight().length) await run2.core.close();
     run2.signals.close();
@@ -66216,6 +66648,7 @@ var init_apply3 = __esm({
     "use strict";
     import_node_path30 = require("node:path");
     init_run3();
+    init_unread();
     init_errors();
     init_lock();
     init_shell_quote();
@@ -66245,19 +66678,20 @@ var init_apply3 = __esm({
 // src/plan/drift.ts
 function buildDrift(desired, live, meta, kinds = KINDS) {
   const unknown = /* @__PURE__ */ new Map();
-  const held = heldTwiceOf(live, meta.targets, kinds);
+  const read = readKinds(kinds, live);
+  const held = heldTwiceOf(live, meta.targets, read);
   const inGit = new Set(kinds.flatMap((k2) => k2.addressesIn(desiredOf(k2, desired))));
   const items = driftHeldTwice(
     [
-      ...kinds.flatMap((k2) => k2.drift(desiredOf(k2, desired), liveOf(k2, live), { targets: meta.targets, unknown })),
-      ...kinds.flatMap((k2) => k2.unmanaged(desiredOf(k2, desired), liveOf(k2, live), meta.targets).map(unmanagedDrift))
-    ],
+      ...read.flatMap((k2) => k2.drift(desiredOf(k2, desired), liveOf(k2, live), { targets: meta.targets, unknown })),
+      ...read.flatMap((k2) => k2.unmanaged(desiredOf(k2, desired), liveOf(k2, live), meta.targets).map(unmanagedDrift))
+    ].filter((d) => !unreadAt(live, d.address)),
     held,
     inGit
   );
   forgetHeldTwice(unknown, held);
   const kept = keptHeldTwice(keptOf(desired, live, meta.targets, kinds), held);
-  const alike = lookAlikes(desired, live, meta.targets, kinds);
+  const alike = lookAlikes(desired, live, meta.targets, read);
   return {
     format_version: PLAN_FORMAT_VERSION,
     environment: meta.environment,
@@ -66266,7 +66700,8 @@ function buildDrift(desired, live, meta, kinds = KINDS) {
     summary: summarize(DRIFT_CLASSES, items, "class"),
     notes: unknownNotes(unknown),
     ...kept.length ? { kept_live: kept } : {},
-    ...alike.length ? { look_alike: alike } : {}
+    ...alike.length ? { look_alike: alike } : {},
+    ...unreadOf(live, meta.targets)
   };
 }
 var unmanagedDrift;
@@ -66358,7 +66793,7 @@ __export(drift_exports, {
 });
 async function driftReport(repo, env2, core, flags, out) {
   const desired = desiredState(repo, env2, out, flags);
-  const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true });
+  const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true, partial: true });
   const kinds = kindsOf(out.io);
   checkTargets(flags.target ?? [], desired, live, kinds);
   return applyIgnore(buildDrift(desired, live, { environment: env2.name, targets: flags.target ?? [] }, kinds), repo.config.drift?.ignore ?? [], todayUtc());
@@ -66375,6 +66810,10 @@ async function runDrift(flags, out) {
       const report3 = await driftReport(repo, env2, core, flags, out);
       view(report3, out);
       noteTurnedAway(core.governor, env2, flags, out);
+      if (report3.unread?.length) {
+        out.error(unreadError(report3.unread));
+        return 1;
+      }
       return report3.drift.length ? 2 : 0;
     } finally {
       await core.close();
@@ -66409,6 +66848,7 @@ var init_drift4 = __esm({
     init_drift3();
     init_ignore();
     init_targets();
+    init_unread();
     init_view();
     init_drift2();
     init_fleet2();
@@ -68127,6 +68567,7 @@ __export(ssp_files_exports, {
 async function runSspFile(what, flags, out, args) {
   return withClient(flags, out, async (core) => {
     const bytes = what === "template" ? await template(core, flags.batch, out) : await download(core, args[0] ?? "");
+    warnFormulas(bytes, out);
     if (flags.output) {
       writeUserFile((0, import_node_path37.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
@@ -68136,6 +68577,13 @@ async function runSspFile(what, flags, out, args) {
     } else out.raw(bytes);
     return 0;
   });
+}
+function warnFormulas(bytes, out) {
+  const found = formulaCells(bytes.toString("utf8"), runsAsFormula);
+  if (!found) return;
+  out.warn(
+    `the service's file holds ${plural(found.count, "cell")} that a spreadsheet would run as a formula (the first at line ${found.line}, column ${found.column}: it starts with =, +, -, @, a tab or a carriage return); it is given as the service holds it: open it in a spreadsheet as text, never as formulas`
+  );
 }
 async function template(core, batch, out) {
   try {
@@ -68165,6 +68613,8 @@ var init_ssp_files = __esm({
     import_node_path37 = require("node:path");
     init_resources();
     init_errors();
+    init_csv();
+    init_words();
     init_user_files();
     init_service_command();
   }
@@ -68440,10 +68890,10 @@ var init_demo = __esm({
 
 // src/api/callback-listener.ts
 async function listenForAnswer(judge) {
-  let settle2;
+  let settle3;
   let fail;
   const verdict2 = new Promise((resolve20, reject) => {
-    settle2 = resolve20;
+    settle3 = resolve20;
     fail = reject;
   });
   verdict2.catch(() => void 0);
@@ -68468,7 +68918,7 @@ async function listenForAnswer(judge) {
       throw e;
     }
     answer(res, v2.accepted ? 200 : 400, v2.message);
-    settle2(v2);
+    settle3(v2);
   };
   await new Promise((resolve20, reject) => {
     server.once("error", reject);
@@ -68509,11 +68959,11 @@ function answer(res, status, body, type = "text/plain; charset=utf-8") {
   res.writeHead(status, { ...HEADERS, "content-type": type, "content-length": Buffer.byteLength(body), connection: "close" });
   res.end(body);
 }
-var import_node_crypto11, import_node_http2, CALLBACK_PATH, MAX_ANSWER, SCRIPT, SCRIPT_HASH, PAGE, HEADERS;
+var import_node_crypto13, import_node_http2, CALLBACK_PATH, MAX_ANSWER, SCRIPT, SCRIPT_HASH, PAGE, HEADERS;
 var init_callback_listener = __esm({
   "src/api/callback-listener.ts"() {
     "use strict";
-    import_node_crypto11 = require("node:crypto");
+    import_node_crypto13 = require("node:crypto");
     import_node_http2 = require("node:http");
     CALLBACK_PATH = "/callback";
     MAX_ANSWER = 64 * 1024;
@@ -68524,7 +68974,7 @@ var init_callback_listener = __esm({
       "fetch(location.pathname, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: answer })",
       "  .then((r) => r.text()).then(say, () => say('revsync did not answer: see its terminal.'));"
     ].join("\n");
-    SCRIPT_HASH = (0, import_node_crypto11.createHash)("sha256").update(SCRIPT).digest("base64");
+    SCRIPT_HASH = (0, import_node_crypto13.createHash)("sha256").update(SCRIPT).digest("base64");
     PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>revsync sign-in</title></head>
 <body style="font-family: sans-serif; margin: 3em"><h1>revsync</h1><p id="verdict">Handing the sign-in to revsync\u2026</p>
@@ -68541,7 +68991,7 @@ var init_callback_listener = __esm({
 });
 
 // src/api/implicit-flow.ts
-function newBinding(random = import_node_crypto12.randomBytes) {
+function newBinding(random = import_node_crypto14.randomBytes) {
   return { state: random(32).toString("base64url"), nonce: random(32).toString("base64url") };
 }
 function authorizeUrl(target, redirectUri, binding) {
@@ -68603,13 +69053,13 @@ function shown2(text4) {
 function same(a, b2) {
   const x2 = Buffer.from(a);
   const y2 = Buffer.from(b2);
-  return x2.length === y2.length && (0, import_node_crypto12.timingSafeEqual)(x2, y2);
+  return x2.length === y2.length && (0, import_node_crypto14.timingSafeEqual)(x2, y2);
 }
-var import_node_crypto12, SHOWN;
+var import_node_crypto14, SHOWN;
 var init_implicit_flow = __esm({
   "src/api/implicit-flow.ts"() {
     "use strict";
-    import_node_crypto12 = require("node:crypto");
+    import_node_crypto14 = require("node:crypto");
     init_number();
     init_auth();
     init_core();

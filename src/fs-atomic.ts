@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 
@@ -60,7 +61,8 @@ const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
 
 function writeTemp(path: string, data: string | Uint8Array, mode: number, exact: boolean): string {
   makeFolders(dirname(path));
-  const tmp = `${path}.${process.pid}.tmp`;
+  // Its own name: two writers of one path in one process (runs in process, each their own) never share it.
+  const tmp = `${path}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
   // A new file of its own: whatever holds the temp name (a stray file, a link) is removed, never written through.
   rmSync(tmp, { force: true });
   const fd = openSync(tmp, "wx", mode);

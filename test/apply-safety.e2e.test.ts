@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { seedState } from "../src/emulator/seed.js";
 import { legacyPlanChecksum, planChecksum } from "../src/plan/model.js";
-import { BIN, cli, cliProcess, DEMO_ENV, token, useEmulatorRepo } from "../src/testing/helpers.js";
+import { BIN, cli, cliProcess, DEMO_ENV, dropKeptLock, token, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Apply never writes the wrong thing (issue 11), through the real CLI, with the emulator's journal as
 // the witness of what was sent.
@@ -240,7 +240,7 @@ describe("one retry budget, through apply", () => {
     await fx.emu.admin("POST", "faults", {
       faults: [
         { kind: "drop", after_commit: true, method: "POST", path: "/policy/ssp", times: 1 },
-        { kind: "status", status: 503, method: "GET", path: "/policy/ssp", query: "policy_name=Training Courses SSP", times: 6 },
+        { kind: "status", status: 503, method: "GET", path: "/policy/ssp", query: "policy_name=Training Courses SSP", times: 10 },
       ],
     });
     const first = await run(["apply", "--auto-approve"]);
@@ -332,6 +332,14 @@ describe("interrupts", () => {
     expect(said).toContain("\n  review ssp/Hardware SSP/batch/FY26-H2\n");
     expect(said).toContain("Run revsync plan to see what landed.");
     expect(stdout).not.toContain("Apply complete");
+    // A write in flight: the lock is kept, never released under it; the next apply takes it over once this
+    // process is gone, after waiting out its request deadline.
+    expect(stderr).toContain(
+      'the lock of environment "demo" is kept: writes were in flight when the run stopped; the next apply on this machine takes it over',
+    );
+    const status = JSON.parse((await run(["lock", "status", "--format", "json"])).stdout);
+    expect(status).toMatchObject({ locked: true, holder_process: "gone", holder: { pid: child.pid, request_deadline_ms: 90_000 } });
+    dropKeptLock(fx.emu.url);
   }, 15_000);
 });
 

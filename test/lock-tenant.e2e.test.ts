@@ -1,10 +1,10 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { GitLock, tenantLockRef } from "../src/lock/git-lock.js";
-import { LocalLock } from "../src/lock/local-lock.js";
+import { LocalLock, machineLockDir } from "../src/lock/local-lock.js";
 import type { LockRequest } from "../src/lock/lock.js";
 import { tenantIdentity } from "../src/tenant.js";
 import { BIN, cli, DEMO_ENV, useEmulator, type CliResult } from "../src/testing/helpers.js";
@@ -117,8 +117,9 @@ describe("one writer per tenant", () => {
     const dir = repo(env("demo", fx.emu.url, "git"), "ui_mode: Modern");
     execFileSync("git", ["init", "-q", dir]);
     execFileSync("git", ["-C", dir, "remote", "add", "origin", `file://${remote}`]);
-    // An earlier revsync's lock: refs/revsync/locks/<environment>.
-    const old = await new GitLock({ cwd: dir, remote: "origin", environment: "demo", env: process.env }).take(holder());
+    // An earlier revsync's lock: refs/revsync/locks/<environment> (its request deadline short: once unlock
+    // released it, the next apply waits it out).
+    const old = await new GitLock({ cwd: dir, remote: "origin", environment: "demo", env: process.env }).take(holder({ request_deadline_ms: 50 }));
     const id = "taken" in old ? old.taken.id : "";
     const r = await cli(["apply", "--auto-approve"], { cwd: dir, env: DEMO_ENV });
     expect(r.code).toBe(1);
@@ -137,13 +138,18 @@ describe("one writer per tenant", () => {
 });
 
 describe("unlock never releases a live apply's lock unasked", () => {
-  /** A repo aimed at the emulator (a file of this machine is its lock), and that lock as a test holds it. */
+  /** A repo aimed at the emulator (a file of this machine is its lock), and that lock as a test holds it:
+   *  in the machine's lock folder, or with `earlier`, where an earlier revsync kept it (TMPDIR's). */
   function localRepo(): { dir: string; locks: { TMPDIR: string }; lock: (earlier?: boolean) => LocalLock } {
     const locks = { TMPDIR: tmp("revsync-locks-") };
     const dir = repo(env("demo", fx.emu.url), "ui_mode: Modern");
-    const lock = (earlier = false) => new LocalLock(join(locks.TMPDIR, "revsync-locks"), { baseUrl: fx.emu.url, realm: "demo" }, undefined, undefined, earlier);
+    const service = { baseUrl: fx.emu.url, realm: "demo" };
+    const lock = (earlier = false) =>
+      earlier ? new LocalLock(join(locks.TMPDIR, "revsync-locks"), service, undefined, undefined, true) : new LocalLock(machineLockDir(), service);
     return { dir, locks, lock };
   }
+  // The machine's lock folder is shared: the file this emulator's tenant left goes with the test.
+  afterEach(() => rmSync(new LocalLock(machineLockDir(), { baseUrl: fx.emu.url, realm: "demo" }).path, { force: true }));
 
   it("a holder running on this host (this test's own process) is refused without --force, lock status says it runs; an earlier revsync's local lock is met by apply", async () => {
     const { dir, locks, lock } = localRepo();
@@ -173,7 +179,9 @@ describe("unlock never releases a live apply's lock unasked", () => {
     const dead = spawnSync(process.execPath, ["-e", ""]).pid;
     await lock().take(holder({ host: hostname(), pid: dead }));
     const status = await cli(["lock", "status", "--env", "demo"], { cwd: dir, env: { ...DEMO_ENV, ...locks } });
-    expect(status.stdout).toContain(`Its process (pid ${dead}) is gone: the next apply takes the lock over (or release it now: revsync unlock --env demo `);
+    expect(status.stdout).toContain(
+      `Its process (pid ${dead}) is gone: the next apply takes the lock over, after waiting 1m30s (its request deadline) for any write it sent to land (or release it now: revsync unlock --env demo `,
+    );
     expect(JSON.parse((await cli(["lock", "status", "--env", "demo", "--format", "json"], { cwd: dir, env: { ...DEMO_ENV, ...locks } })).stdout)).toMatchObject(
       {
         locked: true,
@@ -206,7 +214,11 @@ describe("unlock never releases a live apply's lock unasked", () => {
     expect(await lock().holder()).toMatchObject({ id });
     const yes = await onTerminal("yes\n");
     expect(yes.out).toContain(`Released the lock ${id} of environment "demo"`);
+    expect(yes.out).toContain("The next apply waits 1m30s (that apply's request deadline) for any write it sent to land");
     expect(yes.code).toBe(0);
-    expect(await lock().holder()).toBeUndefined();
+    // Released, owing the next apply the wait: nobody holds it.
+    expect(await lock().holder()).toMatchObject({ released: { lock: id }, request_deadline_ms: 90_000 });
+    const status = await cli(["lock", "status", "--env", "demo", "--format", "json"], { cwd: dir, env: { ...DEMO_ENV, ...locks } });
+    expect(JSON.parse(status.stdout)).toMatchObject({ locked: false, holder: null, released: { lock: id, next_apply_waits_ms: 90_000 } });
   }, 30_000);
 });

@@ -183,7 +183,7 @@ describe("a create whose outcome is unknown", () => {
     expect((err as ApiError).outcomeUnknown).toBe(true);
     expect((err as Error).message).toMatch(/outcome unknown: .*reading it back failed.*nothing was sent again: run revsync plan to see/);
     expect(await sent("POST", SSP)).toBe(1);
-    expect(await sent("GET", SSP)).toBe(BUDGET.sends);
+    expect(await sent("GET", SSP)).toBe(BUDGET.readSends);
   });
 
   it("a 409 to a first send is someone else's policy: a conflict naming who created it, never a success, whatever its fields", async () => {

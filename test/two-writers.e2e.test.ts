@@ -4,7 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
-import { LocalLock } from "../src/lock/local-lock.js";
+import { LocalLock, machineLockDir } from "../src/lock/local-lock.js";
 import { api, cli, cliProcess, DEMO_ENV, ROOT, sspCreateBody, token, updateBody, useEmulator, type CliResult } from "../src/testing/helpers.js";
 
 // Two applies at once against one environment, as a team meets them (a retried pipeline, a laptop during
@@ -305,9 +305,11 @@ describe("one writer per environment", () => {
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
     await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 2000, method: "PATCH" });
     let pid = 0;
+    // Its requests' cap (REVSYNC_TIMEOUT_MS, twice over) is what its lock records: once unlock released
+    // it, the next apply waits that long for any write it sent.
     const killed = await cliProcess(["apply", "p.json", "--auto-approve"], {
       cwd: dir,
-      env: DEMO_ENV,
+      env: { ...DEMO_ENV, REVSYNC_TIMEOUT_MS: "400" },
       when: {
         stderr: "Locked environment",
         act: (child: ChildProcess) => {
@@ -333,7 +335,10 @@ describe("one writer per environment", () => {
     const next = await run(dir, ["apply", "p.json", "--auto-approve"]);
     expect(next.code).toBe(1);
     expect(next.stderr).toContain(`(pid ${pid})`);
-    const hint = /if that apply is dead \(killed, its runner gone\), release its lock: (revsync unlock .*)$/m.exec(next.stderr)?.[1];
+    const hint =
+      /if that apply is dead \(killed, its runner gone\), release its lock \(the next apply then waits 0\.8s, its request deadline, for any write it sent to land\): (revsync unlock .*)$/m.exec(
+        next.stderr,
+      )?.[1];
     expect(hint).toBe(`revsync unlock --env demo ${id} --force`);
     // Another id than the lock held now releases nothing; the id given is quoted as outside text is.
     // The environment is named, never guessed.
@@ -349,8 +354,11 @@ describe("one writer per environment", () => {
     const unlock = await run(dir, (hint ?? "").split(" ").slice(1));
     expect(unlock.code).toBe(0);
     expect(unlock.stdout).toContain(`Released the lock ${id} of environment "demo"`);
+    expect(unlock.stdout).toContain("The next apply waits 0.8s (that apply's request deadline) for any write it sent to land");
     const after = await run(dir, ["apply", "p.json", "--auto-approve"]);
     expect(after.code, after.stderr).toBe(0);
+    expect(after.stderr).toContain("took over a lock released while a write sent under it may still land (released by revsync unlock");
+    expect(after.stderr).toContain("waiting 0.8s (its request deadline) for any write it sent to land");
     expect((await run(dir, ["lock", "status", "--env", "demo", "--format", "json"])).stdout).toContain('"locked": false');
   });
 
@@ -370,8 +378,9 @@ describe("one writer per environment", () => {
 
     // A holder of this machine whose process is gone (killed): the next apply takes over, and says so.
     const dead = spawnSync(process.execPath, ["-e", ""]).pid;
-    const local = new LocalLock(join(tmp, "revsync-locks"), { baseUrl: fx.emu.url, realm: "demo" });
+    const local = new LocalLock(machineLockDir(), { baseUrl: fx.emu.url, realm: "demo" });
     await local.take({
+      request_deadline_ms: 30,
       environment: "demo",
       user: "carol",
       service_user: "alice",
@@ -384,6 +393,7 @@ describe("one writer per environment", () => {
     });
     const over = await run(dir, ["apply", "p.json", "--auto-approve"], { env });
     expect(over.stderr).toContain(`took over the lock of an apply on this machine that is no longer running: carol on host ${hostname()} (pid ${dead})`);
+    expect(over.stderr).toContain("waiting 0.03s (its request deadline) for any write it sent to land");
     expect(over.code).toBe(0);
 
     const off = await run(dir, ["apply", "p.json", "--auto-approve", "--lock=false", "--evidence", "evidence", "--format", "json"], { env });

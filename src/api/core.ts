@@ -14,6 +14,9 @@ export type { RequestKind } from "./classify.js";
 
 export interface RetryPolicy {
   maxAttempts: number;
+  /** The most sends of a read that reached the service (default BUDGET.readSends; maxAttempts when only it
+   *  is given): reads change nothing, so they persist longer than a write. */
+  readAttempts: number;
   maxTotalMs: number;
   baseMs: number;
   capMs: number;
@@ -86,7 +89,7 @@ export interface RequestObservation {
 }
 
 /** The retry budget of one request, counting every send but a 429 (README, Reliability). */
-export const BUDGET = { sends: 6, createSends: 3, totalMs: 120_000, timeoutMs: 600_000 } as const;
+export const BUDGET = { sends: 6, readSends: 10, createSends: 3, totalMs: 120_000, timeoutMs: 600_000 } as const;
 
 export interface RequestSpec extends RequestShape {
   query?: Record<string, string | undefined>;
@@ -248,7 +251,8 @@ export class ApiCore {
     this.onUnknownValue = opts.onUnknownValue ?? (() => undefined);
     this.onRequest = opts.onRequest;
     this.onRequestStart = opts.onRequestStart;
-    this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 20_000, maxWaitMs: Infinity, ...opts.retry };
+    const readAttempts = opts.retry?.readAttempts ?? opts.retry?.maxAttempts ?? BUDGET.readSends;
+    this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 20_000, maxWaitMs: Infinity, ...opts.retry, readAttempts };
     const headersMs = opts.timeouts?.headersMs ?? 30_000;
     const bodyMs = opts.timeouts?.bodyMs ?? 60_000;
     this.timeouts = { headersMs, bodyMs, totalMs: opts.timeouts?.totalMs ?? headersMs + bodyMs };
@@ -402,6 +406,26 @@ export class ApiCore {
 
   private readonly cuts = new WeakMap<AbortSignal, "cap" | "deadline">();
 
+  /** Until when (this client's clock, epoch ms) a write sent so far may still land: shared by every view
+   *  of the client (tagged, asApprover). */
+  private readonly tails = { until: 0 };
+
+  private mayLand(sentAt: number): void {
+    this.tails.until = Math.max(this.tails.until, sentAt + this.timeouts.totalMs);
+  }
+
+  /** Until when a write this client sent may still land, its answer cut short (by revsync's own time
+   *  limits, or a gateway's 504): 0 when none was. What the environment's lock is held for. */
+  writesMayLandUntil(): number {
+    return this.tails.until;
+  }
+
+  /** The longest one request may run, from its send to its answer's last byte (REVSYNC_TIMEOUT_MS's two
+   *  limits added up): what a lock records, for a taker to wait out should this run die. */
+  get requestDeadlineMs(): number {
+    return this.timeouts.totalMs;
+  }
+
   /** A request undici's own timers ended, in words: the connection worked, the answer did not come in
    *  time (REVSYNC_TIMEOUT_MS sets both timers, in ms); undefined for any other error. */
   private timerReason(e: unknown): string | undefined {
@@ -451,12 +475,17 @@ export class ApiCore {
         res = await this.send(spec, url, token, signal);
         body = Buffer.from(await res.body.arrayBuffer());
       } catch (e) {
-        const reason = this.abortReason(e, signal) ?? this.timerReason(e) ?? connectionReason(e);
+        const cut = this.abortReason(e, signal) ?? this.timerReason(e);
+        // A write revsync stopped waiting for may still be processed: it may land until its cap is out.
+        if (cut && spec.kind !== "read") this.mayLand(t0);
+        const reason = cut ?? connectionReason(e);
         this.observe(spec.method, path, null, t0, resend, reason);
         this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
         return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
       }
       const status = res.statusCode;
+      // A gateway that stopped waiting for the service (504): the write may still be processed behind it.
+      if (status === 504 && spec.kind !== "read") this.mayLand(t0);
       this.observe(spec.method, path, status, t0, resend);
       this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
       if (status === 401 && this.auth.login)
@@ -550,9 +579,11 @@ export class ApiCore {
     return verdict;
   }
 
-  /** A read: at most BUDGET.sends sends (a 429 is not counted: the service did not process it) and
-   *  BUDGET.totalMs of waits between them; 429s are bounded by the run's time limit. Writes go through
-   *  the write unit (src/api/write.ts), which guards, sends and settles each of them. */
+  /** A read: it changes nothing, so it persists: at most BUDGET.readSends sends that reached the service
+   *  (a 503, a 502 or any 5xx, a dropped connection, no answer in time alike; a 429 is not counted: the
+   *  service did not process it), BUDGET.sends while the connection itself is refused (nothing listens:
+   *  said sooner), and BUDGET.totalMs of waits between them, all within the run's time limit. Writes go
+   *  through the write unit (src/api/write.ts), which guards, sends and settles each of them. */
   async call<T>(spec: RequestSpec): Promise<T> {
     if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
     const hole = bodyProblem(spec);
@@ -563,7 +594,8 @@ export class ApiCore {
       const v = await this.exchange(spec, url, p);
       if (v.outcome === "ok") return v.body as T;
       if (!v.retryable) throw v.err;
-      await this.again(spec, v, p, this.retry.maxAttempts);
+      const refused = v.outcome === "busy" && v.err.status === 0;
+      await this.again(spec, v, p, refused ? Math.min(this.retry.maxAttempts, this.retry.readAttempts) : this.retry.readAttempts);
     }
   }
 

@@ -13,6 +13,7 @@ import {
 } from "../apply/run.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
 import type { Change, Plan } from "../plan/model.js";
+import { unreadError } from "../report/unread.js";
 import { Cancelled, UserError } from "../errors.js";
 import type { LockBackend } from "../lock/lock.js";
 import { LockHeld, unlockCommand } from "../lock/lock.js";
@@ -69,6 +70,8 @@ interface Run {
   view: ApplyView;
   /** The environment's lock, held from before the first write to after the last. */
   lock?: EnvLock;
+  /** The run's end, once settled: its exit code. */
+  settled?: Promise<number>;
   /** The environment's guardrails and freeze windows (none: undefined). */
   guardrails?: GuardrailSetup;
   /** The pull request's approval, once read (for the guardrails; four eyes reads no second time). */
@@ -205,7 +208,7 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
     noteTurnedAway(core.governor, env, run.flags, out);
     const blocked = promotionLeftBlocked(plan);
     if (blocked) throw blocked;
-    return 0;
+    return unreadCode(run, plan, 0);
   }
   await promotionTestsNow(run);
   const held = heldBackError(shown);
@@ -257,8 +260,16 @@ async function lockEnvironment(run: Run, plan: CheckedPlan): Promise<number | un
     evidence?.recorder.setLock(NO_LOCK);
     return undefined;
   }
-  const opts = { planChecksum: plan.checksum, serviceUser: core.auth.username ?? null, flags: run.flags, out, isStopping: run.signals.isStopping };
-  const [taken] = await Promise.all([takeEnvLock(backend, env, opts), core.auth.token().catch(() => undefined)]);
+  const opts = {
+    planChecksum: plan.checksum,
+    serviceUser: core.auth.username ?? null,
+    flags: run.flags,
+    out,
+    isStopping: run.signals.isStopping,
+    requestDeadlineMs: core.requestDeadlineMs,
+  };
+  const untimed = <T>(fn: () => Promise<T>): Promise<T> => core.untimed(fn);
+  const [taken] = await Promise.all([takeEnvLock(backend, env, { ...opts, untimed }), core.auth.token().catch(() => undefined)]);
   run.lock = taken;
   evidence?.recorder.setLock(taken.evidence());
   return run.signals.isStopping() ? interrupted(run) : undefined;
@@ -304,17 +315,19 @@ async function writeAll(run: Run, plan: CheckedPlan): Promise<number> {
   } finally {
     progress.stop();
   }
-  await releaseLock(run);
+  if (run.evidence) run.evidence.report = report;
+  const blocked = report.interrupted ? undefined : promotionLeftBlocked(plan);
+  const wrote = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") || blocked ? 1 : 0;
+  const code = await settle(run, { exitCode: unreadCode(run, plan, wrote, false) });
   run.view({ report, lock: run.backend ? run.lock?.evidence() : NO_LOCK }, out);
   noteTurnedAway(core.governor, env, flags, out);
-  if (run.evidence) run.evidence.report = report;
   // Writes blocked for promotion were not sent: the run says so and fails, though the rest went through.
-  const blocked = promotionLeftBlocked(plan);
-  if (blocked && !report.interrupted) {
+  if (blocked) {
     out.error(blocked.message);
     if (blocked.hint) out.hint(`Hint: ${blocked.hint}`);
   }
-  return report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") || blocked ? 1 : 0;
+  unreadCode(run, plan, wrote);
+  return code;
 }
 
 /** A saved plan's source's policy tests once more before anything is written (a plan made now ran them). */
@@ -323,6 +336,16 @@ async function promotionTestsNow(run: Run): Promise<void> {
   const tests = await testsBeforeWriting(run.promotion, kindsOf(run.out.io));
   if (tests) run.evidence?.recorder.setPromotionTests(tests);
   if (tests?.failed.length) throw testsRefusal(run.promotion.name, tests);
+}
+
+/** A plan this run made that could not read part of the service: its writes went on (a read that failed
+ *  fails only what it feeds), and the run fails, saying what was not read (`say`: now). A saved plan's
+ *  unread were the reviewer's to see: said, the exit code its writes'. */
+function unreadCode(run: Run, plan: Pick<Plan, "unread">, code: number, say = true): number {
+  if (!plan.unread?.length) return code;
+  if (say && run.saved) run.out.warn(unreadError(plan.unread));
+  else if (say) run.out.error(unreadError(plan.unread));
+  return run.saved || code !== 0 ? code : 1;
 }
 
 /** The run from the plan to the report. */
@@ -334,39 +357,57 @@ async function work(run: Run): Promise<number> {
   return (await lockEnvironment(run, ready)) ?? writeAll(run, ready);
 }
 
-/** Releases the lock unless a write may still be in flight (a stop at once): then a git lock is kept,
- *  and the unlock command named, as a waiter must not read the service before that write lands (a file
- *  of this machine is taken over once this process is gone, a moment later: it goes now). */
-async function releaseLock(run: Run): Promise<void> {
+/** Decides what becomes of the lock at the run's end: kept while a write may still be in flight (a stop at
+ *  once: a waiter must not read the service before that write lands; a file of this machine is taken over
+ *  once this process is gone, a git ref released with the unlock command named, each waiting out this
+ *  run's request deadline first), else let go, leaving the next apply the wait a write cut short still
+ *  owes (docs/decisions.md, "A takeover waits for the dead"). */
+function decideLock(run: Run): void {
   const { lock, out, env } = run;
-  if (!lock || lock.released) return;
-  if (run.signals.inFlight().length && run.backend?.kind === "git") {
-    out.warn(
-      `the lock of environment ${JSON.stringify(env.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: ${unlockCommand(env.name, lock.holder.id, !out.interactive)}`,
-    );
+  if (!lock) return;
+  if (run.signals.inFlight().length) {
+    lock.keep("writes were in flight when the run stopped at once");
+    const how =
+      run.backend?.kind === "git"
+        ? `once they have ended (revsync plan shows what landed), release it: ${unlockCommand(env.name, lock.holder.id, !out.interactive)} (the next apply then waits out this run's request deadline before it writes)`
+        : "the next apply on this machine takes it over once this process has ended, and waits out this run's request deadline before it writes";
+    out.warn(`the lock of environment ${JSON.stringify(env.name)} is kept: writes were in flight when the run stopped; ${how}`);
     return;
   }
-  await lock.release(out);
-  run.evidence?.recorder.setLock(lock.evidence());
+  lock.letGo(run.core.writesMayLandUntil());
+}
+
+/** The end of a run (once): the lock's fate decided, the evidence record written while the lock is still
+ *  held (so records of one environment are written one at a time, in the order the lock was held), then
+ *  the lock let go. The exit code: 1 for a run asked to leave evidence that could not, whose writes went
+ *  through. */
+async function settle(run: Run, end: { exitCode: number; stoppedNow?: boolean; error?: string }): Promise<number> {
+  if (run.settled) return run.settled;
+  run.settled = (async () => {
+    decideLock(run);
+    if (run.lock) run.evidence?.recorder.setLock(run.lock.evidence());
+    const kept = (await run.evidence?.finish(run.out, end)) ?? true;
+    await run.lock?.release(run.out);
+    return !kept && end.exitCode === 0 ? 1 : end.exitCode;
+  })();
+  return run.settled;
 }
 
 /** A run that stopped on an error: nothing more is written, the evidence says why. */
 async function failed(run: Run, e: unknown): Promise<number> {
   const { evidence, out } = run;
-  await releaseLock(run);
   // Left at the prompt (Ctrl-C, end of input): nothing was written, the process exits 130.
   if (e instanceof Cancelled) {
     evidence?.recorder.setApproval("cancelled");
-    await evidence?.finish(out, { exitCode: 130, error: e.message });
+    await settle(run, { exitCode: 130, error: e.message });
     throw e;
   }
   // Interrupted while waiting for another apply's lock: nothing was written.
   if (e instanceof LockHeld && run.signals.isStopping()) {
     out.error("apply interrupted while it waited for the lock: nothing was written");
-    await evidence?.finish(out, { exitCode: 130, error: e.message });
-    return 130;
+    return settle(run, { exitCode: 130, error: e.message });
   }
-  await evidence?.finish(out, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
+  await settle(run, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
   throw e;
 }
 
@@ -381,15 +422,9 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     } catch (e) {
       return await failed(run, e);
     }
-    await releaseLock(run);
-    if (first !== "stop now") {
-      // A run asked to leave evidence that could not fails, though its writes went through.
-      const kept = (await run.evidence?.finish(out, { exitCode: first })) ?? true;
-      return !kept && first === 0 ? 1 : first;
-    }
+    if (first !== "stop now") return await settle(run, { exitCode: first });
     out.error(run.signals.stopNowMessage());
-    await run.evidence?.finish(out, { exitCode: 130, stoppedNow: true });
-    return 130;
+    return await settle(run, { exitCode: 130, stoppedNow: true });
   } finally {
     // The handlers stay until the client is closed: a signal then changes nothing, rather than killing
     // a process whose writes are done without a word.

@@ -6,6 +6,7 @@ import type { DriftReport } from "../plan/model.js";
 import { buildDrift } from "../plan/drift.js";
 import { applyIgnore } from "../plan/ignore.js";
 import { checkTargets } from "../plan/targets.js";
+import { unreadError } from "../report/unread.js";
 import { pickView } from "../report/view.js";
 import { driftViews } from "../report/views/drift.js";
 import { fleetViews } from "../report/views/fleet.js";
@@ -24,7 +25,7 @@ export type DriftFlags = FleetFlags;
  *  listed apart (it never counts; plan is not affected). */
 async function driftReport(repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output): Promise<DriftReport> {
   const desired = desiredState(repo, env, out, flags);
-  const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true });
+  const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true, partial: true });
   const kinds = kindsOf(out.io);
   checkTargets(flags.target ?? [], desired, live, kinds);
   return applyIgnore(buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] }, kinds), repo.config.drift?.ignore ?? [], todayUtc());
@@ -42,6 +43,11 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
       const report = await driftReport(repo, env, core, flags, out);
       view(report, out);
       noteTurnedAway(core.governor, env, flags, out);
+      // A read that failed after its retries failed only what it fed: drift says which, and fails.
+      if (report.unread?.length) {
+        out.error(unreadError(report.unread));
+        return 1;
+      }
       return report.drift.length ? 2 : 0;
     } finally {
       await core.close();

@@ -102,8 +102,12 @@ async function recordsAt(target: string, flags: GlobalFlags): Promise<{ stored: 
     throw new UserError(`cannot read ${target}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or folder" : (e as Error).message}`);
   }
   const folder = dir ? target : dirname(target);
-  const all = readRecords(folder);
-  const verdicts = new Map(verifyChain(all, await promotionExpected(flags, all)).records.map((v) => [v.file, v]));
+  const found = readRecords(folder);
+  const checked = verifyChain(found, await promotionExpected(flags, found)).records;
+  const verdicts = new Map(checked.map((v) => [v.file, v]));
+  // In chain order (by environment, then sequence), as verify lists them: --last counts from the head.
+  const byFile = new Map(found.map((s) => [s.file, s]));
+  const all = checked.map((v) => byFile.get(v.file) as StoredRecord);
   if (dir) return { stored: all, verdicts };
   const own = all.find((s) => s.file === basename(target)) ?? readRecord(target);
   const verdict = verdicts.get(own.file);

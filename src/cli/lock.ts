@@ -2,13 +2,23 @@ import { readFileSync } from "node:fs";
 import { hostname, tmpdir, userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
-import { parseDuration } from "../duration.js";
+import { formatDuration, parseDuration } from "../duration.js";
 import { UserError } from "../errors.js";
 import { ciContext } from "../evidence/context.js";
 import type { EvidenceLock } from "../evidence/record.js";
 import { GitLock, tenantLockRef } from "../lock/git-lock.js";
-import { LocalLock } from "../lock/local-lock.js";
-import { acquireLock, holderWords, RenamedLock, unlockCommand, type LockBackend, type LockHolder } from "../lock/lock.js";
+import { LocalLock, machineLockDir } from "../lock/local-lock.js";
+import {
+  acquireLock,
+  deadlineOf,
+  holderWords,
+  releasedRecord,
+  RenamedLock,
+  unlockCommand,
+  type LockBackend,
+  type LockHolder,
+  type LockRequest,
+} from "../lock/lock.js";
 import { tenantIdentity } from "../tenant.js";
 import { PACKAGE_ROOT } from "../package-root.js";
 import { pickView } from "../report/view.js";
@@ -19,10 +29,11 @@ import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 
 /** Where the environment's lock is kept (docs/decisions.md, "One writer per tenant"): a ref of a git
- *  remote of the policy repo, or for a service on loopback a file of this machine's temporary folder;
- *  named by the tenant the environment resolves to (its base URL, normalised, and realm), so every
- *  environment and every spelling of one tenant's URL takes one lock; and, while the change of names
- *  lasts, honouring the name an earlier revsync gave it (RenamedLock). */
+ *  remote of the policy repo, or for a service on loopback a file of this machine's lock folder (one per
+ *  machine, whatever TMPDIR says: machineLockDir); named by the tenant the environment resolves to (its
+ *  base URL, normalised, and realm), so every environment and every spelling of one tenant's URL takes one
+ *  lock; and, while the change of names lasts, honouring the name an earlier revsync gave it
+ *  (RenamedLock: for a file, in the temporary folder where an earlier revsync kept it). */
 export function lockBackend(repo: Repo, env: ResolvedEnv, flags: GlobalFlags): RenamedLock {
   const penv = envOf(flags);
   const setting = env.lock ?? { kind: "local" };
@@ -31,9 +42,9 @@ export function lockBackend(repo: Repo, env: ResolvedEnv, flags: GlobalFlags): R
     return new RenamedLock(new GitLock({ ...git, ref: tenantLockRef(tenantIdentity(env.baseUrl, env.realm)) }), new GitLock(git));
   }
   const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || tmpdir();
-  const dir = join(resolve(tmp), "revsync-locks");
+  const earlier = join(resolve(tmp), "revsync-locks");
   const service = { baseUrl: env.baseUrl, realm: env.realm };
-  return new RenamedLock(new LocalLock(dir, service), new LocalLock(dir, service, undefined, undefined, true));
+  return new RenamedLock(new LocalLock(machineLockDir(penv), service), new LocalLock(earlier, service, undefined, undefined, true));
 }
 
 const revsyncVersion = (): string => (JSON.parse(readFileSync(resolve(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
@@ -75,92 +86,182 @@ export function lockTimeoutOf(flags: ApplyLockFlags): number {
   return ms;
 }
 
-/** The environment's lock as apply holds it: taken before its first write, released after its last. */
+/** The environment's lock as apply holds it: taken before its first write, let go after its last, once
+ *  the run's evidence record is written (the record says whether it is let go or kept, and why). */
 export interface EnvLock {
   readonly holder: LockHolder;
   /** What the evidence record says of it. */
   evidence(): EvidenceLock;
-  /** Releases it (once); a failure is a warning naming the unlock command, never the run's failure. */
+  /** Decides to let it go (once): `landBy`, until when (this clock, epoch ms) a write this run sent may
+   *  still land (its answer was cut short): it is then left as a released record owing the next apply
+   *  what is left of that wait, as it is after a lock taken over whose wait was cut short. */
+  letGo(landBy?: number): void;
+  /** Decides to keep it (a write in flight when the run stopped at once): `why`, in the evidence. */
+  keep(why: string): void;
+  /** Lets it go as decided (letGo, unless kept); a failure is a warning naming the unlock command, never
+   *  the run's failure. */
   release(out: Output): Promise<void>;
   readonly released: boolean;
 }
 
-/** Takes the environment's lock for an apply of `plan`, waiting up to --lock-timeout for another holder
- *  (each holder named once); throws LockHeld (the holder named, nothing written) or LockUnavailable. */
-export async function takeEnvLock(
-  backend: LockBackend,
-  env: ResolvedEnv,
-  run: { planChecksum: string; serviceUser: string | null; flags: GlobalFlags & ApplyLockFlags; out: Output; isStopping: () => boolean },
-): Promise<EnvLock> {
-  const penv = envOf(run.flags);
-  const timeoutMs = lockTimeoutOf(run.flags);
-  const held = await acquireLock(
-    backend,
-    {
-      environment: env.name,
-      ...runner(penv),
-      service_user: run.serviceUser,
-      host: hostname(),
-      pid: process.pid,
-      since: new Date().toISOString(),
-      plan_checksum: run.planChecksum,
-      revsync_version: revsyncVersion(),
-    },
-    {
-      timeoutMs,
-      now: () => Date.now(),
-      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-      isStopping: run.isStopping,
-      unlockForce: !run.out.interactive,
-      onWait: (h, left) =>
-        run.out.warn(
-          `environment ${JSON.stringify(env.name)} is locked by another apply: ${holderWords(h, Date.now(), env.name)}; waiting up to ${Math.ceil(left / 1000)}s (--lock-timeout)`,
-        ),
-    },
-  );
-  if (held.tookOver) run.out.warn(`took over the lock of an apply on this machine that is no longer running: ${holderWords(held.tookOver, Date.now())}`);
-  run.out.info(`Locked environment ${JSON.stringify(env.name)} (${await where(backend)}; lock id ${held.holder.id}).`);
-  return heldLock(backend, env, held);
+/** The lock as takeEnvLock holds it while it waits for a holder it took over. */
+interface HeldEnvLock extends EnvLock {
+  owe(untilMs: number, why: string): void;
 }
 
-/** The lock as this run holds it: what the evidence says of it, and its release (once; a failure is a
- *  warning naming the unlock command, never the run's failure). */
-function heldLock(backend: LockBackend, env: ResolvedEnv, held: Awaited<ReturnType<typeof acquireLock>>): EnvLock {
-  let released = false;
-  let note: string | undefined = held.tookOver ? `took over the lock ${held.tookOver.id} of pid ${held.tookOver.pid}, no longer running` : undefined;
+/** What an apply run gives its lock: the plan, the sign-in, the flags and streams, whether it is stopping,
+ *  the longest one of its requests may run (what the lock records for a taker to wait out), and its
+ *  clock (tests inject it). */
+export interface LockRun {
+  planChecksum: string;
+  serviceUser: string | null;
+  flags: GlobalFlags & ApplyLockFlags;
+  out: Output;
+  isStopping: () => boolean;
+  requestDeadlineMs: number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  /** Runs a wait outside the run's time limit (ApiCore.untimed). */
+  untimed?: <T>(fn: () => Promise<T>) => Promise<T>;
+}
+
+const realSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Waits out `ms` in short steps, until done or the run is stopping: whether it was waited out whole. */
+async function waitOut(ms: number, run: LockRun): Promise<boolean> {
+  const now = run.now ?? Date.now;
+  const sleep = run.sleep ?? realSleep;
+  const end = now() + ms;
+  while (now() < end) {
+    if (run.isStopping()) return false;
+    await sleep(Math.min(250, end - now()));
+  }
+  return true;
+}
+
+/** Takes the environment's lock for an apply of `plan`, waiting up to --lock-timeout for another holder
+ *  (each holder named once); throws LockHeld (the holder named, nothing written) or LockUnavailable. */
+export async function takeEnvLock(backend: LockBackend, env: ResolvedEnv, run: LockRun): Promise<EnvLock> {
+  const penv = envOf(run.flags);
+  const timeoutMs = lockTimeoutOf(run.flags);
+  const now = run.now ?? Date.now;
+  const held = await acquireLock(backend, lockRequest(env, run, penv), {
+    timeoutMs,
+    now,
+    sleep: run.sleep ?? realSleep,
+    isStopping: run.isStopping,
+    unlockForce: !run.out.interactive,
+    onWait: (h, left) =>
+      run.out.warn(
+        `environment ${JSON.stringify(env.name)} is locked by another apply: ${holderWords(h, now(), env.name)}; waiting up to ${Math.ceil(left / 1000)}s (--lock-timeout)`,
+      ),
+  });
+  run.out.info(`Locked environment ${JSON.stringify(env.name)} (${await where(backend)}; lock id ${held.holder.id}).`);
+  const lock = heldLock(backend, env, held, now);
+  if (held.tookOver) await waitForTheDead(held.tookOver, lock, run);
+  return lock;
+}
+
+/** This run's lock record: who, where, the plan, and the longest one of its requests may run. */
+function lockRequest(env: ResolvedEnv, run: LockRun, penv: NodeJS.ProcessEnv): LockRequest {
+  return {
+    environment: env.name,
+    ...runner(penv),
+    service_user: run.serviceUser,
+    host: hostname(),
+    pid: process.pid,
+    since: new Date((run.now ?? Date.now)()).toISOString(),
+    plan_checksum: run.planChecksum,
+    revsync_version: revsyncVersion(),
+    request_deadline_ms: run.requestDeadlineMs,
+  };
+}
+
+/** A lock taken over (its holder's process gone, or released while a write sent under it may still land):
+ *  before the first write, the longest time such a write can still land is waited out (its holder's request
+ *  deadline, which its lock records); then every write's guard reads the service afresh, as always. A run
+ *  stopped meanwhile leaves what is left of the wait to the next apply (EnvLock.release). */
+async function waitForTheDead(over: LockHolder, lock: HeldEnvLock, run: LockRun): Promise<void> {
+  const ms = deadlineOf(over);
+  const now = run.now ?? Date.now;
+  const whose = over.released
+    ? `a lock released while a write sent under it may still land (${over.released.why}; lock ${over.released.lock})`
+    : `the lock of an apply on this machine that is no longer running: ${holderWords(over, now())}`;
+  lock.owe(now() + ms, `taken over from ${over.released ? `lock ${over.released.lock}, released` : `pid ${over.pid}, no longer running`}`);
+  if (!ms) return run.out.warn(`took over ${whose}`);
+  run.out.warn(
+    `took over ${whose}; waiting ${formatDuration(ms)} (its request deadline) for any write it sent to land; then each write reads the service again before it is sent`,
+  );
+  // Not the service's time: it does not count against --timeout.
+  const waited = await (run.untimed ?? ((f) => f()))(() => waitOut(ms, run));
+  if (waited) run.out.info(`Waited ${formatDuration(ms)} for the writes of the lock taken over.`);
+}
+
+/** What the evidence says of the lock taken over, when one was. */
+function tookOverNote(over: LockHolder | undefined): string | undefined {
+  if (!over) return undefined;
+  const waited = `and waited ${formatDuration(deadlineOf(over))} before its first write`;
+  return over.released
+    ? `took over the lock ${over.id}, released (${over.released.why}), ${waited}`
+    : `took over the lock ${over.id} of pid ${over.pid}, no longer running, ${waited}`;
+}
+
+/** The lock as this run holds it: what the evidence says of it, whether it is let go or kept at the end,
+ *  and its release (once; a failure is a warning naming the unlock command, never the run's failure). */
+function heldLock(backend: LockBackend, env: ResolvedEnv, held: Awaited<ReturnType<typeof acquireLock>>, now: () => number): HeldEnvLock {
+  let state: "held" | "letting go" | "kept" | "released" = "held";
+  let owed = { until: 0, why: "" };
+  let leave: LockRequest | undefined;
+  let note = tookOverNote(held.tookOver);
   const say = (more: string): void => void (note = `${note ? `${note}; ` : ""}${more}`);
+  const id = held.holder.id;
   return {
     holder: held.holder,
     get released() {
-      return released;
+      return state === "released";
+    },
+    owe(until, why) {
+      if (until > owed.until) owed = { until, why };
     },
     evidence: () => ({
       backend: backend.kind,
       where: backend.where,
-      id: held.holder.id,
+      id,
       acquired_at: held.holder.since,
       waited_ms: held.waitedMs,
-      released,
+      released: state === "letting go" || state === "released",
       ...(note ? { note } : {}),
     }),
+    letGo(landBy = 0) {
+      if (state !== "held") return;
+      if (landBy > owed.until) owed = { until: landBy, why: "a write of an apply was cut short before its answer came, and may still land" };
+      // Never let go plainly while a write may still land: the next apply then waits what is left of it.
+      const left = owed.until - now();
+      leave = left > 0 ? releasedRecord(held.holder, left, owed.why, held.holder) : undefined;
+      if (leave) say(`released with ${formatDuration(left)} owed: the next apply waits that long before it writes (${owed.why})`);
+      state = "letting go";
+    },
+    keep(why) {
+      if (state !== "held") return;
+      say(`kept: ${why}`);
+      state = "kept";
+    },
     async release(out) {
-      if (released) return;
-      const unlock = unlockCommand(env.name, held.holder.id, !out.interactive);
+      if (state === "held") this.letGo();
+      if (state !== "letting go") return;
+      state = "released";
       try {
-        const r = await backend.release(held.holder.id);
-        released = r === "released" || r === "free";
-        if (r === "free") {
-          say("at the end the lock was no longer held: someone released it (revsync unlock) while this apply ran");
-          out.warn(`the lock of environment ${JSON.stringify(env.name)} was released by someone else while this apply ran`);
-        } else if (r !== "released") {
-          say(`at the end another apply held the lock: ${r.other.id}`);
+        const r = await backend.release(id, leave);
+        if (r === "free") out.warn(`the lock of environment ${JSON.stringify(env.name)} was released by someone else while this apply ran`);
+        else if (r !== "released")
           out.warn(
-            `the lock of environment ${JSON.stringify(env.name)} was released by someone else while this apply ran, and another apply holds it now: ${holderWords(r.other, Date.now(), env.name)}`,
+            `the lock of environment ${JSON.stringify(env.name)} was released by someone else while this apply ran, and another apply holds it now: ${holderWords(r.other, now(), env.name)}`,
           );
-        }
       } catch (e) {
-        say(`not released: ${(e as Error).message}`);
-        out.warn(`the lock of environment ${JSON.stringify(env.name)} could not be released: ${(e as Error).message}; release it with: ${unlock}`);
+        state = "kept";
+        out.warn(
+          `the lock of environment ${JSON.stringify(env.name)} could not be released: ${(e as Error).message}; release it with: ${unlockCommand(env.name, id, !out.interactive)}`,
+        );
       }
     },
   };
@@ -209,7 +310,7 @@ export async function runUnlock(flags: LockCommandFlags, out: Output, args: stri
   const env = openEnv(repo, flags);
   const backend = lockBackend(repo, env, flags);
   const holder = await backend.holder();
-  if (!holder) {
+  if (!holder || holder.released) {
     out.info(`Environment ${JSON.stringify(env.name)} is not locked (${await where(backend)}): nothing to release.`);
     return 0;
   }
@@ -221,9 +322,15 @@ export async function runUnlock(flags: LockCommandFlags, out: Output, args: stri
     );
   }
   if (!(await mayRelease(flags, out, env.name, holder, backend.state(holder)))) return 1;
-  const r = await backend.release(holder.id);
+  // A write that apply sent may still land: the lock is left released, owing the next apply the wait for it.
+  const wait = deadlineOf(holder);
+  const me = { ...runner(envOf(flags)), host: hostname(), pid: process.pid, since: new Date().toISOString(), revsync_version: revsyncVersion() };
+  const leave = releasedRecord(holder, wait, `released by revsync unlock, run by ${me.user ?? "someone"} on host ${me.host}`, me);
+  const r = await backend.release(holder.id, leave);
   if (r === "released") {
-    out.out(`Released the lock ${holder.id} of environment ${JSON.stringify(env.name)}, held by ${words(holder)}.`);
+    out.out(
+      `Released the lock ${holder.id} of environment ${JSON.stringify(env.name)}, held by ${words(holder)}. The next apply waits ${formatDuration(wait)} (that apply's request deadline) for any write it sent to land, then reads the service again before it writes.`,
+    );
     return 0;
   }
   if (r === "free") {

@@ -5,6 +5,7 @@ import { inEnvironment, UserError } from "../errors.js";
 import { fleetExit, planOutcome, type EnvOutcome } from "../fleet/outcome.js";
 import { needsAction, type Plan } from "../plan/model.js";
 import { hasApplied, hasChanges } from "../report/plan.js";
+import { unreadError } from "../report/unread.js";
 import { pickView } from "../report/view.js";
 import { fleetViews } from "../report/views/fleet.js";
 import { planViews } from "../report/views/plan.js";
@@ -70,6 +71,11 @@ function planExit(plan: Plan, flags: PlanFlags, out: Output): number {
     ].filter(Boolean);
     const act = s.blocked ? `; a blocked write waits for someone to act, as its reason says${flags.detailedExitcode ? " (exit 2)" : ""}` : "";
     out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing${act}`);
+  }
+  // A read that failed after its retries failed only what it fed: the plan says which; the run fails.
+  if (plan.unread?.length) {
+    out.error(unreadError(plan.unread));
+    return 1;
   }
   return flags.detailedExitcode && plan.changes.some(needsAction) ? 2 : 0;
 }

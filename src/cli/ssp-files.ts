@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
 import { approvals, ssp } from "../api/resources.js";
 import { ApiError } from "../errors.js";
+import { formulaCells, runsAsFormula } from "../ssp/csv.js";
+import { plural } from "../words.js";
 import { writeUserFile } from "../user-files.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
@@ -16,6 +18,7 @@ export async function runSspFile(
 ): Promise<number> {
   return withClient(flags, out, async (core) => {
     const bytes = what === "template" ? await template(core, flags.batch, out) : await download(core, args[0] ?? "");
+    warnFormulas(bytes, out);
     if (flags.output) {
       // The file the user names gets the service's bytes whole; only what is printed is redacted.
       writeUserFile(resolve(out.io.cwd, flags.output), bytes);
@@ -26,6 +29,16 @@ export async function runSspFile(
     } else out.raw(bytes);
     return 0;
   });
+}
+
+/** The service's file is given byte for byte (it is the service's, not a report of revsync's): a cell a
+ *  spreadsheet would run as a formula is said on stderr instead (docs/decisions.md, "CSV is data"). */
+function warnFormulas(bytes: Buffer, out: Output): void {
+  const found = formulaCells(bytes.toString("utf8"), runsAsFormula);
+  if (!found) return;
+  out.warn(
+    `the service's file holds ${plural(found.count, "cell")} that a spreadsheet would run as a formula (the first at line ${found.line}, column ${found.column}: it starts with =, +, -, @, a tab or a carriage return); it is given as the service holds it: open it in a spreadsheet as text, never as formulas`,
+  );
 }
 
 /** The batch template. A batch the service does not have yet is the usual reason to want one: when it

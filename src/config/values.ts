@@ -2,7 +2,7 @@ import { lstatSync, realpathSync, statSync } from "node:fs";
 import { plainReason, READ_CAPS, readFailure, readUserFileBytes } from "../user-files.js";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import type { SspValueInput } from "../schema/generated/api.js";
-import { CsvSyntaxError, parseCsv, TEMPLATE_HEADER, valuesColumns, type CsvRow } from "../ssp/csv.js";
+import { CsvSyntaxError, fromCsvCell, parseCsv, TEMPLATE_HEADER, valuesColumns, type CsvRow } from "../ssp/csv.js";
 import type { Diagnostic } from "./diagnostics.js";
 import { readWhole } from "../number.js";
 
@@ -79,7 +79,15 @@ function checkRow(row: CsvRow, index: number[], inOrder: boolean, width: number,
     return undefined;
   }
   const c = inOrder ? raw : index.map((i) => raw[i] ?? "");
-  const [product, currency, valueType, below, mid, above, start, end] = c as [string, string, string, string, string, string, string, string];
+  // Text cells as written, less the apostrophe revsync's CSV writer puts before a formula-like cell.
+  const [product, currency, valueType, start, end] = [c[0], c[1], c[2], c[6], c[7]].map((x) => fromCsvCell(x ?? "")) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  const [below, mid, above] = [c[3], c[4], c[5]] as [string, string, string];
   let ok = true;
   // Columns count from the file's own order; computed only for a problem.
   const bad = (i: number, m: string): void => {

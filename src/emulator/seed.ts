@@ -1,5 +1,5 @@
 import type { Condition, ErrorTransactionRecord, SspValue, TenantConfigurationItem } from "../schema/generated/api.js";
-import { valuesToCsv } from "../ssp/csv.js";
+import { asTheServiceHoldsIt, valuesToCsv } from "../ssp/csv.js";
 import type { EmulatorState, StoredApproval, StoredBatch, StoredSspPolicy, TenantState } from "./state.js";
 
 export type SeedName = "demo" | "empty" | "multi-env";
@@ -102,7 +102,7 @@ function policy(seed: PolicySeed, files: Record<string, string>): StoredSspPolic
   const stamp = { created_at: T0, created_by: "alice", updated_at: T0, updated_by: "alice" };
   const batches: StoredBatch[] = seed.batches.map((b, i) => {
     const fileId = seed.method === "upload" ? `FILE-${seed.id}-${i + 1}` : null;
-    if (fileId) files[fileId] = valuesToCsv(b.values);
+    if (fileId) files[fileId] = valuesToCsv(b.values, asTheServiceHoldsIt);
     return {
       ...stamp,
       can_delete: b.status !== "approved",

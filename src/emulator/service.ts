@@ -10,7 +10,7 @@ import type {
   TenantConfigurationUpdateBody,
 } from "../schema/generated/api.js";
 import { apiValidator, describeAjvErrors } from "../schema/ajv.js";
-import { templateCsv, valuesToCsv } from "../ssp/csv.js";
+import { asTheServiceHoldsIt, templateCsv, valuesToCsv } from "../ssp/csv.js";
 import { nextId, type EmulatorState, type StoredApproval, type StoredBatch, type StoredSspPolicy, type TenantState } from "./state.js";
 
 /** A refusal with its status (docs/decisions.md, "Failure statuses") and the error array the client reads. */
@@ -170,7 +170,7 @@ function storeBatch(
 ): StoredBatch {
   const fileId = nextId(state, "FILE-");
   const values = o.batch.ssp_values.map((v) => ({ ...v, ssp_value_id: nextId(state, "SV") }));
-  t.files[fileId] = o.csv ?? valuesToCsv(values);
+  t.files[fileId] = o.csv ?? valuesToCsv(values, asTheServiceHoldsIt);
   return {
     created_at: o.now,
     created_by: o.user,

@@ -88,7 +88,8 @@ export type EvidenceLock =
       acquired_at: string;
       /** How long the run waited for another holder (--lock-timeout), in ms. */
       waited_ms: number;
-      /** Whether it was released at the end, and if not, why. */
+      /** Whether the run let it go at its end, right after writing this record (the record is written while
+       *  the lock is held); if not, the note says why. */
       released: boolean;
       note?: string;
     }

@@ -4,7 +4,7 @@ import { promotionProblems } from "./promotion.js";
 import { basename } from "node:path";
 import { describeAjvErrors, fileValidator } from "../schema/ajv.js";
 import { EVIDENCE_FORMAT_VERSION, recordHash, type EvidenceRecord } from "./record.js";
-import { recordFileName, type StoredRecord } from "./store.js";
+import { earlierFileName, recordFileName, type StoredRecord } from "./store.js";
 import { looksAlike, tenantKeys } from "../look-alike.js";
 
 /** What verify finds of a file of the folder. `unreadable`: not a record at all (not JSON, another kind
@@ -47,9 +47,9 @@ export interface VerifiedRecord {
 
 export interface ChainReport {
   records: VerifiedRecord[];
-  /** Per environment, the hash of its last record in the folder: what to anchor elsewhere. A copy of an
-   *  earlier record or one of two records that follow the same one is not the head: the last record
-   *  before them, or after them, is. */
+  /** Per environment, its chain's head, the record no other record follows: what to anchor elsewhere. A
+   *  copy of a record or one of two records that follow the same one is not the head: the latest record
+   *  no other follows is, or the record a fork's records follow. */
   heads: Record<string, { file: string; hash: string; sequence: number }>;
   ok: boolean;
 }
@@ -64,47 +64,132 @@ export interface VerifyOptions {
 const missing = (from: number, to: number, env: string): string =>
   from === to ? ` (record ${from} of environment ${env} is missing)` : ` (records ${from} to ${to} of environment ${env} are missing)`;
 
-/** A record in its environment's chain: where it is in the folder, its hash and sequence. */
+/** A record in its environment's chain: where it is in the folder, its hash, sequence and link. */
 interface Link {
   index: number;
   file: string;
   hash: string;
   sequence: number;
+  prev: string | null;
 }
 
 /** Accounts for every file of the folder: each must be a record revsync writes (its schema), whose hash is
  *  its content's and whose file name is the one revsync gave it, in exactly one environment's chain (the
- *  environment it names). Checks each chain in the order of the
- *  file names (the order the records were written): each `prev` must be the hash of the record of its
- *  environment just before it, and its sequence one more. A broken link is told as what explains it: a
- *  record whose `prev` names one that comes after it was reordered; one whose `prev` names no record of
- *  the folder follows a removed (or rewritten) record. Pure: the caller reads the folder. */
+ *  environment it names). Each chain is followed by its links and sequence numbers, never by file names
+ *  or clocks: each record's `prev` must be the hash of a record of its environment in the folder, whose
+ *  sequence is one less, and no two records may follow the same one. A broken link is told as what
+ *  explains it: a `prev` naming no record of the folder follows a removed (or rewritten) record; a
+ *  sequence that skips, or goes back, a removal or a reorder. The head of a chain is the record no other
+ *  record follows. Pure: the caller reads the folder. The records come back in chain order (by
+ *  environment, then sequence), the files that are in no chain after them, as the folder lists them. */
 export function verifyChain(stored: StoredRecord[], opts: VerifyOptions = {}): ChainReport {
   const checked = stored.map((s) => checkRecord(s, opts));
   const out = checked.map((c) => c.verified);
   const byEnv = new Map<string, Link[]>();
   checked.forEach(({ verified: v, placed }, index) => {
     if (!placed || v.environment === null || v.hash === null) return;
-    byEnv.set(v.environment, [...(byEnv.get(v.environment) ?? []), { index, file: v.file, hash: v.hash, sequence: v.sequence ?? 0 }]);
+    const prev = (stored[index]?.record?.prev ?? null) as string | null;
+    byEnv.set(v.environment, [...(byEnv.get(v.environment) ?? []), { index, file: v.file, hash: v.hash, sequence: v.sequence ?? 0, prev }]);
   });
-  const prevOf = (l: Link): string | null => (stored[l.index]?.record?.prev ?? null) as string | null;
-  for (const [env, list] of byEnv) list.forEach((_, i) => checkLink(env, list, i, prevOf, out));
-  crossChains(byEnv, (l) => stored[l.index]?.record as EvidenceRecord, out);
-  // The head: the last record of the chain, not a copy of an earlier one nor one of a fork.
   const heads: ChainReport["heads"] = {};
   for (const [env, list] of byEnv) {
-    const last = [...list].reverse().find((x) => !(out[x.index] as VerifiedRecord).findings.some((f) => f === "duplicate" || f === "forked"));
-    if (last) heads[env] = { file: last.file, hash: last.hash, sequence: last.sequence };
+    const originals = markCopies(list, out);
+    for (const l of originals) checkLink(env, l, originals, out);
+    const head = headOf(originals, out);
+    if (head) heads[env] = { file: head.file, hash: head.hash, sequence: head.sequence };
   }
+  crossChains(byEnv, (l) => stored[l.index]?.record as EvidenceRecord, out);
   for (const v of out) if (!v.findings.length) v.findings.push("intact");
-  return { records: out, heads, ok: out.every((v) => v.findings[0] === "intact") };
+  return { records: chainOrder(out, byEnv), heads, ok: out.every((v) => v.findings[0] === "intact") };
+}
+
+/** The verified files in chain order: each environment's records by sequence (environments as the
+ *  folder first lists them), then every file in no chain. */
+function chainOrder(out: VerifiedRecord[], byEnv: Map<string, Link[]>): VerifiedRecord[] {
+  const placed = [...byEnv.values()].flatMap((list) => [...list].sort((x, y) => x.sequence - y.sequence || (x.file < y.file ? -1 : 1)).map((l) => l.index));
+  const inChain = new Set(placed);
+  return [...placed.map((i) => out[i] as VerifiedRecord), ...out.filter((_, i) => !inChain.has(i))];
+}
+
+/** Copies: a record whose hash another of the folder has too. The one under its own name (else the first
+ *  the folder lists) is the record; each other is a duplicate, in the chain no more. The rest. */
+function markCopies(list: Link[], out: VerifiedRecord[]): Link[] {
+  const byHash = new Map<string, Link[]>();
+  for (const l of list) byHash.set(l.hash, [...(byHash.get(l.hash) ?? []), l]);
+  const originals: Link[] = [];
+  for (const same of byHash.values()) {
+    const own = same.find((l) => !(out[l.index] as VerifiedRecord).findings.includes("renamed")) ?? (same[0] as Link);
+    originals.push(own);
+    for (const l of same) {
+      if (l === own) continue;
+      const v = out[l.index] as VerifiedRecord;
+      v.findings.push("duplicate");
+      v.problems.push(`duplicate: a copy of ${own.file} (the same hash)`);
+    }
+  }
+  return originals;
+}
+
+/** One record's link to the record it follows: a fork (it and another follow the same record, or start
+ *  the environment's chain beside another), a link to no record of the folder, or a sequence that is not
+ *  the next. */
+function checkLink(env: string, cur: Link, list: Link[], out: VerifiedRecord[]): void {
+  const v = out[cur.index] as VerifiedRecord;
+  const add = (finding: Finding, problem: string): void => {
+    v.findings.push(finding);
+    v.problems.push(problem);
+  };
+  const siblings = list.filter((x) => x.prev === cur.prev);
+  const parent = cur.prev === null ? undefined : list.find((x) => x.hash === cur.prev);
+  if (siblings.length > 1) {
+    const files = siblings.map((x) => x.file);
+    const what = parent
+      ? `follow #${parent.sequence} (${parent.file})`
+      : cur.prev === null
+        ? `start the chain of environment ${env} (prev none)`
+        : `follow ${cur.prev}`;
+    return add("forked", `fork: ${files.length === 2 ? "two" : files.length} records ${what}: ${files.join(" and ")}`);
+  }
+  if (cur.prev === null) return;
+  if (!parent) return add("removed", removedWords(env, cur, list));
+  if (cur.sequence === parent.sequence + 1) return;
+  if (cur.sequence > parent.sequence + 1)
+    return add("removed", `its sequence is ${cur.sequence}, after ${parent.sequence} (${parent.file})${missing(parent.sequence + 1, cur.sequence - 1, env)}`);
+  add("reordered", `reordered: its sequence is ${cur.sequence}, yet it follows #${parent.sequence} (${parent.file})`);
+}
+
+/** A record whose `prev` is the hash of no record in the folder: the record before it was removed, or
+ *  rewritten (the record of the sequence before, when the folder holds one, is named). */
+function removedWords(env: string, cur: Link, list: Link[]): string {
+  const before = list.find((x) => x.sequence === cur.sequence - 1);
+  if (before) return `the record before it was removed, or ${before.file} was rewritten: its prev ${cur.prev} is the hash of no record in the folder`;
+  const below = list.filter((x) => x.sequence < cur.sequence).reduce((n, x) => Math.max(n, x.sequence), 0);
+  const gap = cur.sequence > below + 1 ? missing(below + 1, cur.sequence - 1, env) : "";
+  return below
+    ? `the record before it was removed, or rewritten: its prev ${cur.prev} is the hash of no record in the folder${gap}`
+    : `the records before it were removed: its prev ${cur.prev} is the hash of no record in the folder${gap}`;
+}
+
+/** The head of a chain, what to anchor: the record no other record follows, the latest of them (by
+ *  sequence) where a fork makes more than one, never one of a fork itself (then the record they follow). */
+function headOf(list: Link[], out: VerifiedRecord[]): Link | undefined {
+  const followed = new Set(list.map((x) => x.prev));
+  const forked = (l: Link): boolean => (out[l.index] as VerifiedRecord).findings.includes("forked");
+  const leaves = list.filter((x) => !followed.has(x.hash));
+  const latest = (ls: Link[]): Link | undefined => ls.reduce<Link | undefined>((best, x) => (!best || x.sequence > best.sequence ? x : best), undefined);
+  const clean = latest(leaves.filter((x) => !forked(x)));
+  if (clean) return clean;
+  return latest(leaves.map((x) => list.find((p) => p.hash === x.prev)).filter((p): p is Link => !!p && !forked(p)));
 }
 
 /** What one chain is to another: an environment whose name looks like another chain's, or a second chain
  *  of one tenant (one apply environment per tenant: a chain started beside the tenant's own is what a
  *  forged one looks like). Each record of both chains is named, with the other chain. */
 function crossChains(byEnv: Map<string, Link[]>, recordOf: (l: Link) => EvidenceRecord, out: VerifiedRecord[]): void {
-  const chains = [...byEnv].map(([env, links]) => ({ env, links, tenants: links.map((l) => ({ link: l, keys: tenantKeysOf(recordOf(l)) })) }));
+  const chains = [...byEnv].map(([env, unordered]) => {
+    const links = [...unordered].sort((x, y) => x.sequence - y.sequence);
+    return { env, links, tenants: links.map((l) => ({ link: l, keys: tenantKeysOf(recordOf(l)) })) };
+  });
   const flag = (links: Link[], finding: Finding, problem: string): void => {
     for (const l of links) {
       const v = out[l.index] as VerifiedRecord;
@@ -134,7 +219,8 @@ function crossChains(byEnv: Map<string, Link[]>, recordOf: (l: Link) => Evidence
         [b, a],
       ] as const) {
         const first = x.links[0] as Link;
-        const anew = recordOf(first).prev === null && (y.links[0] as Link).index < first.index;
+        // The shorter chain is the one started beside the other (no clock, no file name says which came first).
+        const anew = recordOf(first).prev === null && y.links.length > x.links.length;
         flag(
           x.links,
           "same-tenant",
@@ -204,68 +290,11 @@ function checkRecord(s: StoredRecord, opts: VerifyOptions): { verified: Verified
   return { verified: v, placed: true };
 }
 
-/** The file name is when the record was finished, its environment and the first 12 hex digits of its
- *  hash: a name that says otherwise is a rename (the name sets the record's place in the folder). */
+/** The file name is the record's slot (its environment and sequence), or, for a record an earlier revsync
+ *  wrote, when it finished, its environment and its hash's first 12 digits: a name that says otherwise is
+ *  a rename (an appender finds the environment's last record by its slot). */
 function renamedWords(file: string, r: EvidenceRecord): string | undefined {
-  const named = /-([0-9a-f]{12})\.json$/.exec(basename(file))?.[1];
-  const hash12 = r.hash.replace(/^sha256:/, "").slice(0, 12);
-  if (named !== hash12) return `renamed: its file name does not end with its hash's first 12 digits (${hash12})`;
-  if (basename(file) !== recordFileName(r))
-    return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: when it finished, its environment, its hash)`;
-  return undefined;
-}
-
-/** The link of the i-th record of an environment's chain to the one before it: a copy, a fork, or a
- *  break told as what explains it. */
-function checkLink(env: string, list: Link[], i: number, prevOf: (l: Link) => string | null, out: VerifiedRecord[]): void {
-  const cur = list[i] as Link;
-  const v = out[cur.index] as VerifiedRecord;
-  const prev = prevOf(cur);
-  const copyOf = list.slice(0, i).find((x) => x.hash === cur.hash);
-  if (copyOf) {
-    v.findings.push("duplicate");
-    v.problems.push(`duplicate: a copy of ${copyOf.file} (the same hash)`);
-    return;
-  }
-  // Two records that follow the same one: a fork (one of them inserted, or two runs at once).
-  const sibling = prev === null ? undefined : list.slice(0, i).find((x) => x.hash !== cur.hash && prevOf(x) === prev);
-  const parent = sibling && list.find((x) => x.hash === prev);
-  if (sibling && parent) {
-    const words = `fork: two records follow #${parent.sequence} (${parent.file}): ${sibling.file} and ${cur.file}`;
-    for (const forked of [v, out[sibling.index] as VerifiedRecord]) {
-      if (forked !== v && forked.findings.includes("forked")) continue;
-      forked.findings.push("forked");
-      forked.problems.push(words);
-    }
-    return;
-  }
-  const before = i > 0 ? list[i - 1] : undefined;
-  if ((before?.hash ?? null) === prev && (!before || cur.sequence === before.sequence + 1) && (before || cur.sequence === 1 || prev === null)) return;
-  const [finding, problem] = brokenLink(env, list, i, prev);
-  v.findings.push(finding);
-  v.problems.push(problem);
-}
-
-/** What explains a link that does not hold: the record it follows comes later (reordered) or earlier
- *  (out of order) in the folder, or is not in it (removed, or rewritten). */
-function brokenLink(env: string, list: Link[], i: number, prev: string | null): [Finding, string] {
-  const cur = list[i] as Link;
-  const before = i > 0 ? list[i - 1] : undefined;
-  const later = list.slice(i + 1).find((x) => x.hash === prev);
-  const earlier = list.slice(0, Math.max(0, i - 1)).find((x) => x.hash === prev);
-  if (later) return ["reordered", `reordered: it follows ${later.file}, which comes after it in the folder`];
-  if (prev === null && before)
-    return ["reordered", `reordered: it is the first record of environment ${env} (prev none), yet ${before.file} comes before it in the folder`];
-  if (earlier) return ["reordered", `out of order: it follows ${earlier.file}, not ${before?.file ?? "nothing"}, which comes just before it in the folder`];
-  // The link holds but the sequence skips: a record was removed and the chain re-linked by hand.
-  if (prev !== null && prev === before?.hash) return ["removed", `its sequence is ${cur.sequence}, after ${before.sequence} (${before.file})`];
-  if (before) {
-    const gap = cur.sequence > before.sequence + 1 ? missing(before.sequence + 1, cur.sequence - 1, env) : "";
-    return [
-      "removed",
-      `the record before it was removed, or ${before.file} was rewritten: its prev ${prev ?? "none"} is the hash of no record in the folder${gap}`,
-    ];
-  }
-  const none = cur.sequence > 1 ? missing(1, cur.sequence - 1, env) : "";
-  return ["removed", `the records before it were removed: its prev ${prev} is the hash of no record in the folder${none}`];
+  const name = basename(file);
+  if (name === recordFileName(r) || name === earlierFileName(r)) return undefined;
+  return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: its environment and sequence)`;
 }

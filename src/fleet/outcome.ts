@@ -36,12 +36,14 @@ export interface EnvOutcome {
   source?: string;
 }
 
+/** A plan or drift report that could not read part of the service failed (it says which, and does the rest). */
 export function planOutcome(plan: Plan): EnvOutcome {
-  return { environment: plan.environment, command: "plan", status: plan.changes.some(needsAction) ? "changes" : "clean", plan };
+  const status = plan.unread?.length ? "failed" : plan.changes.some(needsAction) ? "changes" : "clean";
+  return { environment: plan.environment, command: "plan", status, plan };
 }
 
 export function driftOutcome(drift: DriftReport): EnvOutcome {
-  return { environment: drift.environment, command: "drift", status: drift.drift.length ? "changes" : "clean", drift };
+  return { environment: drift.environment, command: "drift", status: drift.unread?.length ? "failed" : drift.drift.length ? "changes" : "clean", drift };
 }
 
 export function testOutcome(environment: string, test: TestReport): EnvOutcome {

@@ -7,17 +7,25 @@ import type { WriteOutcome } from "../api/write.js";
 import type { DesiredState } from "../config/repo.js";
 import type { FileKind } from "../config/rules.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
-import type { Action, Change, DriftItem, FourEyesFacts, KeptLive } from "../shared/entries.js";
+import type { Action, Change, DriftItem, FourEyesFacts, KeptLive, Unread } from "../shared/entries.js";
 import type { FactDoc, Facts } from "../shared/facts.js";
 import type { SourceFinding } from "../shared/promotion.js";
 import type { FieldDiff } from "../shared/normalize.js";
 import type { Unknown } from "../shared/unknown.js";
 import type { ExportedFile } from "./export-file.js";
 
-export type { DesiredState };
+export type { DesiredState, Unread };
 
-/** The service's state: what each kind read, by the kind's name. */
-export type LiveState = ReadonlyMap<string, unknown>;
+/** The service's state: what each kind read, by the kind's name (a kind whose reads failed whole is not
+ *  in it), and, when the reads were allowed to be partial (ReadOptions.partial), what was not read. */
+export type LiveState = ReadonlyMap<string, unknown> & { readonly unread?: readonly Unread[] };
+
+/** Whether `address` is fed by a read that failed: it is, or lies below, an unread address. */
+export const unreadAt = (live: LiveState, address: string): Unread | undefined =>
+  live.unread?.find((u) => address === u.address || address.startsWith(`${u.address}/`));
+
+/** The kinds whose state was read (a kind whose reads failed whole has none). */
+export const readKinds = <K extends { name: string }>(kinds: readonly K[], live: LiveState): K[] => kinds.filter((k) => live.has(k.name));
 
 /** What to read of the service, beyond what plan and drift compare: the reads of export and the policy
  *  tests. Each kind reads what these ask of it. */
@@ -34,6 +42,9 @@ export interface ReadOptions {
   approvedValues?: boolean;
   /** Every value read in detail (export keeps them in git). */
   allValues?: boolean;
+  /** A read that still fails after its retries fails only what it feeds (plan, drift): it is said in
+   *  LiveState.unread, and the rest is read. Without it, a read that fails ends the reading. */
+  partial?: boolean;
   /** What guardrails measure a change's values against (a fact that needs the baseline, read by a rule
    *  in force): the values of each policy's last approved batch whose values a change moves forward. */
   baselineValues?: boolean;
@@ -43,6 +54,9 @@ export interface ReadOptions {
 export interface ReadProgress {
   more(n: number): void;
   done(what: string): void;
+  /** A read of `address` (and what lies below it) failed after its retries: true when it is recorded
+   *  and the kind goes on without it (partial reading), false when the kind must throw `error`. */
+  unread(address: string, error: unknown): boolean;
 }
 
 /** What building a plan found that its entries cannot carry: problems (the plan cannot be made, nothing

@@ -2,8 +2,8 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { TenantIdentity } from "../tenant.js";
-import { holderState, thisProcessSpace } from "./local-lock.js";
-import { LockUnavailable, type HolderState, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
+import { holderState, releasedOf, thisProcessSpace } from "./local-lock.js";
+import { LockUnavailable, type HolderState, type LockBackend, type LockHolder, type LockRequest, type Taken } from "./lock.js";
 
 /** The tree of a lock commit: git's empty tree, which every repository knows without storing it. */
 const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -57,6 +57,8 @@ function parseRecord(id: string, message: string, environment: string): LockHold
     since: text(r.since) ?? "(unknown)",
     plan_checksum: text(r.plan_checksum),
     revsync_version: text(r.revsync_version) ?? "(unknown)",
+    ...(typeof r.request_deadline_ms === "number" ? { request_deadline_ms: r.request_deadline_ms } : {}),
+    ...(releasedOf(r.released) ?? {}),
   };
 }
 
@@ -99,7 +101,8 @@ export class GitLock implements LockBackend {
 
   /** The holder: a git lock's process cannot be seen from here unless it runs on this host. */
   async live(): Promise<LockHolder | undefined> {
-    return this.holder();
+    const h = await this.holder();
+    return h?.released ? undefined : h;
   }
 
   state(h: LockHolder): HolderState {
@@ -169,23 +172,39 @@ export class GitLock implements LockBackend {
     );
   }
 
-  async take(request: LockRequest): Promise<{ taken: LockHolder } | { held: LockHolder }> {
-    const message = `revsync lock of environment ${request.environment}\n\n${JSON.stringify(request)}\n`;
+  /** A lock commit carrying `record` (git's empty tree, no parent): its id. */
+  private async commit(record: LockRequest, doing: string): Promise<string> {
+    const message = `revsync lock of environment ${record.environment}\n\n${JSON.stringify(record)}\n`;
     const commit = await this.git(["commit-tree", EMPTY_TREE, "-m", message], {
       GIT_AUTHOR_NAME: "revsync",
       GIT_AUTHOR_EMAIL: "revsync@invalid",
       GIT_COMMITTER_NAME: "revsync",
       GIT_COMMITTER_EMAIL: "revsync@invalid",
     });
-    if (commit.code !== 0) throw this.unavailable("take", commit);
-    const id = commit.stdout.trim();
-    // A push refused while the ref is free again (its holder let go meanwhile) is tried once more.
+    if (commit.code !== 0) throw this.unavailable(doing, commit);
+    return commit.stdout.trim();
+  }
+
+  /** Sets the ref to `id` only while it is `expected` ("": absent). */
+  private push(expected: string, id: string): Promise<GitResult> {
+    return this.git(["push", "--porcelain", "--no-verify", `--force-with-lease=${this.ref}:${expected}`, this.opts.remote, `${id}:${this.ref}`]);
+  }
+
+  async take(request: LockRequest): Promise<Taken | { held: LockHolder }> {
+    const id = await this.commit(request, "take");
+    // A push refused while the ref is free again (its holder let go meanwhile) is tried once more. A push
+    // whose answer was lost (the connection dropped after the remote updated the ref) is told by the ref:
+    // naming this take's own commit, the lock is taken. A released lock is taken over, only while it is
+    // still the one read.
+    let tookOver: LockHolder | undefined;
     for (let attempt = 0; ; attempt++) {
-      const push = await this.git(["push", "--porcelain", "--no-verify", `--force-with-lease=${this.ref}:`, this.opts.remote, `${id}:${this.ref}`]);
-      if (push.code === 0) return { taken: { id, ...request } };
+      const push = await this.push(tookOver?.id ?? "", id);
+      if (push.code === 0) return { taken: { id, ...request }, ...(tookOver ? { tookOver } : {}) };
       const held = await this.holder().catch(() => undefined);
-      if (held) return { held };
-      if (attempt >= 1) throw this.unavailable("take", push);
+      if (held?.id === id) return { taken: { id, ...request }, ...(tookOver ? { tookOver } : {}) };
+      tookOver = held?.released ? held : undefined;
+      if (held && !held.released) return { held };
+      if (attempt >= 2) throw this.unavailable("take", push);
     }
   }
 
@@ -220,11 +239,15 @@ export class GitLock implements LockBackend {
     }
   }
 
-  async release(id: string): Promise<"released" | "free" | { other: LockHolder }> {
-    const push = await this.git(["push", "--porcelain", "--no-verify", `--force-with-lease=${this.ref}:${id}`, this.opts.remote, `:${this.ref}`]);
+  async release(id: string, leave?: LockRequest): Promise<"released" | "free" | { other: LockHolder }> {
+    const next = leave ? await this.commit(leave, "release") : "";
+    const push = await this.push(id, next);
     if (push.code === 0) return "released";
     const now = await this.holder();
-    if (!now) return "free";
+    if (next && now?.id === next) return "released";
+    // Gone: refused (porcelain's "!"), someone else removed it first; else the answer to this delete was
+    // lost after the remote made it.
+    if (!now) return /^!\t/m.test(push.stdout) ? "free" : "released";
     if (now.id !== id) return { other: now };
     throw this.unavailable("release", push);
   }

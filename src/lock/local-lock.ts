@@ -1,11 +1,18 @@
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, linkSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { makeFolders } from "../fs-atomic.js";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { tenantIdentity } from "../tenant.js";
 import { READ_CAPS, readFailure, readUserFile } from "../user-files.js";
-import { LockUnavailable, type HolderState, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
+import { LockUnavailable, type HolderState, type LockBackend, type LockHolder, type LockRequest, type Taken } from "./lock.js";
+
+/** Where a machine keeps the locks of services on loopback: one folder for every user and every run of
+ *  the machine, whatever TMPDIR a user, a CI job or an operating system (macOS gives each user one) sets.
+ *  /tmp is every Unix's folder for such files, shared by all and sticky; Windows' is ProgramData. */
+export function machineLockDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+  return platform === "win32" ? join(env.ProgramData || env.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
+}
 
 /** Which running system a process belongs to, where the system says (Linux): the boot and the pid
  *  namespace. A holder of this host, boot and namespace whose pid no longer runs is certainly gone. */
@@ -86,10 +93,11 @@ export class LocalLock implements LockBackend {
     this.where = `file ${this.path} of this machine`;
   }
 
-  /** The holder whose process still counts: undefined when free, or held by a process that is gone. */
+  /** The holder whose process still counts: undefined when free, released, or held by a process that is
+   *  gone. */
   async live(): Promise<LockHolder | undefined> {
     const h = this.read();
-    return h && !this.gone(h) ? holderOf(h) : undefined;
+    return h && !h.released && !this.gone(h) ? holderOf(h) : undefined;
   }
 
   state(h: LockHolder): HolderState {
@@ -126,21 +134,30 @@ export class LocalLock implements LockBackend {
     return !this.isRunning(h.pid);
   }
 
+  /** The folder, made for every user of the machine; a link there is refused (a folder anyone may make
+   *  first must not lead the locks elsewhere). */
+  private folder(): void {
+    makeFolders(this.dir, 0o1777);
+    if (lstatSync(this.dir).isSymbolicLink())
+      throw new LockUnavailable(`cannot take the lock ${this.path}: ${this.dir} is a link, not a folder of this machine`);
+    // Every user of this machine may take a lock of a service on it; none may remove another's file.
+    try {
+      chmodSync(this.dir, 0o1777);
+    } catch {
+      // Not ours to change: creating the file below says whether we may.
+    }
+  }
+
   private place(record: Stored): boolean {
     const tmp = `${this.path}.${record.id}.tmp`;
     try {
-      makeFolders(this.dir);
-      // Every user of this machine may take a lock of a service on it; none may remove another's file.
-      try {
-        chmodSync(this.dir, 0o1777);
-      } catch {
-        // Not ours to change: creating the file below says whether we may.
-      }
+      this.folder();
       writeFileSync(tmp, JSON.stringify(record), { mode: 0o644 });
       linkSync(tmp, this.path);
       return true;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
+      if (e instanceof LockUnavailable) throw e;
       throw new LockUnavailable(`cannot take the lock ${this.path}: ${(e as Error).message}`);
     } finally {
       try {
@@ -168,12 +185,18 @@ export class LocalLock implements LockBackend {
     }
     try {
       if (this.read()?.id === h.id) unlinkSync(this.path);
+    } catch (e) {
+      // Another user's file in the sticky folder: only they (or root) may remove it.
+      throw new LockUnavailable(
+        `cannot take over the lock ${this.path} (${h.released ? "released" : `its holder, pid ${h.pid}, is gone`}): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        "another user of this machine left it: that user (or root) removes the file, once no apply to this service runs",
+      );
     } finally {
       rmdirSync(guard);
     }
   }
 
-  async take(request: LockRequest): Promise<{ taken: LockHolder; tookOver?: LockHolder } | { held: LockHolder }> {
+  async take(request: LockRequest): Promise<Taken | { held: LockHolder }> {
     const id = randomBytes(20).toString("hex");
     const record: Stored = { id, ...request, boot_id: this.space.boot_id, pid_ns: this.space.pid_ns };
     let tookOver: LockHolder | undefined;
@@ -181,7 +204,8 @@ export class LocalLock implements LockBackend {
       if (this.place(record)) return { taken: holderOf(record), ...(tookOver ? { tookOver } : {}) };
       const h = this.read();
       if (!h) continue;
-      if (!this.gone(h)) return { held: holderOf(h) };
+      // A released lock, or a holder whose process is gone: taken over (the taker waits out its deadline).
+      if (!h.released && !this.gone(h)) return { held: holderOf(h) };
       tookOver = holderOf(h);
       this.removeGone(h);
     }
@@ -195,17 +219,31 @@ export class LocalLock implements LockBackend {
     return h && holderOf(h);
   }
 
-  async release(id: string): Promise<"released" | "free" | { other: LockHolder }> {
+  async release(id: string, leave?: LockRequest): Promise<"released" | "free" | { other: LockHolder }> {
     const h = this.read();
     if (!h) return "free";
     if (h.id !== id) return { other: holderOf(h) };
     try {
-      unlinkSync(this.path);
+      if (leave) this.replace(leave);
+      else unlinkSync(this.path);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "ENOENT") return "free";
       throw new LockUnavailable(`cannot release the lock ${this.path}: ${(e as Error).message}`);
     }
     return "released";
+  }
+
+  /** The lock's file replaced whole by a released record (a rename: a reader sees the one or the other). */
+  private replace(leave: LockRequest): void {
+    const record: Stored = { id: randomBytes(20).toString("hex"), ...leave, boot_id: this.space.boot_id, pid_ns: this.space.pid_ns };
+    const tmp = `${this.path}.${record.id}.tmp`;
+    writeFileSync(tmp, JSON.stringify(record), { mode: 0o644 });
+    try {
+      renameSync(tmp, this.path);
+    } catch (e) {
+      unlinkSync(tmp);
+      throw e;
+    }
   }
 }
 
@@ -222,5 +260,15 @@ function holderOf(s: Stored): LockHolder {
     since: s.since,
     plan_checksum: s.plan_checksum ?? null,
     revsync_version: s.revsync_version,
+    ...(typeof s.request_deadline_ms === "number" ? { request_deadline_ms: s.request_deadline_ms } : {}),
+    ...(releasedOf(s.released) ?? {}),
   };
+}
+
+/** A released record's `released`, as read from a file anyone may write. */
+export function releasedOf(v: unknown): { released: { lock: string; why: string } } | undefined {
+  const r = v as { lock?: unknown; why?: unknown } | null | undefined;
+  return r && typeof r === "object" && typeof r.lock === "string"
+    ? { released: { lock: r.lock, why: typeof r.why === "string" ? r.why : "released" } }
+    : undefined;
 }

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tenantIdentity } from "../tenant.js";
 import { GitLock, lockRef, tenantLockRef, withoutCredentials } from "./git-lock.js";
-import { LocalLock, type ProcessSpace } from "./local-lock.js";
-import { acquireLock, LockHeld, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
+import { LocalLock, machineLockDir, type ProcessSpace } from "./local-lock.js";
+import { acquireLock, deadlineOf, DEFAULT_REQUEST_DEADLINE_MS, LockHeld, releasedRecord, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
 
 const request = (over: Partial<LockRequest> = {}): LockRequest => ({
   environment: "production",
@@ -52,13 +52,15 @@ describe("acquireLock: one writer, a bounded wait", () => {
     expect((err as LockHeld).message).toBe(
       'environment "production" is locked by another apply: bob (CI run https://ci.example/runs/9) on host laptop (pid 7), since 2026-11-25T12:00:00Z (3m ago), applying plan sha256:abc as service user ci-bot, lock id 8dbd5989; nothing was written',
     );
-    expect((err as LockHeld).hint).toMatch(/release its lock: revsync unlock --env production 8dbd5989$/);
+    expect((err as LockHeld).hint).toMatch(
+      /release its lock \(the next apply then waits 1m30s, its request deadline, for any write it sent to land\): revsync unlock --env production 8dbd5989$/,
+    );
     expect(sleeps).toEqual([]);
     // Where the run has no terminal, the command it names carries --force: there unlock needs it.
     const ci = await acquireLock(scripted([other]), request(), { timeoutMs: 0, now: () => t, sleep: async () => {}, unlockForce: true }).catch(
       (e: unknown) => e,
     );
-    expect((ci as LockHeld).hint).toMatch(/release its lock: revsync unlock --env production 8dbd5989 --force$/);
+    expect((ci as LockHeld).hint).toMatch(/release its lock \([^)]*\): revsync unlock --env production 8dbd5989 --force$/);
     // A holder this machine sees running: no release offered, terminal or not.
     const alive = { ...scripted([other]), state: () => "alive" as const };
     const live = await acquireLock(alive, request(), { timeoutMs: 0, now: () => t, sleep: async () => {}, unlockForce: true }).catch((e: unknown) => e);
@@ -129,6 +131,29 @@ describe("LocalLock: a file of this machine", () => {
       expect(await lock().release(rebooted.taken.id)).toBe("released");
       expect(await lock().holder()).toBeUndefined();
       expect(await lock().release(rebooted.taken.id)).toBe("free");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a lock let go while a write may still land", () => {
+  it("is left as a released record owing its wait: nobody holds it, the next take takes it over and is told the wait; the machine's folder ignores TMPDIR", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-lock-released-"));
+    try {
+      const lock = new LocalLock(join(dir, "locks"), { baseUrl: "http://127.0.0.1:4010", realm: "demo" });
+      const a = await lock.take(request({ host: hostname(), pid: process.pid, request_deadline_ms: 1500 }));
+      if (!("taken" in a)) throw new Error("not taken");
+      const leave = releasedRecord(a.taken, deadlineOf(a.taken), "released by revsync unlock", request());
+      expect(await lock.release(a.taken.id, leave)).toBe("released");
+      expect(await lock.holder()).toMatchObject({ released: { lock: a.taken.id, why: "released by revsync unlock" }, request_deadline_ms: 1500 });
+      expect(await lock.live()).toBeUndefined();
+      const b = await lock.take(request({ host: hostname(), pid: process.pid }));
+      expect(b).toMatchObject({ taken: { pid: process.pid }, tookOver: { released: { lock: a.taken.id }, request_deadline_ms: 1500 } });
+      // A lock an earlier revsync took records no deadline: its defaults' cap is waited out.
+      expect(deadlineOf({ ...a.taken, request_deadline_ms: undefined })).toBe(DEFAULT_REQUEST_DEADLINE_MS);
+      expect(machineLockDir({ TMPDIR: "/var/folders/x/T" }, "darwin")).toBe("/tmp/revsync-locks");
+      expect(machineLockDir({ TMP: "C:\\Users\\a\\Temp", ProgramData: "C:\\ProgramData" }, "win32")).toMatch(/^C:\\ProgramData.revsync.locks$/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

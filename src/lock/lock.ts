@@ -21,10 +21,51 @@ export interface LockHolder {
   /** The checksum of the plan being applied. */
   plan_checksum: string | null;
   revsync_version: string;
+  /** The longest one of the holder's requests may run (its cap, REVSYNC_TIMEOUT_MS): the longest after
+   *  the holder stopped that a write it sent may still land. Absent in a lock an earlier revsync took
+   *  (DEFAULT_REQUEST_DEADLINE_MS then). */
+  request_deadline_ms?: number;
+  /** Set on a lock let go while a write sent under it may still land: released by `revsync unlock` (a
+   *  dead apply's), or by an apply a write of which was cut short. Nobody holds it: the next apply takes
+   *  it, and waits request_deadline_ms before its first write. */
+  released?: { lock: string; why: string };
 }
 
 /** What a lock record holds before it has an id. */
 export type LockRequest = Omit<LockHolder, "id">;
+
+/** The cap of a request of an earlier revsync, whose lock did not record it: 30 s for the answer and 60 s
+ *  for its body (REVSYNC_TIMEOUT_MS's defaults). */
+export const DEFAULT_REQUEST_DEADLINE_MS = 90_000;
+
+/** How long after a holder stopped a write it sent may still land: what a taker waits out. */
+export const deadlineOf = (h: LockHolder): number =>
+  typeof h.request_deadline_ms === "number" && Number.isFinite(h.request_deadline_ms) && h.request_deadline_ms >= 0
+    ? Math.min(h.request_deadline_ms, 24 * 3_600_000)
+    : DEFAULT_REQUEST_DEADLINE_MS;
+
+/** The record a lock let go is replaced by while a write sent under it may still land (`waitMs` from now):
+ *  free to take, after that wait (docs/decisions.md, "A takeover waits for the dead"). */
+export function releasedRecord(
+  h: LockHolder,
+  waitMs: number,
+  why: string,
+  by: Pick<LockRequest, "user" | "host" | "pid" | "since" | "revsync_version">,
+): LockRequest {
+  return {
+    environment: h.environment,
+    user: by.user,
+    service_user: null,
+    host: by.host,
+    pid: by.pid,
+    ci_run_url: null,
+    since: by.since,
+    plan_checksum: null,
+    revsync_version: by.revsync_version,
+    request_deadline_ms: Math.max(0, Math.ceil(waitMs)),
+    released: { lock: h.id, why },
+  };
+}
 
 /** Whether a holder's process still runs: `alive`, a process of this host that runs; `gone`, a process of
  *  this host that no longer runs; `unknown`, a process of another host (or one this host cannot tell). */
@@ -40,13 +81,24 @@ export interface LockBackend {
   describe?(): Promise<string>;
   /** Whether the holder's process still runs, as far as this machine can tell. */
   state?(holder: LockHolder): HolderState;
-  /** Takes the lock, or says who holds it. `tookOver`: a holder on this machine whose process is gone,
-   *  whose lock this take replaced. Throws LockUnavailable when it can neither take nor read it. */
-  take(request: LockRequest): Promise<{ taken: LockHolder; tookOver?: LockHolder } | { held: LockHolder }>;
-  /** The holder now, or undefined when the lock is free. */
+  /** Takes the lock, or says who holds it. `tookOver`: what this take replaced, a holder on this machine
+   *  whose process is gone, or a lock released while a write may still land (`released`): either way the
+   *  taker waits out its deadlineOf before it writes. Throws LockUnavailable when it can neither take nor
+   *  read it. */
+  take(request: LockRequest): Promise<Taken | { held: LockHolder }>;
+  /** What lies at the lock now: its holder, a released record (`released` set: nobody holds it), or
+   *  undefined when it is free. */
   holder(): Promise<LockHolder | undefined>;
-  /** Releases the lock of `id`: "released", "free" (nobody holds it), or the holder of another lock. */
-  release(id: string): Promise<"released" | "free" | { other: LockHolder }>;
+  /** Releases the lock of `id`: "released", "free" (nobody holds it), or the holder of another lock.
+   *  `leave`: a released record put in its place (a write sent under it may still land) instead of
+   *  nothing. */
+  release(id: string, leave?: LockRequest): Promise<"released" | "free" | { other: LockHolder }>;
+}
+
+/** A take that got the lock, and what it replaced. */
+export interface Taken {
+  taken: LockHolder;
+  tookOver?: LockHolder;
 }
 
 /** The lock could not be taken or checked (no remote, no permission to push, git missing): apply stops
@@ -116,7 +168,7 @@ export class LockHeld extends UserError {
       // apply's lock (two writers at once), whatever a terminal can or cannot answer.
       state === "alive"
         ? "that apply is still running on this machine: wait for it with --lock-timeout (e.g. --lock-timeout 10m)"
-        : `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id, force)}`,
+        : `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock (the next apply then waits ${formatDuration(deadlineOf(holder))}, its request deadline, for any write it sent to land): ${unlockCommand(environment, holder.id, force)}`,
     );
     this.name = "LockHeld";
   }
@@ -176,19 +228,21 @@ export class RenamedLock implements LockBackend {
     return (this.onEarlier.has(h.id) ? this.earlier.state?.(h) : this.current.state?.(h)) ?? "unknown";
   }
 
-  async take(request: LockRequest): Promise<{ taken: LockHolder; tookOver?: LockHolder } | { held: LockHolder }> {
+  async take(request: LockRequest): Promise<Taken | { held: LockHolder }> {
     const r = await this.current.take(request);
     if (!("taken" in r)) return r;
+    // Let go again, what it replaced is put back as it was owed: the wait for a dead holder's writes.
+    const back = r.tookOver && releasedRecord(r.tookOver, deadlineOf(r.tookOver), r.tookOver.released?.why ?? "its holder's process is gone", request);
     let old: LockHolder | undefined;
     try {
       old = await this.earlier.live();
     } catch (e) {
-      await this.current.release(r.taken.id).catch(() => undefined);
+      await this.current.release(r.taken.id, back).catch(() => undefined);
       throw e;
     }
     if (!old || old.id === r.taken.id) return r;
     this.onEarlier.add(old.id);
-    await this.current.release(r.taken.id);
+    await this.current.release(r.taken.id, back);
     return { held: old };
   }
 
@@ -200,10 +254,15 @@ export class RenamedLock implements LockBackend {
     return old;
   }
 
-  async release(id: string): Promise<"released" | "free" | { other: LockHolder }> {
-    const r = await this.current.release(id);
+  async release(id: string, leave?: LockRequest): Promise<"released" | "free" | { other: LockHolder }> {
+    const r = await this.current.release(id, leave);
     if (r === "released") return r;
     const old = await this.earlier.holder();
-    return old?.id === id ? this.earlier.release(id) : r;
+    if (old?.id !== id) return r;
+    const done = await this.earlier.release(id);
+    // The earlier name is not read for released records: the one owed goes under the current name, where
+    // it is free.
+    if (done === "released" && leave && r === "free") await this.current.take(leave);
+    return done;
   }
 }

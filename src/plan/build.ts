@@ -2,7 +2,7 @@
  *  cannot act on, each with its reason. Pure. Each kind of the registry makes its entries (src/kinds/);
  *  drift is src/plan/drift.ts. */
 import { UserError } from "../errors.js";
-import { desiredOf, liveOf, type DesiredState, type LiveState, type PlanFindings, type Registry } from "../kinds/kind.js";
+import { desiredOf, liveOf, readKinds, unreadAt, type DesiredState, type LiveState, type PlanFindings, type Registry, type Unread } from "../kinds/kind.js";
 import { shownEntry } from "../kinds/entries.js";
 import { KINDS, kindOf } from "../kinds/registry.js";
 import { byCodePoint } from "../shared/address.js";
@@ -30,9 +30,12 @@ export type DraftPlan = Omit<Plan, "checksum">;
 
 /** Each kind's entries; then what the service holds and git does not (not in git). A plan that cannot be
  *  made (a create that lacks a field) stops here: nothing may be sent. */
-function entries(desired: DesiredState, live: LiveState, targets: string[], kinds: Registry): { changes: Change[]; findings: PlanFindings; kept: KeptLive[] } {
+function entries(desired: DesiredState, live: LiveState, targets: string[], all: Registry): { changes: Change[]; findings: PlanFindings; kept: KeptLive[] } {
   const findings: PlanFindings = { targets, problems: [], unknown: new Map() };
-  const changes = kinds.flatMap((k) => k.plan(desiredOf(k, desired), liveOf(k, live), findings));
+  // A kind whose reads failed whole is planned not at all, and what a read failed to feed is left out:
+  // the plan says it was not read (unread), never what it cannot know.
+  const kinds = readKinds(all, live);
+  const changes = kinds.flatMap((k) => k.plan(desiredOf(k, desired), liveOf(k, live), findings)).filter((c) => !unreadAt(live, c.address));
   if (findings.problems.length) {
     throw new UserError(
       `the plan cannot be made, so nothing was sent:\n  ${findings.problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`).join("\n  ")}`,
@@ -41,6 +44,7 @@ function entries(desired: DesiredState, live: LiveState, targets: string[], kind
   }
   for (const k of kinds) {
     for (const u of k.unmanaged(desiredOf(k, desired), liveOf(k, live), targets)) {
+      if (unreadAt(live, u.address)) continue;
       const why = `${u.reason}${whoWords(u, "last modified")}`;
       changes.push(
         shownEntry("not_in_git", u.address, why, {
@@ -62,7 +66,9 @@ function entries(desired: DesiredState, live: LiveState, targets: string[], kind
 
 /** What the service holds that git's files leave out, of every kind, in address order. */
 export function keptOf(desired: DesiredState, live: LiveState, targets: string[], kinds: Registry): KeptLive[] {
-  const kept = kinds.flatMap((k) => k.kept?.(desiredOf(k, desired), liveOf(k, live), targets) ?? []);
+  const kept = readKinds(kinds, live)
+    .flatMap((k) => k.kept?.(desiredOf(k, desired), liveOf(k, live), targets) ?? [])
+    .filter((k) => !unreadAt(live, k.address));
   return plainData(kept.sort((a, b) => byCodePoint(a.address, b.address)));
 }
 
@@ -82,7 +88,7 @@ export function withChanges(plan: DraftPlan, changes: Change[], kinds: Registry 
 /** The plan's entries and notes, in the plan's order, unsealed. */
 export function draftPlan(desired: DesiredState, live: LiveState, meta: PlanMeta, kinds: Registry = KINDS): DraftPlan {
   const { changes, findings, kept } = entries(desired, live, meta.targets, kinds);
-  const alike = lookAlikes(desired, live, meta.targets, kinds);
+  const alike = lookAlikes(desired, live, meta.targets, readKinds(kinds, live));
   inPlanOrder(changes, kinds);
   return {
     format_version: "1",
@@ -100,7 +106,16 @@ export function draftPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
     notes: unknownNotes(findings.unknown),
     ...(kept.length ? { kept_live: kept } : {}),
     ...(alike.length ? { look_alike: alike } : {}),
+    ...unreadOf(live, meta.targets),
   };
+}
+
+/** What was not read, as a plan or drift report says it (within the targets, where there are some). */
+export function unreadOf(live: LiveState, targets: readonly string[]): { unread?: Unread[] } {
+  const list = (live.unread ?? []).filter(
+    (u) => !targets.length || targets.some((t) => t === u.address || t.startsWith(`${u.address}/`) || u.address.startsWith(`${t}/`)),
+  );
+  return list.length ? { unread: list.map((u) => ({ ...u })) } : {};
 }
 
 /** A plan, sealed with its checksum of what the reviewer is shown, all of it (the checksum stands before

@@ -1,10 +1,10 @@
 /** The drift report: everything in which the service differs from git, including what plan cannot
  *  act on. Pure. Each kind of the registry says what drifted of it (src/kinds/). */
-import { desiredOf, liveOf, type DesiredState, type LiveState, type Registry, type Unmanaged } from "../kinds/kind.js";
+import { desiredOf, liveOf, readKinds, unreadAt, type DesiredState, type LiveState, type Registry, type Unmanaged } from "../kinds/kind.js";
 import { KINDS } from "../kinds/registry.js";
 import { unknownNotes, type Unknown } from "../shared/unknown.js";
 import { plainData } from "../number.js";
-import { keptOf } from "./build.js";
+import { keptOf, unreadOf } from "./build.js";
 import { lookAlikes } from "./look-alike.js";
 import { driftHeldTwice, forgetHeldTwice, heldTwiceOf, keptHeldTwice } from "./held-twice.js";
 import { DRIFT_CLASSES, PLAN_FORMAT_VERSION, summarize, type DriftItem, type DriftReport } from "./model.js";
@@ -28,19 +28,21 @@ export function buildDrift(
   kinds: Registry = KINDS,
 ): DriftReport {
   const unknown: Unknown = new Map();
-  const held = heldTwiceOf(live, meta.targets, kinds);
+  // What a failed read fed is left out, and said (unread), as in a plan.
+  const read = readKinds(kinds, live);
+  const held = heldTwiceOf(live, meta.targets, read);
   const inGit = new Set(kinds.flatMap((k) => k.addressesIn(desiredOf(k, desired))));
   const items: DriftItem[] = driftHeldTwice(
     [
-      ...kinds.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
-      ...kinds.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift)),
-    ],
+      ...read.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
+      ...read.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift)),
+    ].filter((d) => !unreadAt(live, d.address)),
     held,
     inGit,
   );
   forgetHeldTwice(unknown, held);
   const kept = keptHeldTwice(keptOf(desired, live, meta.targets, kinds), held);
-  const alike = lookAlikes(desired, live, meta.targets, kinds);
+  const alike = lookAlikes(desired, live, meta.targets, read);
   return {
     format_version: PLAN_FORMAT_VERSION,
     environment: meta.environment,
@@ -50,5 +52,6 @@ export function buildDrift(
     notes: unknownNotes(unknown),
     ...(kept.length ? { kept_live: kept } : {}),
     ...(alike.length ? { look_alike: alike } : {}),
+    ...unreadOf(live, meta.targets),
   };
 }

@@ -97,6 +97,7 @@ export async function makePlan(core: ApiCore, req: PlanRequest): Promise<Plan> {
       values: true,
       managedDetails: true,
       approvedValues: !!tests,
+      partial: true,
       ...(req.guardrails?.setup.needsBaseline ? { baselineValues: true } : {}),
       ...(req.progress ? { progress: req.progress } : {}),
     },
@@ -111,7 +112,10 @@ export async function makePlan(core: ApiCore, req: PlanRequest): Promise<Plan> {
   }
   // Who prepared each approve's batch, and who the approves would go as: the plan says it above them.
   if (req.fourEyes) plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: req.meta.user, ...req.fourEyes }, kinds);
-  if (tests) plan.impact = planImpact(plan, req.desired, live, tests, kinds);
+  // The policy tests' impact models the whole service: a plan that could not read all of it shows none.
+  if (tests && !live.unread?.length) plan.impact = planImpact(plan, req.desired, live, tests, kinds);
+  else if (tests && plan.changes.length)
+    plan.notes = [...plan.notes, "the plan shows no impact on the policy tests: part of the service could not be read (see what was not read)"];
   judged(plan, req, live, kinds);
   // The checksum covers everything the reviewer is shown, once it is all there.
   return seal(plan);

@@ -3,13 +3,13 @@ import { canonicalHash } from "../canonical-json.js";
 import type { AllocationImpact, ImpactEntry } from "../policy-test/run.js";
 import type { PlanGuardrails } from "../guardrails/judge.js";
 import type { PlanPromotion } from "../shared/promotion.js";
-import type { Action, Change, DriftClass, DriftItem, KeptLive } from "../shared/entries.js";
+import type { Action, Change, DriftClass, DriftItem, KeptLive, Unread } from "../shared/entries.js";
 import type { LookAlike } from "./look-alike.js";
 
 // The entries a plan and a drift report hold are every kind's words (src/shared/entries.ts); they are
 // named here too, with the plan and the drift report they make up.
 export { APPLIED_ACTIONS, actionWords, isApplied, needsAction } from "../shared/entries.js";
-export type { Action, Change, DriftClass, DriftItem, KeptLive, Payload, ValuesSummary } from "../shared/entries.js";
+export type { Action, Change, DriftClass, DriftItem, KeptLive, Payload, Unread, ValuesSummary } from "../shared/entries.js";
 export type { PlanGuardrails } from "../guardrails/judge.js";
 export type { ChangePromotion, PlanPromotion } from "../shared/promotion.js";
 
@@ -36,6 +36,10 @@ export interface Plan {
   /** Fields the service holds that git's files leave out: kept as the service holds them, never a change
    *  (absent when git's files hold every field). */
   kept_live?: KeptLive[];
+  /** What could not be read of the service, even after retries: each address (and what lies below it; a
+   *  kind's name: all of that kind), with the read's failure. The plan says nothing of them (absent when
+   *  everything was read). */
+  unread?: Unread[];
   /** With policy tests: what the plan does to them (absent without tests). A plan saved by an earlier
    *  revsync holds the cases alone, as a list. */
   impact?: PlanImpact | ImpactEntry[];
@@ -135,6 +139,8 @@ export interface DriftReport {
   kept_live?: KeptLive[];
   /** Accepted drift (drift.ignore of revsync.yaml): listed, never in the exit code. */
   ignored?: (DriftItem & { reason: string; rule: string })[];
+  /** What could not be read of the service, as in a plan: drift says nothing of them. */
+  unread?: Unread[];
 }
 
 export const ACTIONS: Action[] = ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"];

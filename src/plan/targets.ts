@@ -1,6 +1,6 @@
 /** --target: what it may name, and the one filter of git's state by it. */
 import { UserError } from "../errors.js";
-import { desiredOf, liveOf, type DesiredState, type LiveState, type Registry } from "../kinds/kind.js";
+import { desiredOf, liveOf, readKinds, type DesiredState, type LiveState, type Registry } from "../kinds/kind.js";
 import { KINDS } from "../kinds/registry.js";
 import { nearest } from "../did-you-mean.js";
 import { shellQuote } from "../shell-quote.js";
@@ -8,7 +8,8 @@ import { targeted } from "../shared/address.js";
 
 /** Every address known in git or in the service. */
 export function knownAddresses(desired: DesiredState, live: LiveState, kinds: Registry = KINDS): Set<string> {
-  return new Set(kinds.flatMap((k) => [...k.addressesIn(desiredOf(k, desired)), ...k.addressesLive(liveOf(k, live))]));
+  // A kind whose reads failed whole knows only git's addresses.
+  return new Set(kinds.flatMap((k) => [...k.addressesIn(desiredOf(k, desired)), ...(live.has(k.name) ? k.addressesLive(liveOf(k, live)) : [])]));
 }
 
 /** A target must name an address that exists in git or in the service (exact, case-sensitive); one that
@@ -36,5 +37,5 @@ export function checkTargets(targets: string[], desired: DesiredState, live: Liv
 export function targetedDesired(desired: DesiredState, live: LiveState, targets: readonly string[], kinds: Registry = KINDS): DesiredState {
   if (!targets.length) return desired;
   const on = (a: string): boolean => targeted(a, [...targets]);
-  return new Map(kinds.map((k) => [k.name, k.targeted(desiredOf(k, desired), liveOf(k, live), on)]));
+  return new Map(readKinds(kinds, live).map((k) => [k.name, k.targeted(desiredOf(k, desired), liveOf(k, live), on)]));
 }

@@ -19,7 +19,8 @@ import {
   type ValuesSummary,
 } from "../plan/model.js";
 import { unknownCaveat } from "../shared/unknown.js";
-import { keptCount } from "../shared/entries.js";
+import { keptCount, type Unread } from "../shared/entries.js";
+import { unreadWhat } from "./unread.js";
 import { modifiedWords, whoWords } from "../shared/who.js";
 import { APPROVER_FIX } from "../plan/four-eyes.js";
 import { lookAlikeWords, type LookAlike } from "../plan/look-alike.js";
@@ -76,12 +77,35 @@ export function summaryLine(plan: Plan): string {
   const shown = ACTIONS.filter((a) => !APPLIED_ACTIONS.includes(a) && count(a));
   const total = shown.reduce((n, a) => n + count(a), 0);
   const shownOnly = shown.map((a) => `${count(a)} ${actionWords(a)}`);
-  return `Plan: ${writes.length ? writes.join(", ") : "nothing to apply"}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
+  const unread = plan.unread?.length
+    ? `; ${plan.unread.length} not read (the service did not answer: the plan says nothing of ${plan.unread.length === 1 ? "it" : "them"})`
+    : "";
+  return `Plan: ${writes.length ? writes.join(", ") : "nothing to apply"}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}${unread}.`;
 }
 
+/** Whether the plan holds anything: an entry, or what could not be read (never "No changes" then). */
 export function hasChanges(plan: Plan): boolean {
-  return plan.changes.length > 0;
+  return plan.changes.length > 0 || !!plan.unread?.length;
 }
+
+/** What a plan or drift report could not read, one entry each, for text. */
+export function unreadText(unread: readonly Unread[] | undefined, out: Painter): string[] {
+  return (unread ?? []).flatMap((u) => [
+    `${out.paint("red", " -")} ${out.paint("bold", t(unreadWhat(u)))} ${out.paint("dim", "(not read)")}`,
+    `      ${out.paint("red", "reason:")} ${t(u.error)}; nothing is said of it or of what lies below it: run again to read it`,
+    "",
+  ]);
+}
+
+/** What a plan or drift report could not read, in markdown, within the notes' budget. */
+export const unreadMarkdown = (unread: readonly Unread[] | undefined, whole: string): string =>
+  unread?.length
+    ? fitPieces(
+        unread.map((u) => `> **Not read**: ${markdownCode(unreadWhat(u))}: ${md(u.error)}; nothing is said of it or of what lies below it.\n\n`),
+        SECTION_BUDGET.notes,
+        (n) => `_${plural(n, "more address")} not read: every one is in ${whole} (unread)._\n`,
+      ).text
+    : "";
 
 /** Whether apply would act on anything in this plan. */
 export function hasApplied(plan: Plan): boolean {
@@ -192,7 +216,11 @@ export function planText(plan: Plan, out: Painter): string {
   lines.push(
     ...promotionText(plan, out),
     ...guardrailsText(plan, out),
-    hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
+    hasApplied(plan)
+      ? `revsync will make these changes in ${where}:`
+      : plan.changes.length
+        ? `Nothing for revsync to apply in ${where}, but the service and git differ:`
+        : `Nothing for revsync to apply in ${where}, but part of the service could not be read:`,
     "",
   );
   const fourEyes = plan.four_eyes;
@@ -214,7 +242,7 @@ export function planText(plan: Plan, out: Painter): string {
     if (eyes) lines.push(`      ${t(eyes)}`);
     lines.push(...changePromotionLines(c, out), ...changeGuardrailLines(c, out), "");
   }
-  lines.push(...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
+  lines.push(...unreadText(plan.unread, out), ...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
   return lines.join("\n");
 }
 
@@ -378,6 +406,7 @@ export function planMarkdown(plan: Plan, file?: string, max = MARKDOWN_LIMIT): s
   head.push("| Action | Count |", "|---|---|");
   for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k as Action]} ${actionWords(k as Action)} | ${v} |`);
   head.push("", "");
+  head.push(unreadMarkdown(plan.unread, whole));
   const top = head.join("\n");
   const tail = `\n${summaryLine(plan)}\n${kept ? `\n${kept}` : ""}${notes ? `\n${notes}` : ""}`;
   // One character short of the limit: the line's end that prints it.
@@ -393,7 +422,7 @@ export function planMarkdown(plan: Plan, file?: string, max = MARKDOWN_LIMIT): s
 }
 
 export function driftText(report: DriftReport, out: Painter): string {
-  if (!report.drift.length) {
+  if (!report.drift.length && !report.unread?.length) {
     const ignored = report.ignored?.length ? ` (${plural(report.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
     const head = report.kept_live?.length ? "No drift in the fields git sets." : report.notes?.length ? "No drift in what the service shows." : "No drift.";
     const kept = report.kept_live?.length ? `; ${keptWords(report.kept_live)}` : "";
@@ -411,7 +440,14 @@ export function driftText(report: DriftReport, out: Painter): string {
     const who = attribution(d);
     if (who) lines.push(`      ${out.paint("dim", t(who))}`);
   }
-  lines.push(...ignoredText(report), "", ...keptText(report.kept_live, out), driftSummaryLine(report), ...noteLines(report.notes, report.look_alike));
+  lines.push(
+    ...ignoredText(report),
+    "",
+    ...unreadText(report.unread, out),
+    ...keptText(report.kept_live, out),
+    driftSummaryLine(report),
+    ...noteLines(report.notes, report.look_alike),
+  );
   return lines.join("\n");
 }
 
@@ -459,7 +495,8 @@ export function driftSummaryLine(report: DriftReport): string {
   const parts = (Object.entries(report.summary) as [DriftClass, number][])
     .filter(([, v]) => v)
     .map(([k, v]) => plural(v, ...(DRIFT_WORDS[k] ?? [k.replace(/_/g, " "), k.replace(/_/g, " ")])));
-  return `Drift: ${parts.join(", ")}${report.ignored?.length ? `; ${report.ignored.length} ignored (accepted)` : ""}.`;
+  const unread = report.unread?.length ? `; ${report.unread.length} not read (the service did not answer)` : "";
+  return `Drift: ${parts.join(", ") || "none in what was read"}${report.ignored?.length ? `; ${report.ignored.length} ignored (accepted)` : ""}${unread}.`;
 }
 
 /** Who changed a drifted resource, or the live resource of a plan entry, last, and when. */
@@ -481,7 +518,7 @@ export function driftMarkdown(report: DriftReport, file?: string, max = MARKDOWN
   const notes = alikeMarkdown(report.look_alike) + notesMarkdown(report.notes, whole);
   const ignored = ignoredMarkdown(report, whole);
   const kept = keptMarkdown(report.kept_live, whole);
-  if (!report.drift.length) {
+  if (!report.drift.length && !report.unread?.length) {
     const head = report.kept_live?.length
       ? `**No drift** in the fields git sets: the service ${matchesWords(report.notes)} in them; ${keptWords(report.kept_live).replace("shown above", "shown below")}.`
       : report.notes?.length
@@ -489,6 +526,8 @@ export function driftMarkdown(report: DriftReport, file?: string, max = MARKDOWN
         : "**No drift.**";
     return [...lines, head, ...(ignored ? [ignored] : []), "", ...(kept ? [kept] : []), notes].join("\n");
   }
+  const unread = unreadMarkdown(report.unread, whole);
+  if (unread) lines.splice(3, 0, unread);
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
   const limit = max.toLocaleString("en");

@@ -138,3 +138,11 @@ export function keptFields(git: Record<string, unknown>, live: Record<string, un
 
 /** How many fields a list of kept resources holds. */
 export const keptCount = (kept: readonly KeptLive[] | undefined): number => (kept ?? []).reduce((n, k) => n + Object.keys(k.fields).length, 0);
+
+/** What a read of the service could not read, even after its retries, and so what it would have fed:
+ *  `address` an entry and everything below it (`ssp/Hardware SSP`), or a kind's name (`ssp`) for all of
+ *  that kind; `error`, the read's failure in words. */
+export interface Unread {
+  address: string;
+  error: string;
+}

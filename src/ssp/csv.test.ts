@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CsvSyntaxError, parseCsv, valuesColumns, valuesFromCsv } from "./csv.js";
+import { csvCell, CsvSyntaxError, fromCsvCell, parseCsv, runsAsFormula, valuesColumns, valuesFromCsv } from "./csv.js";
 
 describe("parseCsv", () => {
   it.each([
@@ -105,5 +106,23 @@ describe("valuesColumns", () => {
         effective_end_date: "2026-06-30",
       },
     ]);
+  });
+});
+
+describe("a CSV cell revsync writes", () => {
+  it("gives each formula-like text an apostrophe, leaves numbers and other text as they are", () => {
+    for (const t of ["=1+1", "+1", "-1+1", "@SUM(A1)", "\t=1", "\r=1", "'=x", "''+y"]) expect(csvCell(t)).toBe(`'${t}`);
+    for (const t of ["-5", "-0.5", "12", "HW-1000", "", "'quoted", "a=b", " =1"]) expect(csvCell(t)).toBe(t);
+    expect(runsAsFormula("'=x")).toBe(false);
+    expect(runsAsFormula("=x")).toBe(true);
+  });
+
+  it("reads back as the text it was made from, whatever the text", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom("'", "=", "+", "-", "@", "\t", "\r", "1", ".", "a") }), (t) => {
+        expect(fromCsvCell(csvCell(t))).toBe(t);
+        expect(runsAsFormula(csvCell(t))).toBe(false);
+      }),
+    );
   });
 });

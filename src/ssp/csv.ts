@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import type { parse as ParseSync } from "csv-parse/sync";
 import type { SspValue, SspValueInput } from "../schema/generated/api.js";
-import { readWhole } from "../number.js";
+import { readNumber, readWhole } from "../number.js";
 
 /** An SSP value as the service holds it, without its id: value_type as answered. */
 export type LiveValue = Omit<SspValue, "ssp_value_id">;
@@ -146,24 +146,77 @@ function quote(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 
-export function formatCsv(rows: readonly (readonly string[])[]): string {
-  return rows.map((r) => r.map(quote).join(",")).join("\n") + "\n";
+/** A cell a spreadsheet would run as a formula: one that starts with =, +, -, @, a tab or a carriage
+ *  return (after the apostrophes of an earlier escape, so that the escape stays one to one). */
+const FORMULA = /^'*[=+\-@\t\r]/;
+
+/** A cell as revsync writes it into any CSV (OWASP's guidance on CSV injection): text a spreadsheet
+ *  would run as a formula gets a leading apostrophe, which spreadsheets read as "text follows"; a number
+ *  (plain decimal notation, -5 and -0.5 included) stays a number (docs/decisions.md, "CSV is data"). */
+export function csvCell(text: string): string {
+  return FORMULA.test(text) && !readNumber(text).ok ? `'${text}` : text;
 }
 
-export function valuesToCsv(values: readonly (Omit<SspValueInput, "value_type"> & { value_type: string })[]): string {
-  return formatCsv([
-    TEMPLATE_HEADER,
-    ...values.map((v) => [
-      v.product_id,
-      v.currency_code,
-      v.value_type,
-      String(v.below_mid_point),
-      String(v.mid_point),
-      String(v.above_mid_point),
-      v.effective_start_date,
-      v.effective_end_date,
-    ]),
-  ]);
+/** A text cell of a CSV revsync reads back from git (a values file): the apostrophe csvCell adds is taken
+ *  off again, so export then plan compares the service's own text. */
+export function fromCsvCell(cell: string): string {
+  return cell.startsWith("'") && FORMULA.test(cell) ? cell.slice(1) : cell;
+}
+
+/** Whether csvCell would change a cell: one a spreadsheet would run as a formula, or one that starts with
+ *  the apostrophe of such a cell's escape. */
+export const formulaCell = (text: string): boolean => csvCell(text) !== text;
+
+/** Whether a spreadsheet would run a cell as a formula. */
+export const runsAsFormula = (text: string): boolean => !text.startsWith("'") && formulaCell(text);
+
+/** Rows as RFC 4180 CSV: every cell through csvCell, then quoted where it holds a quote, a comma or a
+ *  line break. The one writer of every CSV revsync makes. */
+export function formatCsv(rows: readonly (readonly string[])[], cell: (text: string) => string = csvCell): string {
+  return rows.map((r) => r.map((c) => quote(cell(c))).join(",")).join("\n") + "\n";
+}
+
+/** A cell as the service's own files hold it (the emulator's downloads): its text as it is. */
+export const asTheServiceHoldsIt = (text: string): string => text;
+
+/** Where a CSV holds a cell csvCell would change (`which`: or another kind of cell): the first such cell's
+ *  line and column, and how many there are; undefined when none (or the text is not CSV at all). */
+export function formulaCells(text: string, which: (cell: string) => boolean = formulaCell): { line: number; column: number; count: number } | undefined {
+  let rows: CsvRow[];
+  try {
+    rows = parseCsv(text);
+  } catch {
+    return undefined;
+  }
+  let first: { line: number; column: number } | undefined;
+  let count = 0;
+  for (const r of rows)
+    r.cells.forEach((c, i) => {
+      if (!which(c)) return;
+      count++;
+      first ??= { line: r.line, column: i + 1 };
+    });
+  return first && { ...first, count };
+}
+
+/** Values as a values file (the template's columns): `cell`, csvCell for a file revsync writes. */
+export function valuesToCsv(values: readonly (Omit<SspValueInput, "value_type"> & { value_type: string })[], cell = csvCell): string {
+  return formatCsv(
+    [
+      TEMPLATE_HEADER,
+      ...values.map((v) => [
+        v.product_id,
+        v.currency_code,
+        v.value_type,
+        String(v.below_mid_point),
+        String(v.mid_point),
+        String(v.above_mid_point),
+        v.effective_start_date,
+        v.effective_end_date,
+      ]),
+    ],
+    cell,
+  );
 }
 
 export function templateCsv(): string {

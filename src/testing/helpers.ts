@@ -14,6 +14,7 @@ import { updateBody as revsyncUpdateBody, updateWrite as updateUnit, UPDATE_FIEL
 import { seedState, type SeedName } from "../emulator/seed.js";
 import type { Profile } from "../emulator/profile.js";
 import { startEmulator } from "../emulator/server.js";
+import { LocalLock, machineLockDir } from "../lock/local-lock.js";
 import { ApiCore, type ClientOptions } from "../api/core.js";
 import type { WriteOutcome } from "../api/write.js";
 import type { Registry } from "../kinds/kind.js";
@@ -44,6 +45,7 @@ export async function startEmu(
   opts: { accessTtlS?: number; refreshTtlS?: number; profile?: Profile; fourEyes?: boolean; honourIfMatch?: boolean } = {},
 ): Promise<Emu> {
   const running = await startEmulator({ state: seedState(seed), host: "127.0.0.1", port: 0, ...opts });
+  dropKeptLock(running.url);
   const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const res = await fetch(`${running.url}/__admin/${path}`, {
       method,
@@ -94,6 +96,7 @@ export async function startEmulatorProcess(args: string[] = []): Promise<Emulato
       const m = /^base_url (\S+)$/m.exec(out);
       if (m) {
         const url = m[1] as string;
+        dropKeptLock(url);
         const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
           const res = await fetch(`${url}/__admin/${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
           if (!res.ok) throw new Error(`admin ${path}: ${res.status}`);
@@ -285,6 +288,14 @@ export function cliProcess(
     child.on("close", (code) => resolvePromise({ code, stdout, stderr }));
     child.stdin.end(opts.input ?? "");
   });
+}
+
+/** Removes the lock of this machine that an apply stopped at once left for a tenant of the emulator at
+ *  `url` (kept: a write was in flight; the next apply would wait out its request deadline, 90 s by
+ *  default): what the next apply's takeover stands in for in a test that goes on. A new emulator drops
+ *  the one an earlier test run left on its port (the machine's lock folder outlives every run). */
+export function dropKeptLock(url: string, realm = "demo"): void {
+  rmSync(new LocalLock(machineLockDir(), { baseUrl: url, realm }).path, { force: true });
 }
 
 /** A temporary policy repo: the project's policies/ (or given files) and a revsync.yaml aimed at url. */

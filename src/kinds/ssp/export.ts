@@ -6,7 +6,7 @@ import { unsafeName } from "../../config/rules.js";
 import { checkValuesText } from "../../config/values.js";
 import type { SspItem } from "../../schema/generated/api.js";
 import { batchNameOf, byCodePoint, slug, targeted, touchedBy, valuesFileFor } from "../../shared/address.js";
-import { valuesToCsv } from "../../ssp/csv.js";
+import { formulaCells, valuesFromCsv, valuesToCsv } from "../../ssp/csv.js";
 import { fitSpec, heldTwiceRefusal, newFile, type ExportedBatch, type ExportedFile } from "../export-file.js";
 import { batchesHeldTwice } from "./held-twice.js";
 import type { ExportContext } from "../kind.js";
@@ -54,7 +54,9 @@ function batchValues(f: ExportedFile, entry: ExportedBatch, policy: string, live
   const held = live.values.get(`${policy}/${entry.name}`);
   const shown = held && valuesText(held);
   if (!shown) return;
-  const text = shown.text;
+  // The service's file as it is, unless a cell of it would run as a formula in a spreadsheet: then its
+  // values as revsync writes every CSV (csvCell), which the values reader takes back to the same text.
+  const text = formulaCells(shown.text) ? valuesToCsv(valuesFromCsv(shown.text)) : shown.text;
   const file = unique(posix.join(posix.dirname(f.file), valuesFileFor(policy, entry.name)));
   const problem = checkValuesText(text, file).diagnostics[0];
   if (problem) {

@@ -153,21 +153,31 @@ export async function readSsp(core: ApiCore, desired: readonly DesiredSsp[], opt
   // A name held twice is read no further: its details, by that name, would be either copy's.
   const names = detailNames(live, desired, opts).filter((n) => !copies.has(n));
   progress.more(names.length);
+  // A policy's detail that cannot be read fails that policy alone (and its batches), where reads may be
+  // partial; so does a batch's values.
   await mapLimit(names, opts.concurrency, async (name) => {
-    const env = await ssp.get(core, name);
-    const item = env?.compliance_spec?.[0];
-    const entry = live.get(name);
-    if (entry && env && item) Object.assign(entry, { envelope: env, item, batches: item.batches ?? [] });
+    try {
+      const env = await ssp.get(core, name);
+      const item = env?.compliance_spec?.[0];
+      const entry = live.get(name);
+      if (entry && env && item) Object.assign(entry, { envelope: env, item, batches: item.batches ?? [] });
+    } catch (e) {
+      if (!progress.unread(sspAddress.policy(name), e)) throw e;
+    }
     progress.done(name);
   });
   const values = new Map<string, ShownValues>();
   const jobs = valuesJobs(live, desired, opts, copies);
   progress.more(jobs.length);
   await mapLimit(jobs, opts.concurrency, async (j) => {
-    if (!j.own) values.set(j.key, await readBatchValues(core, j.policy, j.batch));
-    else {
-      const own = await ownValues(core, j.policy, batchNameOf(j.batch));
-      values.set(j.key, own ? { values: own } : {});
+    try {
+      if (!j.own) values.set(j.key, await readBatchValues(core, j.policy, j.batch));
+      else {
+        const own = await ownValues(core, j.policy, batchNameOf(j.batch));
+        values.set(j.key, own ? { values: own } : {});
+      }
+    } catch (e) {
+      if (!progress.unread(sspAddress.batch(j.policy, batchNameOf(j.batch)), e)) throw e;
     }
     progress.done(j.key);
   });
