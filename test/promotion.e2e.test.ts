@@ -65,7 +65,7 @@ beforeEach(async () => {
 });
 
 describe("promote_from: production receives what sandbox holds", () => {
-  it("a change applied to neither: every write of production is blocked (not yet in sandbox, naming the fields), plan exits 2, apply writes nothing and exits 1", async () => {
+  it("a change applied to neither: every write of production is blocked (not yet in sandbox, naming the fields), plan exits 2, apply writes nothing and exits 1; a batch uploaded with other values than git's is blocked and exits 2 too", async () => {
     await tenants({ sandbox: seeded, production: seeded });
     const plan = await run(["plan", "--env", "production", "--detailed-exitcode"]);
     expect(plan.code, plan.stderr).toBe(2);
@@ -82,6 +82,20 @@ describe("promote_from: production receives what sandbox holds", () => {
     expect(apply.stderr).toContain("7 writes of this plan are blocked for promotion from sandbox, and nothing was sent for them:");
     expect(apply.stderr).toContain("Hint: apply to sandbox first and run its tests there");
     expect(await writesTo("production")).toEqual([]);
+    // A batch uploaded with other values than git's is blocked whatever the source holds, and someone must
+    // act (upload it again): --detailed-exitcode counts it (exit 2), with or without promote_from.
+    const csv = join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv");
+    const values = readFileSync(csv, "utf8");
+    writeFileSync(
+      csv,
+      values.replace(/^(HW-1000,USD,Percent,\d+,)(\d+)/m, (_m, row: string, mid: string) => `${row}${Number(mid) + 1}`),
+    );
+    writeFileSync(join(repo, "revsync.yaml"), CONFIG.replace("    promote_from: sandbox\n", ""));
+    const upload = await run(["plan", "--env", "production", "--target", "ssp/Hardware SSP/batch/FY26-H1", "--detailed-exitcode"]);
+    writeFileSync(csv, values);
+    expect(upload.stdout).toMatch(/x ssp\/Hardware SSP\/batch\/FY26-H1 \(blocked\)\n\s+reason: .*values/);
+    expect(upload.stdout).toContain("Plan: nothing to apply; 1 blocked");
+    expect(upload.code, upload.stderr).toBe(2);
   });
 
   it("applied to sandbox, then promoted: the plan names the source, the commit and what sandbox holds in every format; apply writes it, read as the source's own user; the evidence keeps it and verify holds it", async () => {
@@ -116,10 +130,15 @@ describe("promote_from: production receives what sandbox holds", () => {
     const md = (await run(["show", "plan.json", "--format", "markdown"])).stdout;
     expect(md).toContain("#### Promotion from `sandbox`");
     expect(md).toMatch(/\| `tenant-configuration\/Default Tenant Configuration` \(update\) \| \*\*promoted\*\* \| carves&#95;allocation true/);
+    const readsOfSandbox = async () =>
+      (await emu.admin<{ method: string; path: string }[]>("GET", "requests")).filter((r) => r.method === "GET" && r.path.startsWith("/tenants/sandbox/apis/"))
+        .length;
+    const before = await readsOfSandbox();
     const apply = await run(["apply", "plan.json", "--auto-approve", "--evidence", "evidence"], own);
     expect(apply.code, apply.stderr).toBe(0);
     expect((await writesTo("production")).length).toBe(7);
-    // Each write was checked against sandbox right before it was sent: sandbox was read once more per write.
+    // Each write was checked against sandbox right before it was sent (read, never written).
+    expect((await readsOfSandbox()) - before).toBeGreaterThanOrEqual(7);
     expect((await writesTo("sandbox")).length).toBe(0);
     const [file] = readdirSync(join(repo, "evidence"));
     const record = JSON.parse(readFileSync(join(repo, "evidence", file ?? ""), "utf8"));
