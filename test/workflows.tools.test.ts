@@ -245,7 +245,8 @@ describe("GitHub Actions recipes", () => {
     );
     expect(allowed.out).toContain("Apply complete:");
     expect(allowed.code, allowed.out).toBe(0);
-  });
+    // seven CLI runs of three jobs: over 30 s on two loaded cores.
+  }, 90_000);
 
   it("apply refuses a reviewed plan made stale by a change outside git, and says so", async () => {
     await runJob("revsync-plan.yml", "plan", "production");
@@ -263,7 +264,9 @@ describe("GitHub Actions recipes", () => {
   });
 
   it("drift on a schedule: a job per environment passes when in sync, fails with exit 2 and a report on drift; the summary job lists every environment, failures first", async () => {
-    await runJob("revsync-apply.yml", "apply", "sandbox");
+    // sandbox in step with git (each test starts from the seeded tenants): drift's job then passes there.
+    const applied = await cli(["apply", "--env", "sandbox", "--auto-approve", "--quiet"], { cwd: work, env: ciEnv("sandbox") });
+    expect(applied.code, applied.stderr).toBe(0);
     const clean = await runJob("revsync-drift.yml", "drift", "sandbox");
     expect(clean.code, clean.out).toBe(0);
     expect(outputs("sandbox").code).toBe("0");
@@ -582,7 +585,8 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
     expect(JSON.parse(readFileSync(join(work, "evidence", "production", only ?? ""), "utf8")).chain_note).toMatch(
       /^the earlier evidence of environment production could not be fetched: the artifact of apply job 120 could not be fetched/,
     );
-  });
+    // three apply jobs, each fetching and checking the evidence chain: over 30 s on two loaded cores.
+  }, 90_000);
 
   it("the plan job's note: an API failure is one line, not a stack trace", async () => {
     answer = () => ({ status: 200, body: "" });
