@@ -779,6 +779,32 @@ describe("recipes and the Action in a repo made by init", () => {
     // gitlab-ci-local, three npm installs and five CLI runs: 20 to 50 s on two loaded cores.
   }, 240_000);
 
+  it("GitLab: gitlab-ci-local reads promote.gitlab-ci.yml included from .gitlab-ci.yml: on a push to main, apply goes to sandbox alone, then its tests live, production's plan, and production's apply waiting for a person", async () => {
+    const dir = join(work, "gitlab-promote");
+    mkdirSync(dir);
+    const gitlabDir = join(ROOT, "examples", "ci", "gitlab");
+    cpSync(join(gitlabDir, "promote.gitlab-ci.yml"), join(dir, "promote.gitlab-ci.yml"));
+    writeFileSync(join(dir, ".gitlab-ci.yml"), `${readFileSync(join(gitlabDir, ".gitlab-ci.yml"), "utf8")}\ninclude:\n  - local: promote.gitlab-ci.yml\n`);
+    const env = ciEnv("sandbox");
+    await steps(["git init --quiet -b main", "git add -A", "git -c user.name=ci -c user.email=ci@example.com commit --quiet -m ci"], dir, env);
+    const bin = join(ROOT, "node_modules", ".bin", "gitlab-ci-local");
+    const gcl = await sh(`${bin} --list --no-color --ignore-predefined-vars CI_PIPELINE_SOURCE --variable CI_PIPELINE_SOURCE=push`, env, dir);
+    expect(gcl.code, gcl.out).toBe(0);
+    // The listing: name, stage, when, allow_failure, needs; the jobs of a push to main.
+    const jobs = gcl.out
+      .split("\n")
+      .map((l) => /^(\S.*?)\s{2,}(\S+)\s+(on_success|manual|always)\s+(?:true|false)\s*(.*)$/.exec(l))
+      .filter((m) => m !== null)
+      .map((m) => [m[1], m[2], m[3], m[4]?.trim()]);
+    expect(jobs, gcl.out).toEqual([
+      ["apply: [sandbox]", "apply", "on_success", ""],
+      ["test source", "apply", "on_success", "[apply]"],
+      ["plan production", "apply", "on_success", "[test source]"],
+      ["apply production", "apply", "manual", "[plan production]"],
+    ]);
+    // gitlab-ci-local parsing and validating two files: seconds alone, over 30 s on loaded cores.
+  }, 90_000);
+
   it("the apply recipe finds the reviewed plan by the merged pull request, never by the merge commit", () => {
     const text = readFileSync(join(ROOT, "examples", "ci", "github", "revsync-apply.yml"), "utf8");
     expect(text).not.toContain("github.event.after");
