@@ -12,6 +12,7 @@ import { fitSpec, heldTwiceRefusal, newFile, type ExportedFile } from "../export
 import type { AppliedChange, ExportContext, Kind, LiveFinding } from "../kind.js";
 import { envelopeChange, envelopeDrift, envelopesHeldTwice, keptEnvelopeFields, unmanagedEnvelopes, updateAgainstGit, updateProblems } from "./compare.js";
 import { addressOf, type DesiredEnvelope, type Envelope, type EnvelopeList } from "./list.js";
+import { envelopePromotion } from "./promotion.js";
 import { envelopeService } from "./service.js";
 import { EnvelopeApply, requireUser, updatePayloads } from "./write.js";
 
@@ -94,5 +95,6 @@ export function envelopeListKind<E extends Envelope = Envelope>(l: EnvelopeList)
 
     export: (live, ctx) => exportEnvelopes(l, live, ctx),
     evidence: (core) => evidenceCheck(l, core),
+    promotion: (c, desired, live) => envelopePromotion(l, c, desired, live),
   };
 }

@@ -25,6 +25,7 @@ import { sspGitProblems } from "./git-check.js";
 import { batchPayload, createPayload, SSP_PAYLOADS, sspPayloadProblems } from "./payload.js";
 import { sspPlan } from "./plan.js";
 import { readSsp, sspAddress, type SspLive } from "./read.js";
+import { sspPromotion } from "./promotion.js";
 import { SSP_FACT_FIELDS, SSP_FACTS, sspConcerns, sspFacts } from "./facts.js";
 import { liveWithGitsUnknowns, modelsFromGit, modelsFromGitOnly, modelsFromLive } from "./tests.js";
 
@@ -149,6 +150,7 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
   evidence: evidenceCheck,
   recorded: recordedFourEyes,
   words: SSP_WORDS,
+  promotion: sspPromotion,
 
   guardrails: { facts: SSP_FACTS, fields: SSP_FACT_FIELDS, of: sspFacts, concerns: sspConcerns },
 
