@@ -1,4 +1,4 @@
-/** Promotion of an envelope list's update (the tenant configuration's among them): the source environment must hold, in each field the
+/** Promotion of an envelope list's update: the source environment must hold, in each field the
  *  update writes, what git asks of it there (the same file, the source's own ${VAR}s). Pure. */
 import { sameJson } from "../../canonical-json.js";
 import type { Change } from "../../shared/entries.js";
