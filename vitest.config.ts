@@ -28,6 +28,10 @@ export default defineConfig({
     maxWorkers: 4,
     // Test files of one worker share loaded modules (no file relies on module state of another).
     isolate: false,
+    // Modules as transformed are kept on disk between runs (in the clone's ignored .revsync-tmp/, keyed by
+    // content and config): a run after the first transforms only what changed. `vitest run
+    // test/command-entry.e2e.test.ts`, user+sys: 8.0 s without, 5.2 s with a warm cache (load 20+).
+    experimental: { fsModuleCache: true, fsModuleCachePath: ".revsync-tmp/vitest-cache" },
     // The JSON report lets .ci/run print a plain "N passed, N failed" closing line.
     reporters: ["default", ["json", { outputFile: ".revsync-tmp/vitest-results.json" }]],
   },
