@@ -235,7 +235,9 @@ describe("GitHub Actions recipes", () => {
     );
     expect(allowed.out).toContain("Apply complete:");
     expect(allowed.code, allowed.out).toBe(0);
-  });
+    // Six jobs, each a shell running revsync as a process: as long as its siblings may take on a loaded
+    // machine (it met the 30 s default under load).
+  }, 90_000);
 
   it("apply refuses a reviewed plan made stale by a change outside git, and says so", async () => {
     await runJob("revsync-plan.yml", "plan", "production");
