@@ -3834,16 +3834,16 @@ var require_validators = __commonJS({
   "schemas/generated/validators.cjs"(exports2) {
     "use strict";
     exports2.config = validate10;
-    var schema11 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:revsync-config", "title": "RevsyncConfig", "description": "revsync.yaml at the root of a policy repo", "type": "object", "additionalProperties": false, "required": ["version", "environments"], "properties": { "version": { "const": 1 }, "policies": { "type": "string", "description": "Folder of policy files, relative to revsync.yaml (default: policies)" }, "environments": { "type": "object", "minProperties": 1, "additionalProperties": { "$ref": "#/definitions/Environment" } }, "approvals": { "type": "object", "additionalProperties": false, "properties": { "reject_action": { "type": "string", "description": "Literal of the reject action (default Rejected)" }, "approve_action": { "type": "string", "description": "Literal of the approve action (default Approved)" } }, "description": "The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": `Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"` }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "tests": { "type": "string", "description": "Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)" }, "drift": { "type": "object", "additionalProperties": false, "description": "How drift treats differences the team has accepted", "properties": { "ignore": { "type": "array", "description": `Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.`, "items": { "$ref": "#/definitions/IgnoreRule" } } } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" }, "guardrails": { "type": "array", "description": "Rules every plan is checked against, in every environment (an environment's guardrails: add to these): each change a rule matches and whose when holds is denied, warned of or needs approvals. docs/guardrails.md", "items": { "$ref": "#/definitions/Guardrail" } } }, "definitions": { "Environment": { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables: PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). Upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" }, "FourEyesConfig": { "description": 'true: four eyes (no SSP batch approved by its reviewer, uploader or policy creator; in CI an independent approval of the pull or merge request, at the commit applied, from a clean tree). { local_apply: true }: four eyes, and apply may also run outside CI (recorded in the evidence and flagged by evidence verify). docs/auditors.md, "Four eyes"', "oneOf": [{ "type": "boolean" }, { "type": "object", "additionalProperties": false, "properties": { "local_apply": { "type": "boolean", "description": "Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)" } } }] }, "LockConfig": { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] }, "IgnoreRule": { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } }, "ServiceChoices": { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } }, "FiscalCalendar": { "title": "FiscalCalendar", "type": "object", "additionalProperties": false, "description": "The fiscal calendar quarter_end windows and the effective_start_quarter fact count quarters by (an environment's wins over the top level). Default: the calendar year in UTC.", "properties": { "fiscal_year_start": { "type": "string", "pattern": "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "description": "MM-DD: the first day of the fiscal year (02-01 for a year starting 1 February); its quarters start every three months from it. Default 01-01" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone (America/New_York) the calendar's days, the windows' dates and times, and exceptions' until dates are read in. Default UTC" } } }, "Guardrail": { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] }, "GuardrailMatch": { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } }, "GuardrailException": { "title": "GuardrailException", "type": "object", "additionalProperties": false, "required": ["address", "reason", "until"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address glob the exception covers (* matches any run of characters)" }, "reason": { "type": "string", "minLength": 1, "description": "Why, shown with every outcome it excepts" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the exception holds up to and including this day (in the fiscal calendar's time zone), then lapses by itself" } } }, "FreezeWindow": { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } } } };
+    var schema11 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:revsync-config", "title": "RevsyncConfig", "description": "revsync.yaml at the root of a policy repo", "type": "object", "additionalProperties": false, "required": ["version", "environments"], "properties": { "version": { "const": 1 }, "policies": { "type": "string", "description": "Folder of policy files, relative to revsync.yaml (default: policies)" }, "environments": { "type": "object", "minProperties": 1, "additionalProperties": { "$ref": "#/definitions/Environment" } }, "approvals": { "type": "object", "additionalProperties": false, "properties": { "reject_action": { "type": "string", "description": "Literal of the reject action (default Rejected)" }, "approve_action": { "type": "string", "description": "Literal of the approve action (default Approved)" } }, "description": "The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": `Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"` }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "tests": { "type": "string", "description": "Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)" }, "drift": { "type": "object", "additionalProperties": false, "description": "How drift treats differences the team has accepted", "properties": { "ignore": { "type": "array", "description": `Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.`, "items": { "$ref": "#/definitions/IgnoreRule" } } } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" }, "guardrails": { "type": "array", "description": "Rules every plan is checked against, in every environment (an environment's guardrails: add to these): each change a rule matches and whose when holds is denied, warned of or needs approvals. docs/guardrails.md", "items": { "$ref": "#/definitions/Guardrail" } } }, "definitions": { "Environment": { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables, always REVSYNC_ and more (so no other tool's secret, GITHUB_TOKEN or CI_JOB_TOKEN, is ever read as a sign-in and sent to the service): PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). REVSYNC_ then upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" }, "FourEyesConfig": { "description": 'true: four eyes (no SSP batch approved by its reviewer, uploader or policy creator; in CI an independent approval of the pull or merge request, at the commit applied, from a clean tree). { local_apply: true }: four eyes, and apply may also run outside CI (recorded in the evidence and flagged by evidence verify). docs/auditors.md, "Four eyes"', "oneOf": [{ "type": "boolean" }, { "type": "object", "additionalProperties": false, "properties": { "local_apply": { "type": "boolean", "description": "Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)" } } }] }, "LockConfig": { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] }, "IgnoreRule": { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } }, "ServiceChoices": { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } }, "FiscalCalendar": { "title": "FiscalCalendar", "type": "object", "additionalProperties": false, "description": "The fiscal calendar quarter_end windows and the effective_start_quarter fact count quarters by (an environment's wins over the top level). Default: the calendar year in UTC.", "properties": { "fiscal_year_start": { "type": "string", "pattern": "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "description": "MM-DD: the first day of the fiscal year (02-01 for a year starting 1 February); its quarters start every three months from it. Default 01-01" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone (America/New_York) the calendar's days, the windows' dates and times, and exceptions' until dates are read in. Default UTC" } } }, "Guardrail": { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] }, "GuardrailMatch": { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } }, "GuardrailException": { "title": "GuardrailException", "type": "object", "additionalProperties": false, "required": ["address", "reason", "until"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address glob the exception covers (* matches any run of characters)" }, "reason": { "type": "string", "minLength": 1, "description": "Why, shown with every outcome it excepts" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the exception holds up to and including this day (in the fiscal calendar's time zone), then lapses by itself" } } }, "FreezeWindow": { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } } } };
     var schema15 = { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] };
     var schema23 = { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } };
     var func2 = Object.prototype.hasOwnProperty;
     var func4 = require_ucs2length().default;
-    var schema12 = { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables: PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). Upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" };
+    var schema12 = { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables, always REVSYNC_ and more (so no other tool's secret, GITHUB_TOKEN or CI_JOB_TOKEN, is ever read as a sign-in and sent to the service): PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). REVSYNC_ then upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" };
     var schema13 = { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } };
     var schema19 = { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } };
     var pattern0 = new RegExp("\\S", "u");
-    var pattern2 = new RegExp("^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$", "u");
+    var pattern2 = new RegExp("^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$", "u");
     var pattern3 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]*$", "u");
     var pattern6 = new RegExp("^(\\d+d)?(\\d+h)?(\\d+m)?$", "u");
     var pattern7 = new RegExp("^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "u");
@@ -5098,7 +5098,7 @@ var require_validators = __commonJS({
               let data22 = data21.prefix;
               if (typeof data22 === "string") {
                 if (!pattern2.test(data22)) {
-                  const err48 = { instancePath: instancePath + "/credentials/prefix", schemaPath: "#/properties/credentials/properties/prefix/pattern", keyword: "pattern", params: { pattern: "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$" }, message: 'must match pattern "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$"' };
+                  const err48 = { instancePath: instancePath + "/credentials/prefix", schemaPath: "#/properties/credentials/properties/prefix/pattern", keyword: "pattern", params: { pattern: "^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$" }, message: 'must match pattern "^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$"' };
                   if (vErrors === null) {
                     vErrors = [err48];
                   } else {
@@ -36263,6 +36263,20 @@ function bodyProblem(spec) {
   if (fn(spec.body)) return void 0;
   return describeAjvErrors(fn.errors).map((e) => `${e.field} ${e.message}`).join("; ");
 }
+function segmentProblem(text4) {
+  if (text4 === "") return "it is empty";
+  if (/^(?:\.|%2e){1,2}$/i.test(text4)) return `a URL takes ${JSON.stringify(text4)} for a step up the path, so the request would go to another resource`;
+  return void 0;
+}
+function pathProblem(spec) {
+  const parts = spec.path.split("/").slice(1);
+  for (const [i, part2] of parts.entries()) {
+    if (part2 === "" && i === parts.length - 1 && spec.kind === "read") continue;
+    const problem2 = segmentProblem(part2);
+    if (problem2) return `${spec.path}: segment ${i + 1} ${JSON.stringify(decodeURIComponentSafe(part2))}: ${problem2}`;
+  }
+  return void 0;
+}
 function checkUrl(name, value2) {
   const problem2 = urlProblem(value2);
   if (problem2) throw new UserError(`${name}${problem2}`);
@@ -36313,7 +36327,7 @@ function notSent(e) {
 function headerOf(h) {
   return Array.isArray(h) ? h[0] : h;
 }
-var BUDGET, freshProgress, NOT_TLS, UNTRUSTED, ApiCore, NOBODY_THERE, UNSENT;
+var BUDGET, decodeURIComponentSafe, freshProgress, NOT_TLS, UNTRUSTED, ApiCore, NOBODY_THERE, UNSENT;
 var init_core = __esm({
   "src/api/core.ts"() {
     "use strict";
@@ -36328,6 +36342,13 @@ var init_core = __esm({
     init_words();
     init_service_choices();
     BUDGET = { sends: 6, readSends: 10, createSends: 3, totalMs: 12e4, timeoutMs: 6e5 };
+    decodeURIComponentSafe = (part2) => {
+      try {
+        return decodeURIComponent(part2);
+      } catch {
+        return part2;
+      }
+    };
     freshProgress = () => ({ sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: void 0 });
     NOT_TLS = /* @__PURE__ */ new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG", "EPROTO", "ERR_SSL_HTTP_REQUEST"]);
     UNTRUSTED = /* @__PURE__ */ new Set([
@@ -36675,6 +36696,8 @@ var init_core = __esm({
         if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
         const hole = bodyProblem(spec);
         if (hole) throw new UserError(`${spec.method} ${spec.path}: the request body is not what the interface requires (${hole}); nothing was sent`);
+        const astray = pathProblem(spec);
+        if (astray) throw new UserError(`${spec.method} ${astray}; nothing was sent`);
         const url = joinUrl(this.base, spec.path, spec.query);
         const p = freshProgress();
         for (; ; ) {
@@ -36832,6 +36855,12 @@ var init_write = __esm({
           const hole = bodyProblem(spec);
           if (hole)
             return { kind: "blocked", reason: this.afterSends(`blocked: the request body is not what the interface requires (${hole}); ${NOTHING_SENT_FOR_IT}`) };
+          const astray = pathProblem(spec);
+          if (astray)
+            return {
+              kind: "blocked",
+              reason: this.afterSends(`blocked: the request would not reach the one resource it names (${astray}); ${NOTHING_SENT_FOR_IT}`)
+            };
           let v2;
           try {
             v2 = await this.core.sendOnce(spec, this.p);
@@ -38019,7 +38048,11 @@ var init_read = __esm({
       policy: (name) => `ssp/${name}`,
       batch: (policy2, batch) => `ssp/${policy2}/batch/${batch}`
     };
-    fileIdOf = (batch) => typeof batch.file_id === "string" && batch.file_id ? batch.file_id : void 0;
+    fileIdOf = (batch) => {
+      const id = batch?.file_id;
+      if (typeof id === "string") return id || void 0;
+      return typeof id === "number" && Number.isFinite(id) ? String(id) : void 0;
+    };
   }
 });
 
@@ -38523,6 +38556,8 @@ function createGuard(run2, c2, p, core, differs) {
   return async () => {
     const name = p.body.compliance_name;
     const list3 = await run2.list(core);
+    const named3 = list3.filter((e) => e.compliance_name === name).length;
+    if (named3 > 1) return blocked(`the service holds ${named3} SSP policies named ${JSON.stringify(name)} now, not none as the plan saw`);
     const holder = createsActive(p) ? hierarchyHolder(list3, name, p.hierarchy_no) : void 0;
     const existing = list3.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : void 0;
     const held = existing && await differs(existing);
@@ -38581,17 +38616,30 @@ function checkCreations(run2, core = run2.run.core) {
   if (!run2.creationsChecked) {
     const creates = [...run2.landedCreates];
     run2.creationsChecked = creates.length ? ssp.list(core).then(
-      (list3) => clashes(list3, creates),
+      (list3) => clashes(list3, creates, run2.createdIds),
       (e) => ({ failed: e instanceof Error ? e.message : String(e) })
     ) : Promise.resolve(/* @__PURE__ */ new Map());
   }
   return run2.creationsChecked;
 }
-function clashes(list3, creates) {
+function clashes(list3, creates, created) {
   const out = /* @__PURE__ */ new Map();
   for (const c2 of creates) {
     const p = createPayload(c2);
-    if (!p || !createsActive(p)) continue;
+    if (!p) continue;
+    const name = p.body.compliance_name;
+    const copies = list3.filter((e) => e.compliance_name === name);
+    const twin = copies.length > 1 ? copies.find((e) => e.compliance_id !== created.get(name)) ?? copies[1] : void 0;
+    if (twin) {
+      out.set(
+        c2.address,
+        overwrittenWords(madeBy(twin), [
+          `the service holds ${copies.length} SSP policies named ${JSON.stringify(name)} now (another, compliance_id ${JSON.stringify(twin.compliance_id ?? null)}, came with revsync's create), and a name held twice addresses nothing: which one prices an order line is undefined`
+        ])
+      );
+      continue;
+    }
+    if (!createsActive(p)) continue;
     const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
     if (!holder) continue;
     out.set(
@@ -38682,7 +38730,7 @@ function policyMoves(policy2, c2, env2, changes) {
     const was = seen.get(name);
     const parts = [];
     if (was?.status !== void 0 && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
-    const file = typeof lb.file_id === "string" ? lb.file_id : null;
+    const file = fileIdOf(lb) ?? null;
     if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show(was.file_id)} -> ${show(file)}`);
     const later = c2.last_modified_on != null && typeof lb.updated_at === "number" && lb.updated_at > c2.last_modified_on;
     if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
@@ -38698,7 +38746,7 @@ async function sameUpload(run2, c2, p, read, bound) {
   const changed = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
   if (!p.values_checksum || p.compliance_id !== null && p.file_id === void 0)
     return blocked(`${c2.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
-  const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
+  const fileId = fileIdOf(lb) ?? null;
   if (p.compliance_id !== null && fileId !== p.file_id)
     return blocked(`${c2.address}${changed}: file_id ${show(p.file_id)} -> ${show(fileId)}, a new upload nobody reviewed`);
   if (p.compliance_id === null && fileId && !run2.fileSums.has(fileId) && run2.createdIds.get(p.policy) === env2.compliance_id) {
@@ -38822,7 +38870,7 @@ async function movedWhatWasCompared(run2, step) {
       outcomeUnknown: true
     })
   });
-  const fileOf = (b2) => typeof b2?.file_id === "string" && b2.file_id ? b2.file_id : null;
+  const fileOf = (b2) => fileIdOf(b2) ?? null;
   let all2;
   try {
     all2 = await ssp.getAll(core, p.policy);
@@ -46810,7 +46858,11 @@ function fromVariables(target, penv) {
     signIn: () => signInOf(target, { token, get, variable, either: either(ownPassword), prefix }),
     approver: () => approverOf({ approverToken, get, variable, either: either(ownApprover || ownPassword), prefix }),
     approverNamed: () => {
-      if (approverToken) return { configured: true, user: tokenUser(approverToken) ?? (get("APPROVER_USER") || null) };
+      if (approverToken) {
+        const claimed = tokenUser(approverToken);
+        const text4 = get("APPROVER_USER") || null;
+        return claimed ? { configured: true, user: claimed } : { configured: true, user: text4, ...text4 ? { variable: true } : {} };
+      }
       const user = get("APPROVER_USERNAME");
       return user ? { configured: true, user } : { configured: false, user: null };
     }
@@ -49197,7 +49249,7 @@ function batchSteps(b2, from, ctx, source) {
 function valuesHow(d, b2, lb) {
   const ref = valuesFileFor(d.name, b2.name);
   const path = import_node_path9.posix.join(import_node_path9.posix.dirname(d.source.file.split("\\").join("/")), ref);
-  const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
+  const fileId = fileIdOf(lb);
   const get = fileId && pasteable(fileId) && pasteable(path) ? `revsync ssp download ${shellQuote(fileId)} --output ${shellQuote(path)} gets them` : exportHint(d.name, "writes them (with the policy's file) into DIR");
   return `${get}; review them, then add \`values: ${ref}\` to this batch in ${d.source.file}`;
 }
@@ -49315,14 +49367,18 @@ function batchChanges(p, b2, lp, live, versioned, findings) {
   if (!lb) return [shownEntry("unsupported", baddr, REASONS2.batchMissing, { after: { status: b2.status }, ...versioned })];
   const from = lb.status ?? "";
   const version2 = { id: versioned.version_id, on: versioned.last_modified_on, compliance_id: lp.envelope.compliance_id ?? null };
-  const steps = batchSteps(
-    b2,
-    from,
-    { policy: p.d.name, version: version2, file_id: typeof lb.file_id === "string" ? lb.file_id : null, values_checksum: null },
-    p.source
-  );
+  const steps = batchSteps(b2, from, { policy: p.d.name, version: version2, file_id: fileIdOf(lb) ?? null, values_checksum: null }, p.source);
   const moving = steps.some((s3) => s3.action === "review" || s3.action === "approve");
   const status = { before: { status: from }, after: { status: b2.status } };
+  const astray = moving ? segmentProblem(lp.envelope.compliance_id ?? "") : void 0;
+  if (astray)
+    return [
+      shownEntry("blocked", baddr, REASONS2.unaddressed(lp.envelope.compliance_id, astray), {
+        ...status,
+        diff: [{ path: "status", kind: "changed", before: from, after: b2.status }],
+        ...versioned
+      })
+    ];
   const out = [];
   const dates = batchDatesDiff(b2, lb, baddr, findings.unknown);
   if (dates.length) {
@@ -49378,6 +49434,7 @@ var init_plan = __esm({
     init_canonical_json();
     init_number();
     init_words();
+    init_core();
     init_entries2();
     init_who();
     init_shell_quote();
@@ -49386,6 +49443,7 @@ var init_plan = __esm({
     init_read();
     init_values();
     REASONS2 = {
+      unaddressed: (id, problem2) => `its policy's compliance_id ${JSON.stringify(id ?? null)}, which the review and approve path (spec 4.7) names it by, does not address it (${problem2}), so revsync sends no review or approve`,
       sspUpdate: "SSP policies have no update operation in the interface (spec 4.6 only creates): change this policy in the service's UI, or create a new policy under another name",
       batchMissing: "this batch does not exist in the service: upload its file there first (the interface has no upload for an existing policy)",
       batchBackwards: (from, to) => `a batch cannot move back from ${from} to ${to}`,
@@ -50082,6 +50140,10 @@ function tenantChange(d, live, unknown) {
   }
   const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid };
   const version2 = { version_id: env2.version_id ?? null, last_modified_on: numberOrNull(env2.last_modified_on), ...envelopeWho(env2), source };
+  const astray = segmentProblem(env2.compliance_id ?? "");
+  if (astray) return shownEntry("blocked", addr, REASONS3.unaddressed(env2.compliance_id, astray), { before, after: d.spec, diff, ...version2 });
+  const guid = typeof env2.unique_key === "string" && env2.unique_key.trim() ? env2.unique_key : void 0;
+  if (!guid) return shownEntry("blocked", addr, REASONS3.noGuid(env2.unique_key), { before, after: d.spec, diff, ...version2 });
   const holes = updateHoles(merged);
   if (holes.length) return shownEntry("blocked", addr, REASONS3.holes(holes, d.source.file), { before, after: d.spec, diff, ...version2 });
   return {
@@ -50092,7 +50154,7 @@ function tenantChange(d, live, unknown) {
     diff,
     ...version2,
     ...notCompared.length ? { reason: REASONS3.sentUnseen(notCompared.map((k2) => `${k2} ${JSON.stringify(d.spec[k2])}`)) } : {},
-    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: env2.unique_key ?? "", item: merged }
+    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: guid, item: merged }
   };
 }
 function tenantDrift(d, live, unknown) {
@@ -50186,6 +50248,7 @@ var init_compare2 = __esm({
     init_normalize();
     init_unknown();
     init_ajv();
+    init_core();
     init_address();
     init_who();
     init_entries2();
@@ -50197,6 +50260,8 @@ var init_compare2 = __esm({
       noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
       holes: (holes, file) => `the update body (spec 4.2) would not be whole: ${holes.join("; ")}; the service's answer leaves ${holes.length === 1 ? "it" : "them"} out (or null) and git does not set ${holes.length === 1 ? "it" : "them"}, so revsync cannot fill the body from git or a fresh read and sends no update (a service that took a partial body could reset a field, unseen): set ${holes.length === 1 ? "it" : "them"} in ${file}`,
       sentUnseen: (fields) => `the update also sends ${fields.join(", ")} as git sets ${fields.length === 1 ? "it" : "them"}: the service shows no value (null) to compare, and the update body requires every field`,
+      noGuid: (given) => `the update body (spec 4.2) would not be whole: unique_key is required, and the service's answer gives the tenant configuration's GUID as ${given === void 0 ? "nothing (left out)" : JSON.stringify(given)}; only the service can give it, so revsync sends no update (never an empty one)`,
+      unaddressed: (id, problem2) => `its compliance_id ${JSON.stringify(id ?? null)}, which the update's path (spec 4.2) names it by, does not address it (${problem2}), so revsync sends no update`,
       notInGit: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it"
     };
     unshown = (spec, item) => notShown(spec, item).map((u) => u.field);
@@ -52038,7 +52103,10 @@ function keys(name) {
   return [skeleton(seen.toLowerCase()), skeleton(seen)];
 }
 function visibleName(name) {
-  return JSON.stringify(name).replace(new RegExp("\\p{Cf}|(?! )\\p{Zs}", "gu"), (c2) => `\\u${(c2.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(name).replace(
+    new RegExp("\\p{Cf}|\\p{Default_Ignorable_Code_Point}|\\u2800|(?! )\\p{Zs}", "gu"),
+    (c2) => `\\u${(c2.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`
+  );
 }
 function looksAlike(a, b2) {
   if (a === b2) return false;
@@ -52057,7 +52125,7 @@ var init_look_alike = __esm({
     import_node_module3 = require("node:module");
     init_tenant();
     unhomoglyph = (text4) => (confusables ??= (0, import_node_module3.createRequire)(__revsyncModuleUrl)("unhomoglyph"))(text4);
-    UNSEEN = /[\s\p{Cf}\p{Cc}]/gu;
+    UNSEEN = /[\s\p{Cf}\p{Cc}\p{Default_Ignorable_Code_Point}\u2800]/gu;
     lookAlikeKeys = (name) => keys(name);
   }
 });
@@ -55936,6 +56004,8 @@ function remoteCredentials(text4) {
     return void 0;
   }
   const web = /^(https?|ftps?):$/i.test(url.protocol);
+  if (web && (url.search || url.hash))
+    return `it holds a query or fragment (${url.protocol}//${url.host}${url.pathname}?[credentials]), which carries a token as a parameter and which a git remote never needs: credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
   if (url.password === "" && (url.username === "" || !web)) return void 0;
   return `it holds a ${url.password !== "" ? "password" : "user name, which for an http(s) remote is a credential (a token written as the user signs in)"} (${url.protocol}//[credentials]@${url.host}): credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
 }
@@ -58232,7 +58302,9 @@ function overridesOf(flags) {
   return names.map((name) => ({ name, reason: flags.reason ?? "" }));
 }
 function approversOf(flags, env2, core, pr) {
-  const named3 = core?.approverAuth ? core.approverAuth.username : approverNamedFor(env2, flags).user;
+  const auth = core?.approverAuth;
+  const vars = auth ? void 0 : approverNamedFor(env2, flags);
+  const named3 = auth ? auth.usernameFrom === "variable" ? void 0 : auth.username : vars?.variable ? void 0 : vars?.user;
   const out = named3 ? [{ user: named3, via: "approver identity" }] : [];
   for (const user of pr?.independent ?? []) out.push({ user, via: "pull request approval" });
   return out;
@@ -63589,6 +63661,19 @@ async function approverSignedIn(core) {
     );
   }
 }
+async function approverConfirmed(core) {
+  if (!core.approverAuth?.isStatic) return;
+  try {
+    await approvals.pending(core.asApprover());
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 403 || e.status === 404)) return;
+    if (!(e instanceof ApiError) || e.status !== 401) throw e;
+    throw new UserError(
+      "the service refused the approver identity's token (401): it names nobody who may override or approve, so nothing was sent",
+      "give REVSYNC_APPROVER_TOKEN a token the service issued, or sign the approver in again: revsync login --approver"
+    );
+  }
+}
 async function readPullRequestApproval(flags, repo, ci) {
   const penv = envOf(flags);
   const applied = (await gitState(repo.root, repo.root, penv)).commit ?? ci.commit;
@@ -63662,6 +63747,7 @@ var init_four_eyes3 = __esm({
   "src/cli/four-eyes.ts"() {
     "use strict";
     init_core();
+    init_resources();
     init_user_files();
     init_http();
     init_run3();
@@ -64722,7 +64808,10 @@ async function guardrailsBeforeWriting(plan, run2) {
   const asks = overrides.length > 0 || setup.rules.some((r) => r.effect === "require_approval");
   const ci = asks ? ciOf(flags) : null;
   const approval = ci ? await readPullRequestApproval(flags, run2.repo, ci) : void 0;
-  if (asks) await approverSignedIn(core);
+  if (asks) {
+    await approverSignedIn(core);
+    await approverConfirmed(core);
+  }
   const judging = { now: nowOf(flags), approvers: approversOf(flags, run2.env, core, approval), overrides };
   const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, kindsOf(run2.out.io));
   const changes = plan.changes.map((c2, i) => {
@@ -64732,7 +64821,8 @@ async function guardrailsBeforeWriting(plan, run2) {
   });
   run2.evidence?.recorder.setGuardrails(guardrails, outcomes);
   const shown3 = { ...plan, changes, guardrails };
-  return { shown: shown3, ...approval ? { approval } : {} };
+  const again = (now) => heldBackError({ ...shown3, guardrails: judgePlan(plan.changes, setup, { ...judging, now }, kindsOf(run2.out.io)).guardrails });
+  return { shown: shown3, again, ...approval ? { approval } : {} };
 }
 function heldBackError(plan) {
   const held = plan.guardrails?.held_back ?? [];
@@ -65964,7 +66054,7 @@ var init_git_lock = __esm({
     init_lock();
     EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     GIT_TIMEOUT_MS = 6e4;
-    withoutCredentials = (text4) => text4.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@");
+    withoutCredentials = (text4) => text4.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@").replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s?#]*)[?#][^\s'"]*/gi, "$1?***");
     GitLock = class _GitLock {
       constructor(opts) {
         this.opts = opts;
@@ -66455,9 +66545,28 @@ function planGuardrails(run2) {
 }
 async function judgedNow(run2, plan) {
   if (!run2.guardrails) return plan.guardrails ? { ...plan, guardrails: void 0, changes: plan.changes.map(({ guardrails: _g, ...c2 }) => c2) } : plan;
-  const judged2 = await guardrailsBeforeWriting(plan, { ...run2, setup: run2.guardrails });
+  const judged2 = await guardrailsBeforeWriting(run2.saved ? await factsOfNow(run2, plan, run2.guardrails) : plan, { ...run2, setup: run2.guardrails });
   if (judged2.approval) run2.approval = judged2.approval;
+  run2.judgedAgain = judged2.again;
   return judged2.shown;
+}
+async function factsOfNow(run2, plan, setup) {
+  if (!setup.rules.some((r) => r.when)) return plan;
+  const flags = { ...run2.flags, target: plan.targets };
+  const now = await makePlan2(run2.repo, run2.env, run2.core, flags, run2.out, { impact: false, applies: true, ...planGuardrails({ ...run2, flags }) });
+  const key5 = (c2) => `${c2.action} ${c2.address}`;
+  const fresh = new Map(now.changes.filter(isApplied).map((c2) => [key5(c2), c2.facts]));
+  const changes = plan.changes.map((c2) => {
+    if (!isApplied(c2)) return c2;
+    const facts = fresh.get(key5(c2));
+    if (!facts)
+      throw new UserError(
+        `the guardrails judge ${c2.address} (${c2.action}) on what git and the service give now, and a plan made now holds no such change: nothing was sent`,
+        "run revsync plan again, review it, and apply that plan"
+      );
+    return { ...c2, facts };
+  });
+  return { ...plan, changes };
 }
 async function confirmed(run2) {
   const { out, core, signals: signals2 } = run2;
@@ -66587,7 +66696,11 @@ function unreadCode(run2, plan, code, say = true) {
 async function work(run2) {
   const ready = await beforeWriting(run2, await planToApply(run2));
   if (typeof ready === "number") return ready;
-  return await lockEnvironment(run2, ready) ?? writeAll(run2, ready);
+  const stopped = await lockEnvironment(run2, ready);
+  if (stopped !== void 0) return stopped;
+  const late = run2.judgedAgain?.(nowOf(run2.flags));
+  if (late) throw late;
+  return writeAll(run2, ready);
 }
 function decideLock(run2) {
   const { lock, out, env: env2 } = run2;
@@ -66648,6 +66761,7 @@ var init_apply3 = __esm({
     "use strict";
     import_node_path30 = require("node:path");
     init_run3();
+    init_model();
     init_unread();
     init_errors();
     init_lock();

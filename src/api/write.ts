@@ -1,6 +1,6 @@
 import { ApiError } from "../errors.js";
 import { BUSY_STATUS, readBackReason, type Verdict } from "./classify.js";
-import { bodyProblem, freshProgress, type ApiCore, type RequestSpec } from "./core.js";
+import { bodyProblem, freshProgress, pathProblem, type ApiCore, type RequestSpec } from "./core.js";
 
 /** What one write came to, as data: the apply report and the approvals command put it in words, and
  *  nothing reads it back out of a message (docs/architecture.md, "One write, one unit"). */
@@ -158,6 +158,12 @@ class WriteAttempt<T, R> {
       const hole = bodyProblem(spec);
       if (hole)
         return { kind: "blocked", reason: this.afterSends(`blocked: the request body is not what the interface requires (${hole}); ${NOTHING_SENT_FOR_IT}`) };
+      const astray = pathProblem(spec);
+      if (astray)
+        return {
+          kind: "blocked",
+          reason: this.afterSends(`blocked: the request would not reach the one resource it names (${astray}); ${NOTHING_SENT_FOR_IT}`),
+        };
       let v: Verdict;
       try {
         v = await this.core.sendOnce(spec, this.p);

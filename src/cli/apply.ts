@@ -12,7 +12,7 @@ import {
   type PayloadsChecked,
 } from "../apply/run.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
-import type { Change, Plan } from "../plan/model.js";
+import { isApplied, type Change, type Plan } from "../plan/model.js";
 import { unreadError } from "../report/unread.js";
 import { Cancelled, UserError } from "../errors.js";
 import type { LockBackend } from "../lock/lock.js";
@@ -72,6 +72,8 @@ interface Run {
   guardrails?: GuardrailSetup;
   /** The pull request's approval, once read (for the guardrails; four eyes reads no second time). */
   approval?: PullRequestApproval;
+  /** The guardrails' judgment of the plan at another moment (with guardrails): the refusal, or undefined. */
+  judgedAgain?: (now: number) => UserError | undefined;
   /** The commit the policy repo is at and the policy files that differ from it (four eyes holds them). */
   tree?: { commit: string | null; files: string[] };
 }
@@ -167,9 +169,33 @@ function planGuardrails(run: Run): {
 async function judgedNow(run: Run, plan: PayloadsChecked): Promise<Plan> {
   // Rules git no longer holds judge nothing now: the saved plan's outcomes are not shown as today's.
   if (!run.guardrails) return plan.guardrails ? { ...plan, guardrails: undefined, changes: plan.changes.map(({ guardrails: _g, ...c }) => c) } : plan;
-  const judged = await guardrailsBeforeWriting(plan, { ...run, setup: run.guardrails });
+  const judged = await guardrailsBeforeWriting(run.saved ? await factsOfNow(run, plan, run.guardrails) : plan, { ...run, setup: run.guardrails });
   if (judged.approval) run.approval = judged.approval;
+  run.judgedAgain = judged.again;
   return judged.shown;
+}
+
+/** A saved plan's facts are its own word (anyone can edit them and compute its checksum again; in CI a
+ *  job the pull request controls may have made it): where a rule's `when` reads facts, they are those of
+ *  a plan made now from git and the service, change by change. A change that plan does not hold is not
+ *  what the service and git ask for now: nothing is judged on the saved facts, nothing is sent. */
+async function factsOfNow(run: Run, plan: Plan, setup: GuardrailSetup): Promise<Plan> {
+  if (!setup.rules.some((r) => r.when)) return plan;
+  const flags = { ...run.flags, target: plan.targets };
+  const now = await makePlan(run.repo, run.env, run.core, flags, run.out, { impact: false, applies: true, ...planGuardrails({ ...run, flags }) });
+  const key = (c: Change): string => `${c.action} ${c.address}`;
+  const fresh = new Map(now.changes.filter(isApplied).map((c) => [key(c), c.facts]));
+  const changes = plan.changes.map((c) => {
+    if (!isApplied(c)) return c;
+    const facts = fresh.get(key(c));
+    if (!facts)
+      throw new UserError(
+        `the guardrails judge ${c.address} (${c.action}) on what git and the service give now, and a plan made now holds no such change: nothing was sent`,
+        "run revsync plan again, review it, and apply that plan",
+      );
+    return { ...c, facts };
+  });
+  return { ...plan, changes };
 }
 
 /** Asks before writing, unless --auto-approve (required without a terminal); false when declined. */
@@ -323,7 +349,12 @@ function unreadCode(run: Run, plan: Pick<Plan, "unread">, code: number, say = tr
 async function work(run: Run): Promise<number> {
   const ready = await beforeWriting(run, await planToApply(run));
   if (typeof ready === "number") return ready;
-  return (await lockEnvironment(run, ready)) ?? writeAll(run, ready);
+  const stopped = await lockEnvironment(run, ready);
+  if (stopped !== undefined) return stopped;
+  // The answer to the prompt and the wait for the lock take time: a window may have opened meanwhile.
+  const late = run.judgedAgain?.(nowOf(run.flags));
+  if (late) throw late;
+  return writeAll(run, ready);
 }
 
 /** Decides what becomes of the lock at the run's end: kept while a write may still be in flight (a stop at

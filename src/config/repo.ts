@@ -211,6 +211,10 @@ export function remoteCredentials(text: string): string | undefined {
     return undefined; // a remote's name, or an scp-like address whose user is an ssh login
   }
   const web = /^(https?|ftps?):$/i.test(url.protocol);
+  // git adds its own path and query to an http(s) remote's URL (…/info/refs?service=…), so a remote has
+  // none of its own: one that does carries a token as a parameter (?access_token=…).
+  if (web && (url.search || url.hash))
+    return `it holds a query or fragment (${url.protocol}//${url.host}${url.pathname}?[credentials]), which carries a token as a parameter and which a git remote never needs: credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
   if (url.password === "" && (url.username === "" || !web)) return undefined;
   return `it holds a ${url.password !== "" ? "password" : "user name, which for an http(s) remote is a credential (a token written as the user signs in)"} (${url.protocol}//[credentials]@${url.host}): credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
 }

@@ -197,7 +197,7 @@ export interface ServiceChoicesConfig {
  */
 export interface CredentialsConfig {
   /**
-   * The prefix of this environment's own credential variables: PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). Upper-case letters, digits and _.
+   * The prefix of this environment's own credential variables, always REVSYNC_ and more (so no other tool's secret, GITHUB_TOKEN or CI_JOB_TOKEN, is ever read as a sign-in and sent to the service): PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). REVSYNC_ then upper-case letters, digits and _.
    */
   prefix: string;
 }
