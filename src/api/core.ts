@@ -261,6 +261,9 @@ export class ApiCore {
   private readonly onRequestStart: ClientOptions["onRequestStart"];
   /** What the request observer is told each request of this client view was sent for (see tagged). */
   readonly tag: string | undefined;
+  /** A check of the run's, made before every send of a write through this client view, first in the
+   *  write unit's guard (see gated): words that block the write, or undefined. */
+  readonly writeGate: (() => Promise<string | undefined>) | undefined;
   /** Whether the token endpoint ever answered this client (shared by its views): until it has, a refused
    *  connection or a host that does not exist means nothing is there, and the sign-in stops at once. */
   private readonly reached = { auth: false };
@@ -645,6 +648,13 @@ export class ApiCore {
    *  so no async context has to follow the step's promises. Token requests stay untagged. */
   tagged(tag: string): ApiCore {
     return Object.create(this, { tag: { value: tag, enumerable: true } }) as ApiCore;
+  }
+
+  /** A view of this client whose writes are checked by `gate` before every send, first in the write
+   *  unit's guard (apply: a promoted write's source environment must still hold it, src/promotion/). It
+   *  shares everything else, as tagged does; the approver's view of it keeps the gate. */
+  gated(gate: () => Promise<string | undefined>): ApiCore {
+    return Object.create(this, { writeGate: { value: gate, enumerable: true } }) as ApiCore;
   }
 
   /** The view of this client that sends as the approver identity (four eyes): it shares everything but

@@ -184,9 +184,12 @@ class WriteAttempt<T, R> {
     }
   }
 
-  /** The guard's verdict, or the outcome of a guard whose read failed. */
+  /** The guard's verdict, or the outcome of a guard whose read failed. The run's own check of the write
+   *  (ApiCore.gated: a promotion's source) goes first: what it blocks is not read or sent. */
   private async guard(): Promise<GuardVerdict<R> | WriteOutcome<T>> {
     try {
+      const gate = await this.core.writeGate?.();
+      if (gate !== undefined) return { blocked: gate };
       return await this.w.guard();
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;

@@ -40,6 +40,10 @@ import { startEvidence, type Evidence } from "./evidence.js";
 import { fourEyesBeforeWriting } from "./four-eyes.js";
 import { approverSincePlan } from "../plan/four-eyes.js";
 import { lockBackend, lockDisabled, lockTimeoutOf, takeEnvLock, type ApplyLockFlags, type EnvLock } from "./lock.js";
+import { openPromotion } from "./promotion.js";
+import type { PromotionSource } from "../promotion/source.js";
+import { checkSavedPromotion, promotionLeftBlocked, testsBeforeWriting, testsRefusal } from "../promotion/apply.js";
+import { promotionGate } from "../promotion/gate.js";
 
 /** What the evidence record and --format json say of a run told --lock=false. */
 const NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" } as const;
@@ -76,6 +80,8 @@ interface Run {
   judgedAgain?: (now: number) => UserError | undefined;
   /** The commit the policy repo is at and the policy files that differ from it (four eyes holds them). */
   tree?: { commit: string | null; files: string[] };
+  /** promote_from: the source environment, opened (its own client), which each write is checked against. */
+  promotion?: PromotionSource;
 }
 
 /** Everything checked before anything is read or sent: the saved plan (whole, as it was reviewed: its
@@ -146,7 +152,12 @@ async function planToApply(run: Run): Promise<PayloadsChecked> {
   const plan = run.saved
     ? checkAgainstGit(run.saved, desiredState(run.repo, run.env, run.out, run.flags), kindsOf(run.out.io))
     : checkPayloads(
-        await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false, applies: true, ...planGuardrails(run) }),
+        await makePlan(run.repo, run.env, run.core, run.flags, run.out, {
+          impact: false,
+          applies: true,
+          ...planGuardrails(run),
+          ...(run.promotion ? { promotion: run.promotion } : {}),
+        }),
         kindsOf(run.out.io),
       );
   if (!run.saved) await warnUncommitted(run, plan);
@@ -221,8 +232,11 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
   if (!hasApplied(plan)) {
     out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
     noteTurnedAway(core.governor, env, run.flags, out);
+    const blocked = promotionLeftBlocked(plan);
+    if (blocked) throw blocked;
     return unreadCode(run, plan, 0);
   }
+  await promotionTestsNow(run);
   const held = heldBackError(shown);
   if (held) throw held;
   // Four eyes: the environment's rule, or the one the saved plan was made under.
@@ -321,18 +335,33 @@ async function writeAll(run: Run, plan: CheckedPlan): Promise<number> {
       observers: observers(run, progress),
       fourEyes,
       kinds: kindsOf(out.io),
+      ...(run.promotion ? { gate: promotionGate(run.promotion, kindsOf(out.io)) } : {}),
     };
     report = await applyPlan(core, plan, { ...opts, tagRequests: run.evidence !== undefined });
   } finally {
     progress.stop();
   }
   if (run.evidence) run.evidence.report = report;
-  const wrote = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") ? 1 : 0;
+  const blocked = report.interrupted ? undefined : promotionLeftBlocked(plan);
+  const wrote = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") || blocked ? 1 : 0;
   const code = await settle(run, { exitCode: unreadCode(run, plan, wrote, false) });
   run.view({ report, lock: run.backend ? run.lock?.evidence() : NO_LOCK }, out);
   noteTurnedAway(core.governor, env, flags, out);
+  // Writes blocked for promotion were not sent: the run says so and fails, though the rest went through.
+  if (blocked) {
+    out.error(blocked.message);
+    if (blocked.hint) out.hint(`Hint: ${blocked.hint}`);
+  }
   unreadCode(run, plan, wrote);
   return code;
+}
+
+/** A saved plan's source's policy tests once more before anything is written (a plan made now ran them). */
+async function promotionTestsNow(run: Run): Promise<void> {
+  if (!run.promotion || !run.saved) return;
+  const tests = await testsBeforeWriting(run.promotion, kindsOf(run.out.io));
+  if (tests) run.evidence?.recorder.setPromotionTests(tests);
+  if (tests?.failed.length) throw testsRefusal(run.promotion.name, tests);
 }
 
 /** A plan this run made that could not read part of the service: its writes went on (a read that failed
@@ -347,6 +376,8 @@ function unreadCode(run: Run, plan: Pick<Plan, "unread">, code: number, say = tr
 
 /** The run from the plan to the report. */
 async function work(run: Run): Promise<number> {
+  if (run.saved && run.planFile) checkSavedPromotion(run.saved, run.env.promoteFrom, run.planFile);
+  run.promotion = await openPromotion(run.repo, run.env, run.flags, run.out);
   const ready = await beforeWriting(run, await planToApply(run));
   if (typeof ready === "number") return ready;
   const stopped = await lockEnvironment(run, ready);
@@ -428,7 +459,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   } finally {
     // The handlers stay until the client is closed: a signal then changes nothing, rather than killing
     // a process whose writes are done without a word.
-    if (!run.signals.inFlight().length) await run.core.close();
+    if (!run.signals.inFlight().length) await Promise.all([run.core.close(), run.promotion?.core.close()]);
     run.signals.close();
   }
 }

@@ -138,6 +138,10 @@ export interface EnvironmentConfig {
    */
   evidence?: string;
   lock?: LockConfig;
+  /**
+   * Promotion: the environment of revsync.yaml this one receives changes from (sandbox, say). plan reads it (with its own credentials) and marks each change promoted only while it holds the same resulting values from the same files, else blocked (not yet there, or different there); where the repo has policy tests, they must pass live against it; apply checks again right before each write. Chains (sandbox, then uat, then production) name their source each. docs/promotion.md
+   */
+  promote_from?: string;
   credentials?: CredentialsConfig;
   /**
    * Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)
