@@ -3757,6 +3757,51 @@ var init_kind = __esm({
   }
 });
 
+// src/api/service-choices.ts
+function serviceChoices(service, approvals3, env2) {
+  const d = DEFAULT_SERVICE_CHOICES;
+  const s3 = service?.batch_status;
+  const source = (which) => {
+    const key5 = `${which}_action`;
+    if (env2[`REVSYNC_${which.toUpperCase()}_ACTION`]) return `REVSYNC_${which.toUpperCase()}_ACTION in the environment`;
+    if (service?.[key5]) return `service.${key5} of the environment in revsync.yaml`;
+    if (approvals3?.[key5]) return `approvals.${key5} in revsync.yaml`;
+    return void 0;
+  };
+  const approve = source("approve");
+  const reject = source("reject");
+  return {
+    approveAction: env2.REVSYNC_APPROVE_ACTION || service?.approve_action || approvals3?.approve_action || d.approveAction,
+    rejectAction: env2.REVSYNC_REJECT_ACTION || service?.reject_action || approvals3?.reject_action || d.rejectAction,
+    templateBatchName: service?.template_batch_name ?? d.templateBatchName,
+    batchStatus: {
+      "file uploaded": s3?.file_uploaded ?? d.batchStatus["file uploaded"],
+      reviewed: s3?.reviewed ?? d.batchStatus.reviewed,
+      approved: s3?.approved ?? d.batchStatus.approved
+    },
+    allocationRules: { ...d.allocationRules, ...service?.allocation_rules },
+    ...approve || reject ? { actionSource: { ...approve ? { approve } : {}, ...reject ? { reject } : {} } } : {}
+  };
+}
+function statusFromService(choices, status) {
+  for (const k2 of BATCH_STATUSES) if (choices.batchStatus[k2] === status) return k2;
+  return status;
+}
+var BATCH_STATUSES, DEFAULT_SERVICE_CHOICES;
+var init_service_choices = __esm({
+  "src/api/service-choices.ts"() {
+    "use strict";
+    BATCH_STATUSES = ["file uploaded", "reviewed", "approved"];
+    DEFAULT_SERVICE_CHOICES = {
+      approveAction: "Approved",
+      rejectAction: "Rejected",
+      templateBatchName: "query",
+      batchStatus: { "file uploaded": "file uploaded", reviewed: "reviewed", approved: "approved" },
+      allocationRules: {}
+    };
+  }
+});
+
 // src/shared/address.ts
 function batchNameOf(item) {
   return item.batch_name ?? item.name ?? "";
@@ -3800,6 +3845,782 @@ var init_address = __esm({
     "use strict";
     SLUG_MAX = 64;
     valuesFileFor = (policy2, batch) => `values/${slug(policy2)}-${slug(batch)}.csv`;
+  }
+});
+
+// src/kinds/ssp/service.ts
+function statusesFromService(core, list3) {
+  const choices = core.service;
+  const item = (i) => {
+    if (typeof i.status === "string") i.status = statusFromService(choices, i.status);
+    for (const b2 of i.batches ?? []) if (b2 && typeof b2 === "object") item(b2);
+  };
+  for (const env2 of list3) for (const i of env2.compliance_spec ?? []) item(i);
+  return list3;
+}
+var SSP, enc, ssp;
+var init_service = __esm({
+  "src/kinds/ssp/service.ts"() {
+    "use strict";
+    init_service_choices();
+    init_errors();
+    init_address();
+    SSP = "/apis/policy-sets/v1/policy/ssp";
+    enc = encodeURIComponent;
+    ssp = {
+      list: async (core) => statusesFromService(core, await core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" })),
+      /** One policy with its batches, matched by exact name (the first, where the service holds the name more
+       *  than once); undefined when the service has no policy of exactly that name (a 404, or an answer
+       *  holding only other policies). */
+      async get(core, policyName) {
+        return (await ssp.getAll(core, policyName))[0];
+      },
+      /** Every policy of exactly that name, with its batches: one, unless the service holds the name more than
+       *  once (the spec promises no unique names); none for a 404 or an answer of other policies only. */
+      async getAll(core, policyName) {
+        try {
+          const list3 = await core.call({
+            method: "GET",
+            path: SSP,
+            query: { policy_name: policyName },
+            kind: "read",
+            schema: "SspList",
+            about: `SSP policy ${JSON.stringify(policyName)}`
+          });
+          return statusesFromService(core, list3).filter((e) => e.compliance_name === policyName);
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 404) return [];
+          throw e;
+        }
+      },
+      /** One batch with its SSP values: the item of exactly that batch name, in an envelope of exactly that
+       *  policy name when the answer names its policy. */
+      async batch(core, policyName, batchName) {
+        try {
+          const list3 = await core.call({
+            method: "GET",
+            path: SSP,
+            query: { policy_name: policyName, batch_name: batchName },
+            kind: "read",
+            schema: "SspList",
+            about: `SSP policy ${JSON.stringify(policyName)}, batch ${JSON.stringify(batchName)}`
+          });
+          for (const env2 of statusesFromService(core, list3)) {
+            if (env2.compliance_name !== void 0 && env2.compliance_name !== policyName) continue;
+            const item = (env2.compliance_spec ?? []).find((i) => batchNameOf(i) === batchName && (i.policy_name === void 0 || i.policy_name === policyName));
+            if (item) return item;
+          }
+          return void 0;
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 404) return void 0;
+          throw e;
+        }
+      },
+      /** The POST that creates a policy (sent by the write unit, src/api/write.ts). */
+      createRequest: (body) => ({
+        method: "POST",
+        path: SSP,
+        body,
+        bodySchema: "SspCreateBody",
+        kind: "write-once",
+        schema: "SspUpdateResult",
+        emptyOk: true
+      }),
+      /** The PATCH that reviews or approves a batch (sent by the write unit). */
+      batchActionRequest: (action, policyId, batchName, ifMatch) => ({
+        method: "PATCH",
+        path: `${SSP}/${action}/${enc(policyId)}/${enc(batchName)}`,
+        kind: "write",
+        schema: "SspUpdateResult",
+        ...ifMatch ? { ifMatch } : {},
+        emptyOk: true
+      }),
+      download: (core, fileId) => core.call({ method: "GET", path: `${SSP}/download/${enc(fileId)}`, kind: "read", schema: "bytes" }),
+      /** The template; batch_name goes where the tenant takes it (service.template_batch_name: a query
+       *  parameter by default, or a segment of the path; docs/decisions.md, "The service's own choices"). */
+      template: (core, batchName) => batchName !== void 0 && core.service.templateBatchName === "path" ? core.call({ method: "GET", path: `${SSP}/template/${enc(batchName)}`, kind: "read", schema: "bytes" }) : core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" })
+    };
+  }
+});
+
+// node_modules/canonicalize/lib/canonicalize.js
+function hasLoneSurrogate(value2) {
+  for (let i = 0; i < value2.length; i++) {
+    const code = value2.charCodeAt(i);
+    if (code >= 55296 && code <= 56319) {
+      if (i === value2.length - 1) {
+        return true;
+      }
+      const next = value2.charCodeAt(i + 1);
+      if (!(next >= 56320 && next <= 57343)) {
+        return true;
+      }
+      i++;
+    } else if (code >= 56320 && code <= 57343) {
+      return true;
+    }
+  }
+  return false;
+}
+function canonicalize(object, seen = /* @__PURE__ */ new Set()) {
+  if (typeof object === "number" && isNaN(object)) {
+    throw new Error("NaN is not allowed");
+  }
+  if (typeof object === "number" && !isFinite(object)) {
+    throw new Error("Infinity is not allowed");
+  }
+  if (typeof object === "string" && hasLoneSurrogate(object)) {
+    throw new Error("Lone surrogate is not allowed");
+  }
+  if (object === null || typeof object !== "object") {
+    return JSON.stringify(object);
+  }
+  if (typeof object.toJSON === "function") {
+    if (seen.has(object)) {
+      throw new Error("Circular reference detected");
+    }
+    seen.add(object);
+    const result2 = canonicalize(object.toJSON(), seen);
+    seen.delete(object);
+    return result2;
+  }
+  if (seen.has(object)) {
+    throw new Error("Circular reference detected");
+  }
+  seen.add(object);
+  let result;
+  if (Array.isArray(object)) {
+    const values2 = object.map((cv) => {
+      const value2 = cv === void 0 || typeof cv === "symbol" ? null : cv;
+      return canonicalize(value2, seen);
+    });
+    result = `[${values2.join(",")}]`;
+  } else {
+    const parts = [];
+    for (const key5 of Object.keys(object).sort()) {
+      if (object[key5] === void 0 || typeof object[key5] === "symbol") {
+        continue;
+      }
+      parts.push(`${canonicalize(key5)}:${canonicalize(object[key5], seen)}`);
+    }
+    result = `{${parts.join(",")}}`;
+  }
+  seen.delete(object);
+  return result;
+}
+var init_canonicalize = __esm({
+  "node_modules/canonicalize/lib/canonicalize.js"() {
+  }
+});
+
+// src/canonical-json.ts
+function canonicalJson(value2) {
+  let text4;
+  try {
+    text4 = canonicalize(value2);
+  } catch (e) {
+    throw new UserError(`canonical JSON (RFC 8785) has no form for ${unwritable(value2, "") ?? e.message}`);
+  }
+  if (text4 === void 0) throw new UserError("canonical JSON (RFC 8785) has no form for undefined");
+  return text4;
+}
+function canonicalHash(value2) {
+  return `sha256:${(0, import_node_crypto.createHash)("sha256").update(canonicalJson(value2), "utf8").digest("hex")}`;
+}
+function unwritable(v2, at2) {
+  const where2 = at2 || "/";
+  if (typeof v2 === "number" && !Number.isFinite(v2)) return `the number ${v2} at ${where2}`;
+  if (typeof v2 === "string" && LONE_SURROGATE.test(v2)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where2}`;
+  if (v2 === null || typeof v2 !== "object") return void 0;
+  for (const [k2, x2] of Object.entries(v2)) {
+    const key5 = k2.replace(/~/g, "~0").replace(/\//g, "~1");
+    if (LONE_SURROGATE.test(k2)) return `a key with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${at2}/${key5}`;
+    const found = unwritable(x2, `${at2}/${key5}`);
+    if (found) return found;
+  }
+  return void 0;
+}
+var import_node_crypto, sameJson, LONE_SURROGATE;
+var init_canonical_json = __esm({
+  "src/canonical-json.ts"() {
+    "use strict";
+    import_node_crypto = require("node:crypto");
+    init_canonicalize();
+    init_errors();
+    sameJson = (a, b2) => canonicalJson(a ?? null) === canonicalJson(b2 ?? null);
+    LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  }
+});
+
+// node_modules/deep-diff/index.js
+var require_deep_diff = __commonJS({
+  "node_modules/deep-diff/index.js"(exports2, module2) {
+    (function(root, factory) {
+      var deepDiff2 = factory(root);
+      if (typeof define === "function" && define.amd) {
+        define("DeepDiff", function() {
+          return deepDiff2;
+        });
+      } else if (typeof exports2 === "object" || typeof navigator === "object" && navigator.product.match(/ReactNative/i)) {
+        module2.exports = deepDiff2;
+      } else {
+        var _deepdiff = root.DeepDiff;
+        deepDiff2.noConflict = function() {
+          if (root.DeepDiff === deepDiff2) {
+            root.DeepDiff = _deepdiff;
+          }
+          return deepDiff2;
+        };
+        root.DeepDiff = deepDiff2;
+      }
+    })(exports2, function(root) {
+      var validKinds = ["N", "E", "A", "D"];
+      function inherits(ctor, superCtor) {
+        ctor.super_ = superCtor;
+        ctor.prototype = Object.create(superCtor.prototype, {
+          constructor: {
+            value: ctor,
+            enumerable: false,
+            writable: true,
+            configurable: true
+          }
+        });
+      }
+      function Diff(kind, path) {
+        Object.defineProperty(this, "kind", {
+          value: kind,
+          enumerable: true
+        });
+        if (path && path.length) {
+          Object.defineProperty(this, "path", {
+            value: path,
+            enumerable: true
+          });
+        }
+      }
+      function DiffEdit(path, origin, value2) {
+        DiffEdit.super_.call(this, "E", path);
+        Object.defineProperty(this, "lhs", {
+          value: origin,
+          enumerable: true
+        });
+        Object.defineProperty(this, "rhs", {
+          value: value2,
+          enumerable: true
+        });
+      }
+      inherits(DiffEdit, Diff);
+      function DiffNew(path, value2) {
+        DiffNew.super_.call(this, "N", path);
+        Object.defineProperty(this, "rhs", {
+          value: value2,
+          enumerable: true
+        });
+      }
+      inherits(DiffNew, Diff);
+      function DiffDeleted(path, value2) {
+        DiffDeleted.super_.call(this, "D", path);
+        Object.defineProperty(this, "lhs", {
+          value: value2,
+          enumerable: true
+        });
+      }
+      inherits(DiffDeleted, Diff);
+      function DiffArray(path, index, item) {
+        DiffArray.super_.call(this, "A", path);
+        Object.defineProperty(this, "index", {
+          value: index,
+          enumerable: true
+        });
+        Object.defineProperty(this, "item", {
+          value: item,
+          enumerable: true
+        });
+      }
+      inherits(DiffArray, Diff);
+      function arrayRemove(arr, from, to) {
+        var rest = arr.slice((to || from) + 1 || arr.length);
+        arr.length = from < 0 ? arr.length + from : from;
+        arr.push.apply(arr, rest);
+        return arr;
+      }
+      function realTypeOf(subject) {
+        var type = typeof subject;
+        if (type !== "object") {
+          return type;
+        }
+        if (subject === Math) {
+          return "math";
+        } else if (subject === null) {
+          return "null";
+        } else if (Array.isArray(subject)) {
+          return "array";
+        } else if (Object.prototype.toString.call(subject) === "[object Date]") {
+          return "date";
+        } else if (typeof subject.toString === "function" && /^\/.*\//.test(subject.toString())) {
+          return "regexp";
+        }
+        return "object";
+      }
+      function hashThisString(string) {
+        var hash = 0;
+        if (string.length === 0) {
+          return hash;
+        }
+        for (var i = 0; i < string.length; i++) {
+          var char = string.charCodeAt(i);
+          hash = (hash << 5) - hash + char;
+          hash = hash & hash;
+        }
+        return hash;
+      }
+      function getOrderIndependentHash(object) {
+        var accum = 0;
+        var type = realTypeOf(object);
+        if (type === "array") {
+          object.forEach(function(item) {
+            accum += getOrderIndependentHash(item);
+          });
+          var arrayString = "[type: array, hash: " + accum + "]";
+          return accum + hashThisString(arrayString);
+        }
+        if (type === "object") {
+          for (var key5 in object) {
+            if (object.hasOwnProperty(key5)) {
+              var keyValueString = "[ type: object, key: " + key5 + ", value hash: " + getOrderIndependentHash(object[key5]) + "]";
+              accum += hashThisString(keyValueString);
+            }
+          }
+          return accum;
+        }
+        var stringToHash = "[ type: " + type + " ; value: " + object + "]";
+        return accum + hashThisString(stringToHash);
+      }
+      function deepDiff2(lhs, rhs, changes, prefilter, path, key5, stack, orderIndependent) {
+        changes = changes || [];
+        path = path || [];
+        stack = stack || [];
+        var currentPath = path.slice(0);
+        if (typeof key5 !== "undefined" && key5 !== null) {
+          if (prefilter) {
+            if (typeof prefilter === "function" && prefilter(currentPath, key5)) {
+              return;
+            } else if (typeof prefilter === "object") {
+              if (prefilter.prefilter && prefilter.prefilter(currentPath, key5)) {
+                return;
+              }
+              if (prefilter.normalize) {
+                var alt = prefilter.normalize(currentPath, key5, lhs, rhs);
+                if (alt) {
+                  lhs = alt[0];
+                  rhs = alt[1];
+                }
+              }
+            }
+          }
+          currentPath.push(key5);
+        }
+        if (realTypeOf(lhs) === "regexp" && realTypeOf(rhs) === "regexp") {
+          lhs = lhs.toString();
+          rhs = rhs.toString();
+        }
+        var ltype = typeof lhs;
+        var rtype = typeof rhs;
+        var i, j2, k2, other;
+        var ldefined = ltype !== "undefined" || stack && stack.length > 0 && stack[stack.length - 1].lhs && Object.getOwnPropertyDescriptor(stack[stack.length - 1].lhs, key5);
+        var rdefined = rtype !== "undefined" || stack && stack.length > 0 && stack[stack.length - 1].rhs && Object.getOwnPropertyDescriptor(stack[stack.length - 1].rhs, key5);
+        if (!ldefined && rdefined) {
+          changes.push(new DiffNew(currentPath, rhs));
+        } else if (!rdefined && ldefined) {
+          changes.push(new DiffDeleted(currentPath, lhs));
+        } else if (realTypeOf(lhs) !== realTypeOf(rhs)) {
+          changes.push(new DiffEdit(currentPath, lhs, rhs));
+        } else if (realTypeOf(lhs) === "date" && lhs - rhs !== 0) {
+          changes.push(new DiffEdit(currentPath, lhs, rhs));
+        } else if (ltype === "object" && lhs !== null && rhs !== null) {
+          for (i = stack.length - 1; i > -1; --i) {
+            if (stack[i].lhs === lhs) {
+              other = true;
+              break;
+            }
+          }
+          if (!other) {
+            stack.push({ lhs, rhs });
+            if (Array.isArray(lhs)) {
+              if (orderIndependent) {
+                lhs.sort(function(a, b2) {
+                  return getOrderIndependentHash(a) - getOrderIndependentHash(b2);
+                });
+                rhs.sort(function(a, b2) {
+                  return getOrderIndependentHash(a) - getOrderIndependentHash(b2);
+                });
+              }
+              i = rhs.length - 1;
+              j2 = lhs.length - 1;
+              while (i > j2) {
+                changes.push(new DiffArray(currentPath, i, new DiffNew(void 0, rhs[i--])));
+              }
+              while (j2 > i) {
+                changes.push(new DiffArray(currentPath, j2, new DiffDeleted(void 0, lhs[j2--])));
+              }
+              for (; i >= 0; --i) {
+                deepDiff2(lhs[i], rhs[i], changes, prefilter, currentPath, i, stack, orderIndependent);
+              }
+            } else {
+              var akeys = Object.keys(lhs);
+              var pkeys = Object.keys(rhs);
+              for (i = 0; i < akeys.length; ++i) {
+                k2 = akeys[i];
+                other = pkeys.indexOf(k2);
+                if (other >= 0) {
+                  deepDiff2(lhs[k2], rhs[k2], changes, prefilter, currentPath, k2, stack, orderIndependent);
+                  pkeys[other] = null;
+                } else {
+                  deepDiff2(lhs[k2], void 0, changes, prefilter, currentPath, k2, stack, orderIndependent);
+                }
+              }
+              for (i = 0; i < pkeys.length; ++i) {
+                k2 = pkeys[i];
+                if (k2) {
+                  deepDiff2(void 0, rhs[k2], changes, prefilter, currentPath, k2, stack, orderIndependent);
+                }
+              }
+            }
+            stack.length = stack.length - 1;
+          } else if (lhs !== rhs) {
+            changes.push(new DiffEdit(currentPath, lhs, rhs));
+          }
+        } else if (lhs !== rhs) {
+          if (!(ltype === "number" && isNaN(lhs) && isNaN(rhs))) {
+            changes.push(new DiffEdit(currentPath, lhs, rhs));
+          }
+        }
+      }
+      function observableDiff(lhs, rhs, observer, prefilter, orderIndependent) {
+        var changes = [];
+        deepDiff2(lhs, rhs, changes, prefilter, null, null, null, orderIndependent);
+        if (observer) {
+          for (var i = 0; i < changes.length; ++i) {
+            observer(changes[i]);
+          }
+        }
+        return changes;
+      }
+      function orderIndependentDeepDiff(lhs, rhs, changes, prefilter, path, key5, stack) {
+        return deepDiff2(lhs, rhs, changes, prefilter, path, key5, stack, true);
+      }
+      function accumulateDiff(lhs, rhs, prefilter, accum) {
+        var observer = accum ? function(difference) {
+          if (difference) {
+            accum.push(difference);
+          }
+        } : void 0;
+        var changes = observableDiff(lhs, rhs, observer, prefilter);
+        return accum ? accum : changes.length ? changes : void 0;
+      }
+      function accumulateOrderIndependentDiff(lhs, rhs, prefilter, accum) {
+        var observer = accum ? function(difference) {
+          if (difference) {
+            accum.push(difference);
+          }
+        } : void 0;
+        var changes = observableDiff(lhs, rhs, observer, prefilter, true);
+        return accum ? accum : changes.length ? changes : void 0;
+      }
+      function applyArrayChange(arr, index, change) {
+        if (change.path && change.path.length) {
+          var it = arr[index], i, u = change.path.length - 1;
+          for (i = 0; i < u; i++) {
+            it = it[change.path[i]];
+          }
+          switch (change.kind) {
+            case "A":
+              applyArrayChange(it[change.path[i]], change.index, change.item);
+              break;
+            case "D":
+              delete it[change.path[i]];
+              break;
+            case "E":
+            case "N":
+              it[change.path[i]] = change.rhs;
+              break;
+          }
+        } else {
+          switch (change.kind) {
+            case "A":
+              applyArrayChange(arr[index], change.index, change.item);
+              break;
+            case "D":
+              arr = arrayRemove(arr, index);
+              break;
+            case "E":
+            case "N":
+              arr[index] = change.rhs;
+              break;
+          }
+        }
+        return arr;
+      }
+      function applyChange(target, source, change) {
+        if (typeof change === "undefined" && source && ~validKinds.indexOf(source.kind)) {
+          change = source;
+        }
+        if (target && change && change.kind) {
+          var it = target, i = -1, last2 = change.path ? change.path.length - 1 : 0;
+          while (++i < last2) {
+            if (typeof it[change.path[i]] === "undefined") {
+              it[change.path[i]] = typeof change.path[i + 1] !== "undefined" && typeof change.path[i + 1] === "number" ? [] : {};
+            }
+            it = it[change.path[i]];
+          }
+          switch (change.kind) {
+            case "A":
+              if (change.path && typeof it[change.path[i]] === "undefined") {
+                it[change.path[i]] = [];
+              }
+              applyArrayChange(change.path ? it[change.path[i]] : it, change.index, change.item);
+              break;
+            case "D":
+              delete it[change.path[i]];
+              break;
+            case "E":
+            case "N":
+              it[change.path[i]] = change.rhs;
+              break;
+          }
+        }
+      }
+      function revertArrayChange(arr, index, change) {
+        if (change.path && change.path.length) {
+          var it = arr[index], i, u = change.path.length - 1;
+          for (i = 0; i < u; i++) {
+            it = it[change.path[i]];
+          }
+          switch (change.kind) {
+            case "A":
+              revertArrayChange(it[change.path[i]], change.index, change.item);
+              break;
+            case "D":
+              it[change.path[i]] = change.lhs;
+              break;
+            case "E":
+              it[change.path[i]] = change.lhs;
+              break;
+            case "N":
+              delete it[change.path[i]];
+              break;
+          }
+        } else {
+          switch (change.kind) {
+            case "A":
+              revertArrayChange(arr[index], change.index, change.item);
+              break;
+            case "D":
+              arr[index] = change.lhs;
+              break;
+            case "E":
+              arr[index] = change.lhs;
+              break;
+            case "N":
+              arr = arrayRemove(arr, index);
+              break;
+          }
+        }
+        return arr;
+      }
+      function revertChange(target, source, change) {
+        if (target && source && change && change.kind) {
+          var it = target, i, u;
+          u = change.path.length - 1;
+          for (i = 0; i < u; i++) {
+            if (typeof it[change.path[i]] === "undefined") {
+              it[change.path[i]] = {};
+            }
+            it = it[change.path[i]];
+          }
+          switch (change.kind) {
+            case "A":
+              revertArrayChange(it[change.path[i]], change.index, change.item);
+              break;
+            case "D":
+              it[change.path[i]] = change.lhs;
+              break;
+            case "E":
+              it[change.path[i]] = change.lhs;
+              break;
+            case "N":
+              delete it[change.path[i]];
+              break;
+          }
+        }
+      }
+      function applyDiff(target, source, filter) {
+        if (target && source) {
+          var onChange = function(change) {
+            if (!filter || filter(target, source, change)) {
+              applyChange(target, source, change);
+            }
+          };
+          observableDiff(target, source, onChange);
+        }
+      }
+      Object.defineProperties(accumulateDiff, {
+        diff: {
+          value: accumulateDiff,
+          enumerable: true
+        },
+        orderIndependentDiff: {
+          value: accumulateOrderIndependentDiff,
+          enumerable: true
+        },
+        observableDiff: {
+          value: observableDiff,
+          enumerable: true
+        },
+        orderIndependentObservableDiff: {
+          value: orderIndependentDeepDiff,
+          enumerable: true
+        },
+        orderIndepHash: {
+          value: getOrderIndependentHash,
+          enumerable: true
+        },
+        applyDiff: {
+          value: applyDiff,
+          enumerable: true
+        },
+        applyChange: {
+          value: applyChange,
+          enumerable: true
+        },
+        revertChange: {
+          value: revertChange,
+          enumerable: true
+        },
+        isConflict: {
+          value: function() {
+            return typeof $conflict !== "undefined";
+          },
+          enumerable: true
+        }
+      });
+      accumulateDiff.DeepDiff = accumulateDiff;
+      if (root) {
+        root.DeepDiff = accumulateDiff;
+      }
+      return accumulateDiff;
+    });
+  }
+});
+
+// src/shared/normalize.ts
+function valueAt(o, path) {
+  let cur = o;
+  for (const part2 of path.split(".")) cur = cur && typeof cur === "object" ? cur[part2] : void 0;
+  return cur;
+}
+function canonicalSet(list3) {
+  return [...list3 ?? []].sort((a, b2) => byCodePoint(canonicalJson(a), canonicalJson(b2)));
+}
+function canonicalConditionValue(operator, value2) {
+  if (!LIST_OPERATORS.has(operator) || typeof value2 !== "string") return value2;
+  return listItems(value2).sort(byCodePoint).join(",");
+}
+function canonicalConditions(list3) {
+  return canonicalSet(
+    (list3 ?? []).map((c2) => {
+      const operator = canonicalOperator(c2.operator);
+      return { field_name: c2.field_name, operator, value: canonicalConditionValue(operator, c2.value) };
+    })
+  );
+}
+function normalizeSspFields(item, keys2) {
+  const out = {};
+  const src = item;
+  for (const k2 of keys2) {
+    if (SERVER_FIELDS.has(k2)) continue;
+    const v2 = src[k2];
+    if (k2 === "when") out[k2] = canonicalConditions(v2);
+    else if (k2 === "data_identifiers") out[k2] = canonicalSet(v2);
+    else out[k2] = v2;
+  }
+  return out;
+}
+function fieldDiff(before, after) {
+  const raw = import_deep_diff.default.diff(before, after) ?? [];
+  const byField = /* @__PURE__ */ new Map();
+  for (const d of raw) {
+    const top = String(d.path?.[0] ?? "");
+    const whole = Array.isArray(before[top]) || Array.isArray(after[top]) || (d.path?.length ?? 0) > 1;
+    const path = whole ? top : (d.path ?? []).join(".");
+    if (byField.has(path)) continue;
+    const b2 = before[top];
+    const a = after[top];
+    const kind = b2 === void 0 ? "added" : a === void 0 ? "removed" : "changed";
+    byField.set(path, { path, kind, before: b2, after: a });
+  }
+  return [...byField.values()];
+}
+var import_deep_diff, SERVER_FIELDS, pick, OPERATOR_ALIASES, canonicalOperator, LIST_OPERATORS, listItems;
+var init_normalize = __esm({
+  "src/shared/normalize.ts"() {
+    "use strict";
+    import_deep_diff = __toESM(require_deep_diff(), 1);
+    init_canonical_json();
+    init_address();
+    SERVER_FIELDS = /* @__PURE__ */ new Set([
+      "compliance_id",
+      "unique_key",
+      "guid",
+      "created_at",
+      "created_by",
+      "created_on",
+      "updated_at",
+      "updated_by",
+      "last_modified_on",
+      "last_modified_by",
+      "version_id",
+      "timestamp",
+      "ssp_value_id",
+      "file_id",
+      "file_name"
+    ]);
+    pick = (o, keys2) => Object.fromEntries(keys2.map((k2) => [k2, o[k2]]));
+    OPERATOR_ALIASES = { ">": "greater than", "<": "less than", ">=": "greater or equal", "<=": "less or equal" };
+    canonicalOperator = (op) => OPERATOR_ALIASES[op] ?? op;
+    LIST_OPERATORS = /* @__PURE__ */ new Set(["in", "not in"]);
+    listItems = (value2) => value2.split(",").map((v2) => v2.trim());
+  }
+});
+
+// src/shared/who.ts
+function isoOf(epoch2) {
+  return typeof epoch2 === "number" && Number.isFinite(epoch2) ? new Date(epoch2 * 1e3).toISOString() : null;
+}
+function modifiedWords(w2, verb = "last modified") {
+  if (!w2.modified_by && !w2.modified_on) return "";
+  return `${verb}${w2.modified_by ? ` by ${w2.modified_by}` : ""}${w2.modified_on ? ` at ${shortIso(w2.modified_on)}` : ""}`;
+}
+function whoWords(w2, verb = "last changed") {
+  const words2 = modifiedWords(w2, verb);
+  return words2 && ` (${words2})`;
+}
+function sameUser(a, b2) {
+  return !!a && !!b2 && a.trim().toLowerCase() === b2.trim().toLowerCase();
+}
+var shortIso, envelopeWho, batchWho;
+var init_who = __esm({
+  "src/shared/who.ts"() {
+    "use strict";
+    shortIso = (iso4) => iso4.replace(".000Z", "Z");
+    envelopeWho = (env2) => ({
+      modified_by: env2?.last_modified_by ?? null,
+      modified_on: isoOf(env2?.last_modified_on)
+    });
+    batchWho = (b2) => ({
+      modified_by: b2?.updated_by ?? null,
+      modified_on: isoOf(b2?.updated_at)
+    });
   }
 });
 
@@ -24602,7 +25423,7 @@ function describeAjvErrors(errors) {
     return { field: base || "(body)", message: e.message ?? "is invalid" };
   });
 }
-var import_node_fs, import_node_module, import_node_path2, import_validators, schemasDir, ajv, compiled, load, ownCompiled, schemas;
+var import_node_fs, import_node_module, import_node_path2, import_validators, schemasDir, ajv, compiled, load, validatorOf, ownCompiled, schemas;
 var init_ajv = __esm({
   "src/schema/ajv.ts"() {
     "use strict";
@@ -24614,6 +25435,7 @@ var init_ajv = __esm({
     schemasDir = (0, import_node_path2.join)(PACKAGE_ROOT, "schemas");
     compiled = /* @__PURE__ */ new Map();
     load = (0, import_node_module.createRequire)(__revsyncModuleUrl);
+    validatorOf = (ref) => typeof ref === "object" ? fileValidator(ref) : apiValidator(ref);
     ownCompiled = /* @__PURE__ */ new WeakMap();
     schemas = /* @__PURE__ */ new Map();
   }
@@ -24936,28 +25758,28 @@ function readBackReason(err) {
   if (err.status >= 200 && err.status < 300) return "the answer could not be read";
   return `the service answered ${err.status}`;
 }
-function classify(answer2, req, attempt, now) {
+function classify(answer3, req, attempt, now) {
   const fail = failing(req, attempt);
-  if ("lost" in answer2) return lost(answer2, req, fail);
-  const { status } = answer2;
-  if (answer2.reauth) return fail("busy", { status, message: "the token was refused: signing in again" }, { retryable: true, outcomeUnknown: false });
+  if ("lost" in answer3) return lost(answer3, req, fail);
+  const { status } = answer3;
+  if (answer3.reauth) return fail("busy", { status, message: "the token was refused: signing in again" }, { retryable: true, outcomeUnknown: false });
   const ok = status >= 200 && status < 300;
-  if (ok && req.schema === "bytes") return { outcome: "ok", body: answer2.body, unknownValues: [] };
-  const text4 = answer2.body.toString("utf8");
+  if (ok && req.schema === "bytes") return { outcome: "ok", body: answer3.body, unknownValues: [] };
+  const text4 = answer3.body.toString("utf8");
   const unreadable = (message) => req.kind !== "read" ? fail("unknown", { status, message: `outcome unknown: ${message}` }, { outcomeUnknown: true }) : fail("refused", { status, message });
   if (ok && text4.trim() === "") {
     if (req.emptyOk) return { outcome: "ok", body: void 0, unknownValues: [] };
     return unreadable(`the answer (status ${status}) has no body`);
   }
-  const { body, json, marked: marked2 } = readBody(text4);
+  const { body, json: json2, marked: marked2 } = readBody(text4);
   const notJson = `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text4.slice(0, 120))})`;
-  if (ok && !json) return unreadable(notJson);
-  const problems = json ? problemsOf(body) : [];
-  const msg = json ? body?.message : void 0;
+  if (ok && !json2) return unreadable(notJson);
+  const problems = json2 ? problemsOf(body) : [];
+  const msg = json2 ? body?.message : void 0;
   if (!ok) {
-    const fallback = json || RETRY_STATUS.has(status) ? `status ${status}` : notJson;
+    const fallback = json2 || RETRY_STATUS.has(status) ? `status ${status}` : notJson;
     const message = typeof msg === "string" ? msg : problems[0]?.message ?? fallback;
-    return notOk({ status, message, problems, retryAfterMs: retryAfterMs(answer2.retryAfter, now) }, req, fail);
+    return notOk({ status, message, problems, retryAfterMs: retryAfterMs(answer3.retryAfter, now) }, req, fail);
   }
   if (problems.length) return fail("refused", { status, message: typeof msg === "string" && msg ? msg : "the service reported errors", problems });
   const fn = typeof req.schema === "object" ? fileValidator(req.schema) : apiValidator(req.schema);
@@ -25007,10 +25829,10 @@ function failing(req, attempt) {
     };
   };
 }
-function lost(answer2, req, fail) {
-  const message = /^no (complete )?answer/.test(answer2.lost) ? answer2.lost : `connection failed: ${answer2.lost}`;
-  if (answer2.notTls) return fail("refused", { status: 0, message });
-  if (answer2.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
+function lost(answer3, req, fail) {
+  const message = /^no (complete )?answer/.test(answer3.lost) ? answer3.lost : `connection failed: ${answer3.lost}`;
+  if (answer3.notTls) return fail("refused", { status: 0, message });
+  if (answer3.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
   return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: req.kind !== "read" });
 }
 function readBody(text4) {
@@ -37552,51 +38374,6 @@ var init_words = __esm({
   }
 });
 
-// src/api/service-choices.ts
-function serviceChoices(service, approvals2, env2) {
-  const d = DEFAULT_SERVICE_CHOICES;
-  const s3 = service?.batch_status;
-  const source = (which) => {
-    const key5 = `${which}_action`;
-    if (env2[`REVSYNC_${which.toUpperCase()}_ACTION`]) return `REVSYNC_${which.toUpperCase()}_ACTION in the environment`;
-    if (service?.[key5]) return `service.${key5} of the environment in revsync.yaml`;
-    if (approvals2?.[key5]) return `approvals.${key5} in revsync.yaml`;
-    return void 0;
-  };
-  const approve = source("approve");
-  const reject = source("reject");
-  return {
-    approveAction: env2.REVSYNC_APPROVE_ACTION || service?.approve_action || approvals2?.approve_action || d.approveAction,
-    rejectAction: env2.REVSYNC_REJECT_ACTION || service?.reject_action || approvals2?.reject_action || d.rejectAction,
-    templateBatchName: service?.template_batch_name ?? d.templateBatchName,
-    batchStatus: {
-      "file uploaded": s3?.file_uploaded ?? d.batchStatus["file uploaded"],
-      reviewed: s3?.reviewed ?? d.batchStatus.reviewed,
-      approved: s3?.approved ?? d.batchStatus.approved
-    },
-    allocationRules: { ...d.allocationRules, ...service?.allocation_rules },
-    ...approve || reject ? { actionSource: { ...approve ? { approve } : {}, ...reject ? { reject } : {} } } : {}
-  };
-}
-function statusFromService(choices, status) {
-  for (const k2 of BATCH_STATUSES) if (choices.batchStatus[k2] === status) return k2;
-  return status;
-}
-var BATCH_STATUSES, DEFAULT_SERVICE_CHOICES;
-var init_service_choices = __esm({
-  "src/api/service-choices.ts"() {
-    "use strict";
-    BATCH_STATUSES = ["file uploaded", "reviewed", "approved"];
-    DEFAULT_SERVICE_CHOICES = {
-      approveAction: "Approved",
-      rejectAction: "Rejected",
-      templateBatchName: "query",
-      batchStatus: { "file uploaded": "file uploaded", reviewed: "reviewed", approved: "approved" },
-      allocationRules: {}
-    };
-  }
-});
-
 // src/api/core.ts
 function bodyProblem(spec) {
   if (spec.body === void 0) return void 0;
@@ -38011,21 +38788,21 @@ var init_core = __esm({
           if (e instanceof TimeLimitReached) throw this.timeLimit(spec, p);
           throw e;
         }
-        let answer2;
+        let answer3;
         try {
-          answer2 = await this.transport(spec, url, shown4, p);
+          answer3 = await this.transport(spec, url, shown4, p);
         } catch (e) {
           this.governor.settle(ticket, { kind: "no-answer" });
           throw e;
         }
-        const verdict2 = classify(answer2, spec, p, this.clock.now());
+        const verdict2 = classify(answer3, spec, p, this.clock.now());
         if (verdict2.outcome === "ok") {
           this.governor.settle(ticket, { kind: "accepted" });
           for (const u of verdict2.unknownValues) this.onUnknownValue(u, shown4);
         } else {
           this.governor.settle(
             ticket,
-            verdict2.throttled ? { kind: "turned-away", retryAfterMs: verdict2.waitMs } : "lost" in answer2 ? { kind: "no-answer" } : { kind: "accepted" }
+            verdict2.throttled ? { kind: "turned-away", retryAfterMs: verdict2.waitMs } : "lost" in answer3 ? { kind: "no-answer" } : { kind: "accepted" }
           );
           if (verdict2.outcomeUnknown) p.mayHaveLanded = true;
           p.last = verdict2.err;
@@ -38361,853 +39138,6 @@ var init_write = __esm({
   }
 });
 
-// src/api/resources.ts
-function statusesFromService(core, list3) {
-  const choices = core.service;
-  const item = (i) => {
-    if (typeof i.status === "string") i.status = statusFromService(choices, i.status);
-    for (const b2 of i.batches ?? []) if (b2 && typeof b2 === "object") item(b2);
-  };
-  for (const env2 of list3) for (const i of env2.compliance_spec ?? []) item(i);
-  return list3;
-}
-var SSP, enc, ssp, approvals, errorTransactions;
-var init_resources = __esm({
-  "src/api/resources.ts"() {
-    "use strict";
-    init_errors();
-    init_address();
-    init_write();
-    init_service_choices();
-    SSP = "/apis/policy-sets/v1/policy/ssp";
-    enc = encodeURIComponent;
-    ssp = {
-      list: async (core) => statusesFromService(core, await core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" })),
-      /** One policy with its batches, matched by exact name (the first, where the service holds the name more
-       *  than once); undefined when the service has no policy of exactly that name (a 404, or an answer
-       *  holding only other policies). */
-      async get(core, policyName) {
-        return (await ssp.getAll(core, policyName))[0];
-      },
-      /** Every policy of exactly that name, with its batches: one, unless the service holds the name more than
-       *  once (the spec promises no unique names); none for a 404 or an answer of other policies only. */
-      async getAll(core, policyName) {
-        try {
-          const list3 = await core.call({
-            method: "GET",
-            path: SSP,
-            query: { policy_name: policyName },
-            kind: "read",
-            schema: "SspList",
-            about: `SSP policy ${JSON.stringify(policyName)}`
-          });
-          return statusesFromService(core, list3).filter((e) => e.compliance_name === policyName);
-        } catch (e) {
-          if (e instanceof ApiError && e.status === 404) return [];
-          throw e;
-        }
-      },
-      /** One batch with its SSP values: the item of exactly that batch name, in an envelope of exactly that
-       *  policy name when the answer names its policy. */
-      async batch(core, policyName, batchName) {
-        try {
-          const list3 = await core.call({
-            method: "GET",
-            path: SSP,
-            query: { policy_name: policyName, batch_name: batchName },
-            kind: "read",
-            schema: "SspList",
-            about: `SSP policy ${JSON.stringify(policyName)}, batch ${JSON.stringify(batchName)}`
-          });
-          for (const env2 of statusesFromService(core, list3)) {
-            if (env2.compliance_name !== void 0 && env2.compliance_name !== policyName) continue;
-            const item = (env2.compliance_spec ?? []).find((i) => batchNameOf(i) === batchName && (i.policy_name === void 0 || i.policy_name === policyName));
-            if (item) return item;
-          }
-          return void 0;
-        } catch (e) {
-          if (e instanceof ApiError && e.status === 404) return void 0;
-          throw e;
-        }
-      },
-      /** The POST that creates a policy (sent by the write unit, src/api/write.ts). */
-      createRequest: (body) => ({
-        method: "POST",
-        path: SSP,
-        body,
-        bodySchema: "SspCreateBody",
-        kind: "write-once",
-        schema: "SspUpdateResult",
-        emptyOk: true
-      }),
-      /** The PATCH that reviews or approves a batch (sent by the write unit). */
-      batchActionRequest: (action, policyId, batchName, ifMatch) => ({
-        method: "PATCH",
-        path: `${SSP}/${action}/${enc(policyId)}/${enc(batchName)}`,
-        kind: "write",
-        schema: "SspUpdateResult",
-        ...ifMatch ? { ifMatch } : {},
-        emptyOk: true
-      }),
-      download: (core, fileId) => core.call({ method: "GET", path: `${SSP}/download/${enc(fileId)}`, kind: "read", schema: "bytes" }),
-      /** The template; batch_name goes where the tenant takes it (service.template_batch_name: a query
-       *  parameter by default, or a segment of the path; docs/decisions.md, "The service's own choices"). */
-      template: (core, batchName) => batchName !== void 0 && core.service.templateBatchName === "path" ? core.call({ method: "GET", path: `${SSP}/template/${enc(batchName)}`, kind: "read", schema: "bytes" }) : core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" })
-    };
-    approvals = {
-      pending: (core) => core.call({ method: "GET", path: "/apis/oingest-approval/v1/pending", kind: "read", schema: "PendingApprovals" }),
-      /** Sent again only when the pending list says that none of the ids was processed (the create rule).
-       *  After an unknown outcome with some ids processed, the result is revsync's reading of the pending
-       *  list: "no longer pending", with the status the list gives, never "approved" or "rejected" unless the
-       *  service says so (the list shows pending uploads only: someone else may have acted on them), and
-       *  `processed_count` counts only the uploads the list shows in the action's status. */
-      async act(core, action, comments, ids) {
-        const spec = {
-          method: "POST",
-          path: "/apis/oingest-approval/v1/action",
-          body: { action, comments, approval_ids: ids },
-          bodySchema: "ApprovalActionBody",
-          kind: "write-once",
-          schema: "ApprovalActionResult",
-          emptyOk: true
-        };
-        let why = "";
-        let guarded = 0;
-        const o = await runWrite(core, {
-          // The first send: the command checked the ids against the pending list right before asking. Each
-          // resend: they must all be pending still (someone else may have acted on one meanwhile). None
-          // pending: the action's effect, which the write unit reads back after a 429 or 503 the service may
-          // have processed all the same (confirmed), and takes as someone else's otherwise (already).
-          guard: async () => {
-            if (guarded++ === 0) return { go: null };
-            const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
-            const gone = ids.filter((id) => {
-              const r = records.get(id);
-              return !r || r.status !== void 0 && r.status !== "Pending Approval";
-            });
-            if (gone.length === ids.length) return { already: `no longer pending before the action was sent again: ${gone.join(", ")}` };
-            return gone.length ? { blocked: `no longer pending before the action was sent again: ${gone.join(", ")}; nothing more was sent` } : { go: null };
-          },
-          request: () => spec,
-          result: (body) => body ?? { message: "accepted (no answer body)", processed_count: ids.length, status: "success" },
-          readBack: async () => {
-            const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
-            const pending = (id) => {
-              const r = records.get(id);
-              return !!r && (r.status === void 0 || r.status === "Pending Approval");
-            };
-            const left = ids.filter(pending);
-            if (left.length === ids.length) return { landed: false };
-            const gone = ids.filter((id) => !pending(id));
-            const said = gone.map((id) => records.get(id)?.status).filter((st) => !!st);
-            const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
-            why = `read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
-            const asked = action.toLowerCase().startsWith("approv") ? /^approved$/i : /^rejected$/i;
-            const shown4 = gone.filter((id) => asked.test(records.get(id)?.status ?? "")).length;
-            return { landed: true, result: { message: why, processed_count: shown4, status: left.length ? "partial" : "no longer pending" } };
-          }
-        });
-        if (o.kind === "done") return o.result;
-        if (o.kind === "confirmed") return { ...o.result, message: `${o.why}; ${o.result.message}`, recovered: true };
-        if (o.kind === "refused" || o.kind === "unknown") throw o.error;
-        const message = o.kind === "already" ? `${o.why}; revsync's action did not land: someone else acted on them` : o.reason;
-        throw new ApiError({ method: spec.method, path: spec.path, status: 0, message });
-      }
-    };
-    errorTransactions = {
-      list: (core, filter) => core.call({
-        method: "POST",
-        path: "/apis/errortransactions/v1/",
-        body: filter,
-        bodySchema: "ErrorTransactionFilter",
-        kind: "read",
-        schema: "ErrorTransactionsList"
-      })
-    };
-  }
-});
-
-// node_modules/canonicalize/lib/canonicalize.js
-function hasLoneSurrogate(value2) {
-  for (let i = 0; i < value2.length; i++) {
-    const code = value2.charCodeAt(i);
-    if (code >= 55296 && code <= 56319) {
-      if (i === value2.length - 1) {
-        return true;
-      }
-      const next = value2.charCodeAt(i + 1);
-      if (!(next >= 56320 && next <= 57343)) {
-        return true;
-      }
-      i++;
-    } else if (code >= 56320 && code <= 57343) {
-      return true;
-    }
-  }
-  return false;
-}
-function canonicalize(object, seen = /* @__PURE__ */ new Set()) {
-  if (typeof object === "number" && isNaN(object)) {
-    throw new Error("NaN is not allowed");
-  }
-  if (typeof object === "number" && !isFinite(object)) {
-    throw new Error("Infinity is not allowed");
-  }
-  if (typeof object === "string" && hasLoneSurrogate(object)) {
-    throw new Error("Lone surrogate is not allowed");
-  }
-  if (object === null || typeof object !== "object") {
-    return JSON.stringify(object);
-  }
-  if (typeof object.toJSON === "function") {
-    if (seen.has(object)) {
-      throw new Error("Circular reference detected");
-    }
-    seen.add(object);
-    const result2 = canonicalize(object.toJSON(), seen);
-    seen.delete(object);
-    return result2;
-  }
-  if (seen.has(object)) {
-    throw new Error("Circular reference detected");
-  }
-  seen.add(object);
-  let result;
-  if (Array.isArray(object)) {
-    const values2 = object.map((cv) => {
-      const value2 = cv === void 0 || typeof cv === "symbol" ? null : cv;
-      return canonicalize(value2, seen);
-    });
-    result = `[${values2.join(",")}]`;
-  } else {
-    const parts = [];
-    for (const key5 of Object.keys(object).sort()) {
-      if (object[key5] === void 0 || typeof object[key5] === "symbol") {
-        continue;
-      }
-      parts.push(`${canonicalize(key5)}:${canonicalize(object[key5], seen)}`);
-    }
-    result = `{${parts.join(",")}}`;
-  }
-  seen.delete(object);
-  return result;
-}
-var init_canonicalize = __esm({
-  "node_modules/canonicalize/lib/canonicalize.js"() {
-  }
-});
-
-// src/canonical-json.ts
-function canonicalJson(value2) {
-  let text4;
-  try {
-    text4 = canonicalize(value2);
-  } catch (e) {
-    throw new UserError(`canonical JSON (RFC 8785) has no form for ${unwritable(value2, "") ?? e.message}`);
-  }
-  if (text4 === void 0) throw new UserError("canonical JSON (RFC 8785) has no form for undefined");
-  return text4;
-}
-function canonicalHash(value2) {
-  return `sha256:${(0, import_node_crypto.createHash)("sha256").update(canonicalJson(value2), "utf8").digest("hex")}`;
-}
-function unwritable(v2, at2) {
-  const where2 = at2 || "/";
-  if (typeof v2 === "number" && !Number.isFinite(v2)) return `the number ${v2} at ${where2}`;
-  if (typeof v2 === "string" && LONE_SURROGATE.test(v2)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where2}`;
-  if (v2 === null || typeof v2 !== "object") return void 0;
-  for (const [k2, x2] of Object.entries(v2)) {
-    const key5 = k2.replace(/~/g, "~0").replace(/\//g, "~1");
-    if (LONE_SURROGATE.test(k2)) return `a key with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${at2}/${key5}`;
-    const found = unwritable(x2, `${at2}/${key5}`);
-    if (found) return found;
-  }
-  return void 0;
-}
-var import_node_crypto, sameJson, LONE_SURROGATE;
-var init_canonical_json = __esm({
-  "src/canonical-json.ts"() {
-    "use strict";
-    import_node_crypto = require("node:crypto");
-    init_canonicalize();
-    init_errors();
-    sameJson = (a, b2) => canonicalJson(a ?? null) === canonicalJson(b2 ?? null);
-    LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-  }
-});
-
-// node_modules/deep-diff/index.js
-var require_deep_diff = __commonJS({
-  "node_modules/deep-diff/index.js"(exports2, module2) {
-    (function(root, factory) {
-      var deepDiff2 = factory(root);
-      if (typeof define === "function" && define.amd) {
-        define("DeepDiff", function() {
-          return deepDiff2;
-        });
-      } else if (typeof exports2 === "object" || typeof navigator === "object" && navigator.product.match(/ReactNative/i)) {
-        module2.exports = deepDiff2;
-      } else {
-        var _deepdiff = root.DeepDiff;
-        deepDiff2.noConflict = function() {
-          if (root.DeepDiff === deepDiff2) {
-            root.DeepDiff = _deepdiff;
-          }
-          return deepDiff2;
-        };
-        root.DeepDiff = deepDiff2;
-      }
-    })(exports2, function(root) {
-      var validKinds = ["N", "E", "A", "D"];
-      function inherits(ctor, superCtor) {
-        ctor.super_ = superCtor;
-        ctor.prototype = Object.create(superCtor.prototype, {
-          constructor: {
-            value: ctor,
-            enumerable: false,
-            writable: true,
-            configurable: true
-          }
-        });
-      }
-      function Diff(kind, path) {
-        Object.defineProperty(this, "kind", {
-          value: kind,
-          enumerable: true
-        });
-        if (path && path.length) {
-          Object.defineProperty(this, "path", {
-            value: path,
-            enumerable: true
-          });
-        }
-      }
-      function DiffEdit(path, origin, value2) {
-        DiffEdit.super_.call(this, "E", path);
-        Object.defineProperty(this, "lhs", {
-          value: origin,
-          enumerable: true
-        });
-        Object.defineProperty(this, "rhs", {
-          value: value2,
-          enumerable: true
-        });
-      }
-      inherits(DiffEdit, Diff);
-      function DiffNew(path, value2) {
-        DiffNew.super_.call(this, "N", path);
-        Object.defineProperty(this, "rhs", {
-          value: value2,
-          enumerable: true
-        });
-      }
-      inherits(DiffNew, Diff);
-      function DiffDeleted(path, value2) {
-        DiffDeleted.super_.call(this, "D", path);
-        Object.defineProperty(this, "lhs", {
-          value: value2,
-          enumerable: true
-        });
-      }
-      inherits(DiffDeleted, Diff);
-      function DiffArray(path, index, item) {
-        DiffArray.super_.call(this, "A", path);
-        Object.defineProperty(this, "index", {
-          value: index,
-          enumerable: true
-        });
-        Object.defineProperty(this, "item", {
-          value: item,
-          enumerable: true
-        });
-      }
-      inherits(DiffArray, Diff);
-      function arrayRemove(arr, from, to) {
-        var rest = arr.slice((to || from) + 1 || arr.length);
-        arr.length = from < 0 ? arr.length + from : from;
-        arr.push.apply(arr, rest);
-        return arr;
-      }
-      function realTypeOf(subject) {
-        var type = typeof subject;
-        if (type !== "object") {
-          return type;
-        }
-        if (subject === Math) {
-          return "math";
-        } else if (subject === null) {
-          return "null";
-        } else if (Array.isArray(subject)) {
-          return "array";
-        } else if (Object.prototype.toString.call(subject) === "[object Date]") {
-          return "date";
-        } else if (typeof subject.toString === "function" && /^\/.*\//.test(subject.toString())) {
-          return "regexp";
-        }
-        return "object";
-      }
-      function hashThisString(string) {
-        var hash = 0;
-        if (string.length === 0) {
-          return hash;
-        }
-        for (var i = 0; i < string.length; i++) {
-          var char = string.charCodeAt(i);
-          hash = (hash << 5) - hash + char;
-          hash = hash & hash;
-        }
-        return hash;
-      }
-      function getOrderIndependentHash(object) {
-        var accum = 0;
-        var type = realTypeOf(object);
-        if (type === "array") {
-          object.forEach(function(item) {
-            accum += getOrderIndependentHash(item);
-          });
-          var arrayString = "[type: array, hash: " + accum + "]";
-          return accum + hashThisString(arrayString);
-        }
-        if (type === "object") {
-          for (var key5 in object) {
-            if (object.hasOwnProperty(key5)) {
-              var keyValueString = "[ type: object, key: " + key5 + ", value hash: " + getOrderIndependentHash(object[key5]) + "]";
-              accum += hashThisString(keyValueString);
-            }
-          }
-          return accum;
-        }
-        var stringToHash = "[ type: " + type + " ; value: " + object + "]";
-        return accum + hashThisString(stringToHash);
-      }
-      function deepDiff2(lhs, rhs, changes, prefilter, path, key5, stack, orderIndependent) {
-        changes = changes || [];
-        path = path || [];
-        stack = stack || [];
-        var currentPath = path.slice(0);
-        if (typeof key5 !== "undefined" && key5 !== null) {
-          if (prefilter) {
-            if (typeof prefilter === "function" && prefilter(currentPath, key5)) {
-              return;
-            } else if (typeof prefilter === "object") {
-              if (prefilter.prefilter && prefilter.prefilter(currentPath, key5)) {
-                return;
-              }
-              if (prefilter.normalize) {
-                var alt = prefilter.normalize(currentPath, key5, lhs, rhs);
-                if (alt) {
-                  lhs = alt[0];
-                  rhs = alt[1];
-                }
-              }
-            }
-          }
-          currentPath.push(key5);
-        }
-        if (realTypeOf(lhs) === "regexp" && realTypeOf(rhs) === "regexp") {
-          lhs = lhs.toString();
-          rhs = rhs.toString();
-        }
-        var ltype = typeof lhs;
-        var rtype = typeof rhs;
-        var i, j2, k2, other;
-        var ldefined = ltype !== "undefined" || stack && stack.length > 0 && stack[stack.length - 1].lhs && Object.getOwnPropertyDescriptor(stack[stack.length - 1].lhs, key5);
-        var rdefined = rtype !== "undefined" || stack && stack.length > 0 && stack[stack.length - 1].rhs && Object.getOwnPropertyDescriptor(stack[stack.length - 1].rhs, key5);
-        if (!ldefined && rdefined) {
-          changes.push(new DiffNew(currentPath, rhs));
-        } else if (!rdefined && ldefined) {
-          changes.push(new DiffDeleted(currentPath, lhs));
-        } else if (realTypeOf(lhs) !== realTypeOf(rhs)) {
-          changes.push(new DiffEdit(currentPath, lhs, rhs));
-        } else if (realTypeOf(lhs) === "date" && lhs - rhs !== 0) {
-          changes.push(new DiffEdit(currentPath, lhs, rhs));
-        } else if (ltype === "object" && lhs !== null && rhs !== null) {
-          for (i = stack.length - 1; i > -1; --i) {
-            if (stack[i].lhs === lhs) {
-              other = true;
-              break;
-            }
-          }
-          if (!other) {
-            stack.push({ lhs, rhs });
-            if (Array.isArray(lhs)) {
-              if (orderIndependent) {
-                lhs.sort(function(a, b2) {
-                  return getOrderIndependentHash(a) - getOrderIndependentHash(b2);
-                });
-                rhs.sort(function(a, b2) {
-                  return getOrderIndependentHash(a) - getOrderIndependentHash(b2);
-                });
-              }
-              i = rhs.length - 1;
-              j2 = lhs.length - 1;
-              while (i > j2) {
-                changes.push(new DiffArray(currentPath, i, new DiffNew(void 0, rhs[i--])));
-              }
-              while (j2 > i) {
-                changes.push(new DiffArray(currentPath, j2, new DiffDeleted(void 0, lhs[j2--])));
-              }
-              for (; i >= 0; --i) {
-                deepDiff2(lhs[i], rhs[i], changes, prefilter, currentPath, i, stack, orderIndependent);
-              }
-            } else {
-              var akeys = Object.keys(lhs);
-              var pkeys = Object.keys(rhs);
-              for (i = 0; i < akeys.length; ++i) {
-                k2 = akeys[i];
-                other = pkeys.indexOf(k2);
-                if (other >= 0) {
-                  deepDiff2(lhs[k2], rhs[k2], changes, prefilter, currentPath, k2, stack, orderIndependent);
-                  pkeys[other] = null;
-                } else {
-                  deepDiff2(lhs[k2], void 0, changes, prefilter, currentPath, k2, stack, orderIndependent);
-                }
-              }
-              for (i = 0; i < pkeys.length; ++i) {
-                k2 = pkeys[i];
-                if (k2) {
-                  deepDiff2(void 0, rhs[k2], changes, prefilter, currentPath, k2, stack, orderIndependent);
-                }
-              }
-            }
-            stack.length = stack.length - 1;
-          } else if (lhs !== rhs) {
-            changes.push(new DiffEdit(currentPath, lhs, rhs));
-          }
-        } else if (lhs !== rhs) {
-          if (!(ltype === "number" && isNaN(lhs) && isNaN(rhs))) {
-            changes.push(new DiffEdit(currentPath, lhs, rhs));
-          }
-        }
-      }
-      function observableDiff(lhs, rhs, observer, prefilter, orderIndependent) {
-        var changes = [];
-        deepDiff2(lhs, rhs, changes, prefilter, null, null, null, orderIndependent);
-        if (observer) {
-          for (var i = 0; i < changes.length; ++i) {
-            observer(changes[i]);
-          }
-        }
-        return changes;
-      }
-      function orderIndependentDeepDiff(lhs, rhs, changes, prefilter, path, key5, stack) {
-        return deepDiff2(lhs, rhs, changes, prefilter, path, key5, stack, true);
-      }
-      function accumulateDiff(lhs, rhs, prefilter, accum) {
-        var observer = accum ? function(difference) {
-          if (difference) {
-            accum.push(difference);
-          }
-        } : void 0;
-        var changes = observableDiff(lhs, rhs, observer, prefilter);
-        return accum ? accum : changes.length ? changes : void 0;
-      }
-      function accumulateOrderIndependentDiff(lhs, rhs, prefilter, accum) {
-        var observer = accum ? function(difference) {
-          if (difference) {
-            accum.push(difference);
-          }
-        } : void 0;
-        var changes = observableDiff(lhs, rhs, observer, prefilter, true);
-        return accum ? accum : changes.length ? changes : void 0;
-      }
-      function applyArrayChange(arr, index, change) {
-        if (change.path && change.path.length) {
-          var it = arr[index], i, u = change.path.length - 1;
-          for (i = 0; i < u; i++) {
-            it = it[change.path[i]];
-          }
-          switch (change.kind) {
-            case "A":
-              applyArrayChange(it[change.path[i]], change.index, change.item);
-              break;
-            case "D":
-              delete it[change.path[i]];
-              break;
-            case "E":
-            case "N":
-              it[change.path[i]] = change.rhs;
-              break;
-          }
-        } else {
-          switch (change.kind) {
-            case "A":
-              applyArrayChange(arr[index], change.index, change.item);
-              break;
-            case "D":
-              arr = arrayRemove(arr, index);
-              break;
-            case "E":
-            case "N":
-              arr[index] = change.rhs;
-              break;
-          }
-        }
-        return arr;
-      }
-      function applyChange(target, source, change) {
-        if (typeof change === "undefined" && source && ~validKinds.indexOf(source.kind)) {
-          change = source;
-        }
-        if (target && change && change.kind) {
-          var it = target, i = -1, last2 = change.path ? change.path.length - 1 : 0;
-          while (++i < last2) {
-            if (typeof it[change.path[i]] === "undefined") {
-              it[change.path[i]] = typeof change.path[i + 1] !== "undefined" && typeof change.path[i + 1] === "number" ? [] : {};
-            }
-            it = it[change.path[i]];
-          }
-          switch (change.kind) {
-            case "A":
-              if (change.path && typeof it[change.path[i]] === "undefined") {
-                it[change.path[i]] = [];
-              }
-              applyArrayChange(change.path ? it[change.path[i]] : it, change.index, change.item);
-              break;
-            case "D":
-              delete it[change.path[i]];
-              break;
-            case "E":
-            case "N":
-              it[change.path[i]] = change.rhs;
-              break;
-          }
-        }
-      }
-      function revertArrayChange(arr, index, change) {
-        if (change.path && change.path.length) {
-          var it = arr[index], i, u = change.path.length - 1;
-          for (i = 0; i < u; i++) {
-            it = it[change.path[i]];
-          }
-          switch (change.kind) {
-            case "A":
-              revertArrayChange(it[change.path[i]], change.index, change.item);
-              break;
-            case "D":
-              it[change.path[i]] = change.lhs;
-              break;
-            case "E":
-              it[change.path[i]] = change.lhs;
-              break;
-            case "N":
-              delete it[change.path[i]];
-              break;
-          }
-        } else {
-          switch (change.kind) {
-            case "A":
-              revertArrayChange(arr[index], change.index, change.item);
-              break;
-            case "D":
-              arr[index] = change.lhs;
-              break;
-            case "E":
-              arr[index] = change.lhs;
-              break;
-            case "N":
-              arr = arrayRemove(arr, index);
-              break;
-          }
-        }
-        return arr;
-      }
-      function revertChange(target, source, change) {
-        if (target && source && change && change.kind) {
-          var it = target, i, u;
-          u = change.path.length - 1;
-          for (i = 0; i < u; i++) {
-            if (typeof it[change.path[i]] === "undefined") {
-              it[change.path[i]] = {};
-            }
-            it = it[change.path[i]];
-          }
-          switch (change.kind) {
-            case "A":
-              revertArrayChange(it[change.path[i]], change.index, change.item);
-              break;
-            case "D":
-              it[change.path[i]] = change.lhs;
-              break;
-            case "E":
-              it[change.path[i]] = change.lhs;
-              break;
-            case "N":
-              delete it[change.path[i]];
-              break;
-          }
-        }
-      }
-      function applyDiff(target, source, filter) {
-        if (target && source) {
-          var onChange = function(change) {
-            if (!filter || filter(target, source, change)) {
-              applyChange(target, source, change);
-            }
-          };
-          observableDiff(target, source, onChange);
-        }
-      }
-      Object.defineProperties(accumulateDiff, {
-        diff: {
-          value: accumulateDiff,
-          enumerable: true
-        },
-        orderIndependentDiff: {
-          value: accumulateOrderIndependentDiff,
-          enumerable: true
-        },
-        observableDiff: {
-          value: observableDiff,
-          enumerable: true
-        },
-        orderIndependentObservableDiff: {
-          value: orderIndependentDeepDiff,
-          enumerable: true
-        },
-        orderIndepHash: {
-          value: getOrderIndependentHash,
-          enumerable: true
-        },
-        applyDiff: {
-          value: applyDiff,
-          enumerable: true
-        },
-        applyChange: {
-          value: applyChange,
-          enumerable: true
-        },
-        revertChange: {
-          value: revertChange,
-          enumerable: true
-        },
-        isConflict: {
-          value: function() {
-            return typeof $conflict !== "undefined";
-          },
-          enumerable: true
-        }
-      });
-      accumulateDiff.DeepDiff = accumulateDiff;
-      if (root) {
-        root.DeepDiff = accumulateDiff;
-      }
-      return accumulateDiff;
-    });
-  }
-});
-
-// src/shared/normalize.ts
-function valueAt(o, path) {
-  let cur = o;
-  for (const part2 of path.split(".")) cur = cur && typeof cur === "object" ? cur[part2] : void 0;
-  return cur;
-}
-function canonicalSet(list3) {
-  return [...list3 ?? []].sort((a, b2) => byCodePoint(canonicalJson(a), canonicalJson(b2)));
-}
-function canonicalConditionValue(operator, value2) {
-  if (!LIST_OPERATORS.has(operator) || typeof value2 !== "string") return value2;
-  return listItems(value2).sort(byCodePoint).join(",");
-}
-function canonicalConditions(list3) {
-  return canonicalSet(
-    (list3 ?? []).map((c2) => {
-      const operator = canonicalOperator(c2.operator);
-      return { field_name: c2.field_name, operator, value: canonicalConditionValue(operator, c2.value) };
-    })
-  );
-}
-function normalizeSspFields(item, keys2) {
-  const out = {};
-  const src = item;
-  for (const k2 of keys2) {
-    if (SERVER_FIELDS.has(k2)) continue;
-    const v2 = src[k2];
-    if (k2 === "when") out[k2] = canonicalConditions(v2);
-    else if (k2 === "data_identifiers") out[k2] = canonicalSet(v2);
-    else out[k2] = v2;
-  }
-  return out;
-}
-function fieldDiff(before, after) {
-  const raw = import_deep_diff.default.diff(before, after) ?? [];
-  const byField = /* @__PURE__ */ new Map();
-  for (const d of raw) {
-    const top = String(d.path?.[0] ?? "");
-    const whole = Array.isArray(before[top]) || Array.isArray(after[top]) || (d.path?.length ?? 0) > 1;
-    const path = whole ? top : (d.path ?? []).join(".");
-    if (byField.has(path)) continue;
-    const b2 = before[top];
-    const a = after[top];
-    const kind = b2 === void 0 ? "added" : a === void 0 ? "removed" : "changed";
-    byField.set(path, { path, kind, before: b2, after: a });
-  }
-  return [...byField.values()];
-}
-var import_deep_diff, SERVER_FIELDS, pick, OPERATOR_ALIASES, canonicalOperator, LIST_OPERATORS, listItems;
-var init_normalize = __esm({
-  "src/shared/normalize.ts"() {
-    "use strict";
-    import_deep_diff = __toESM(require_deep_diff(), 1);
-    init_canonical_json();
-    init_address();
-    SERVER_FIELDS = /* @__PURE__ */ new Set([
-      "compliance_id",
-      "unique_key",
-      "guid",
-      "created_at",
-      "created_by",
-      "created_on",
-      "updated_at",
-      "updated_by",
-      "last_modified_on",
-      "last_modified_by",
-      "version_id",
-      "timestamp",
-      "ssp_value_id",
-      "file_id",
-      "file_name"
-    ]);
-    pick = (o, keys2) => Object.fromEntries(keys2.map((k2) => [k2, o[k2]]));
-    OPERATOR_ALIASES = { ">": "greater than", "<": "less than", ">=": "greater or equal", "<=": "less or equal" };
-    canonicalOperator = (op) => OPERATOR_ALIASES[op] ?? op;
-    LIST_OPERATORS = /* @__PURE__ */ new Set(["in", "not in"]);
-    listItems = (value2) => value2.split(",").map((v2) => v2.trim());
-  }
-});
-
-// src/shared/who.ts
-function isoOf(epoch2) {
-  return typeof epoch2 === "number" && Number.isFinite(epoch2) ? new Date(epoch2 * 1e3).toISOString() : null;
-}
-function modifiedWords(w2, verb = "last modified") {
-  if (!w2.modified_by && !w2.modified_on) return "";
-  return `${verb}${w2.modified_by ? ` by ${w2.modified_by}` : ""}${w2.modified_on ? ` at ${shortIso(w2.modified_on)}` : ""}`;
-}
-function whoWords(w2, verb = "last changed") {
-  const words2 = modifiedWords(w2, verb);
-  return words2 && ` (${words2})`;
-}
-function sameUser(a, b2) {
-  return !!a && !!b2 && a.trim().toLowerCase() === b2.trim().toLowerCase();
-}
-var shortIso, envelopeWho, batchWho;
-var init_who = __esm({
-  "src/shared/who.ts"() {
-    "use strict";
-    shortIso = (iso4) => iso4.replace(".000Z", "Z");
-    envelopeWho = (env2) => ({
-      modified_by: env2?.last_modified_by ?? null,
-      modified_on: isoOf(env2?.last_modified_on)
-    });
-    batchWho = (b2) => ({
-      modified_by: b2?.updated_by ?? null,
-      modified_on: isoOf(b2?.updated_at)
-    });
-  }
-});
-
 // src/kinds/words.ts
 function versionMoved(recorded, live) {
   const out = [];
@@ -39252,6 +39182,29 @@ var init_words2 = __esm({
     blocked = (what) => ({
       blocked: `blocked: ${what}; ${NOTHING_SENT_FOR_IT}. Run revsync plan again and review the new plan`
     });
+  }
+});
+
+// src/shared/entries.ts
+function keptFields(git, live, fields) {
+  const out = {};
+  for (const k2 of fields) {
+    const v2 = live[k2];
+    if (k2 in git || v2 === null || v2 === void 0 || v2 === "" || Array.isArray(v2) && !v2.length) continue;
+    out[k2] = v2;
+  }
+  return out;
+}
+var APPLIED_ACTIONS, LANDED_OUTCOMES, isApplied, needsAction, actionWords, keptCount;
+var init_entries = __esm({
+  "src/shared/entries.ts"() {
+    "use strict";
+    APPLIED_ACTIONS = ["create", "update", "review", "approve"];
+    LANDED_OUTCOMES = /* @__PURE__ */ new Set(["done", "already", "confirmed", "breached"]);
+    isApplied = (c2) => APPLIED_ACTIONS.includes(c2.action);
+    needsAction = (c2) => isApplied(c2) || c2.action === "blocked";
+    actionWords = (a) => a.replace(/_/g, " ");
+    keptCount = (kept) => (kept ?? []).reduce((n, k2) => n + Object.keys(k2.fields).length, 0);
   }
 });
 
@@ -39395,7 +39348,7 @@ var sspAddress, fileIdOf;
 var init_read = __esm({
   "src/kinds/ssp/read.ts"() {
     "use strict";
-    init_resources();
+    init_service();
     init_map_limit();
     init_address();
     sspAddress = {
@@ -39795,11 +39748,11 @@ function planPreparers(c2, changes, live) {
   const inPlan = (action, addr) => changes.some((x2) => x2.action === action && x2.address === addr);
   const lp = live.ssp.get(p.policy);
   const lb = lp?.batches?.find((b2) => batchNameOf(b2) === p.batch);
-  const reviewedInPlan = inPlan("review", c2.address);
+  const reviewedInPlan2 = inPlan("review", c2.address);
   const createdInPlan = inPlan("create", sspAddress.policy(p.policy));
   return {
-    reviewed_by: reviewedInPlan ? null : lb?.status === "reviewed" ? named(lb.updated_by) : null,
-    reviewed_in_plan: reviewedInPlan,
+    reviewed_by: reviewedInPlan2 ? null : lb?.status === "reviewed" ? named(lb.updated_by) : null,
+    reviewed_in_plan: reviewedInPlan2,
     uploaded_by: createdInPlan ? null : named(lb?.created_by),
     uploaded_in_plan: createdInPlan,
     policy_created_by: createdInPlan ? null : named(lp?.envelope.created_by),
@@ -39899,6 +39852,70 @@ var init_four_eyes = __esm({
   }
 });
 
+// src/kinds/ssp/approver.ts
+function approvesOfPlan(changes, live, who) {
+  const known = who.approverConfigured || who.approverKnown !== false;
+  const sentAs = who.approverConfigured ? who.approver : who.signIn;
+  return changes.flatMap((c2) => {
+    const p = planPreparers(c2, changes, live);
+    if (!p) return [];
+    const preparers = [
+      p.reviewed_in_plan ? who.signIn : p.reviewed_by,
+      p.uploaded_in_plan ? who.signIn : p.uploaded_by,
+      p.created_in_plan ? who.signIn : p.policy_created_by
+    ];
+    const blocked2 = !known ? null : !sentAs || !preparers[0] || preparers.some((u) => sameUser(sentAs, u));
+    return [{ address: c2.address, ...p, blocked: blocked2 }];
+  });
+}
+function checkApprover(changes, core, opts) {
+  const approver = core.approverAuth;
+  if (!approver) return;
+  if (sameUser(approver.username, core.auth.username)) {
+    throw new UserError(
+      `the approver identity is ${approver.username}, the same user as revsync's own sign-in: approves would go as the user who prepared them, so nothing was sent`,
+      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
+    );
+  }
+  if (opts.fourEyes && !approver.username && changes.some((c2) => c2.action === "approve")) {
+    throw new UserError(
+      "four eyes: the approver's token names no user, so nobody can show that approves go as someone other than who prepared them; nothing was sent",
+      "set REVSYNC_APPROVER_USER to the approver's user id in the service"
+    );
+  }
+}
+function checkSignedIn(changes, core, opts) {
+  const approves = changes.some((c2) => c2.action === "approve" && isApplied(c2));
+  if (!approves) return;
+  const as = core.approverAuth ?? core.auth;
+  if (opts.fourEyes && !as.identity) {
+    throw new UserError(
+      `four eyes: the token the service issued to ${core.approverAuth ? "the approver identity" : "revsync's sign-in, which sends the approves,"} names no user (no preferred_username or sub claim), so who approves cannot be told${as.username ? ` (${as.username} is what a variable says, not the service)` : ""}; nothing was sent`,
+      "give the approver identity credentials whose token names its user: REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD"
+    );
+  }
+  const approver = core.approverAuth?.identity;
+  const own2 = core.auth.identity;
+  const shared = approver && own2 ? approver.find((n) => own2.some((m) => sameUser(n, m))) : void 0;
+  if (core.approverAuth && shared) {
+    throw new UserError(
+      `the approver identity signs in as ${shared}, the same user as revsync's own sign-in (as the service's tokens name them): approves would go as the user who prepared them, so nothing was sent`,
+      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
+    );
+  }
+}
+var reviewedInPlan;
+var init_approver = __esm({
+  "src/kinds/ssp/approver.ts"() {
+    "use strict";
+    init_errors();
+    init_entries();
+    init_who();
+    init_four_eyes();
+    reviewedInPlan = (f2, address) => f2?.approves.find((a) => a.address === address)?.reviewed_by ?? null;
+  }
+});
+
 // src/kinds/ssp/create.ts
 function hierarchyHolder(list3, name, hierarchyNo) {
   return list3.find((e) => {
@@ -39910,8 +39927,8 @@ function createGuard(run2, c2, p, core, differs) {
   return async () => {
     const name = p.body.compliance_name;
     const list3 = await run2.list(core);
-    const named3 = list3.filter((e) => e.compliance_name === name).length;
-    if (named3 > 1) return blocked(`the service holds ${named3} SSP policies named ${JSON.stringify(name)} now, not none as the plan saw`);
+    const named4 = list3.filter((e) => e.compliance_name === name).length;
+    if (named4 > 1) return blocked(`the service holds ${named4} SSP policies named ${JSON.stringify(name)} now, not none as the plan saw`);
     const holder = createsActive(p) ? hierarchyHolder(list3, name, p.hierarchy_no) : void 0;
     const existing = list3.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : void 0;
     const held = existing && await differs(existing);
@@ -40009,7 +40026,7 @@ var createsActive, madeBy;
 var init_create = __esm({
   "src/kinds/ssp/create.ts"() {
     "use strict";
-    init_resources();
+    init_service();
     init_write();
     init_errors();
     init_who();
@@ -40027,7 +40044,7 @@ var init_create = __esm({
 function batchWrite(core, action, policy2, batchName, guard = async () => ({ go: {} }), seen) {
   let id = policy2.id;
   const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-  const answer2 = (status) => ({
+  const answer3 = (status) => ({
     compliance_id: id,
     compliance_details: [{ error: [], message: status, unique_key: policy2.name }],
     error: []
@@ -40039,10 +40056,10 @@ function batchWrite(core, action, policy2, batchName, guard = async () => ({ go:
       id = read.id ?? id;
       return ssp.batchActionRequest(action, id, batchName, read.ifMatch);
     },
-    result: (b2) => b2 ?? answer2(action === "review" ? "reviewed" : "approved"),
+    result: (b2) => b2 ?? answer3(action === "review" ? "reviewed" : "approved"),
     readBack: async () => {
       const status = (await ssp.batch(core, policy2.name, batchName))?.status;
-      if (status && target.includes(status)) return { landed: true, status, result: answer2(status) };
+      if (status && target.includes(status)) return { landed: true, status, result: answer3(status) };
       return { landed: false };
     },
     firstRefusal: async (err) => {
@@ -40160,7 +40177,7 @@ function batchGuard(run2, c2, p, step) {
     if (typeof lb.status === "string" && target.includes(lb.status)) {
       if (facts) {
         const now = runPreparers(env2, lb, here);
-        Object.assign(facts, { ...now, reviewed_by: now.reviewed_by ?? facts.reviewed_by ?? run2.run.reviewers?.get(c2.address) ?? null });
+        Object.assign(facts, { ...now, reviewed_by: now.reviewed_by ?? facts.reviewed_by ?? reviewedInPlan(run2.run.planFourEyes, c2.address) });
       }
       step.seen?.(lb);
       return { already: `the service shows it ${madeBy2(lb)}, with the values the plan showed`, status: lb.status };
@@ -40235,12 +40252,12 @@ async function movedWhatWasCompared(run2, step) {
   }
   if (all2.length !== 1)
     return unknown(`the service holds ${all2.length} SSP policies named ${JSON.stringify(p.policy)} now, so which batch moved cannot be told`);
-  const named3 = (all2[0]?.compliance_spec?.[0]?.batches ?? []).filter((b2) => batchNameOf(b2) === p.batch);
-  if (named3.length > 1)
+  const named4 = (all2[0]?.compliance_spec?.[0]?.batches ?? []).filter((b2) => batchNameOf(b2) === p.batch);
+  if (named4.length > 1)
     return {
-      breached: `${what}, but the service holds ${named3.length} batches of that name now (${named3.map((b2) => `file_id ${show(fileOf(b2))} ${String(b2.status)}`).join(", ")}) and the ${action} names the batch only by its name: the batch that moved may not be the one reviewed (file_id ${show(fileOf(compared))}); have the batches' statuses checked in the service`
+      breached: `${what}, but the service holds ${named4.length} batches of that name now (${named4.map((b2) => `file_id ${show(fileOf(b2))} ${String(b2.status)}`).join(", ")}) and the ${action} names the batch only by its name: the batch that moved may not be the one reviewed (file_id ${show(fileOf(compared))}); have the batches' statuses checked in the service`
     };
-  const lb = named3[0];
+  const lb = named4[0];
   if (!lb) return unknown("the batch is no longer in the service");
   if (compared && fileOf(lb) !== fileOf(compared))
     return {
@@ -40255,12 +40272,13 @@ async function movedWhatWasCompared(run2, step) {
 var init_batch = __esm({
   "src/kinds/ssp/batch.ts"() {
     "use strict";
-    init_resources();
+    init_service();
     init_write();
     init_errors();
     init_address();
     init_who();
     init_words2();
+    init_approver();
     init_four_eyes();
     init_payload();
     init_read();
@@ -40361,7 +40379,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    function isNode(node) {
+    function isNode2(node) {
       if (node && typeof node === "object")
         switch (node[NODE_TYPE]) {
           case ALIAS:
@@ -40385,7 +40403,7 @@ var require_identity = __commonJS({
     exports2.isCollection = isCollection;
     exports2.isDocument = isDocument;
     exports2.isMap = isMap6;
-    exports2.isNode = isNode;
+    exports2.isNode = isNode2;
     exports2.isPair = isPair2;
     exports2.isScalar = isScalar9;
     exports2.isSeq = isSeq7;
@@ -41462,27 +41480,27 @@ var require_stringifyString = __commonJS({
       return true;
     }
     function doubleQuotedString(value2, ctx) {
-      const json = JSON.stringify(value2);
+      const json2 = JSON.stringify(value2);
       if (ctx.options.doubleQuotedAsJSON)
-        return json;
+        return json2;
       const { implicitKey } = ctx;
       const minMultiLineLength = ctx.options.doubleQuotedMinMultiLineLength;
       const indent = ctx.indent || (containsDocumentMarker(value2) ? "  " : "");
       let str4 = "";
       let start = 0;
-      for (let i = 0, ch = json[i]; ch; ch = json[++i]) {
-        if (ch === " " && json[i + 1] === "\\" && json[i + 2] === "n") {
-          str4 += json.slice(start, i) + "\\ ";
+      for (let i = 0, ch = json2[i]; ch; ch = json2[++i]) {
+        if (ch === " " && json2[i + 1] === "\\" && json2[i + 2] === "n") {
+          str4 += json2.slice(start, i) + "\\ ";
           i += 1;
           start = i;
           ch = "\\";
         }
         if (ch === "\\")
-          switch (json[i + 1]) {
+          switch (json2[i + 1]) {
             case "u":
               {
-                str4 += json.slice(start, i);
-                const code = json.substr(i + 2, 4);
+                str4 += json2.slice(start, i);
+                const code = json2.substr(i + 2, 4);
                 switch (code) {
                   case "0000":
                     str4 += "\\0";
@@ -41512,23 +41530,23 @@ var require_stringifyString = __commonJS({
                     if (code.substr(0, 2) === "00")
                       str4 += "\\x" + code.substr(2);
                     else
-                      str4 += json.substr(i, 6);
+                      str4 += json2.substr(i, 6);
                 }
                 i += 5;
                 start = i + 1;
               }
               break;
             case "n":
-              if (implicitKey || json[i + 2] === '"' || json.length < minMultiLineLength) {
+              if (implicitKey || json2[i + 2] === '"' || json2.length < minMultiLineLength) {
                 i += 1;
               } else {
-                str4 += json.slice(start, i) + "\n\n";
-                while (json[i + 2] === "\\" && json[i + 3] === "n" && json[i + 4] !== '"') {
+                str4 += json2.slice(start, i) + "\n\n";
+                while (json2[i + 2] === "\\" && json2[i + 3] === "n" && json2[i + 4] !== '"') {
                   str4 += "\n";
                   i += 2;
                 }
                 str4 += indent;
-                if (json[i + 2] === " ")
+                if (json2[i + 2] === " ")
                   str4 += "\\";
                 i += 1;
                 start = i + 1;
@@ -41538,7 +41556,7 @@ var require_stringifyString = __commonJS({
               i += 1;
           }
       }
-      str4 = start ? str4 + json.slice(start) : json;
+      str4 = start ? str4 + json2.slice(start) : json2;
       return implicitKey ? str4 : foldFlowLines.foldFlowLines(str4, indent, foldFlowLines.FOLD_QUOTED, getFoldOptions(ctx, false));
     }
     function singleQuotedString(value2, ctx) {
@@ -43960,11 +43978,11 @@ var require_Document = __commonJS({
           throw new Error(`With a null YAML version, the { schema: Schema } option is required`);
       }
       // json & jsonArg are only used from toJSON()
-      toJS({ json, jsonArg, mapAsMap, maxAliasCount, onAnchor, reviver } = {}) {
+      toJS({ json: json2, jsonArg, mapAsMap, maxAliasCount, onAnchor, reviver } = {}) {
         const ctx = {
           anchors: /* @__PURE__ */ new Map(),
           doc: this,
-          keep: !json,
+          keep: !json2,
           mapAsMap: mapAsMap === true,
           mapKeyWarned: false,
           maxAliasCount: typeof maxAliasCount === "number" ? maxAliasCount : 100
@@ -48143,9 +48161,9 @@ function isCredentialVariable(name, prefixes = []) {
   return prefixes.some(ofRole);
 }
 function secretVariablesIn(env2, prefixes = []) {
-  const named3 = Object.keys(env2).filter((n) => n.startsWith(`${SHARED_PREFIX}_`) && SECRET_ROLES.some((r) => n.endsWith(`_${r}`)));
+  const named4 = Object.keys(env2).filter((n) => n.startsWith(`${SHARED_PREFIX}_`) && SECRET_ROLES.some((r) => n.endsWith(`_${r}`)));
   const own2 = prefixes.flatMap((p) => SECRET_ROLES.map((r) => `${p}_${r}`));
-  return [.../* @__PURE__ */ new Set([...named3, ...own2])].sort();
+  return [.../* @__PURE__ */ new Set([...named4, ...own2])].sort();
 }
 function isLocal(url) {
   try {
@@ -48165,9 +48183,9 @@ function environmentCredentials(target, penv, kept) {
     realm: target.realm ?? ""
   };
   const found = (role) => findSignIn(at2.folder, where2, role, at2.now);
-  const named3 = (role) => vars.given(NAMING_ROLES[role]);
+  const named4 = (role) => vars.given(NAMING_ROLES[role]);
   const either = (role, fromVars) => {
-    if (named3(role).length) return fromVars();
+    if (named4(role).length) return fromVars();
     const f2 = found(role);
     return f2 ? keptCredentials(f2, where2, role) : fromVars();
   };
@@ -48177,11 +48195,11 @@ function environmentCredentials(target, penv, kept) {
     approver: () => either("approver", () => vars.approver()),
     approverNamed: () => {
       const own2 = vars.approverNamed();
-      if (own2.configured || named3("approver").length) return own2;
+      if (own2.configured || named4("approver").length) return own2;
       const f2 = found("approver");
       return f2?.kind === "live" ? { configured: true, user: f2.user ?? null } : own2;
     },
-    passedOver: (role) => passedOverWords(found(role), named3(role), where2, role)
+    passedOver: (role) => passedOverWords(found(role), named4(role), where2, role)
   };
 }
 function fromVariables(target, penv) {
@@ -49070,36 +49088,20 @@ function describeOutside(field, value2, pointer2) {
   const last2 = parts[parts.length - 1];
   return last2 && node !== void 0 && typeof node !== "object" ? `${last2} ${show2(node)}` : `${field} ${show2(value2)}`;
 }
-var BATCH_DATES, show2;
+var BATCH_DATES, VarRef, show2;
 var init_export_file = __esm({
   "src/kinds/export-file.ts"() {
     "use strict";
     init_ajv();
     init_number();
     BATCH_DATES = ["effective_start_date", "effective_end_date"];
+    VarRef = class {
+      constructor(name) {
+        this.name = name;
+      }
+      name;
+    };
     show2 = (v2) => JSON.stringify(v2) ?? "undefined";
-  }
-});
-
-// src/shared/entries.ts
-function keptFields(git, live, fields) {
-  const out = {};
-  for (const k2 of fields) {
-    const v2 = live[k2];
-    if (k2 in git || v2 === null || v2 === void 0 || v2 === "" || Array.isArray(v2) && !v2.length) continue;
-    out[k2] = v2;
-  }
-  return out;
-}
-var APPLIED_ACTIONS, isApplied, needsAction, actionWords, keptCount;
-var init_entries = __esm({
-  "src/shared/entries.ts"() {
-    "use strict";
-    APPLIED_ACTIONS = ["create", "update", "review", "approve"];
-    isApplied = (c2) => APPLIED_ACTIONS.includes(c2.action);
-    needsAction = (c2) => isApplied(c2) || c2.action === "blocked";
-    actionWords = (a) => a.replace(/_/g, " ");
-    keptCount = (kept) => (kept ?? []).reduce((n, k2) => n + Object.keys(k2.fields).length, 0);
   }
 });
 
@@ -49335,7 +49337,7 @@ var SspRun;
 var init_state = __esm({
   "src/kinds/ssp/state.ts"() {
     "use strict";
-    init_resources();
+    init_service();
     init_address();
     init_compare();
     init_payload();
@@ -50417,6 +50419,344 @@ var init_files = __esm({
   }
 });
 
+// src/kinds/ssp/export-in-git.ts
+function sameValues(a, b2) {
+  try {
+    return valuesChecksum({ csv: a }) === valuesChecksum({ csv: b2 });
+  } catch {
+    return false;
+  }
+}
+function addBatch({ doc, f: f2, b: b2, newValues }) {
+  if (doc.refuseShared(`batch ${b2.name} (${b2.status}) is in the service, not in git`)) return;
+  const text4 = f2.batchValues.get(b2.name);
+  const file = text4 !== void 0 ? newValues() : void 0;
+  doc.append("batches", { ...b2, ...file !== void 0 ? { values: file } : {} });
+  doc.changed(`batch ${b2.name} added`);
+  if (file !== void 0 && text4 !== void 0) doc.writeValues(import_node_path9.posix.join(doc.dir, file), text4, `values of ${batchAddress(f2, b2.name)}`, true);
+}
+function updateBatch({ doc, f: f2, b: b2, newValues }, i, g2) {
+  const put3 = (path, value2, what2) => {
+    if (doc.set(path, value2) === "set") doc.changed(what2);
+  };
+  if (g2.status !== b2.status) put3(["batches", i, "status"], b2.status, `batch ${b2.name} status`);
+  for (const k2 of BATCH_DATES) {
+    if (g2[k2] === void 0) continue;
+    const unknown = f2.batchDatesUnknown.get(b2.name)?.find((u) => u.field === k2);
+    if (unknown) doc.unknown(batchAddress(f2, b2.name), [unknown]);
+    else if (b2[k2] !== void 0 && g2[k2] !== b2[k2]) put3(["batches", i, k2], b2[k2], `batch ${b2.name} ${k2}`);
+  }
+  const text4 = f2.batchValues.get(b2.name);
+  if (text4 === void 0) return;
+  const what = `values of ${batchAddress(f2, b2.name)}`;
+  if (typeof g2.values === "string" && g2.values !== "") {
+    const file2 = import_node_path9.posix.normalize(import_node_path9.posix.join(doc.dir, g2.values));
+    const held = doc.readValues(file2);
+    const same2 = held !== void 0 && (held === text4 || sameValues(held, text4));
+    if (!same2 && !doc.refuseShared(`the values of batch ${b2.name} differ from ${file2}`)) doc.writeValues(file2, text4, what);
+    return;
+  }
+  if (doc.refuseShared(`batch ${b2.name} has values in the service and none in git`)) return;
+  const file = newValues();
+  doc.put(["batches", i, "values"], file);
+  doc.changed(`batch ${b2.name} values`);
+  doc.writeValues(import_node_path9.posix.join(doc.dir, file), text4, what, true);
+}
+function placeBatches(f2, doc) {
+  const current = doc.current;
+  const gitBatches = Array.isArray(current.batches) ? current.batches : [];
+  for (const b2 of f2.value.batches ?? []) {
+    const i = gitBatches.findIndex((g2) => g2?.name === b2.name);
+    const newValues = () => doc.claimValues(valuesFileFor(f2.value.metadata.name, b2.name));
+    const place = { doc, f: f2, b: b2, newValues };
+    if (i < 0) addBatch(place);
+    else updateBatch(place, i, gitBatches[i] ?? {});
+  }
+  if (doc.comment("batches", f2.batchComments)) doc.changed("comments on batches left out");
+}
+function valuesNamed(value2) {
+  const batches = value2?.batches;
+  if (!Array.isArray(batches)) return [];
+  return batches.flatMap((b2) => typeof b2?.values === "string" && b2.values !== "" ? [b2.values] : []);
+}
+var import_node_path9, batchAddress;
+var init_export_in_git = __esm({
+  "src/kinds/ssp/export-in-git.ts"() {
+    "use strict";
+    import_node_path9 = require("node:path");
+    init_address();
+    init_export_file();
+    init_values();
+    batchAddress = (f2, name) => f2.batchAddress?.(name) ?? f2.address;
+  }
+});
+
+// src/kinds/ssp/export-envs.ts
+function mergedValues(m, held, policy2, name, what) {
+  const texts = held.map((h) => h.file.batchValues.get(name));
+  if (!texts.every((t) => t !== void 0)) return { files: [] };
+  const dir = import_node_path10.posix.dirname(m.file);
+  const own2 = (suffix) => import_node_path10.posix.relative(dir, m.unique(import_node_path10.posix.join(dir, valuesFileFor(policy2, name).replace(/\.csv$/, `${suffix}.csv`))));
+  if (texts.every((t) => t === texts[0] || sameValues(t, texts[0]))) {
+    const file = own2("");
+    return { values: file, files: [{ file, text: texts[0] }] };
+  }
+  const files = held.map((h, i) => ({ env: h.env, file: own2(`-${slug(h.env)}`), text: texts[i] }));
+  const values2 = m.name([policy2, name, "values"], new Map(files.map((f2) => [f2.env, f2.file])), `${what}: values`);
+  return { values: values2, files: files.map(({ file, text: text4 }) => ({ file, text: text4 })) };
+}
+function mergedBatch(m, holdings, name) {
+  const held = holdings.filter((h) => holdsBatch(h, name));
+  const policy2 = held[0]?.file.value.metadata.name ?? "";
+  const what = held[0]?.file.batchAddress?.(name) ?? `${held[0]?.file.address ?? policy2}`;
+  const of = (h) => batchOf(h, name);
+  const statuses = held.map((h) => of(h).status);
+  const entry = { name, status: m.merged("status", held, statuses, [policy2, name, "status"], `${what}: status`) };
+  for (const k2 of BATCH_DATES) {
+    const dates = held.map((h) => of(h)[k2]);
+    if (dates.every((d) => d !== void 0)) entry[k2] = m.merged(k2, held, dates, [policy2, name, k2], `${what}: ${k2}`);
+  }
+  const { values: values2, files } = mergedValues(m, held, policy2, name, what);
+  if (values2 !== void 0) entry.values = values2;
+  if (held.length < holdings.length) entry.environments = held.map((h) => h.env);
+  return { entry, valuesFiles: files };
+}
+function mergeBatches(holdings, m) {
+  const valuesFiles = [];
+  const batches = batchNames(holdings).map((b2) => {
+    const merged = mergedBatch(m, holdings, b2);
+    valuesFiles.push(...merged.valuesFiles);
+    return merged.entry;
+  });
+  return { value: batches.length ? { batches } : {}, valuesFiles };
+}
+function prepareListed(d, i, b2) {
+  const policy2 = d.holders[0]?.file.value.metadata.name ?? "";
+  const held = d.holders.filter((h) => holdsBatch(h, b2));
+  const was = d.scopeAt(["batches", i]) ?? d.scope;
+  const holderEnvs = new Set(d.holders.map((h) => h.env));
+  const inOrder2 = (envs) => d.order.filter((e) => envs.includes(e));
+  const now = inOrder2([...was.filter((e) => !holderEnvs.has(e)), ...held.map((h) => h.env)]);
+  const address = addressOf(held, b2, policy2);
+  if (!sameJson(now, inOrder2(was)) && now.length) {
+    d.setScope(["batches", i], now, d.scope);
+    d.note(`${address}: environments ${now.join(", ")} (those that hold it)`);
+  }
+  const rest = now.filter((e) => !held.some((h) => h.env === e));
+  for (const k2 of ["status", ...BATCH_DATES]) {
+    const values2 = new Map(held.flatMap((h) => batchOf(h, b2)?.[k2] === void 0 ? [] : [[h.env, batchOf(h, b2)?.[k2]]]));
+    if (values2.size !== held.length || d.get(["batches", i, k2]) === void 0) continue;
+    if (d.varFor(["batches", i, k2], values2, rest, [policy2, b2, k2], `${address}: ${k2}`) === "var") d.note(`${address}: ${k2} now a \${VAR}`);
+  }
+  prepareValues(d, i, b2, held, rest);
+}
+function prepareValues(d, i, b2, held, rest) {
+  const raw = d.get(["batches", i, "values"]);
+  const texts = held.map((h) => h.file.batchValues.get(b2));
+  if (typeof raw !== "string" || variablesIn(raw).length || !texts.every((t) => t !== void 0)) return;
+  if (texts.every((t) => t === texts[0] || sameValues(t, texts[0]))) return;
+  const dir = import_node_path10.posix.dirname(d.file);
+  const policy2 = held[0]?.file.value.metadata.name ?? "";
+  const address = held[0]?.file.batchAddress?.(b2) ?? b2;
+  const files = held.map((h, i2) => {
+    const file = d.merge.unique(import_node_path10.posix.join(dir, meaning(raw)).replace(/\.csv$/i, "") + `-${h.env.toLowerCase().replace(/[^a-z0-9]+/g, "-")}.csv`);
+    d.writeValues(file, texts[i2], `values of ${address} in ${h.env}`);
+    return [h.env, import_node_path10.posix.relative(dir, file)];
+  });
+  const values2 = new Map([...files, ...rest.map((e) => [e, meaning(raw)])]);
+  const ref = d.merge.name([policy2, b2, "values"], values2, `${address}: values`);
+  d.setOwn(["batches", i, "values"], `\${${ref.name}}`);
+  d.note(`batch ${b2}: values differ between ${held.map((h) => h.env).join(", ")}: one file each, through \${${ref.name}}`);
+}
+function addMerged(d, b2) {
+  const { entry, valuesFiles } = mergedBatch(d.merge, d.holders, b2);
+  const held = d.holders.filter((h) => holdsBatch(h, b2)).map((h) => h.env);
+  if (sameJson(held, d.scope)) delete entry.environments;
+  else entry.environments = held;
+  d.append("batches", { ...entry });
+  const dir = import_node_path10.posix.dirname(d.file);
+  for (const v2 of valuesFiles) d.writeValues(import_node_path10.posix.join(dir, v2.file), v2.text, `values of batch ${b2}`);
+  d.note(`batch ${b2} added${entry.environments ? ` for ${entry.environments.join(", ")}` : ""}`);
+}
+function prepareBatches(d) {
+  const listed = d.get(["batches"]);
+  const names = Array.isArray(listed) ? listed.map((item) => item && typeof item === "object" ? item.name : void 0) : [];
+  for (const b2 of batchNames(d.holders)) {
+    const at2 = names.flatMap((n, i) => n === b2 ? [i] : []);
+    if (!at2.length) addMerged(d, b2);
+    else if (at2.length === 1) prepareListed(d, at2[0], b2);
+  }
+}
+var import_node_path10, batchNames, holdsBatch, batchOf, addressOf, meaning;
+var init_export_envs = __esm({
+  "src/kinds/ssp/export-envs.ts"() {
+    "use strict";
+    import_node_path10 = require("node:path");
+    init_canonical_json();
+    init_interpolate();
+    init_address();
+    init_export_file();
+    init_export_in_git();
+    batchNames = (holdings) => [...new Set(holdings.flatMap((h) => (h.file.value.batches ?? []).map((b2) => b2.name)))].sort();
+    holdsBatch = (h, name) => !!h.file.value.batches?.some((b2) => b2.name === name);
+    batchOf = (h, name) => h.file.value.batches?.find((b2) => b2.name === name);
+    addressOf = (held, name, policy2) => held[0]?.file.batchAddress?.(name) ?? `${policy2}/${name}`;
+    meaning = (v2) => typeof v2 === "string" ? v2.replaceAll("$${", "${") : v2;
+  }
+});
+
+// src/kinds/ssp/recorded.ts
+function approverProblems(changes) {
+  const out = [];
+  for (const c2 of changes) {
+    const f2 = c2.four_eyes;
+    if (c2.outcome === "breached" && f2?.rule !== "breached") out.push(`${c2.address}: what the service shows moved is not what was reviewed (${c2.why})`);
+    if (c2.action !== "approve" || !f2) continue;
+    if (f2.rule === "breached") out.push(`four eyes: ${c2.address} was approved in breach of four eyes (${c2.why})`);
+    else if (f2.sent_as && f2.approved_by && !sameUser(f2.sent_as, f2.approved_by))
+      out.push(`four eyes: ${c2.address} was sent as ${f2.sent_as} and the service shows it approved by ${f2.approved_by}`);
+  }
+  return out;
+}
+function foundProblems(c2) {
+  const f2 = c2.four_eyes;
+  if (c2.action !== "approve" || c2.outcome !== "already") return [];
+  if (!f2?.confirmed || !f2.approved_by) return [`four eyes: ${c2.address} was found approved, and the record does not name who approved it`];
+  if (!f2.reviewed_by) return [`four eyes: ${c2.address} was found approved, and the record does not say who reviewed it`];
+  const as = f2.approved_by;
+  if (sameUser(as, f2.reviewed_by)) return [`four eyes: ${c2.address} was reviewed and approved by the same user, ${as} (found approved)`];
+  if (sameUser(as, f2.uploaded_by)) return [`four eyes: ${c2.address} was approved by ${as}, who uploaded it (found approved)`];
+  if (sameUser(as, f2.policy_created_by)) return [`four eyes: ${c2.address} was approved by ${as}, who created its policy (found approved)`];
+  return [];
+}
+function preparerProblems(changes) {
+  const problems = [];
+  const unconfirmed = [];
+  for (const c2 of changes) {
+    problems.push(...foundProblems(c2));
+    if (c2.action !== "approve" || c2.outcome === "already" || !LANDED_OUTCOMES.has(c2.outcome)) continue;
+    const f2 = c2.four_eyes;
+    if (!f2) {
+      problems.push(`four eyes: ${c2.address} was approved, and the record does not say who reviewed and who approved it`);
+      continue;
+    }
+    const sentAs = (c2.requests ?? []).filter((q) => q.method === "PATCH" && /\/approve\//.test(q.path) && q.status !== null && q.status < 300).map((q) => q.user);
+    for (const as of /* @__PURE__ */ new Set([f2.approved_by, ...sentAs])) {
+      if (!as) problems.push(`four eyes: ${c2.address} was approved as a user the record does not name`);
+      else if (sameUser(as, f2.reviewed_by)) problems.push(`four eyes: ${c2.address} was reviewed and approved by the same user, ${as}`);
+      else if (sameUser(as, f2.uploaded_by)) problems.push(`four eyes: ${c2.address} was approved by ${as}, who uploaded it`);
+      else if (sameUser(as, f2.policy_created_by)) problems.push(`four eyes: ${c2.address} was approved by ${as}, who created its policy`);
+    }
+    if (!f2.reviewed_by) problems.push(`four eyes: the record does not say who reviewed ${c2.address}`);
+    if (f2.confirmed === false) unconfirmed.push(c2.address);
+  }
+  return { problems, unconfirmed };
+}
+function recordedFourEyes(changes, fourEyes) {
+  const problems = approverProblems(changes);
+  if (!fourEyes) return { problems, notes: [] };
+  const preparers = preparerProblems(changes);
+  const notes = preparers.unconfirmed.map(
+    (a) => `four eyes: who approved ${a} is not confirmed by the service's answer; the record names the user it was sent as`
+  );
+  return { problems: [...problems, ...preparers.problems], notes };
+}
+var init_recorded = __esm({
+  "src/kinds/ssp/recorded.ts"() {
+    "use strict";
+    init_entries();
+    init_who();
+  }
+});
+
+// src/kinds/ssp/report-words.ts
+function valuesLine(v2) {
+  return `${plural(v2.rows, "row")}, ${plural(v2.products, "product")}, ${v2.currencies.length === 1 ? "currency" : "currencies"} ${v2.currencies.join(", ") || "(none)"}, ${v2.from} to ${v2.to}, as in ${v2.file}`;
+}
+function fourEyesHead(f2) {
+  const who = f2.approver_configured ? `approves go as the approver identity, ${f2.approver ?? "a user its token does not name"}; everything else as ${f2.sign_in ?? "the sign-in"}.` : f2.approver_known === false ? `the approver identity is not known to this job (it names no REVSYNC_APPROVER_USERNAME): approves go as the apply job's approver, so whether apply blocks one is not known here; everything else as ${f2.sign_in ?? "the sign-in"} (give the plan job the approver's user name in REVSYNC_APPROVER_USERNAME).` : `no approver identity is configured: approves would go as the sign-in, ${f2.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
+  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer, its uploader and its policy's creator; ${who}`];
+}
+function fourEyesLine(f2, address) {
+  const a = f2.approves.find((x2) => x2.address === address);
+  if (!a) return void 0;
+  const signIn = f2.sign_in ?? "the sign-in";
+  const reviewer = a.reviewed_in_plan ? `reviewed by this apply (as ${signIn})` : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
+  const uploader = a.uploaded_in_plan ? `uploaded by this apply's create (as ${signIn})` : a.uploaded_by !== void 0 ? `uploaded by ${a.uploaded_by ?? "a user the service does not name"}` : void 0;
+  const creator = a.created_in_plan ? `policy created by this apply (as ${signIn})` : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
+  const as = f2.approver_known === false ? "the apply job's approver, not known here" : (f2.approver_configured ? f2.approver : f2.sign_in) ?? "a user the token does not name";
+  return `four eyes: ${[reviewer, uploader, creator].filter(Boolean).join(", ")}; approve as ${as}${a.blocked ? ": apply would block it" : ""}`;
+}
+function appliedWords(outcomes) {
+  const notes = [];
+  const held = outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
+  if (held)
+    notes.push(
+      `Four eyes held back ${plural(held, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${held === 1 ? "it" : "them"}; what this run did stays done.`
+    );
+  const broken = outcomes.filter((o) => o.outcome === "breached" && o.four_eyes?.rule === "breached").length;
+  if (broken)
+    notes.push(
+      `Four eyes is broken by ${plural(broken, "approve")} that landed or were found made (named above): the service shows ${broken === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${broken === 1 ? "that approval" : "those approvals"} in the service.`
+    );
+  const moved = outcomes.filter((o) => o.outcome === "breached").length - broken;
+  if (moved > 0)
+    notes.push(
+      `A batch other than the one reviewed, or other values, may have moved (named above): the interface names a batch by its name alone; check ${moved === 1 ? "that batch" : "those batches"} in the service.`
+    );
+  return { notes, held, ruleBlocked: outcomes.filter((o) => o.four_eyes?.rule === "blocked").length };
+}
+function peopleWords(c2, esc2) {
+  const f2 = c2.four_eyes;
+  if (!f2) return void 0;
+  const rule2 = f2.rule === "blocked" ? "; blocked by revsync: it would have gone as its preparer" : f2.rule === "refused" ? "; refused by the service: it went as its preparer" : f2.rule === "breached" ? `; four eyes broken: the service shows it approved by ${esc2(named2(f2.approved_by))}${f2.sent_as ? `, sent as ${esc2(f2.sent_as)}` : ""}` : "";
+  const landed = c2.outcome === "done" || c2.outcome === "confirmed" || c2.outcome === "breached";
+  const uploaded2 = f2.uploaded_by !== void 0 ? `, uploaded by ${esc2(named2(f2.uploaded_by))}` : "";
+  const unconfirmed = landed && f2.confirmed === false ? " (not confirmed by the service's answer)" : "";
+  return `reviewed by ${esc2(named2(f2.reviewed_by))}${uploaded2}, policy created by ${esc2(named2(f2.policy_created_by))}, ${landed ? "approved" : "to be approved"} by ${esc2(named2(f2.approved_by))}${unconfirmed}${rule2}`;
+}
+function approvesTable(changes, md, code) {
+  const rows = changes.filter((c2) => c2.action === "approve").map((c2) => {
+    const f2 = c2.four_eyes;
+    const rule2 = f2?.rule ? ` (${f2.rule === "breached" ? `four eyes broken${f2.sent_as ? `: sent as ${md(f2.sent_as)}` : ""}` : `${f2.rule} by the four-eyes rule`})` : "";
+    return `| ${code(c2.address)} | ${md(named2(f2?.reviewed_by))} | ${md(f2?.uploaded_by === void 0 ? "(not recorded)" : named2(f2.uploaded_by))} | ${md(named2(f2?.policy_created_by))} | ${md(named2(f2?.approved_by))}${f2?.confirmed === false ? " (not confirmed by the service)" : ""} | **${md(c2.outcome)}**${rule2} |`;
+  });
+  if (!rows.length) return ["No batch was to be approved."];
+  return ["| batch | reviewed by | uploaded by | policy created by | approved by | outcome |", "|---|---|---|---|---|---|", ...rows];
+}
+var named2, SSP_RECORD_WORDS, SSP_WORDS;
+var init_report_words = __esm({
+  "src/kinds/ssp/report-words.ts"() {
+    "use strict";
+    init_auth();
+    init_words();
+    named2 = (u) => u ?? "(not named)";
+    SSP_RECORD_WORDS = {
+      fourEyesRule: "no SSP batch is approved by the user who reviewed it, uploaded it or created its policy (who approved it is what the service shows right after the approve)",
+      recordLines: (c2, esc2) => {
+        const people = peopleWords(c2, esc2);
+        return people ? [`four eyes: ${people}`] : [];
+      },
+      recordTable: approvesTable
+    };
+    SSP_WORDS = {
+      head: (plan) => plan.four_eyes ? { lines: fourEyesHead(plan.four_eyes), above: (c2) => c2.action === "approve" } : void 0,
+      lines(c2, plan) {
+        const eyes = plan.four_eyes && c2.action === "approve" ? fourEyesLine(plan.four_eyes, c2.address) : void 0;
+        return [...c2.values ? [`values: ${valuesLine(c2.values)}`] : [], ...eyes ? [eyes] : []];
+      },
+      summary: (c2) => c2.values ? valuesLine(c2.values) : void 0,
+      drift: {
+        unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
+        batch_status: ["batch status", "batch statuses"],
+        batch_values: ["batch's values", "batches' values"]
+      },
+      applied: appliedWords,
+      ...SSP_RECORD_WORDS
+    };
+  }
+});
+
 // src/kinds/ssp/create-body.ts
 function createItem(d) {
   const s3 = d.spec;
@@ -50603,7 +50943,7 @@ function batchSteps(b2, from, ctx, source) {
 }
 function valuesHow(d, b2, lb) {
   const ref = valuesFileFor(d.name, b2.name);
-  const path = import_node_path9.posix.join(import_node_path9.posix.dirname(d.source.file.split("\\").join("/")), ref);
+  const path = import_node_path11.posix.join(import_node_path11.posix.dirname(d.source.file.split("\\").join("/")), ref);
   const fileId = fileIdOf(lb);
   const get = fileId && pasteable(fileId) && pasteable(path) ? `revsync ssp download ${shellQuote(fileId)} --output ${shellQuote(path)} gets them` : exportHint(d.name, "writes them (with the policy's file) into DIR");
   return `${get}; review them, then add \`values: ${ref}\` to this batch in ${d.source.file}`;
@@ -50632,11 +50972,11 @@ function hierarchyClash(name, item, desired, live) {
     (lp) => !inGit.has(lp.envelope.compliance_name ?? "") && sameJson(canonicalConditions(Array.isArray(lp.item.when) ? lp.item.when : []), want)
   );
   if (renamed) return REASONS2.rename(item.hierarchy_no, renamed.envelope.compliance_name ?? "", name);
-  const named3 = holders.map((lp) => {
+  const named4 = holders.map((lp) => {
     const n = lp.envelope.compliance_name ?? "";
     return `${JSON.stringify(n)}${inGit.has(n) ? "" : " (not in git)"}`;
   });
-  return REASONS2.hierarchyHeld(item.hierarchy_no, `${holders.length === 1 ? "policy" : "policies"} ${named3.join(" and ")}`);
+  return REASONS2.hierarchyHeld(item.hierarchy_no, `${holders.length === 1 ? "policy" : "policies"} ${named4.join(" and ")}`);
 }
 function blockedCreate(p, item, diff, clash) {
   const addr = sspAddress.policy(p.d.name);
@@ -50779,11 +51119,11 @@ function policyChanges(d, desired, live, findings) {
   const batches = d.batches.filter((b2) => targeted(sspAddress.batch(d.name, b2.name), p.targets));
   return [...policyFields(p, lp, versioned, findings), ...batches.flatMap((b2) => batchChanges(p, b2, lp, live, versioned, findings))];
 }
-var import_node_path9, REASONS2, sspPlan;
+var import_node_path11, REASONS2, sspPlan;
 var init_plan = __esm({
   "src/kinds/ssp/plan.ts"() {
     "use strict";
-    import_node_path9 = require("node:path");
+    import_node_path11 = require("node:path");
     init_address();
     init_normalize();
     init_canonical_json();
@@ -51200,7 +51540,7 @@ var sspPolicy;
 var init_kind2 = __esm({
   "src/kinds/ssp/kind.ts"() {
     "use strict";
-    init_resources();
+    init_service();
     init_canonical_json();
     init_address();
     init_normalize();
@@ -51211,13 +51551,16 @@ var init_kind2 = __esm({
     init_export();
     init_held_twice();
     init_files();
-    init_four_eyes();
+    init_approver();
+    init_export_in_git();
+    init_export_envs();
+    init_recorded();
+    init_report_words();
     init_git_check();
     init_payload();
     init_plan();
     init_read();
     init_promotion();
-    init_values();
     init_facts();
     init_tests();
     sspPolicy = {
@@ -51248,7 +51591,7 @@ var init_kind2 = __esm({
       unmanaged: (desired, live, targets) => unmanagedSsp(desired, live.ssp, targets),
       heldTwice: sspHeldTwice,
       kept: (desired, live, targets) => keptSspFields(desired, live.ssp, targets),
-      preparers: planPreparers,
+      fourEyes: approvesOfPlan,
       payloads: SSP_PAYLOADS,
       payloadProblems: sspPayloadProblems,
       gitProblems: (c2, desired) => sspGitProblems(c2, desired),
@@ -51279,19 +51622,20 @@ var init_kind2 = __esm({
           return o;
         });
       },
+      ready: checkApprover,
+      signedIn: checkSignedIn,
       apply: (run2) => new SspApply(run2),
       export(live, ctx) {
         return exportSsp(live, ctx, this.schema);
       },
       compared: (field, value2) => normalizeSspFields({ [field]: value2 }, [field])[field],
-      sameValues: (a, b2) => {
-        try {
-          return valuesChecksum({ csv: a }) === valuesChecksum({ csv: b2 });
-        } catch {
-          return false;
-        }
-      },
+      placeInGit: placeBatches,
+      valuesNamed,
+      mergeEnvs: mergeBatches,
+      prepareEnvsInGit: prepareBatches,
       evidence: evidenceCheck,
+      recorded: recordedFourEyes,
+      words: SSP_WORDS,
       promotion: sspPromotion,
       guardrails: { facts: SSP_FACTS, fields: SSP_FACT_FIELDS, of: sspFacts, concerns: sspConcerns },
       tests: {
@@ -51304,6 +51648,471 @@ var init_kind2 = __esm({
         known: liveWithGitsUnknowns
       }
     };
+  }
+});
+
+// src/kinds/envelope-list/list.ts
+function heldAs(live, name) {
+  const env2 = live.find((e) => e.compliance_name === name);
+  return { env: env2, item: env2?.compliance_spec?.[0] };
+}
+var addressOf2, bodyFields;
+var init_list = __esm({
+  "src/kinds/envelope-list/list.ts"() {
+    "use strict";
+    addressOf2 = (l, name) => `${l.name}/${name}`;
+    bodyFields = (l) => [...l.fields, ...l.keys];
+  }
+});
+
+// src/kinds/envelope-list/service.ts
+var envelopeService;
+var init_service2 = __esm({
+  "src/kinds/envelope-list/service.ts"() {
+    "use strict";
+    envelopeService = (l) => ({
+      list: (core) => core.call({ method: "GET", path: l.path, kind: "read", schema: l.schemas.list, listed: l.what }),
+      updateRequest: (id, body, ifMatch) => ({
+        method: "PATCH",
+        path: `${l.path}/${encodeURIComponent(id)}`,
+        body,
+        bodySchema: l.schemas.body,
+        kind: "write",
+        schema: l.schemas.result,
+        ...ifMatch ? { ifMatch } : {},
+        emptyOk: true
+      })
+    });
+  }
+});
+
+// src/kinds/envelope-list/write.ts
+function seenFields(c2) {
+  const p = updatePayload(c2);
+  if (!p) return {};
+  const seen = { ...p.item };
+  const before = c2.before ?? {};
+  for (const k2 of Object.keys(c2.after ?? {})) seen[k2] = before[k2];
+  return seen;
+}
+function shownUpdate(c2) {
+  const before = c2.before ?? {};
+  const after = c2.after ?? {};
+  const out = {};
+  for (const k2 of Object.keys(after)) out[k2] = before[k2] === null || before[k2] === void 0 ? after[k2] : before[k2];
+  for (const d of c2.diff) out[d.path] = d.after;
+  return out;
+}
+function updateBody(p, user, clock) {
+  return {
+    user_name: user,
+    current_timestamp: String(Math.floor(clock.now() / 1e3)),
+    format_type: "JSON",
+    compliance_name: p.compliance_name,
+    unique_key: p.unique_key,
+    compliance_spec: [p.item]
+  };
+}
+function requireUser(l, changes, core) {
+  if (!core.auth.username && changes.some((c2) => c2.action === "update")) {
+    throw new UserError(
+      `the ${l.what} update names the user who makes it (user_name), and this sign-in gives none: the token carries no preferred_username or sub claim`,
+      "set REVSYNC_USER to your user id in the service"
+    );
+  }
+}
+function updateGuard(l, c2, p, core, run2) {
+  return async () => {
+    const list3 = await envelopeService(l).list(core);
+    const env2 = list3.find((e) => e.compliance_id === p.compliance_id);
+    if (!env2 || env2.compliance_name !== p.compliance_name) return blocked(`${c2.address} no longer exists in the service`);
+    const copies = list3.filter((e) => e.compliance_name === p.compliance_name).length;
+    if (copies > 1) return blocked(`the service holds ${copies} ${l.whats} named ${JSON.stringify(p.compliance_name)} now, not one as the plan saw`);
+    const live = env2.compliance_spec?.[0] ?? {};
+    const want = { ...shownUpdate(c2), ...Object.fromEntries(c2.diff.map((d) => [d.path, d.after])) };
+    if (c2.diff.length && Object.entries(want).every(([k2, v2]) => sameJson(live[k2], v2))) return { already: "the service holds git's values" };
+    const seen = seenFields(c2);
+    const fields = bodyFields(l);
+    const moved = [...fields.filter((k2) => !sameJson(live[k2], seen[k2])).map((k2) => `${k2} ${show(seen[k2])} -> ${show(live[k2])}`), ...versionMoved(c2, env2)];
+    if (moved.length) return blocked(`${c2.address} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}`);
+    const item = { ...Object.fromEntries(fields.map((k2) => [k2, live[k2]])), ...want };
+    run2.log(`${c2.address}: read again just now, unchanged since the plan; sending the update`);
+    const body = updateBody({ ...p, item }, run2.user, core.clock);
+    return { go: { body, before: live, version: env2.version_id ?? null, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
+  };
+}
+function versionVerdict(steps, calibrated) {
+  if (steps <= 1) return "alone";
+  const known = calibrated.known;
+  if (known === void 0 || steps < known) calibrated.known = steps;
+  if (known === void 0) return "could not tell";
+  return steps > known ? "met" : "alone";
+}
+function afterWrite(l, env2, live, sent, seen, calibrated) {
+  if (!env2) return `the ${l.what} is no longer in the service after revsync's write`;
+  const moved = Object.entries(sent).filter(([k2, v2]) => live[k2] !== null && live[k2] !== void 0 && !sameJson(live[k2], v2)).map(([k2, v2]) => `${k2} ${JSON.stringify(v2)} -> ${JSON.stringify(live[k2])}`);
+  if (moved.length) return overwrittenWords(envelopeWho(env2), moved);
+  const steps = versionSteps(seen.version, env2.version_id);
+  if (steps === void 0 || steps <= 1) return void 0;
+  const who = envelopeWho(env2);
+  const concurrent = concurrentWords(String(seen.version), String(env2.version_id), who, seen.user);
+  if (who.modified_by && !sameUser(who.modified_by, seen.user)) return concurrent;
+  const verdict2 = versionVerdict(steps, calibrated);
+  if (verdict2 === "met") return concurrent;
+  if (verdict2 === "alone") return void 0;
+  return {
+    unchecked: `version_id went from ${String(seen.version)} to ${String(env2.version_id)} over revsync's one write; whether someone else wrote meanwhile could not be told: the service's version_id steps are not known (the spec promises none, and this run made no earlier write to learn them from); the fields it sent hold`
+  };
+}
+function updateUnit(l, core, id, guard, calibrated = {}) {
+  const service = envelopeService(l);
+  let sent = {};
+  let before;
+  let seen = { version: void 0, user: "" };
+  const empty2 = { compliance_id: id, compliance_details: [], error: [] };
+  const read = async () => {
+    const env2 = (await service.list(core)).find((x2) => x2.compliance_id === id);
+    return { env: env2, live: env2?.compliance_spec?.[0] ?? {} };
+  };
+  return {
+    guard,
+    maxSends: core.sendBudget,
+    request: (r) => {
+      sent = r.body.compliance_spec[0] ?? {};
+      before = r.before;
+      seen = { version: r.version, user: r.body.user_name };
+      return service.updateRequest(id, r.body, r.ifMatch);
+    },
+    result: (body) => body ?? empty2,
+    readBack: async () => {
+      const { live } = await read();
+      if (Object.entries(sent).every(([k2, v2]) => sameJson(live[k2], v2))) return { landed: true, result: empty2 };
+      const b2 = before;
+      if (b2 && Object.keys(sent).every((k2) => sameJson(live[k2], b2[k2]))) return { landed: false };
+      return { other: `the ${l.what} holds neither the new values nor those read right before the write` };
+    },
+    check: async () => {
+      const { env: env2, live } = await read();
+      return afterWrite(l, env2, live, sent, seen, calibrated);
+    }
+  };
+}
+var updatePayloads, updatePayload, EnvelopeApply;
+var init_write2 = __esm({
+  "src/kinds/envelope-list/write.ts"() {
+    "use strict";
+    init_write();
+    init_canonical_json();
+    init_errors();
+    init_who();
+    init_words2();
+    init_list();
+    init_service2();
+    updatePayloads = (l) => ({
+      update: {
+        actions: ["update"],
+        schema: {
+          type: "object",
+          required: ["kind", "compliance_id", "compliance_name", "unique_key", "item"],
+          additionalProperties: false,
+          properties: {
+            kind: { const: "update" },
+            compliance_id: { type: "string", minLength: 1 },
+            compliance_name: { type: "string" },
+            unique_key: { type: "string" },
+            item: typeof l.schemas.item === "string" ? { $ref: `#/definitions/${l.schemas.item}` } : l.schemas.item
+          }
+        }
+      }
+    });
+    updatePayload = (c2) => c2.payload?.kind === "update" ? c2.payload : void 0;
+    EnvelopeApply = class {
+      constructor(l, run2) {
+        this.l = l;
+        this.run = run2;
+      }
+      l;
+      run;
+      /** The version steps this run's own writes showed (shared by its updates). */
+      steps = {};
+      /** One step: the update of `c`, guarded before every send, through the write unit. */
+      async write(c2, core) {
+        const p = updatePayload(c2);
+        if (!p) throw new UserError(`${c2.address}: the plan carries no update payload for ${c2.action}`);
+        const unit = updateUnit(this.l, core, p.compliance_id, updateGuard(this.l, c2, p, core, this.run), this.steps);
+        return { outcome: await runWrite(core, unit) };
+      }
+    };
+  }
+});
+
+// src/kinds/envelope-list/compare.ts
+function updateHoles(l, item) {
+  const fn = validatorOf(l.schemas.item);
+  return fn(item) ? [] : describeAjvErrors(fn.errors).map((e) => `${e.field} ${e.message}`);
+}
+function envelopeChange(l, d, live, unknown) {
+  const addr = addressOf2(l, d.name);
+  const { env: env2, item } = heldAs(live, d.name);
+  const source = `${d.source.file}:${d.source.line}`;
+  const words2 = reasons(l);
+  if (!env2 || !item) return shownEntry("unsupported", addr, words2.missing, { after: d.spec, source });
+  const keys2 = Object.keys(d.spec);
+  const before = pick(item, keys2);
+  const notCompared = unshown2(d.spec, item);
+  const compared = keys2.filter((k2) => !notCompared.includes(k2));
+  const diff = fieldDiff(pick(item, compared), pick(d.spec, compared));
+  if (!diff.length) {
+    addUnknown(
+      unknown,
+      addr,
+      notCompared.map((field) => ({ field }))
+    );
+    return void 0;
+  }
+  const merged = { ...pick(item, bodyFields(l)), ...d.spec, ...pick(item, l.keys) };
+  const version2 = { version_id: env2.version_id ?? null, last_modified_on: numberOrNull(env2.last_modified_on), ...envelopeWho(env2), source };
+  const astray = segmentProblem(env2.compliance_id ?? "");
+  if (astray) return shownEntry("blocked", addr, words2.unaddressed(env2.compliance_id, astray), { before, after: d.spec, diff, ...version2 });
+  const guid = typeof env2.unique_key === "string" && env2.unique_key.trim() ? env2.unique_key : void 0;
+  if (!guid) return shownEntry("blocked", addr, words2.noGuid(env2.unique_key), { before, after: d.spec, diff, ...version2 });
+  const holes = updateHoles(l, merged);
+  if (holes.length) return shownEntry("blocked", addr, words2.holes(holes, d.source.file), { before, after: d.spec, diff, ...version2 });
+  return {
+    address: addr,
+    action: "update",
+    before,
+    after: d.spec,
+    diff,
+    ...version2,
+    ...notCompared.length ? { reason: words2.sentUnseen(notCompared.map((k2) => `${k2} ${JSON.stringify(d.spec[k2])}`)) } : {},
+    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: guid, item: merged }
+  };
+}
+function envelopeDrift(l, d, live, unknown) {
+  const addr = addressOf2(l, d.name);
+  const { env: env2, item } = heldAs(live, d.name);
+  if (!env2 || !item) return [missingItem(addr)];
+  const notCompared = unshown2(d.spec, item);
+  addUnknown(
+    unknown,
+    addr,
+    notCompared.map((field) => ({ field }))
+  );
+  const compared = Object.keys(d.spec).filter((k2) => !notCompared.includes(k2));
+  const diff = fieldDiff(pick(d.spec, compared), pick(item, compared)).map((x2) => ({ ...x2, kind: "changed" }));
+  return changedItems(addr, diff, envelopeWho(env2));
+}
+function envelopesHeldTwice(l, live) {
+  const byName = /* @__PURE__ */ new Map();
+  for (const e of live) byName.set(e.compliance_name ?? "", [...byName.get(e.compliance_name ?? "") ?? [], e]);
+  return [...byName].filter(([, copies]) => copies.length > 1).map(([name, copies]) => ({
+    address: addressOf2(l, name),
+    what: l.whats,
+    copies: copies.map(
+      (e) => `compliance_id ${JSON.stringify(e.compliance_id ?? null)}, version_id ${JSON.stringify(e.version_id ?? null)}${whoWords(envelopeWho(e), "last modified")}`
+    )
+  }));
+}
+function keptEnvelopeFields(l, desired, live, targets) {
+  const out = [];
+  for (const d of desired) {
+    const addr = addressOf2(l, d.name);
+    const { env: env2, item } = heldAs(live, d.name);
+    if (!targeted(addr, targets) || !env2 || !item) continue;
+    const fields = keptFields(d.spec, item, l.fields);
+    if (Object.keys(fields).length) out.push({ address: addr, fields, ...envelopeWho(env2) });
+  }
+  return out;
+}
+function unmanagedEnvelopes(l, desired, live, targets) {
+  if (!desired.length) return [];
+  return live.filter((env2) => targeted(addressOf2(l, env2.compliance_name ?? ""), targets) && !desired.some((d) => d.name === (env2.compliance_name ?? ""))).map((env2) => ({
+    address: addressOf2(l, env2.compliance_name ?? ""),
+    class: "unmanaged",
+    reason: reasons(l).notInGit,
+    before: {},
+    version_id: env2.version_id ?? null,
+    last_modified_on: numberOrNull(env2.last_modified_on),
+    ...envelopeWho(env2)
+  }));
+}
+function updateProblems(l, c2) {
+  const p = updatePayload(c2);
+  if (c2.action !== "update") return [`a ${l.what} has no ${c2.action}`];
+  if (!p) return [`a ${c2.payload?.kind} payload`];
+  const out = [];
+  if (c2.address !== addressOf2(l, p.compliance_name)) out.push(`the payload names ${JSON.stringify(p.compliance_name)}`);
+  const after = c2.after ?? {};
+  for (const d of c2.diff) if (!(d.path in after) || !sameJson(after[d.path], d.after)) out.push(`the diff of ${d.path} is not git's value`);
+  const item = p.item;
+  const fields = bodyFields(l);
+  for (const [k2, v2] of Object.entries(shownUpdate(c2))) {
+    if (!fields.includes(k2)) out.push(`${k2} is not a field of the update`);
+    else if (!sameJson(item[k2], v2)) out.push(`the payload's ${k2} ${show(item[k2])} is not the reviewed ${show(v2)}`);
+  }
+  for (const k2 of Object.keys(item)) if (!fields.includes(k2)) out.push(`the payload's ${k2} is not a field of the update`);
+  return out;
+}
+function updateAgainstGit(l, c2, desired) {
+  const d = desired.find((x2) => addressOf2(l, x2.name) === c2.address);
+  if (!d) return [NOT_IN_GIT_NOW];
+  const item = updatePayload(c2)?.item ?? {};
+  const after = c2.after ?? {};
+  const spec = d.spec;
+  const out = [];
+  for (const [k2, v2] of Object.entries(spec)) {
+    if (!sameJson(item[k2], v2)) out.push(notGits(k2, item[k2], v2));
+    else if (k2 in after && !sameJson(after[k2], v2)) out.push(`${k2}: the plan shows ${show(after[k2])}, git asks for ${show(v2)}`);
+  }
+  for (const x2 of c2.diff) if (!(x2.path in spec)) out.push(`${x2.path}: the plan writes ${show(x2.after)}, git no longer sets it`);
+  return out;
+}
+var reasons, unshown2;
+var init_compare2 = __esm({
+  "src/kinds/envelope-list/compare.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_number();
+    init_ajv();
+    init_core();
+    init_address();
+    init_entries();
+    init_normalize();
+    init_unknown();
+    init_who();
+    init_entries2();
+    init_words2();
+    init_list();
+    init_write2();
+    reasons = (l) => ({
+      missing: `no ${l.what} of this name exists in the service, and the interface cannot create one`,
+      holes: (holes, file) => `the update body${l.specRef ? ` (${l.specRef})` : ""} would not be whole: ${holes.join("; ")}; the service's answer leaves ${holes.length === 1 ? "it" : "them"} out (or null) and git does not set ${holes.length === 1 ? "it" : "them"}, so revsync cannot fill the body from git or a fresh read and sends no update (a service that took a partial body could reset a field, unseen): set ${holes.length === 1 ? "it" : "them"} in ${file}`,
+      sentUnseen: (fields) => `the update also sends ${fields.join(", ")} as git sets ${fields.length === 1 ? "it" : "them"}: the service shows no value (null) to compare, and the update body requires every field`,
+      noGuid: (given) => `the update body${l.specRef ? ` (${l.specRef})` : ""} would not be whole: unique_key is required, and the service's answer gives the ${l.what}'s GUID as ${given === void 0 ? "nothing (left out)" : JSON.stringify(given)}; only the service can give it, so revsync sends no update (never an empty one)`,
+      unaddressed: (id, problem2) => `its compliance_id ${JSON.stringify(id ?? null)}, which the update's path${l.specRef ? ` (${l.specRef})` : ""} names it by, does not address it (${problem2}), so revsync sends no update`,
+      notInGit: `the service holds this ${l.what} and git has no file for it (the interface cannot create or delete one): add its file to manage it`
+    });
+    unshown2 = (spec, item) => notShown(spec, item).map((u) => u.field);
+  }
+});
+
+// src/kinds/envelope-list/promotion.ts
+function envelopePromotion(l, c2, desired, live) {
+  const name = c2.address.slice(addressOf2(l, "").length);
+  const d = desired.find((x2) => x2.name === name);
+  if (!d) return { compared: {}, notYet: [], differs: [], notShown: [], leftOut: true };
+  const item = live.find((e) => e.compliance_name === name)?.compliance_spec?.[0];
+  if (!item) return { compared: {}, notYet: [`no ${l.what} ${JSON.stringify(name)}`], differs: [], notShown: [] };
+  const spec = d.spec;
+  const fields = writtenFields(c2);
+  const here = c2.before ?? {};
+  const out = { compared: pick(item, fields), notYet: [], differs: [], notShown: [] };
+  for (const k2 of fields) {
+    const held = item[k2] ?? null;
+    if (held === null) out.notShown.push(k2);
+    else if (!fieldDiff(pick(item, [k2]), pick(spec, [k2])).length) continue;
+    else if (sameJson(held, here[k2])) out.notYet.push(`${k2} is still ${JSON.stringify(held)}`);
+    else out.differs.push({ field: k2, source: held, git: spec[k2] ?? null });
+  }
+  return out;
+}
+var writtenFields;
+var init_promotion2 = __esm({
+  "src/kinds/envelope-list/promotion.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_normalize();
+    init_list();
+    writtenFields = (c2) => Object.keys(c2.after ?? {}).filter(
+      (k2) => c2.diff.some((x2) => x2.path === k2 || x2.path.startsWith(`${k2}.`) || x2.path.startsWith(`${k2}[`))
+    );
+  }
+});
+
+// src/kinds/envelope-list/kind.ts
+function evidenceCheck2(l, core) {
+  let list3;
+  return async (c2) => {
+    const base = { address: c2.address, action: c2.action, differs: [], modified_by: null, modified_on: null };
+    const name = c2.address.slice(addressOf2(l, "").length);
+    const env2 = (await (list3 ??= envelopeService(l).list(core))).find((e) => e.compliance_name === name);
+    if (!env2) return { ...base, holds: false, note: "it is no longer in the service" };
+    const item = env2.compliance_spec?.[0] ?? {};
+    const differs = c2.diff.filter((d) => !sameJson(valueAt(item, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: valueAt(item, d.path) }));
+    return { ...base, holds: !differs.length, differs, ...envelopeWho(env2) };
+  };
+}
+function exportEnvelopes(l, live, ctx) {
+  const twice = new Set(envelopesHeldTwice(l, live).map((h) => h.address));
+  return live.flatMap((e) => {
+    const name = e.compliance_name ?? "";
+    const addr = addressOf2(l, name);
+    if (!targeted(addr, ctx.targets)) return [];
+    if (twice.has(addr)) {
+      ctx.refused.push(heldTwiceRefusal(`${l.what} ${JSON.stringify(name)} (compliance_id ${JSON.stringify(e.compliance_id ?? null)})`));
+      return [];
+    }
+    const bad = unsafeName(name);
+    if (bad) {
+      ctx.unnamed.push(`${l.what} ${JSON.stringify(name)} (its name cannot be used in a policy file: ${bad})`);
+      return [];
+    }
+    const f2 = newFile(ctx.unique(`${l.folder ? `${l.folder}/` : ""}${slug(name || l.name)}.yaml`), addr, l.schema, l.fileKind, name);
+    fitSpec(f2, e.compliance_spec?.[0] ?? {}, l.fields, false);
+    return [f2];
+  });
+}
+function envelopeListKind(l) {
+  const address = (name) => addressOf2(l, name);
+  return {
+    name: l.name,
+    fileKind: l.fileKind,
+    schema: l.schema,
+    entry: (doc) => {
+      const v2 = doc.src.value;
+      return { name: v2.metadata.name, spec: v2.spec, source: { file: doc.src.file, ...at(doc.src, "/metadata/name") } };
+    },
+    addressesIn: (entries2) => entries2.map((d) => address(d.name)),
+    address,
+    addressForms: [address("<name>")],
+    read: async (core, _desired, _opts, progress) => {
+      const list3 = await envelopeService(l).list(core);
+      progress.done(l.whats);
+      return list3;
+    },
+    addressesLive: (live) => live.map((e) => address(e.compliance_name ?? "")),
+    targeted: (desired, _live, on) => desired.filter((d) => on(address(d.name))),
+    plan: (desired, live, findings) => desired.flatMap((d) => targeted(address(d.name), findings.targets) ? envelopeChange(l, d, live, findings.unknown) ?? [] : []),
+    drift: (desired, live, findings) => desired.filter((d) => targeted(address(d.name), findings.targets)).flatMap((d) => envelopeDrift(l, d, live, findings.unknown)),
+    unmanaged: (desired, live, targets) => unmanagedEnvelopes(l, desired, live, targets),
+    kept: (desired, live, targets) => keptEnvelopeFields(l, desired, live, targets),
+    heldTwice: (live) => envelopesHeldTwice(l, live),
+    payloads: updatePayloads(l),
+    payloadProblems: (c2) => updateProblems(l, c2),
+    gitProblems: (c2, desired) => updateAgainstGit(l, c2, desired),
+    ready: (changes, core) => requireUser(l, changes, core),
+    apply: (run2) => new EnvelopeApply(l, run2),
+    export: (live, ctx) => exportEnvelopes(l, live, ctx),
+    evidence: (core) => evidenceCheck2(l, core),
+    promotion: (c2, desired, live) => envelopePromotion(l, c2, desired, live)
+  };
+}
+var init_kind3 = __esm({
+  "src/kinds/envelope-list/kind.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_rules();
+    init_schema_diagnostics();
+    init_address();
+    init_normalize();
+    init_who();
+    init_export_file();
+    init_compare2();
+    init_list();
+    init_promotion2();
+    init_service2();
+    init_write2();
   }
 });
 
@@ -51328,16 +52137,11 @@ function tenantFieldsUpdatable(docs, ctx) {
     }
   }
 }
-function tenantEntry(d) {
-  const v2 = d.src.value;
-  return { name: v2.metadata.name, spec: v2.spec, source: { file: d.src.file, ...at(d.src, "/metadata/name") } };
-}
 var UPDATABLE_TENANT_FIELDS, READ_ONLY_TENANT_FIELDS, DELIMITERS, ownWords;
 var init_files2 = __esm({
   "src/kinds/tenant-configuration/files.ts"() {
     "use strict";
     init_rules();
-    init_schema_diagnostics();
     UPDATABLE_TENANT_FIELDS = [
       "ar_accounting",
       "can_delete",
@@ -51383,451 +52187,31 @@ var init_files2 = __esm({
   }
 });
 
-// src/kinds/tenant-configuration/service.ts
-var TC, tenantConfigurations;
-var init_service = __esm({
-  "src/kinds/tenant-configuration/service.ts"() {
-    "use strict";
-    TC = "/apis/policy-sets/v1/policy/tenant-configurations";
-    tenantConfigurations = {
-      list: (core) => core.call({ method: "GET", path: TC, kind: "read", schema: "TenantConfigurationList", listed: "tenant configuration" }),
-      /** The PATCH of one tenant configuration: sent by the write unit (src/api/write.ts), which guards,
-       *  sends and settles it. */
-      updateRequest: (id, body, ifMatch) => ({
-        method: "PATCH",
-        path: `${TC}/${encodeURIComponent(id)}`,
-        body,
-        bodySchema: "TenantConfigurationUpdateBody",
-        kind: "write",
-        schema: "UpdateResult",
-        ...ifMatch ? { ifMatch } : {},
-        emptyOk: true
-      })
-    };
-  }
-});
-
-// src/kinds/tenant-configuration/write.ts
-function seenFields(c2) {
-  const p = updatePayload(c2);
-  if (!p) return {};
-  const seen = { ...p.item };
-  const before = c2.before ?? {};
-  for (const k2 of Object.keys(c2.after ?? {})) seen[k2] = before[k2];
-  return seen;
-}
-function shownUpdate(c2) {
-  const before = c2.before ?? {};
-  const after = c2.after ?? {};
-  const out = {};
-  for (const k2 of Object.keys(after)) out[k2] = before[k2] === null || before[k2] === void 0 ? after[k2] : before[k2];
-  for (const d of c2.diff) out[d.path] = d.after;
-  return out;
-}
-function updateBody(p, user, clock) {
-  return {
-    user_name: user,
-    current_timestamp: String(Math.floor(clock.now() / 1e3)),
-    format_type: "JSON",
-    compliance_name: p.compliance_name,
-    unique_key: p.unique_key,
-    compliance_spec: [p.item]
-  };
-}
-function requireUser(changes, core) {
-  if (!core.auth.username && changes.some((c2) => c2.action === "update")) {
-    throw new UserError(
-      "the tenant configuration update names the user who makes it (user_name), and this sign-in gives none: the token carries no preferred_username or sub claim",
-      "set REVSYNC_USER to your user id in the service"
-    );
-  }
-}
-function updateGuard(c2, p, core, run2) {
-  return async () => {
-    const list3 = await tenantConfigurations.list(core);
-    const env2 = list3.find((e) => e.compliance_id === p.compliance_id);
-    if (!env2 || env2.compliance_name !== p.compliance_name) return blocked(`${c2.address} no longer exists in the service`);
-    const copies = list3.filter((e) => e.compliance_name === p.compliance_name).length;
-    if (copies > 1) return blocked(`the service holds ${copies} tenant configurations named ${JSON.stringify(p.compliance_name)} now, not one as the plan saw`);
-    const live = env2.compliance_spec?.[0] ?? {};
-    const want = { ...shownUpdate(c2), ...Object.fromEntries(c2.diff.map((d) => [d.path, d.after])) };
-    if (c2.diff.length && Object.entries(want).every(([k2, v2]) => sameJson(live[k2], v2))) return { already: "the service holds git's values" };
-    const seen = seenFields(c2);
-    const fields = UPDATE_FIELDS.filter((k2) => !sameJson(live[k2], seen[k2])).map((k2) => `${k2} ${show(seen[k2])} -> ${show(live[k2])}`);
-    const moved = [...fields, ...versionMoved(c2, env2)];
-    if (moved.length) return blocked(`${c2.address} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}`);
-    const item = { ...Object.fromEntries(UPDATE_FIELDS.map((k2) => [k2, live[k2]])), ...want };
-    run2.log(`${c2.address}: read again just now, unchanged since the plan; sending the update`);
-    const body = updateBody({ ...p, item }, run2.user, core.clock);
-    return { go: { body, before: live, version: env2.version_id ?? null, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
-  };
-}
-function versionVerdict(steps, calibrated) {
-  if (steps <= 1) return "alone";
-  const known = calibrated.known;
-  if (known === void 0 || steps < known) calibrated.known = steps;
-  if (known === void 0) return "could not tell";
-  return steps > known ? "met" : "alone";
-}
-function updateUnit(core, id, guard, calibrated = {}) {
-  let sent = {};
-  let before;
-  let seen = { version: void 0, user: "" };
-  const empty2 = { compliance_id: id, compliance_details: [], error: [] };
-  const read = async () => {
-    const env2 = (await tenantConfigurations.list(core)).find((x2) => x2.compliance_id === id);
-    return { env: env2, live: env2?.compliance_spec?.[0] ?? {} };
-  };
-  const write = {
-    guard,
-    maxSends: core.sendBudget,
-    request: (r) => {
-      sent = r.body.compliance_spec[0] ?? {};
-      before = r.before;
-      seen = { version: r.version, user: r.body.user_name };
-      return tenantConfigurations.updateRequest(id, r.body, r.ifMatch);
-    },
-    result: (body) => body ?? empty2,
-    readBack: async () => {
-      const { live } = await read();
-      if (Object.entries(sent).every(([k2, v2]) => sameJson(live[k2], v2))) return { landed: true, result: empty2 };
-      const b2 = before;
-      if (b2 && Object.keys(sent).every((k2) => sameJson(live[k2], b2[k2]))) return { landed: false };
-      return { other: "the tenant configuration holds neither the new values nor those read right before the write" };
-    },
-    check: async () => {
-      const { env: env2, live } = await read();
-      if (!env2) return `the tenant configuration is no longer in the service after revsync's write`;
-      const moved = Object.entries(sent).filter(([k2, v2]) => live[k2] !== null && live[k2] !== void 0 && !sameJson(live[k2], v2)).map(([k2, v2]) => `${k2} ${JSON.stringify(v2)} -> ${JSON.stringify(live[k2])}`);
-      if (moved.length) return overwrittenWords(envelopeWho(env2), moved);
-      const steps = versionSteps(seen.version, env2.version_id);
-      if (steps === void 0 || steps <= 1) return void 0;
-      const who = envelopeWho(env2);
-      const concurrent = concurrentWords(String(seen.version), String(env2.version_id), who, seen.user);
-      if (who.modified_by && !sameUser(who.modified_by, seen.user)) return concurrent;
-      const verdict2 = versionVerdict(steps, calibrated);
-      if (verdict2 === "met") return concurrent;
-      if (verdict2 === "alone") return void 0;
-      return {
-        unchecked: `version_id went from ${String(seen.version)} to ${String(env2.version_id)} over revsync's one write; whether someone else wrote meanwhile could not be told: the service's version_id steps are not known (the spec promises none, and this run made no earlier write to learn them from); the fields it sent hold`
-      };
-    }
-  };
-  return write;
-}
-var UPDATE_FIELDS, UPDATE_PAYLOADS, updatePayload, TenantApply;
-var init_write2 = __esm({
-  "src/kinds/tenant-configuration/write.ts"() {
-    "use strict";
-    init_write();
-    init_canonical_json();
-    init_errors();
-    init_who();
-    init_words2();
-    init_files2();
-    init_service();
-    UPDATE_FIELDS = [...UPDATABLE_TENANT_FIELDS, "guid"];
-    UPDATE_PAYLOADS = {
-      update: {
-        actions: ["update"],
-        schema: {
-          type: "object",
-          required: ["kind", "compliance_id", "compliance_name", "unique_key", "item"],
-          additionalProperties: false,
-          properties: {
-            kind: { const: "update" },
-            compliance_id: { type: "string", minLength: 1 },
-            compliance_name: { type: "string" },
-            unique_key: { type: "string" },
-            item: { $ref: "#/definitions/TenantConfigurationUpdateItem" }
-          }
-        }
-      }
-    };
-    updatePayload = (c2) => c2.payload?.kind === "update" ? c2.payload : void 0;
-    TenantApply = class {
-      constructor(run2) {
-        this.run = run2;
-      }
-      run;
-      /** The version steps this run's own writes showed (shared by its updates). */
-      steps = {};
-      /** One step: the update of `c`, guarded before every send, through the write unit. */
-      async write(c2, core) {
-        const p = updatePayload(c2);
-        if (!p) throw new UserError(`${c2.address}: the plan carries no update payload for ${c2.action}`);
-        const unit = updateUnit(core, p.compliance_id, updateGuard(c2, p, core, this.run), this.steps);
-        return { outcome: await runWrite(core, unit) };
-      }
-    };
-  }
-});
-
-// src/kinds/tenant-configuration/compare.ts
-function updateHoles(item) {
-  const fn = apiValidator("TenantConfigurationUpdateItem");
-  return fn(item) ? [] : describeAjvErrors(fn.errors).map((e) => `${e.field} ${e.message}`);
-}
-function tenantChange(d, live, unknown) {
-  const addr = tenantAddress(d.name);
-  const env2 = live.find((e) => e.compliance_name === d.name);
-  const item = env2?.compliance_spec?.[0];
-  const source = `${d.source.file}:${d.source.line}`;
-  if (!env2 || !item) return shownEntry("unsupported", addr, REASONS3.noTenant, { after: d.spec, source });
-  const keys2 = Object.keys(d.spec);
-  const before = pick(item, keys2);
-  const notCompared = unshown2(d.spec, item);
-  const compared = keys2.filter((k2) => !notCompared.includes(k2));
-  const diff = fieldDiff(pick(item, compared), pick(d.spec, compared));
-  if (!diff.length) {
-    addUnknown(
-      unknown,
-      addr,
-      notCompared.map((field) => ({ field }))
-    );
-    return void 0;
-  }
-  const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid };
-  const version2 = { version_id: env2.version_id ?? null, last_modified_on: numberOrNull(env2.last_modified_on), ...envelopeWho(env2), source };
-  const astray = segmentProblem(env2.compliance_id ?? "");
-  if (astray) return shownEntry("blocked", addr, REASONS3.unaddressed(env2.compliance_id, astray), { before, after: d.spec, diff, ...version2 });
-  const guid = typeof env2.unique_key === "string" && env2.unique_key.trim() ? env2.unique_key : void 0;
-  if (!guid) return shownEntry("blocked", addr, REASONS3.noGuid(env2.unique_key), { before, after: d.spec, diff, ...version2 });
-  const holes = updateHoles(merged);
-  if (holes.length) return shownEntry("blocked", addr, REASONS3.holes(holes, d.source.file), { before, after: d.spec, diff, ...version2 });
-  return {
-    address: addr,
-    action: "update",
-    before,
-    after: d.spec,
-    diff,
-    ...version2,
-    ...notCompared.length ? { reason: REASONS3.sentUnseen(notCompared.map((k2) => `${k2} ${JSON.stringify(d.spec[k2])}`)) } : {},
-    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: guid, item: merged }
-  };
-}
-function tenantDrift(d, live, unknown) {
-  const addr = tenantAddress(d.name);
-  const env2 = live.find((e) => e.compliance_name === d.name);
-  const item = env2?.compliance_spec?.[0];
-  if (!env2 || !item) return [missingItem(addr)];
-  const notCompared = unshown2(d.spec, item);
-  addUnknown(
-    unknown,
-    addr,
-    notCompared.map((field) => ({ field }))
-  );
-  const compared = Object.keys(d.spec).filter((k2) => !notCompared.includes(k2));
-  const diff = fieldDiff(pick(d.spec, compared), pick(item, compared)).map((x2) => ({ ...x2, kind: "changed" }));
-  return changedItems(addr, diff, envelopeWho(env2));
-}
-function tenantsHeldTwice(live) {
-  const byName = /* @__PURE__ */ new Map();
-  for (const e of live) byName.set(e.compliance_name ?? "", [...byName.get(e.compliance_name ?? "") ?? [], e]);
-  return [...byName].filter(([, copies]) => copies.length > 1).map(([name, copies]) => ({
-    address: tenantAddress(name),
-    what: "tenant configurations",
-    copies: copies.map(
-      (e) => `compliance_id ${JSON.stringify(e.compliance_id ?? null)}, version_id ${JSON.stringify(e.version_id ?? null)}${whoWords(envelopeWho(e), "last modified")}`
-    )
-  }));
-}
-function keptTenantFields(desired, live, targets) {
-  const out = [];
-  for (const d of desired) {
-    const addr = tenantAddress(d.name);
-    const env2 = live.find((e) => e.compliance_name === d.name);
-    const item = env2?.compliance_spec?.[0];
-    if (!targeted(addr, targets) || !env2 || !item) continue;
-    const fields = keptFields(d.spec, item, UPDATABLE_TENANT_FIELDS);
-    if (Object.keys(fields).length) out.push({ address: addr, fields, ...envelopeWho(env2) });
-  }
-  return out;
-}
-function unmanagedTenants(desired, live, targets) {
-  if (!desired.length) return [];
-  return live.filter((env2) => targeted(tenantAddress(env2.compliance_name ?? ""), targets) && !desired.some((d) => d.name === (env2.compliance_name ?? ""))).map((env2) => ({
-    address: tenantAddress(env2.compliance_name ?? ""),
-    class: "unmanaged",
-    reason: REASONS3.notInGit,
-    before: {},
-    version_id: env2.version_id ?? null,
-    last_modified_on: numberOrNull(env2.last_modified_on),
-    ...envelopeWho(env2)
-  }));
-}
-function updateProblems(c2) {
-  const p = updatePayload(c2);
-  if (c2.action !== "update") return [`a tenant configuration has no ${c2.action}`];
-  if (!p) return [`a ${c2.payload?.kind} payload`];
-  const out = [];
-  if (c2.address !== tenantAddress(p.compliance_name)) out.push(`the payload names ${JSON.stringify(p.compliance_name)}`);
-  const after = c2.after ?? {};
-  for (const d of c2.diff) if (!(d.path in after) || !sameJson(after[d.path], d.after)) out.push(`the diff of ${d.path} is not git's value`);
-  const item = p.item;
-  const fields = UPDATE_FIELDS;
-  for (const [k2, v2] of Object.entries(shownUpdate(c2))) {
-    if (!fields.includes(k2)) out.push(`${k2} is not a field of the update`);
-    else if (!sameJson(item[k2], v2)) out.push(`the payload's ${k2} ${show(item[k2])} is not the reviewed ${show(v2)}`);
-  }
-  for (const k2 of Object.keys(item)) if (!fields.includes(k2)) out.push(`the payload's ${k2} is not a field of the update`);
-  return out;
-}
-function updateAgainstGit(c2, desired) {
-  const d = desired.find((x2) => tenantAddress(x2.name) === c2.address);
-  if (!d) return [NOT_IN_GIT_NOW];
-  const item = updatePayload(c2)?.item ?? {};
-  const after = c2.after ?? {};
-  const spec = d.spec;
-  const out = [];
-  for (const [k2, v2] of Object.entries(spec)) {
-    if (!sameJson(item[k2], v2)) out.push(notGits(k2, item[k2], v2));
-    else if (k2 in after && !sameJson(after[k2], v2)) out.push(`${k2}: the plan shows ${show(after[k2])}, git asks for ${show(v2)}`);
-  }
-  for (const x2 of c2.diff) if (!(x2.path in spec)) out.push(`${x2.path}: the plan writes ${show(x2.after)}, git no longer sets it`);
-  return out;
-}
-var tenantAddress, REASONS3, unshown2;
-var init_compare2 = __esm({
-  "src/kinds/tenant-configuration/compare.ts"() {
-    "use strict";
-    init_canonical_json();
-    init_number();
-    init_entries();
-    init_normalize();
-    init_unknown();
-    init_ajv();
-    init_core();
-    init_address();
-    init_who();
-    init_entries2();
-    init_words2();
-    init_files2();
-    init_write2();
-    tenantAddress = (name) => `tenant-configuration/${name}`;
-    REASONS3 = {
-      noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
-      holes: (holes, file) => `the update body (spec 4.2) would not be whole: ${holes.join("; ")}; the service's answer leaves ${holes.length === 1 ? "it" : "them"} out (or null) and git does not set ${holes.length === 1 ? "it" : "them"}, so revsync cannot fill the body from git or a fresh read and sends no update (a service that took a partial body could reset a field, unseen): set ${holes.length === 1 ? "it" : "them"} in ${file}`,
-      sentUnseen: (fields) => `the update also sends ${fields.join(", ")} as git sets ${fields.length === 1 ? "it" : "them"}: the service shows no value (null) to compare, and the update body requires every field`,
-      noGuid: (given) => `the update body (spec 4.2) would not be whole: unique_key is required, and the service's answer gives the tenant configuration's GUID as ${given === void 0 ? "nothing (left out)" : JSON.stringify(given)}; only the service can give it, so revsync sends no update (never an empty one)`,
-      unaddressed: (id, problem2) => `its compliance_id ${JSON.stringify(id ?? null)}, which the update's path (spec 4.2) names it by, does not address it (${problem2}), so revsync sends no update`,
-      notInGit: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it"
-    };
-    unshown2 = (spec, item) => notShown(spec, item).map((u) => u.field);
-  }
-});
-
-// src/kinds/tenant-configuration/promotion.ts
-function tenantPromotion(c2, desired, live) {
-  const name = c2.address.slice(tenantAddress("").length);
-  const d = desired.find((x2) => x2.name === name);
-  if (!d) return { compared: {}, notYet: [], differs: [], notShown: [], leftOut: true };
-  const item = live.find((e) => e.compliance_name === name)?.compliance_spec?.[0];
-  if (!item) return { compared: {}, notYet: [`no tenant configuration ${JSON.stringify(name)}`], differs: [], notShown: [] };
-  const spec = d.spec;
-  const fields = writtenFields(c2);
-  const here = c2.before ?? {};
-  const out = { compared: pick(item, fields), notYet: [], differs: [], notShown: [] };
-  for (const k2 of fields) {
-    const held = item[k2] ?? null;
-    if (held === null) out.notShown.push(k2);
-    else if (!fieldDiff(pick(item, [k2]), pick(spec, [k2])).length) continue;
-    else if (sameJson(held, here[k2])) out.notYet.push(`${k2} is still ${JSON.stringify(held)}`);
-    else out.differs.push({ field: k2, source: held, git: spec[k2] ?? null });
-  }
-  return out;
-}
-var writtenFields;
-var init_promotion2 = __esm({
-  "src/kinds/tenant-configuration/promotion.ts"() {
-    "use strict";
-    init_canonical_json();
-    init_normalize();
-    init_compare2();
-    writtenFields = (c2) => Object.keys(c2.after ?? {}).filter(
-      (k2) => c2.diff.some((x2) => x2.path === k2 || x2.path.startsWith(`${k2}.`) || x2.path.startsWith(`${k2}[`))
-    );
-  }
-});
-
 // src/kinds/tenant-configuration/kind.ts
-function evidenceCheck2(core) {
-  let list3;
-  return async (c2) => {
-    const base = { address: c2.address, action: c2.action, differs: [], modified_by: null, modified_on: null };
-    const name = c2.address.slice(tenantAddress("").length);
-    const env2 = (await (list3 ??= tenantConfigurations.list(core))).find((e) => e.compliance_name === name);
-    if (!env2) return { ...base, holds: false, note: "it is no longer in the service" };
-    const item = env2.compliance_spec?.[0] ?? {};
-    const differs = c2.diff.filter((d) => !sameJson(valueAt(item, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: valueAt(item, d.path) }));
-    return { ...base, holds: !differs.length, differs, ...envelopeWho(env2) };
-  };
-}
-var tenantConfiguration, carves;
-var init_kind3 = __esm({
+var TENANT_CONFIGURATIONS, tenantConfigurations, tenantConfiguration, carves;
+var init_kind4 = __esm({
   "src/kinds/tenant-configuration/kind.ts"() {
     "use strict";
-    init_canonical_json();
-    init_rules();
-    init_address();
-    init_normalize();
-    init_who();
-    init_export_file();
-    init_compare2();
-    init_export_file();
+    init_kind3();
+    init_service2();
     init_files2();
-    init_service();
-    init_promotion2();
-    init_write2();
-    tenantConfiguration = {
+    TENANT_CONFIGURATIONS = {
       name: "tenant-configuration",
       fileKind: "TenantConfiguration",
       schema: "policy/tenant-configuration.schema.json",
+      what: "tenant configuration",
+      whats: "tenant configurations",
+      specRef: "spec 4.2",
+      path: "/apis/policy-sets/v1/policy/tenant-configurations",
+      schemas: { list: "TenantConfigurationList", body: "TenantConfigurationUpdateBody", item: "TenantConfigurationUpdateItem", result: "UpdateResult" },
+      fields: UPDATABLE_TENANT_FIELDS,
+      keys: ["guid"]
+    };
+    tenantConfigurations = envelopeService(TENANT_CONFIGURATIONS);
+    tenantConfiguration = {
+      ...envelopeListKind(TENANT_CONFIGURATIONS),
       ownWords,
       rules: (docs, ctx) => tenantFieldsUpdatable(docs, ctx),
-      entry: (doc) => tenantEntry(doc),
-      addressesIn: (entries2) => entries2.map((d) => tenantAddress(d.name)),
-      address: tenantAddress,
-      addressForms: [tenantAddress("<name>")],
-      read: async (core, _desired, _opts, progress) => {
-        const list3 = await tenantConfigurations.list(core);
-        progress.done("tenant configurations");
-        return list3;
-      },
-      addressesLive: (live) => live.map((e) => tenantAddress(e.compliance_name ?? "")),
-      targeted: (desired, _live, on) => desired.filter((d) => on(tenantAddress(d.name))),
-      plan: (desired, live, findings) => desired.flatMap((d) => targeted(tenantAddress(d.name), findings.targets) ? tenantChange(d, live, findings.unknown) ?? [] : []),
-      drift: (desired, live, findings) => desired.filter((d) => targeted(tenantAddress(d.name), findings.targets)).flatMap((d) => tenantDrift(d, live, findings.unknown)),
-      unmanaged: unmanagedTenants,
-      kept: keptTenantFields,
-      payloads: UPDATE_PAYLOADS,
-      payloadProblems: (c2) => updateProblems(c2),
-      gitProblems: (c2, desired) => updateAgainstGit(c2, desired),
-      ready: requireUser,
-      apply: (run2) => new TenantApply(run2),
-      heldTwice: tenantsHeldTwice,
-      export(live, ctx) {
-        const twice = new Set(tenantsHeldTwice(live).map((h) => h.address));
-        return live.flatMap((e) => {
-          const name = e.compliance_name ?? "";
-          const addr = tenantAddress(name);
-          if (!targeted(addr, ctx.targets)) return [];
-          if (twice.has(addr)) {
-            ctx.refused.push(heldTwiceRefusal(`tenant configuration ${JSON.stringify(name)} (compliance_id ${JSON.stringify(e.compliance_id ?? null)})`));
-            return [];
-          }
-          const bad = unsafeName(name);
-          if (bad) {
-            ctx.unnamed.push(`tenant configuration ${JSON.stringify(name)} (its name cannot be used in a policy file: ${bad})`);
-            return [];
-          }
-          const f2 = newFile(ctx.unique(`${slug(name || "tenant-configuration")}.yaml`), addr, this.schema, this.fileKind, name);
-          fitSpec(f2, e.compliance_spec?.[0] ?? {}, UPDATABLE_TENANT_FIELDS, false);
-          return [f2];
-        });
-      },
-      evidence: evidenceCheck2,
-      promotion: tenantPromotion,
       // No facts beyond every change's (its fields before and after); a setting of the tenant's concerns
       // every contract of the policy tests (carves_allocation reallocates them all).
       guardrails: { facts: [], of: () => ({}), concerns: () => "all" },
@@ -51854,7 +52238,7 @@ var init_registry = __esm({
     "use strict";
     init_kind();
     init_kind2();
-    init_kind3();
+    init_kind4();
     KINDS = [tenantConfiguration, sspPolicy];
     kindOf2 = (kinds, address) => kinds.find((k2) => owns(k2, address));
     kindOfFile = (kinds, fileKind) => kinds.find((k2) => k2.fileKind === fileKind);
@@ -51916,10 +52300,10 @@ function charPattern(c2) {
   if (/[A-Za-z]/.test(c2)) return literal;
   const code = c2.codePointAt(0) ?? 0;
   const forms = [literal, `&#0*${code};`];
-  const named3 = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
-  if (named3[c2]) forms.push(named3[c2]);
-  const json = { '"': QUOTE, "\\": BACKSLASH, "\n": "n", "\r": "r", "	": "t", "\b": "b", "\f": "f" };
-  if (json[c2]) forms.push(`${BACKSLASH}${json[c2]}`);
+  const named4 = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
+  if (named4[c2]) forms.push(named4[c2]);
+  const json2 = { '"': QUOTE, "\\": BACKSLASH, "\n": "n", "\r": "r", "	": "t", "\b": "b", "\f": "f" };
+  if (json2[c2]) forms.push(`${BACKSLASH}${json2[c2]}`);
   if (c2 === "|") forms.push(`${BACKSLASH}\\|`);
   if (code <= 65535) {
     const hex = [...code.toString(16).padStart(4, "0")].map((d) => /[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d).join("");
@@ -52240,10 +52624,10 @@ function sspOf(p, line, opts = {}) {
   const latest = Math.max(...candidates2.map((c2) => c2.batch.approved));
   const winners = candidates2.filter((c2) => c2.batch.approved === latest);
   if (winners.length > 1) {
-    const named3 = andList(winners.map((w2) => `${w2.batch.name} (${w2.batch.approvedShown})`));
+    const named4 = andList(winners.map((w2) => `${w2.batch.name} (${w2.batch.approvedShown})`));
     return {
       ssp: null,
-      error: `${p.name}: batches ${named3} ${winners.length === 2 ? "both" : "all"} hold a row for ${what}, and none was approved after the other${winners.length === 2 ? "" : "s"}: which one applies cannot be told`
+      error: `${p.name}: batches ${named4} ${winners.length === 2 ? "both" : "all"} hold a row for ${what}, and none was approved after the other${winners.length === 2 ? "" : "s"}: which one applies cannot be told`
     };
   }
   const { row, batch } = winners[0];
@@ -53534,55 +53918,6 @@ var init_unread = __esm({
   }
 });
 
-// src/plan/four-eyes.ts
-function fourEyesOfPlan(plan, live, who, kinds = KINDS) {
-  const known = who.approverConfigured || who.approverKnown !== false;
-  const sentAs = who.approverConfigured ? who.approver : who.signIn;
-  const approves = [];
-  for (const c2 of plan.changes) {
-    if (c2.action !== "approve") continue;
-    const kind = kindOf2(kinds, c2.address);
-    const p = kind?.preparers?.(c2, plan.changes, liveOf(kind, live));
-    if (!p) continue;
-    const preparers = [
-      p.reviewed_in_plan ? who.signIn : p.reviewed_by,
-      p.uploaded_in_plan ? who.signIn : p.uploaded_by,
-      p.created_in_plan ? who.signIn : p.policy_created_by
-    ];
-    const blocked2 = !known ? null : !sentAs || !preparers[0] || preparers.some((u) => sameUser(sentAs, u));
-    approves.push({ address: c2.address, ...p, blocked: blocked2 });
-  }
-  return {
-    sign_in: who.signIn,
-    approver: who.approverConfigured ? who.approver : null,
-    approver_configured: who.approverConfigured,
-    ...known ? {} : { approver_known: false },
-    approves
-  };
-}
-function planApprover(plan) {
-  const f2 = plan.four_eyes;
-  if (!f2) return void 0;
-  if (f2.approver_configured) return f2.approver;
-  return f2.approver_known === false ? null : f2.sign_in;
-}
-function approverSincePlan(plan, approver) {
-  const was = planApprover(plan);
-  if (was === void 0 || !plan.four_eyes?.approves.length || sameUser(was, approver)) return void 0;
-  const now = approver ?? "a user its token does not name";
-  const said = was === null ? "the plan was made by a job that did not know the approver identity" : `the plan was made with approves going as ${was}`;
-  return `four eyes: ${said}, and this apply approves as ${now}; the rule holds for ${now} all the same (no batch is approved by its reviewer, its uploader or its policy's creator, checked right before each approve)`;
-}
-var init_four_eyes2 = __esm({
-  "src/plan/four-eyes.ts"() {
-    "use strict";
-    init_kind();
-    init_registry();
-    init_who();
-    init_auth();
-  }
-});
-
 // src/look-alike.ts
 function keys(name) {
   const seen = name.normalize("NFKC").replace(UNSEEN, "");
@@ -53862,8 +54197,6 @@ __export(plan_exports, {
   driftMarkdown: () => driftMarkdown,
   driftSummaryLine: () => driftSummaryLine,
   driftText: () => driftText,
-  fourEyesHead: () => fourEyesHead,
-  fourEyesLine: () => fourEyesLine,
   hasApplied: () => hasApplied,
   hasChanges: () => hasChanges,
   markdownCut: () => markdownCut,
@@ -53871,8 +54204,7 @@ __export(plan_exports, {
   planText: () => planText,
   summaryLine: () => summaryLine,
   unreadMarkdown: () => unreadMarkdown,
-  unreadText: () => unreadText,
-  valuesLine: () => valuesLine
+  unreadText: () => unreadText
 });
 function diffLines(diff, indent, limit = 40) {
   const lines = diff.slice(0, limit).map((d) => {
@@ -53890,9 +54222,6 @@ function entryDiffLines(e, indent, limit) {
   const rest = e.diff_rows.total - e.diff_rows.shown;
   if (rest > 0) lines.push(`${indent}\u2026 and ${plural(rest, "more row")} that ${rest === 1 ? "differs" : "differ"} (${e.diff_rows.total} in all)`);
   return lines;
-}
-function valuesLine(v2) {
-  return `${plural(v2.rows, "row")}, ${plural(v2.products, "product")}, ${v2.currencies.length === 1 ? "currency" : "currencies"} ${v2.currencies.join(", ") || "(none)"}, ${v2.from} to ${v2.to}, as in ${v2.file}`;
 }
 function summaryLine(plan) {
   const s3 = plan.summary;
@@ -53920,19 +54249,14 @@ function hasApplied(plan) {
 function matchesWords(notes) {
   return notes?.length ? `matches the policy repo in every field it shows, ${unknownCaveat(notes.length)}` : "matches the policy repo";
 }
-function fourEyesHead(f2) {
-  const who = f2.approver_configured ? `approves go as the approver identity, ${f2.approver ?? "a user its token does not name"}; everything else as ${f2.sign_in ?? "the sign-in"}.` : f2.approver_known === false ? `the approver identity is not known to this job (it names no REVSYNC_APPROVER_USERNAME): approves go as the apply job's approver, so whether apply blocks one is not known here; everything else as ${f2.sign_in ?? "the sign-in"} (give the plan job the approver's user name in REVSYNC_APPROVER_USERNAME).` : `no approver identity is configured: approves would go as the sign-in, ${f2.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
-  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer, its uploader and its policy's creator; ${who}`];
-}
-function fourEyesLine(f2, address) {
-  const a = f2.approves.find((x2) => x2.address === address);
-  if (!a) return void 0;
-  const signIn = f2.sign_in ?? "the sign-in";
-  const reviewer = a.reviewed_in_plan ? `reviewed by this apply (as ${signIn})` : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
-  const uploader = a.uploaded_in_plan ? `uploaded by this apply's create (as ${signIn})` : a.uploaded_by !== void 0 ? `uploaded by ${a.uploaded_by ?? "a user the service does not name"}` : void 0;
-  const creator = a.created_in_plan ? `policy created by this apply (as ${signIn})` : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
-  const as = f2.approver_known === false ? "the apply job's approver, not known here" : (f2.approver_configured ? f2.approver : f2.sign_in) ?? "a user the token does not name";
-  return `four eyes: ${[reviewer, uploader, creator].filter(Boolean).join(", ")}; approve as ${as}${a.blocked ? ": apply would block it" : ""}`;
+function headsAbove(plan, changes) {
+  const heads = /* @__PURE__ */ new Map();
+  for (const k2 of KINDS) {
+    const head = k2.words?.head?.(plan);
+    const i = head ? changes.findIndex((c2) => owns(k2, c2.address) && head.above(c2)) : -1;
+    if (head && i >= 0) heads.set(i, [...heads.get(i) ?? [], ...head.lines]);
+  }
+  return heads;
 }
 function keptWords(kept) {
   const n = keptCount(kept);
@@ -53982,13 +54306,10 @@ function planText(plan, out) {
     hasApplied(plan) ? `revsync will make these changes in ${where2}:` : plan.changes.length ? `Nothing for revsync to apply in ${where2}, but the service and git differ:` : `Nothing for revsync to apply in ${where2}, but part of the service could not be read:`,
     ""
   );
-  const fourEyes = plan.four_eyes;
-  let approves = false;
-  for (const c2 of plan.changes) {
-    if (fourEyes && c2.action === "approve" && !approves) {
-      approves = true;
-      lines.push(...fourEyesHead(fourEyes).map((l) => out.paint("bold", l)), "");
-    }
+  const heads = headsAbove(plan, plan.changes);
+  for (const [i, c2] of plan.changes.entries()) {
+    const head = heads.get(i);
+    if (head) lines.push(...head.map((l) => out.paint("bold", l)), "");
     const sym = out.paint(COLOR2[c2.action], SYMBOL[c2.action].padStart(2));
     lines.push(`${sym} ${out.paint("bold", terminalText(c2.address))} ${out.paint("dim", `(${actionWords(c2.action)})`)}`);
     if (!isApplied(c2)) lines.push(`      ${out.paint(COLOR2[c2.action], "reason:")} ${terminalText(c2.reason ?? "")}`);
@@ -53996,9 +54317,7 @@ function planText(plan, out) {
     lines.push(...entryDiffLines(c2, "      ", 40));
     const who = changeWho(c2);
     if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
-    if (c2.values) lines.push(`      values: ${terminalText(valuesLine(c2.values))}`);
-    const eyes = fourEyes && c2.action === "approve" ? fourEyesLine(fourEyes, c2.address) : void 0;
-    if (eyes) lines.push(`      ${terminalText(eyes)}`);
+    for (const l of linesOf(c2, plan)) lines.push(`      ${terminalText(l)}`);
     lines.push(...changePromotionLines(c2, out), ...changeGuardrailLines(c2, out), "");
   }
   lines.push(...unreadText(plan.unread, out), ...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
@@ -54039,17 +54358,17 @@ function linesWithNames(names, room, line) {
   });
   return { lines, cut };
 }
-function fullChanges(changes, fourEyes) {
-  const firstApprove = changes.findIndex((c2) => c2.action === "approve");
+function fullChanges(changes, plan) {
+  const heads = headsAbove(plan, changes);
+  const sentence2 = (l) => `${markdownText(l.charAt(0).toUpperCase() + l.slice(1))}.`;
   return changes.map((c2, i) => {
-    const head = fourEyes && i === firstApprove ? [`> **${markdownText(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
-    const eyes = fourEyes && c2.action === "approve" ? fourEyesLine(fourEyes, c2.address) : void 0;
+    const said = heads.get(i);
+    const head = said ? [`> **${markdownText(said.join(" "))}**`, ""] : [];
     const b2 = [...head, `<details><summary>${changeTitle(c2)}</summary>`, ""];
     if (c2.reason) b2.push(`> ${markdownText(c2.reason)}`, "");
     const who = changeWho(c2);
-    if (who) b2.push(`${markdownText(who.charAt(0).toUpperCase() + who.slice(1))}.`, "");
-    if (c2.values) b2.push(`Values: ${markdownText(valuesLine(c2.values))}.`, "");
-    if (eyes) b2.push(`${markdownText(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
+    if (who) b2.push(sentence2(who), "");
+    for (const l of linesOf(c2, plan)) b2.push(sentence2(l), "");
     if (c2.diff.length) {
       b2.push("| Field | Before | After |", "|---|---|---|");
       for (const d of c2.diff.slice(0, 100)) b2.push(`| ${markdownCode(d.path, { cell: true })} | ${cell(d.before)} | ${cell(d.after)} |`);
@@ -54065,7 +54384,7 @@ function changeLines(changes) {
   let cut = false;
   const lines = changes.map((c2) => {
     const address = markdownCut(c2.address, LINE_NAME, codeText);
-    const why = c2.reason ?? (c2.values ? valuesLine(c2.values) : changeWho(c2) || void 0);
+    const why = c2.reason ?? kindWords(c2)?.summary?.(c2) ?? (changeWho(c2) || void 0);
     const reason = why === void 0 ? void 0 : markdownCut(why, LINE_REASON);
     cut ||= address.cut || !!reason?.cut;
     return `- \`${SYMBOL[c2.action]}\` ${actionWords(c2.action)} <code>${address.md}</code>${reason ? `: ${reason.md}` : ""}
@@ -54073,7 +54392,7 @@ function changeLines(changes) {
   });
   return { lines, cut };
 }
-function changesMarkdown(changes, budget, whole, fourEyes, max) {
+function changesMarkdown(changes, budget, whole, plan, max) {
   const limit = max.toLocaleString("en");
   const line = changeLines(changes);
   const headOf3 = (rest, shown4, cut) => {
@@ -54100,7 +54419,7 @@ _In full, the changes would pass the comment's ${limit} characters: each is list
   const leftOut = (n) => `
 _${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._
 `;
-  return fitTiers({ full: fullChanges(changes, fourEyes), line: line.lines, bare: bare.lines }, budget, between, leftOut);
+  return fitTiers({ full: fullChanges(changes, plan), line: line.lines, bare: bare.lines }, budget, between, leftOut);
 }
 function planMarkdown(plan, file, max = MARKDOWN_LIMIT) {
   const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
@@ -54127,14 +54446,14 @@ ${kept}` : ""}${notes ? `
 ${notes}` : ""}`;
   const room = max - 1 - top.length - tail.length;
   let impact2 = planImpactMarkdown(impactOf(plan), whole);
-  let changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes, max);
+  let changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan, max);
   if (changes.listed < plan.changes.length && impact2) {
     impact2 = `
 #### Impact
 
 _Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in ${whole} (impact)._
 `;
-    changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes, max);
+    changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan, max);
   }
   return top + changes.text + (impact2 ? `
 ${impact2}` : "") + tail;
@@ -54197,7 +54516,7 @@ _${plural(n, "more accepted difference")} not shown here: every one is in ${whol
   ].join("\n");
 }
 function driftSummaryLine(report3) {
-  const parts = Object.entries(report3.summary).filter(([, v2]) => v2).map(([k2, v2]) => plural(v2, ...DRIFT_WORDS[k2] ?? [k2.replace(/_/g, " "), k2.replace(/_/g, " ")]));
+  const parts = Object.entries(report3.summary).filter(([, v2]) => v2).map(([k2, v2]) => plural(v2, ...driftWords(k2)));
   const unread = report3.unread?.length ? `; ${report3.unread.length} not read (the service did not answer)` : "";
   return `Drift: ${parts.join(", ") || "none in what was read"}${report3.ignored?.length ? `; ${report3.ignored.length} ignored (accepted)` : ""}${unread}.`;
 }
@@ -54285,31 +54604,20 @@ function applyText(report3, out) {
   const counts3 = names.filter((o) => s3[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s3[o]} ${o}`);
   const sent = names.some((o) => o !== "already" && s3[o]) || report3.outcomes.some((o) => o.answered !== void 0);
   lines.push("", `Apply ${head}: ${counts3.join(", ")}${!sent && s3.already ? "; nothing was sent" : ""}.`);
-  const eyes = report3.outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
-  if (eyes)
-    lines.push(
-      `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`
-    );
-  const broken = report3.outcomes.filter((o) => o.outcome === "breached" && o.four_eyes?.rule === "breached").length;
-  if (broken)
-    lines.push(
-      `Four eyes is broken by ${plural(broken, "approve")} that landed or were found made (named above): the service shows ${broken === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${broken === 1 ? "that approval" : "those approvals"} in the service.`
-    );
-  if (s3.breached > broken)
-    lines.push(
-      `A batch other than the one reviewed, or other values, may have moved (named above): the interface names a batch by its name alone; check ${s3.breached - broken === 1 ? "that batch" : "those batches"} in the service.`
-    );
+  const said = KINDS.flatMap((k2) => k2.words?.applied?.(report3.outcomes.filter((o) => owns(k2, o.address))) ?? []);
+  lines.push(...said.flatMap((w2) => w2.notes));
+  const held = said.reduce((n, w2) => n + w2.held, 0);
   if (s3.overwritten)
     lines.push(
       "Someone else's write met a write of this apply (named above): run `revsync plan` to see the service as it is now; a change of theirs that this apply's write may have undone does not show there: read the service and ask them."
     );
-  if (s3.blocked > report3.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
+  if (s3.blocked > said.reduce((n, w2) => n + w2.ruleBlocked, 0))
     lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
-  else if (!s3.overwritten && !s3.breached && !eyes && (s3.failed || s3.unknown || s3.skipped))
+  else if (!s3.overwritten && !s3.breached && !held && (s3.failed || s3.unknown || s3.skipped))
     lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }
-var SYMBOL, COLOR2, show7, unreadMarkdown, keptFieldsText, noteLines, alikeMarkdown, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS, changeWho;
+var SYMBOL, COLOR2, show7, unreadMarkdown, kindWords, linesOf, keptFieldsText, noteLines, alikeMarkdown, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS, driftWords, changeWho;
 var init_plan2 = __esm({
   "src/report/plan.ts"() {
     "use strict";
@@ -54320,7 +54628,8 @@ var init_plan2 = __esm({
     init_entries();
     init_unread();
     init_who();
-    init_four_eyes2();
+    init_kind();
+    init_registry();
     init_look_alike2();
     init_words();
     init_budget();
@@ -54345,6 +54654,8 @@ var init_plan2 = __esm({
       (n) => `_${plural(n, "more address")} not read: every one is in ${whole} (unread)._
 `
     ).text : "";
+    kindWords = (c2) => kindOf2(KINDS, c2.address)?.words;
+    linesOf = (c2, plan) => kindWords(c2)?.lines?.(c2, plan) ?? [];
     keptFieldsText = (k2, value2) => Object.entries(k2.fields).map(([f2, v2]) => `${f2}: ${value2(v2)}`).join(", ");
     noteLines = (notes, alike) => [
       ...(alike ?? []).map((l) => `Warning: ${terminalText(lookAlikeWords(l))}`),
@@ -54370,12 +54681,10 @@ var init_plan2 = __esm({
     DRIFT_WORDS = {
       changed: ["changed", "changed"],
       unmanaged: ["unmanaged", "unmanaged"],
-      unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
       duplicate: ["name held twice", "names held twice"],
-      missing: ["missing", "missing"],
-      batch_status: ["batch status", "batch statuses"],
-      batch_values: ["batch's values", "batches' values"]
+      missing: ["missing", "missing"]
     };
+    driftWords = (k2) => DRIFT_WORDS[k2] ?? KINDS.map((x2) => x2.words?.drift?.[k2]).find((w2) => w2 !== void 0) ?? [k2.replace(/_/g, " "), k2.replace(/_/g, " ")];
     changeWho = (c2) => c2.action === "not_in_git" ? "" : attribution(c2);
   }
 });
@@ -54852,46 +55161,42 @@ function notCleanWords(r, esc2) {
   const each = list3.map((p) => `${esc2(p.path)} (${p.what}${p.policy ? ", a policy file" : ""})`);
   return `${each.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
 }
-function peopleWords(c2, esc2) {
-  const f2 = c2.four_eyes;
-  if (!f2) return void 0;
-  const rule2 = f2.rule === "blocked" ? "; blocked by revsync: it would have gone as its preparer" : f2.rule === "refused" ? "; refused by the service: it went as its preparer" : f2.rule === "breached" ? `; four eyes broken: the service shows it approved by ${esc2(named2(f2.approved_by))}${f2.sent_as ? `, sent as ${esc2(f2.sent_as)}` : ""}` : "";
-  const landed = c2.outcome === "done" || c2.outcome === "confirmed" || c2.outcome === "breached";
-  const uploaded2 = f2.uploaded_by !== void 0 ? `, uploaded by ${esc2(named2(f2.uploaded_by))}` : "";
-  const unconfirmed = landed && f2.confirmed === false ? " (not confirmed by the service's answer)" : "";
-  return `reviewed by ${esc2(named2(f2.reviewed_by))}${uploaded2}, policy created by ${esc2(named2(f2.policy_created_by))}, ${landed ? "approved" : "to be approved"} by ${esc2(named2(f2.approved_by))}${unconfirmed}${rule2}`;
-}
 function pullRequestWords(r, esc2) {
   const pr = r.pull_request_approval;
   if (!pr) return r.ci ? "not read" : "not checked: the run was not in CI";
   const name = pr.number === null ? "none named" : `${pr.provider === "gitlab" ? "merge request !" : "pull request #"}${esc2(String(pr.number))}`;
-  const approvals2 = pr.approvals.length ? pr.approvals.map((a) => `${esc2(a.user)}${a.at ? ` at ${esc2(a.at)}` : ""} on ${a.commit ? esc2(a.commit.slice(0, 12)) : "an unnamed commit"}`).join("; ") : "none";
+  const approvals3 = pr.approvals.length ? pr.approvals.map((a) => `${esc2(a.user)}${a.at ? ` at ${esc2(a.at)}` : ""} on ${a.commit ? esc2(a.commit.slice(0, 12)) : "an unnamed commit"}`).join("; ") : "none";
   if (!pr.author && !pr.head_commit && !pr.approvals.length) return `${name}: not read (${esc2(pr.problem ?? "no answer")})`;
   const verdict2 = pr.holds ? `independent approval by ${pr.independent.map(esc2).join(", ")}` : `no independent approval: ${esc2(pr.problem ?? "")}`;
-  return `${name} by ${esc2(named2(pr.author))}, head ${esc2(pr.head_commit?.slice(0, 12) ?? "unknown")}, applied ${esc2(pr.applied_commit?.slice(0, 12) ?? "unknown")}; approvals: ${approvals2}; ${verdict2}`;
+  return `${name} by ${esc2(named3(pr.author))}, head ${esc2(pr.head_commit?.slice(0, 12) ?? "unknown")}, applied ${esc2(pr.applied_commit?.slice(0, 12) ?? "unknown")}; approvals: ${approvals3}; ${verdict2}`;
 }
 function fourEyesText(r) {
   if (r.four_eyes === void 0) return [];
   return [
-    `  four eyes   ${r.four_eyes ? "required (four_eyes: true)" : "not required"}; prepared as ${terminalText(named2(r.service_user))}, approves as ${r.approver_user ? terminalText(r.approver_user) : `${terminalText(named2(r.service_user))} (no approver identity)`}`,
+    `  four eyes   ${r.four_eyes ? "required (four_eyes: true)" : "not required"}; prepared as ${terminalText(named3(r.service_user))}, approves as ${r.approver_user ? terminalText(r.approver_user) : `${terminalText(named3(r.service_user))} (no approver identity)`}`,
     `  pull req.   ${pullRequestWords(r, terminalText)}`
   ];
 }
 function fourEyesMarkdown(r) {
   if (r.four_eyes === void 0) return [];
-  const approves = r.changes.filter((c2) => c2.action === "approve");
-  const rows = approves.map(
-    (c2) => `| ${markdownCode(c2.address, { cell: true })} | ${markdownText(named2(c2.four_eyes?.reviewed_by))} | ${markdownText(c2.four_eyes?.uploaded_by === void 0 ? "(not recorded)" : named2(c2.four_eyes.uploaded_by))} | ${markdownText(named2(c2.four_eyes?.policy_created_by))} | ${markdownText(named2(c2.four_eyes?.approved_by))}${c2.four_eyes?.confirmed === false ? " (not confirmed by the service)" : ""} | **${markdownText(c2.outcome)}**${c2.four_eyes?.rule ? ` (${c2.four_eyes.rule === "breached" ? `four eyes broken${c2.four_eyes.sent_as ? `: sent as ${markdownText(c2.four_eyes.sent_as)}` : ""}` : `${c2.four_eyes.rule} by the four-eyes rule`})` : ""} |`
-  );
+  const code = (text4) => markdownCode(text4, { cell: true });
+  const tables = KINDS.flatMap((k2) => {
+    const table2 = k2.words?.recordTable?.(
+      r.changes.filter((c2) => owns(k2, c2.address)),
+      markdownText,
+      code
+    );
+    return table2?.length ? [...table2, ""] : [];
+  });
+  const rules = KINDS.flatMap((k2) => k2.words?.fourEyesRule ? [k2.words.fourEyesRule] : []);
   return [
     "#### Four eyes",
     "",
-    `- **Control**: ${r.four_eyes ? "required for this environment (`four_eyes: true`): no SSP batch is approved by the user who reviewed it, uploaded it or created its policy (who approved it is what the service shows right after the approve), and in CI the pull request needs an approval by someone other than its author, at the commit applied" : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
-    `- **Prepared as**: ${markdownCode(named2(r.service_user))} (creates, updates, reviews); **approves sent as**: ${markdownCode(r.approver_user ?? named2(r.service_user))}${r.approver_user ? " (the approver identity)" : " (no approver identity)"}.`,
+    `- **Control**: ${r.four_eyes ? `required for this environment (\`four_eyes: true\`): ${rules.join("; ")}, and in CI the pull request needs an approval by someone other than its author, at the commit applied` : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
+    `- **Prepared as**: ${markdownCode(named3(r.service_user))} (creates, updates, reviews); **approves sent as**: ${markdownCode(r.approver_user ?? named3(r.service_user))}${r.approver_user ? " (the approver identity)" : " (no approver identity)"}.`,
     `- **Pull request**: ${pullRequestWords(r, markdownText)}.`,
     "",
-    ...rows.length ? ["| batch | reviewed by | uploaded by | policy created by | approved by | outcome |", "|---|---|---|---|---|---|", ...rows] : ["No batch was to be approved."],
-    ""
+    ...tables
   ];
 }
 function guardrailWords(r, esc2) {
@@ -54952,8 +55257,7 @@ function evidenceText(file, r, out, doubt = null) {
       lines.push(
         `                values: ${terminalText(c2.values.file)}, ${plural(c2.values.rows, "row")}, checksum ${terminalText(c2.values.checksum ?? "(none: uploaded by this plan)")}`
       );
-    const people = peopleWords(c2, terminalText);
-    if (people) lines.push(`                four eyes: ${people}`);
+    for (const l of recordLines(c2, terminalText)) lines.push(`                ${l}`);
     if (outcomeWords2(c2, terminalText)) lines.push(`                guardrails: ${outcomeWords2(c2, terminalText)}`);
     if (c2.promotion) lines.push(`                promotion: ${c2.promotion.status} from ${terminalText(c2.promotion.from)}: ${terminalText(JSON.stringify(c2.promotion.compared))}`);
     for (const d of c2.diff) lines.push(`                ${terminalText(d.path)}: ${show8(d.before)} -> ${show8(d.after)}`);
@@ -55027,16 +55331,19 @@ function liveWords(f2) {
   const what = f2.note ? terminalText(f2.note) : `changed since${who}: ${f2.differs.map((d) => `${terminalText(d.path)} ${show8(d.applied)} -> ${show8(d.now)}`).join(", ")}`;
   return `live: CHANGED ${terminalText(f2.action)} ${terminalText(f2.address)}: ${what}${later}`;
 }
-var seconds, show8, requestWords, named2, outcomeWords2, liveChanged;
+var seconds, show8, requestWords, named3, recordLines, outcomeWords2, liveChanged;
 var init_evidence = __esm({
   "src/report/evidence.ts"() {
     "use strict";
+    init_kind();
+    init_registry();
     init_words();
     init_escape();
     seconds = (a, b2) => `${((Date.parse(b2) - Date.parse(a)) / 1e3).toFixed(1)}s`;
     show8 = (v2) => v2 === void 0 ? "(unset)" : JSON.stringify(v2);
     requestWords = (q) => `${terminalText(q.method)} ${terminalText(q.path)} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${terminalText(q.error)})` : ""}, ${terminalText(q.started_at)}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}${q.user === void 0 ? "" : `, as ${terminalText(q.user ?? "(no user named)")}`}`;
-    named2 = (u) => u ?? "(not named)";
+    named3 = (u) => u ?? "(not named)";
+    recordLines = (c2, esc2) => kindOf2(KINDS, c2.address)?.words?.recordLines?.(c2, esc2) ?? [];
     outcomeWords2 = (c2, esc2) => (c2.guardrails ?? []).filter((o) => o.outcome !== "pass").map((o) => `${esc2(o.rule)} ${o.outcome}: ${esc2(o.message)}`).join("; ");
     liveChanged = (live) => [...live?.values() ?? []].flat().filter((f2) => !f2.holds).length;
   }
@@ -55322,11 +55629,11 @@ __export(policy_test_exports2, {
 });
 function runJson({ results, contracts, guardrails = [], source, note: note2, environment }, testJson2, guardrailTestJson2) {
   if (note2) return { ...testJson2(results, source, [], environment), note: note2 };
-  const json = testJson2(results, source, contracts, environment);
-  if (!guardrails.length) return json;
-  json.summary.passed += guardrails.filter((g2) => g2.pass).length;
-  json.summary.failed += guardrails.filter((g2) => !g2.pass).length;
-  return { ...json, guardrail_tests: guardrails.map(guardrailTestJson2) };
+  const json2 = testJson2(results, source, contracts, environment);
+  if (!guardrails.length) return json2;
+  json2.summary.passed += guardrails.filter((g2) => g2.pass).length;
+  json2.summary.failed += guardrails.filter((g2) => !g2.pass).length;
+  return { ...json2, guardrail_tests: guardrails.map(guardrailTestJson2) };
 }
 var testViews;
 var init_policy_test2 = __esm({
@@ -56014,87 +56321,12 @@ var init_profile = __esm({
   }
 });
 
-// src/emulator/authorize.ts
-function authorize(t, method, query, form, issue) {
-  if (method !== "GET" && method !== "POST") return page(405, "Method not allowed", "Use GET (the form) or POST (its answer).");
-  if (!t) return page(404, "Realm not found", "No such realm is served here.");
-  const p = method === "GET" ? query : form;
-  const clientId = p.get("client_id") ?? "";
-  if (!clientId || t.clients[clientId] === void 0) return page(400, "Client not found", "The client id is not one of this realm's clients.");
-  const redirect = loopbackRedirect(p.get("redirect_uri"));
-  if (!redirect) return page(400, "Invalid parameter: redirect_uri", "The redirect URI must be a loopback http:// address (127.0.0.1, [::1] or localhost).");
-  if (p.get("response_type") !== "token")
-    return back(redirect, {
-      error: "unsupported_response_type",
-      error_description: "this emulator serves the implicit flow: response_type=token",
-      state: p.get("state")
-    });
-  if (method === "GET") return loginForm(t, p);
-  const user = p.get("username") ?? "";
-  const record2 = t.users[user];
-  if (!record2 || record2.password !== p.get("password")) return loginForm(t, p, "Invalid username or password.");
-  const issued = issue(user, clientId, p.get("nonce") ?? void 0);
-  return back(redirect, {
-    state: p.get("state"),
-    session_state: issued.session,
-    access_token: issued.token,
-    token_type: "Bearer",
-    expires_in: String(issued.expiresIn),
-    scope: "openid profile email"
-  });
-}
-function loopbackRedirect(text4) {
-  if (!text4) return void 0;
-  let url;
-  try {
-    url = new URL(text4);
-  } catch {
-    return void 0;
-  }
-  const loopback = url.hostname === "127.0.0.1" || url.hostname === "[::1]" || url.hostname === "localhost";
-  return url.protocol === "http:" && loopback && !url.hash && !url.username && !url.password ? url : void 0;
-}
-function back(redirect, fields) {
-  const fragment = new URLSearchParams(Object.entries(fields).filter((e) => e[1] !== null));
-  return { status: 302, html: "", location: `${redirect.href}#${fragment.toString()}` };
-}
-function loginForm(t, p, problem2) {
-  const hidden2 = PARAMS.map((k2) => p.get(k2)).map((v2, i) => v2 === null ? "" : `<input type="hidden" name="${PARAMS[i]}" value="${esc(v2)}">`).join("\n");
-  const body = `${problem2 ? `<p id="input-error" role="alert">${esc(problem2)}</p>
-` : ""}<form id="kc-form-login" method="post">
-${hidden2}
-<label for="username">Username or email</label> <input id="username" name="username" autocomplete="username" autofocus value="${esc(p.get("username") ?? "")}"><br>
-<label for="password">Password</label> <input id="password" name="password" type="password" autocomplete="current-password"><br>
-<button id="kc-login" type="submit">Sign In</button>
-</form>`;
-  return page(200, `Sign in to ${t.realm}`, body, true);
-}
-function page(status, title, body, raw = false) {
-  const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head>
-<body style="font-family: sans-serif; margin: 3em"><h1>${esc(title)}</h1>
-${raw ? body : `<p>${esc(body)}</p>`}
-</body></html>
-`;
-  return { status, html };
-}
-function esc(text4) {
-  return text4.replace(/[&<>"']/g, (c2) => `&#${c2.charCodeAt(0)};`);
-}
-var PARAMS;
-var init_authorize = __esm({
-  "src/emulator/authorize.ts"() {
-    "use strict";
-    PARAMS = ["client_id", "redirect_uri", "response_type", "scope", "state", "nonce"];
-  }
-});
-
 // src/emulator/faults.ts
 function parseFaults(body) {
   if (!body || typeof body !== "object") return "body must be an object {faults: [...], seed?, replace?}";
   const b2 = body;
   const list3 = Array.isArray(b2.faults) ? b2.faults : [body];
-  const faults = [];
+  const faults2 = [];
   for (const [i, f2] of list3.entries()) {
     if (!f2 || typeof f2 !== "object") return `faults[${i}] must be an object`;
     const kind = f2.kind;
@@ -56111,10 +56343,10 @@ function parseFaults(body) {
       return `faults[${i}].upload must be the body of an upload (an object, as POST /__admin/uploads takes)`;
     const p = f2.probability;
     if (p !== void 0 && (typeof p !== "number" || p < 0 || p > 1)) return `faults[${i}].probability must be a number from 0 to 1`;
-    faults.push(f2);
+    faults2.push(f2);
   }
   if (b2.seed !== void 0 && typeof b2.seed !== "number") return "seed must be a number";
-  return { faults, seed: b2.seed, replace: b2.replace !== false };
+  return { faults: faults2, seed: b2.seed, replace: b2.replace !== false };
 }
 function seededRandom(seed) {
   let a = seed >>> 0;
@@ -56172,10 +56404,10 @@ var init_faults = __esm({
     FaultTable = class {
       faults = [];
       random = Math.random;
-      set(faults, seed, replace) {
+      set(faults2, seed, replace) {
         if (replace) this.faults = [];
         this.faults.push(
-          ...faults.map((f2) => ({
+          ...faults2.map((f2) => ({
             ...f2,
             hits: 0,
             bucket: f2.kind === "rate_limit" && f2.rate !== void 0 ? new TokenBucket(f2.rate, f2.burst ?? Math.max(1, Math.ceil(f2.rate))) : void 0
@@ -56217,6 +56449,145 @@ var init_faults = __esm({
         return fired;
       }
     };
+  }
+});
+
+// src/emulator/service.ts
+function validate2(definition, body) {
+  const fn = apiValidator(definition);
+  if (!fn(body)) throw new EmuError(400, "invalid request body", describeAjvErrors(fn.errors));
+  return body;
+}
+function bump(env2, user, step = 1) {
+  env2.version_id = String(Number(env2.version_id) + step);
+  env2.last_modified_on = Math.max(epoch(), env2.last_modified_on + 1);
+  env2.last_modified_by = user;
+}
+function checkIfMatch(ifMatch, version2) {
+  if (ifMatch !== void 0 && ifMatch.replace(/^W\/|"/g, "") !== version2) {
+    throw new EmuError(412, `precondition failed: version_id is ${version2}, not ${ifMatch}`, [
+      { field: "If-Match", message: `the resource is at version_id ${version2}` }
+    ]);
+  }
+}
+var EmuError, epoch, requiredText;
+var init_service3 = __esm({
+  "src/emulator/service.ts"() {
+    "use strict";
+    init_ajv();
+    EmuError = class extends Error {
+      constructor(status, message, errors = [{ message }]) {
+        super(message);
+        this.status = status;
+        this.errors = errors;
+      }
+      status;
+      errors;
+      body() {
+        return { status: this.status, message: this.message, error: this.errors };
+      }
+    };
+    epoch = () => Math.floor(Date.now() / 1e3);
+    requiredText = (b2) => (k2, dflt) => {
+      const v2 = b2[k2] ?? dflt;
+      if (typeof v2 !== "string" || v2 === "") throw new EmuError(400, `${k2} is required (a string)`);
+      return v2;
+    };
+  }
+});
+
+// src/emulator/reply.ts
+function trickle(res, body, ms) {
+  return new Promise((resolve20) => {
+    let i = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed || i >= body.length) {
+        clearInterval(timer);
+        if (!res.destroyed) res.end();
+        resolve20();
+        return;
+      }
+      res.write(body.subarray(i, ++i));
+    }, ms);
+    res.on("close", () => {
+      clearInterval(timer);
+      resolve20();
+    });
+  });
+}
+function isLoopback(address) {
+  return !!address && (address.startsWith("127.") || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("::ffff:127."));
+}
+function readBody2(req) {
+  return new Promise((resolve20, reject) => {
+    const chunks = [];
+    let size = 0;
+    let over = false;
+    req.on("data", (c2) => {
+      size += c2.length;
+      if (size > MAX_BODY) over = true;
+      else chunks.push(c2);
+    });
+    req.on("end", () => resolve20(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+function parseJson2(text4) {
+  if (text4.trim() === "") throw new EmuError(400, "a JSON body is required", [{ field: "(body)", message: "is empty" }]);
+  try {
+    return JSON.parse(text4);
+  } catch {
+    throw new EmuError(400, "the body is not valid JSON", [{ field: "(body)", message: "is not valid JSON" }]);
+  }
+}
+function omitted(reply, fields) {
+  if (!fields.length || reply.contentType !== "application/json") return reply;
+  const body = fields.reduce((b2, k2) => withoutField(b2, k2), reply.body);
+  return new Reply(reply.status, body, reply.contentType, reply.headers);
+}
+function tooMany(retryAfter) {
+  const headers = retryAfter === null ? {} : { "retry-after": String(retryAfter) };
+  return new Reply(429, { status: 429, message: "too many requests", error: [{ message: "too many requests" }] }, "application/json", headers);
+}
+var MAX_BODY, Reply;
+var init_reply = __esm({
+  "src/emulator/reply.ts"() {
+    "use strict";
+    init_faults();
+    init_service3();
+    MAX_BODY = 1024 * 1024;
+    Reply = class {
+      constructor(status, body, contentType = "application/json", headers = {}) {
+        this.status = status;
+        this.body = body;
+        this.contentType = contentType;
+        this.headers = headers;
+      }
+      status;
+      body;
+      contentType;
+      headers;
+      /** A trickle fault: the body goes out one byte per this many ms. */
+      trickleMs;
+    };
+  }
+});
+
+// src/emulator/settings.ts
+function checkSettings(b2, settings) {
+  for (const [k2, v2] of Object.entries(b2)) {
+    if (!(k2 in settings)) throw new EmuError(400, `unknown setting ${JSON.stringify(k2)}; the settings are ${Object.keys(settings).join(", ")}`);
+    if (k2 === "version_step") {
+      if (!Number.isSafeInteger(v2) || v2 < 1) throw new EmuError(400, `${k2} must be a whole number, 1 or more`);
+    } else if (typeof v2 !== "boolean") throw new EmuError(400, `${k2} must be true or false`);
+  }
+}
+var DEFAULT_SETTINGS;
+var init_settings = __esm({
+  "src/emulator/settings.ts"() {
+    "use strict";
+    init_service3();
+    DEFAULT_SETTINGS = { if_match: true, four_eyes: false, opaque_tokens: false, version_step: 1 };
   }
 });
 
@@ -56315,50 +56686,96 @@ var init_state2 = __esm({
   }
 });
 
-// src/emulator/service.ts
-function validate2(definition, body) {
-  const fn = apiValidator(definition);
-  if (!fn(body)) throw new EmuError(400, "invalid request body", describeAjvErrors(fn.errors));
-  return body;
-}
-function bump(env2, user, step = 1) {
-  env2.version_id = String(Number(env2.version_id) + step);
-  env2.last_modified_on = Math.max(epoch(), env2.last_modified_on + 1);
-  env2.last_modified_by = user;
-}
-function checkIfMatch(ifMatch, version2) {
-  if (ifMatch !== void 0 && ifMatch.replace(/^W\/|"/g, "") !== version2) {
-    throw new EmuError(412, `precondition failed: version_id is ${version2}, not ${ifMatch}`, [
-      { field: "If-Match", message: `the resource is at version_id ${version2}` }
-    ]);
+// src/emulator/admin.ts
+function stateOf(b2) {
+  if (b2.state) {
+    const problem2 = checkState(b2.state);
+    if (problem2) throw new EmuError(400, `not an emulator state: ${problem2}`, [{ field: "state", message: problem2 }]);
+    return b2.state;
   }
+  const seed = b2.seed ?? "demo";
+  if (!SEEDS.includes(seed)) throw new EmuError(400, `seed must be one of ${SEEDS.join(", ")}`);
+  return seedState(seed);
 }
-function listTenantConfigurations(t) {
-  return t.tenantConfigurations;
+function faults(host, method, body) {
+  if (method === "GET") return new Reply(200, { faults: host.faults.list() });
+  if (method === "DELETE") {
+    host.faults.clear();
+    host.release();
+    return new Reply(200, { status: "cleared" });
+  }
+  if (method !== "POST") return void 0;
+  const parsed = parseFaults(body());
+  if (typeof parsed === "string") throw new EmuError(400, parsed);
+  host.expireTokens(parsed.faults);
+  host.faults.set(parsed.faults, parsed.seed, parsed.replace);
+  host.release();
+  return new Reply(200, { faults: host.faults.list() });
 }
-function patchTenantConfiguration(t, caller, id, raw, ifMatch, versionStep = 1) {
-  const body = validate2("TenantConfigurationUpdateBody", raw);
-  const env2 = t.tenantConfigurations.find((e) => e.compliance_id === id);
-  if (!env2) throw new EmuError(404, `no tenant configuration with compliance_id ${id}`);
-  checkIfMatch(ifMatch, env2.version_id ?? "1");
-  const live = env2.compliance_spec?.[0];
-  if (!live) throw new EmuError(409, "tenant configuration has no policy item");
-  const problems = [];
-  if (body.unique_key !== env2.unique_key) problems.push({ field: "unique_key", message: "does not match the policy's unique_key" });
-  if (body.compliance_name !== env2.compliance_name) problems.push({ field: "compliance_name", message: "does not match the policy's name" });
-  if (body.compliance_spec.length !== 1) problems.push({ field: "compliance_spec", message: "must hold exactly one item" });
-  const item = body.compliance_spec[0];
-  if (item && item.guid !== live.guid) problems.push({ field: "compliance_spec.0.guid", message: "does not match the live guid" });
-  if (problems.length) throw new EmuError(400, "invalid request body", problems);
-  if (!item) throw new EmuError(400, "invalid request body");
-  Object.assign(live, item, { updated_at: epoch(), updated_by: caller.user });
-  bump(env2, caller.user, versionStep);
-  return {
-    compliance_id: env2.compliance_id,
-    compliance_details: [{ error: [], message: "Tenant configuration updated", unique_key: env2.unique_key }],
-    error: []
-  };
+function adminAnswer(host, method, path, raw, url) {
+  const body = () => raw.trim() ? parseJson2(raw) : {};
+  if (path === "/__admin/reset" && method === "POST") {
+    host.reset(stateOf(body()));
+    return new Reply(200, { status: "reset" });
+  }
+  if (path === "/__admin/settings") {
+    if (method === "POST") {
+      const b2 = body();
+      checkSettings(b2, host.settings);
+      Object.assign(host.settings, b2);
+    } else if (method !== "GET") throw new EmuError(405, `${method} is not allowed on ${path}`);
+    return new Reply(200, host.settings);
+  }
+  if (path === "/__admin/state" && method === "GET") return new Reply(200, host.state);
+  if (path === "/__admin/requests") {
+    if (method === "DELETE") {
+      host.clearJournal();
+      return new Reply(200, { status: "cleared" });
+    }
+    const since = Number(url.searchParams.get("since") ?? 0);
+    return new Reply(
+      200,
+      host.journal.filter((e) => e.seq > since)
+    );
+  }
+  const answer3 = path === "/__admin/faults" ? faults(host, method, body) : void 0;
+  if (answer3) return answer3;
+  if (path === "/__admin/uploads" && method === "POST") return new Reply(200, host.upload(body()));
+  throw new EmuError(404, `no such admin endpoint: ${method} ${path}`);
 }
+var init_admin = __esm({
+  "src/emulator/admin.ts"() {
+    "use strict";
+    init_faults();
+    init_reply();
+    init_seed();
+    init_service3();
+    init_settings();
+    init_state2();
+  }
+});
+
+// src/emulator/resource.ts
+function only(req, method) {
+  if (req.method !== method) throw new EmuError(405, `${req.method} is not allowed on ${req.path}`);
+}
+var brought, json;
+var init_resource = __esm({
+  "src/emulator/resource.ts"() {
+    "use strict";
+    init_reply();
+    init_service3();
+    brought = (r) => ({
+      answer(req) {
+        const out = r.answer({ method: req.method, path: req.path, body: req.body, ifMatch: req.ifMatch, caller: req.caller });
+        return out === void 0 ? void 0 : new Reply(200, out);
+      }
+    });
+    json = (body) => new Reply(200, body);
+  }
+});
+
+// src/emulator/ssp.ts
 function policySummary(p, withBatches) {
   const item = { ...p.item };
   if (withBatches) item.batches = p.batches.map(({ ssp_values: _v, ...b2 }) => b2);
@@ -56454,62 +56871,6 @@ function storeBatch(state, t, o) {
     ssp_values: values2
   };
 }
-function uploadFile(state, t, raw) {
-  if (raw !== void 0 && raw !== null && (typeof raw !== "object" || Array.isArray(raw))) throw new EmuError(400, "an upload is a JSON object");
-  const b2 = raw ?? {};
-  checkUploadFields(b2);
-  const str4 = requiredText(b2);
-  const user = str4("uploaded_by", "alice");
-  const type = str4("type", "order").toUpperCase();
-  const now = epoch();
-  const approvalId = nextId(state, "APR-");
-  let fileName = typeof b2.file_name === "string" ? b2.file_name : `${type.toLowerCase()}-${approvalId}.csv`;
-  let rows = typeof b2.rows === "number" ? b2.rows : 100;
-  const batch = type === "SSP" ? uploadedBatch(state, t, b2, user, now) : void 0;
-  if (batch) {
-    fileName = typeof batch.file_name === "string" ? batch.file_name : fileName;
-    rows = batch.ssp_values.length;
-  }
-  const record2 = {
-    approval_id: approvalId,
-    approval_comments: null,
-    approved_by: null,
-    approved_on: null,
-    approver_role: null,
-    context: type === "SSP" ? "SSP" : type.charAt(0) + type.slice(1).toLowerCase() + "s",
-    file_date_format: "MM/DD/YYYY",
-    file_format: "csv",
-    file_id: nextId(state, "UPL-"),
-    file_name: fileName,
-    uploaded_file_name: fileName,
-    ingested_transaction_type: type,
-    status: "Pending Approval",
-    total_rows_received: rows,
-    upload_time: now,
-    upload_type: "MANUAL",
-    uploaded_by: user
-  };
-  t.approvals.records.push(record2);
-  return { approval: record2, batch };
-}
-function checkUploadFields(b2) {
-  for (const k2 of ["file_name", "csv", "realm"]) {
-    if (b2[k2] !== void 0 && typeof b2[k2] !== "string") throw new EmuError(400, `${k2} must be a string`, [{ field: k2, message: "must be a string" }]);
-  }
-  if (b2.rows !== void 0 && !(Number.isSafeInteger(b2.rows) && b2.rows >= 0))
-    throw new EmuError(400, "rows must be a whole number, 0 or more", [{ field: "rows", message: "must be a whole number, 0 or more" }]);
-  if (b2.values === void 0) return;
-  if (!Array.isArray(b2.values)) throw new EmuError(400, "values must be a list of SSP value rows", [{ field: "values", message: "must be a list" }]);
-  const fn = apiValidator("SspValueInput");
-  b2.values.forEach((row, i) => {
-    if (fn(row)) return;
-    const problems = describeAjvErrors(fn.errors).map((e) => ({
-      field: e.field === "(body)" ? `values[${i}]` : `values[${i}].${e.field}`,
-      message: e.message
-    }));
-    throw new EmuError(400, `values[${i}] is not an SSP value row: ${problems.map((e) => `${e.field} ${e.message}`).join("; ")}`, problems);
-  });
-}
 function uploadedBatch(state, t, b2, user, now) {
   const str4 = requiredText(b2);
   const policy2 = t.ssp.find((p) => p.compliance_name === str4("policy_name"));
@@ -56588,6 +56949,49 @@ function sspTemplate(t, batchName) {
   }
   return templateCsv();
 }
+var SSP2, CSV, sspPolicies;
+var init_ssp2 = __esm({
+  "src/emulator/ssp.ts"() {
+    "use strict";
+    init_csv();
+    init_reply();
+    init_resource();
+    init_service3();
+    init_state2();
+    SSP2 = "/apis/policy-sets/v1/policy/ssp";
+    CSV = "text/csv; charset=utf-8";
+    sspPolicies = {
+      answer(req) {
+        const { path, seg, t } = req;
+        if (path === SSP2) {
+          if (req.method === "GET") return json(getSsp(t, req.query("policy_name"), req.query("batch_name")));
+          only(req, "POST");
+          return json(createSsp(req.state, t, req.caller, req.body()));
+        }
+        if (path === `${SSP2}/template`) {
+          only(req, "GET");
+          return new Reply(200, sspTemplate(t, req.query("batch_name")), CSV);
+        }
+        if (path.startsWith(`${SSP2}/template/`) && seg.length === 8) {
+          only(req, "GET");
+          return new Reply(200, sspTemplate(t, seg[7] ?? ""), CSV);
+        }
+        if (path.startsWith(`${SSP2}/download/`) && seg.length === 8) {
+          only(req, "GET");
+          return new Reply(200, downloadBatch(t, seg[7] ?? ""), CSV, { "content-disposition": `attachment; filename="${seg[7] ?? "batch"}.csv"` });
+        }
+        if (path.startsWith(`${SSP2}/`) && seg.length === 9) {
+          only(req, "PATCH");
+          const opts = { fourEyes: req.settings.four_eyes, versionStep: req.settings.version_step };
+          return json(batchAction(t, req.caller, seg[6] ?? "", seg[7] ?? "", seg[8] ?? "", req.ifMatch, opts));
+        }
+        return void 0;
+      }
+    };
+  }
+});
+
+// src/emulator/approvals.ts
 function pendingApprovals(t, caller) {
   const records = t.approvals.records.filter((r) => r.status === "Pending Approval").map((r) => ({ ...r, is_own_upload: r.uploaded_by === caller.user }));
   return { approval_enabled: t.approvals.enabled, approval_roles: t.approvals.roles, records, total_records: records.length };
@@ -56639,48 +57043,166 @@ function approvalAction(t, caller, raw) {
   const verb = approve ? "approved" : "rejected";
   return { message: `${unique.size} record(s) ${verb} successfully`, processed_count: unique.size, status: "success" };
 }
-function errorTransactions2(t, raw) {
-  const f2 = validate2("ErrorTransactionFilter", raw);
-  if (f2.error_from_date && f2.error_to_date && f2.error_from_date > f2.error_to_date) {
-    throw new EmuError(400, "error_from_date is after error_to_date", [{ field: "error_from_date", message: "must not be after error_to_date" }]);
+function uploadFile(state, t, raw) {
+  if (raw !== void 0 && raw !== null && (typeof raw !== "object" || Array.isArray(raw))) throw new EmuError(400, "an upload is a JSON object");
+  const b2 = raw ?? {};
+  checkUploadFields(b2);
+  const str4 = requiredText(b2);
+  const user = str4("uploaded_by", "alice");
+  const type = str4("type", "order").toUpperCase();
+  const now = epoch();
+  const approvalId = nextId(state, "APR-");
+  let fileName = typeof b2.file_name === "string" ? b2.file_name : `${type.toLowerCase()}-${approvalId}.csv`;
+  let rows = typeof b2.rows === "number" ? b2.rows : 100;
+  const batch = type === "SSP" ? uploadedBatch(state, t, b2, user, now) : void 0;
+  if (batch) {
+    fileName = typeof batch.file_name === "string" ? batch.file_name : fileName;
+    rows = batch.ssp_values.length;
   }
-  const records = t.errorTransactions.records.filter(
-    (r) => r.transaction_type === f2.transaction_type.toUpperCase() && (f2.error_warning_type === void 0 || r.error_warning_type === f2.error_warning_type) && (f2.error_warning_code === void 0 || r.error_warning_code === f2.error_warning_code) && (f2.error_request_id === void 0 || r.request_id === f2.error_request_id) && (f2.financial_id === void 0 || r.document_identifier === f2.financial_id) && (f2.error_from_date === void 0 || (r.error_date ?? "") >= f2.error_from_date) && (f2.error_to_date === void 0 || (r.error_date ?? "") <= f2.error_to_date) && (f2.legal_entity === void 0 || r.document_details?.legal_entity === f2.legal_entity)
-  );
-  return [
-    {
-      compliance_id: t.errorTransactions.compliance_id,
-      compliance_name: t.errorTransactions.compliance_name,
-      compliance_spec: records,
-      total_records: String(records.length)
-    }
-  ];
+  const record2 = {
+    approval_id: approvalId,
+    approval_comments: null,
+    approved_by: null,
+    approved_on: null,
+    approver_role: null,
+    context: type === "SSP" ? "SSP" : type.charAt(0) + type.slice(1).toLowerCase() + "s",
+    file_date_format: "MM/DD/YYYY",
+    file_format: "csv",
+    file_id: nextId(state, "UPL-"),
+    file_name: fileName,
+    uploaded_file_name: fileName,
+    ingested_transaction_type: type,
+    status: "Pending Approval",
+    total_rows_received: rows,
+    upload_time: now,
+    upload_type: "MANUAL",
+    uploaded_by: user
+  };
+  t.approvals.records.push(record2);
+  return { approval: record2, batch };
 }
-var EmuError, epoch, requiredText;
-var init_service2 = __esm({
-  "src/emulator/service.ts"() {
+function checkUploadFields(b2) {
+  for (const k2 of ["file_name", "csv", "realm"]) {
+    if (b2[k2] !== void 0 && typeof b2[k2] !== "string") throw new EmuError(400, `${k2} must be a string`, [{ field: k2, message: "must be a string" }]);
+  }
+  if (b2.rows !== void 0 && !(Number.isSafeInteger(b2.rows) && b2.rows >= 0))
+    throw new EmuError(400, "rows must be a whole number, 0 or more", [{ field: "rows", message: "must be a whole number, 0 or more" }]);
+  if (b2.values === void 0) return;
+  if (!Array.isArray(b2.values)) throw new EmuError(400, "values must be a list of SSP value rows", [{ field: "values", message: "must be a list" }]);
+  const fn = apiValidator("SspValueInput");
+  b2.values.forEach((row, i) => {
+    if (fn(row)) return;
+    const problems = describeAjvErrors(fn.errors).map((e) => ({
+      field: e.field === "(body)" ? `values[${i}]` : `values[${i}].${e.field}`,
+      message: e.message
+    }));
+    throw new EmuError(400, `values[${i}] is not an SSP value row: ${problems.map((e) => `${e.field} ${e.message}`).join("; ")}`, problems);
+  });
+}
+function manualUpload(state, raw) {
+  const realm = raw?.realm;
+  const t = typeof realm === "string" ? state.tenants.find((x2) => x2.realm === realm) : state.tenants[0];
+  if (!t) throw new EmuError(404, "unknown tenant");
+  return uploadFile(state, t, raw);
+}
+var APPROVALS, approvals;
+var init_approvals2 = __esm({
+  "src/emulator/approvals.ts"() {
     "use strict";
     init_ajv();
-    init_csv();
+    init_resource();
+    init_service3();
+    init_ssp2();
     init_state2();
-    EmuError = class extends Error {
-      constructor(status, message, errors = [{ message }]) {
-        super(message);
-        this.status = status;
-        this.errors = errors;
-      }
-      status;
-      errors;
-      body() {
-        return { status: this.status, message: this.message, error: this.errors };
+    APPROVALS = "/apis/oingest-approval/v1";
+    approvals = {
+      answer(req) {
+        if (req.path === `${APPROVALS}/pending`) {
+          only(req, "GET");
+          return json(pendingApprovals(req.t, req.caller));
+        }
+        if (req.path === `${APPROVALS}/action`) {
+          only(req, "POST");
+          return json(approvalAction(req.t, req.caller, req.body()));
+        }
+        return void 0;
       }
     };
-    epoch = () => Math.floor(Date.now() / 1e3);
-    requiredText = (b2) => (k2, dflt) => {
-      const v2 = b2[k2] ?? dflt;
-      if (typeof v2 !== "string" || v2 === "") throw new EmuError(400, `${k2} is required (a string)`);
-      return v2;
-    };
+  }
+});
+
+// src/emulator/authorize.ts
+function authorize(t, method, query, form, issue) {
+  if (method !== "GET" && method !== "POST") return page(405, "Method not allowed", "Use GET (the form) or POST (its answer).");
+  if (!t) return page(404, "Realm not found", "No such realm is served here.");
+  const p = method === "GET" ? query : form;
+  const clientId = p.get("client_id") ?? "";
+  if (!clientId || t.clients[clientId] === void 0) return page(400, "Client not found", "The client id is not one of this realm's clients.");
+  const redirect = loopbackRedirect(p.get("redirect_uri"));
+  if (!redirect) return page(400, "Invalid parameter: redirect_uri", "The redirect URI must be a loopback http:// address (127.0.0.1, [::1] or localhost).");
+  if (p.get("response_type") !== "token")
+    return back(redirect, {
+      error: "unsupported_response_type",
+      error_description: "this emulator serves the implicit flow: response_type=token",
+      state: p.get("state")
+    });
+  if (method === "GET") return loginForm(t, p);
+  const user = p.get("username") ?? "";
+  const record2 = t.users[user];
+  if (!record2 || record2.password !== p.get("password")) return loginForm(t, p, "Invalid username or password.");
+  const issued = issue(user, clientId, p.get("nonce") ?? void 0);
+  return back(redirect, {
+    state: p.get("state"),
+    session_state: issued.session,
+    access_token: issued.token,
+    token_type: "Bearer",
+    expires_in: String(issued.expiresIn),
+    scope: "openid profile email"
+  });
+}
+function loopbackRedirect(text4) {
+  if (!text4) return void 0;
+  let url;
+  try {
+    url = new URL(text4);
+  } catch {
+    return void 0;
+  }
+  const loopback = url.hostname === "127.0.0.1" || url.hostname === "[::1]" || url.hostname === "localhost";
+  return url.protocol === "http:" && loopback && !url.hash && !url.username && !url.password ? url : void 0;
+}
+function back(redirect, fields) {
+  const fragment = new URLSearchParams(Object.entries(fields).filter((e) => e[1] !== null));
+  return { status: 302, html: "", location: `${redirect.href}#${fragment.toString()}` };
+}
+function loginForm(t, p, problem2) {
+  const hidden2 = PARAMS.map((k2) => p.get(k2)).map((v2, i) => v2 === null ? "" : `<input type="hidden" name="${PARAMS[i]}" value="${esc(v2)}">`).join("\n");
+  const body = `${problem2 ? `<p id="input-error" role="alert">${esc(problem2)}</p>
+` : ""}<form id="kc-form-login" method="post">
+${hidden2}
+<label for="username">Username or email</label> <input id="username" name="username" autocomplete="username" autofocus value="${esc(p.get("username") ?? "")}"><br>
+<label for="password">Password</label> <input id="password" name="password" type="password" autocomplete="current-password"><br>
+<button id="kc-login" type="submit">Sign In</button>
+</form>`;
+  return page(200, `Sign in to ${t.realm}`, body, true);
+}
+function page(status, title, body, raw = false) {
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head>
+<body style="font-family: sans-serif; margin: 3em"><h1>${esc(title)}</h1>
+${raw ? body : `<p>${esc(body)}</p>`}
+</body></html>
+`;
+  return { status, html };
+}
+function esc(text4) {
+  return text4.replace(/[&<>"']/g, (c2) => `&#${c2.charCodeAt(0)};`);
+}
+var PARAMS;
+var init_authorize = __esm({
+  "src/emulator/authorize.ts"() {
+    "use strict";
+    PARAMS = ["client_id", "redirect_uri", "response_type", "scope", "state", "nonce"];
   }
 });
 
@@ -56715,71 +57237,299 @@ var init_tokens = __esm({
   }
 });
 
-// src/emulator/server.ts
-function trickle(res, body, ms) {
-  return new Promise((resolve20) => {
-    let i = 0;
-    const timer = setInterval(() => {
-      if (res.destroyed || i >= body.length) {
-        clearInterval(timer);
-        if (!res.destroyed) res.end();
-        resolve20();
-        return;
-      }
-      res.write(body.subarray(i, ++i));
-    }, ms);
-    res.on("close", () => {
-      clearInterval(timer);
-      resolve20();
-    });
-  });
-}
-function isLoopback(address) {
-  return !!address && (address.startsWith("127.") || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("::ffff:127."));
-}
-function readBody2(req) {
-  return new Promise((resolve20, reject) => {
-    const chunks = [];
-    let size = 0;
-    let over = false;
-    req.on("data", (c2) => {
-      size += c2.length;
-      if (size > MAX_BODY) over = true;
-      else chunks.push(c2);
-    });
-    req.on("end", () => resolve20(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-function parseJson2(text4) {
-  if (text4.trim() === "") throw new EmuError(400, "a JSON body is required", [{ field: "(body)", message: "is empty" }]);
-  try {
-    return JSON.parse(text4);
-  } catch {
-    throw new EmuError(400, "the body is not valid JSON", [{ field: "(body)", message: "is not valid JSON" }]);
-  }
-}
-function omitted(reply, fields) {
-  if (!fields.length || reply.contentType !== "application/json") return reply;
-  const body = fields.reduce((b2, k2) => withoutField(b2, k2), reply.body);
-  return new Reply(reply.status, body, reply.contentType, reply.headers);
-}
-function tooMany(retryAfter) {
-  const headers = retryAfter === null ? {} : { "retry-after": String(retryAfter) };
-  return new Reply(429, { status: 429, message: "too many requests", error: [{ message: "too many requests" }] }, "application/json", headers);
-}
-function checkSettings(b2, settings) {
-  for (const [k2, v2] of Object.entries(b2)) {
-    if (!(k2 in settings)) throw new EmuError(400, `unknown setting ${JSON.stringify(k2)}; the settings are ${Object.keys(settings).join(", ")}`);
-    if (k2 === "version_step") {
-      if (!Number.isSafeInteger(v2) || v2 < 1) throw new EmuError(400, `${k2} must be a whole number, 1 or more`);
-    } else if (typeof v2 !== "boolean") throw new EmuError(400, `${k2} must be true or false`);
-  }
-}
+// src/emulator/auth.ts
 function userNamed(t, login) {
   if (t.users[login] || !login.includes("@")) return login;
   const lower = login.toLowerCase();
   return Object.entries(t.users).find(([, u]) => u.email?.toLowerCase() === lower)?.[0] ?? login;
+}
+var import_node_crypto9, AUTHORIZE, TOKEN, EmulatorAuth;
+var init_auth2 = __esm({
+  "src/emulator/auth.ts"() {
+    "use strict";
+    import_node_crypto9 = require("node:crypto");
+    init_authorize();
+    init_reply();
+    init_service3();
+    init_tokens();
+    AUTHORIZE = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/auth$/;
+    TOKEN = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/token$/;
+    EmulatorAuth = class {
+      constructor(host, accessTtlS, refreshTtlS) {
+        this.host = host;
+        this.accessTtlS = accessTtlS;
+        this.refreshTtlS = refreshTtlS;
+      }
+      host;
+      accessTtlS;
+      refreshTtlS;
+      /** The key the implicit flow's tokens are signed with (HS256): the emulator's own, for this run. */
+      signingKey = (0, import_node_crypto9.randomBytes)(32);
+      tenant(realm) {
+        return this.host.state.tenants.find((t) => t.realm === realm);
+      }
+      /** The answer of the token or the authorization endpoint, or undefined for any other path. */
+      answer(req, url, method, raw, entry) {
+        const auth = AUTHORIZE.exec(url.pathname);
+        if (auth) return this.authorizePage(req, url, method, decodeURIComponent(auth[1] ?? ""), raw, entry);
+        const token = TOKEN.exec(url.pathname);
+        if (!token) return void 0;
+        if (method !== "POST") return new Reply(405, { error: "invalid_request", error_description: "use POST" });
+        return this.token(decodeURIComponent(token[1] ?? ""), req.headers["content-type"] ?? "", raw, entry);
+      }
+      /** The caller of an API request to tenant `t`, by its bearer token (401 for any token that does not
+       *  name a user of the tenant, now). */
+      authenticate(req, t) {
+        const header = req.headers.authorization ?? "";
+        const m = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header);
+        if (!m) throw new EmuError(401, header ? "malformed Authorization header" : "a bearer token is required");
+        const rec = this.host.state.tokens[m[1] ?? ""];
+        if (!rec || rec.kind !== "access") throw new EmuError(401, "unknown access token");
+        if (rec.expiresAt <= Date.now()) throw new EmuError(401, "the access token has expired");
+        if (rec.realm !== t.realm) throw new EmuError(401, "the access token belongs to another realm");
+        const user = t.users[rec.user];
+        if (!user) throw new EmuError(401, "the token's user no longer exists");
+        return { user: rec.user, roles: user.roles };
+      }
+      /** token_expiry faults: the lifetimes of tokens issued from now on, and the current ones expired. */
+      expire(faults2) {
+        for (const f2 of faults2) {
+          if (f2.kind !== "token_expiry") continue;
+          if (f2.access_ttl_s !== void 0) this.accessTtlS = f2.access_ttl_s;
+          if (f2.refresh_ttl_s !== void 0) this.refreshTtlS = f2.refresh_ttl_s;
+          if (f2.expire_now !== false) {
+            for (const rec of Object.values(this.host.state.tokens)) {
+              if (rec.kind === "access" || f2.include_refresh) rec.expiresAt = 0;
+            }
+          }
+        }
+      }
+      issue(kind, base, ttlS) {
+        const email = this.tenant(base.realm)?.users[base.user]?.email;
+        const value2 = kind === "access" ? accessToken({ ...base, ...email ? { email } : {}, ttlS, opaque: this.host.settings.opaque_tokens }) : `rt.${(0, import_node_crypto9.randomBytes)(24).toString("base64url")}`;
+        this.host.state.tokens[value2] = { ...base, kind, expiresAt: Date.now() + ttlS * 1e3 };
+        return value2;
+      }
+      /** Tokens whose time is up, forgotten. */
+      sweep(now) {
+        for (const [k2, v2] of Object.entries(this.host.state.tokens)) if (v2.expiresAt <= now) delete this.host.state.tokens[k2];
+      }
+      /** The authorization endpoint of the implicit flow (src/emulator/authorize.ts): its pages, never
+       *  cached or framed; a sign-in names its user in the journal. */
+      authorizePage(req, url, method, realm, raw, entry) {
+        const form = method === "POST" && (req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded") ? new URLSearchParams(raw) : new URLSearchParams();
+        const page2 = authorize(this.tenant(realm), method, url.searchParams, form, (user, clientId, nonce) => {
+          entry.realm = realm;
+          entry.user = user;
+          return this.issueImplicit(`http://${req.headers.host ?? "127.0.0.1"}/auth/realms/${realm}`, realm, user, clientId, nonce);
+        });
+        const headers = {
+          "cache-control": "no-store",
+          "referrer-policy": "no-referrer",
+          "x-frame-options": "DENY",
+          "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+          ...page2.location ? { location: page2.location } : {}
+        };
+        return new Reply(page2.status, page2.html, "text/html; charset=utf-8", headers);
+      }
+      /** An access token of the implicit flow: a JWT as Keycloak issues one (the user in preferred_username
+       *  and sub, the client in azp, the sign-in's nonce), bound to its realm and user as every token is. No
+       *  refresh token: the implicit flow has none. */
+      issueImplicit(issuer, realm, user, clientId, nonce) {
+        const now = Date.now();
+        this.sweep(now);
+        const session = (0, import_node_crypto9.randomUUID)();
+        const iat = Math.floor(now / 1e3);
+        const sub = subjectOf(realm, user);
+        const claims = {
+          exp: iat + this.accessTtlS,
+          iat,
+          auth_time: iat,
+          jti: (0, import_node_crypto9.randomUUID)(),
+          iss: issuer,
+          aud: "account",
+          sub,
+          typ: "Bearer",
+          azp: clientId,
+          ...nonce === void 0 ? {} : { nonce },
+          session_state: session,
+          sid: session,
+          scope: "openid profile email",
+          preferred_username: user
+        };
+        const part2 = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
+        const unsigned = `${part2({ alg: "HS256", typ: "JWT", kid: "emulator" })}.${part2(claims)}`;
+        const token = `${unsigned}.${(0, import_node_crypto9.createHmac)("sha256", this.signingKey).update(unsigned).digest("base64url")}`;
+        this.host.state.tokens[token] = { kind: "access", realm, user, clientId, session, expiresAt: now + this.accessTtlS * 1e3 };
+        this.host.persist();
+        return { token, expiresIn: this.accessTtlS, session };
+      }
+      /** Whose sign-in a grant is: the user of a password grant, or the user and session a refresh token
+       *  carries; or the refusal. */
+      grant(t, realm, clientId, form, now) {
+        const fail = (status, error2, description) => new Reply(status, { error: error2, error_description: description });
+        const grant = form.get("grant_type");
+        if (grant === "password") {
+          const user = userNamed(t, form.get("username") ?? "");
+          const u = t.users[user];
+          if (!u || u.password !== form.get("password")) return fail(401, "invalid_grant", "invalid user credentials");
+          return { user, session: (0, import_node_crypto9.randomUUID)() };
+        }
+        if (grant !== "refresh_token") return fail(400, "unsupported_grant_type", "grant_type must be password or refresh_token");
+        const rt = form.get("refresh_token") ?? "";
+        const rec = this.host.state.tokens[rt];
+        if (!rec || rec.kind !== "refresh" || rec.realm !== realm || rec.clientId !== clientId) return fail(400, "invalid_grant", "invalid refresh token");
+        if (rec.expiresAt <= now) return fail(400, "invalid_grant", "refresh token expired");
+        delete this.host.state.tokens[rt];
+        return { user: rec.user, session: rec.session };
+      }
+      token(realm, contentType, raw, entry) {
+        const fail = (status, error2, description) => new Reply(status, { error: error2, error_description: description });
+        const t = this.tenant(realm);
+        if (!t) return fail(404, "invalid_realm", "realm not found");
+        if (!contentType.startsWith("application/x-www-form-urlencoded"))
+          return fail(400, "invalid_request", "content type must be application/x-www-form-urlencoded");
+        const form = new URLSearchParams(raw);
+        const clientId = form.get("client_id") ?? "";
+        entry.realm = realm;
+        entry.client = clientId;
+        if (form.get("username")) entry.user = form.get("username") ?? "";
+        if (!clientId || t.clients[clientId] === void 0 || t.clients[clientId] !== form.get("client_secret")) {
+          return fail(401, "invalid_client", "invalid client credentials");
+        }
+        const now = Date.now();
+        this.sweep(now);
+        const signedIn = this.grant(t, realm, clientId, form, now);
+        if (signedIn instanceof Reply) return signedIn;
+        const base = { realm, user: signedIn.user, clientId, session: signedIn.session };
+        const access = this.issue("access", base, this.accessTtlS);
+        const refresh = this.issue("refresh", base, this.refreshTtlS);
+        this.host.persist();
+        return new Reply(200, {
+          access_token: access,
+          expires_in: this.accessTtlS,
+          refresh_expires_in: this.refreshTtlS,
+          refresh_token: refresh,
+          token_type: "Bearer",
+          "not-before-policy": 0,
+          session_state: signedIn.session,
+          scope: "openid profile email"
+        });
+      }
+    };
+  }
+});
+
+// src/emulator/error-transactions.ts
+function errorTransactions(t, raw) {
+  const f2 = validate2("ErrorTransactionFilter", raw);
+  if (f2.error_from_date && f2.error_to_date && f2.error_from_date > f2.error_to_date) {
+    throw new EmuError(400, "error_from_date is after error_to_date", [{ field: "error_from_date", message: "must not be after error_to_date" }]);
+  }
+  const records = t.errorTransactions.records.filter(
+    (r) => r.transaction_type === f2.transaction_type.toUpperCase() && (f2.error_warning_type === void 0 || r.error_warning_type === f2.error_warning_type) && (f2.error_warning_code === void 0 || r.error_warning_code === f2.error_warning_code) && (f2.error_request_id === void 0 || r.request_id === f2.error_request_id) && (f2.financial_id === void 0 || r.document_identifier === f2.financial_id) && (f2.error_from_date === void 0 || (r.error_date ?? "") >= f2.error_from_date) && (f2.error_to_date === void 0 || (r.error_date ?? "") <= f2.error_to_date) && (f2.legal_entity === void 0 || r.document_details?.legal_entity === f2.legal_entity)
+  );
+  return [
+    {
+      compliance_id: t.errorTransactions.compliance_id,
+      compliance_name: t.errorTransactions.compliance_name,
+      compliance_spec: records,
+      total_records: String(records.length)
+    }
+  ];
+}
+var errorTransactionsResource;
+var init_error_transactions = __esm({
+  "src/emulator/error-transactions.ts"() {
+    "use strict";
+    init_resource();
+    init_service3();
+    errorTransactionsResource = {
+      answer(req) {
+        if (req.path !== "/apis/errortransactions/v1/" && req.path !== "/apis/errortransactions/v1") return void 0;
+        only(req, "POST");
+        return json(errorTransactions(req.t, req.body()));
+      },
+      readsOnly: (_method, path) => path.startsWith("/apis/errortransactions/")
+    };
+  }
+});
+
+// src/emulator/envelope-list.ts
+function patchEnvelope(l, list3, caller, id, raw, ifMatch, versionStep = 1) {
+  const fn = validatorOf(l.bodySchema);
+  if (!fn(raw)) throw new EmuError(400, "invalid request body", describeAjvErrors(fn.errors));
+  const body = raw;
+  const env2 = list3.find((e) => e.compliance_id === id);
+  if (!env2) throw new EmuError(404, `no ${l.what} with compliance_id ${id}`);
+  checkIfMatch(ifMatch, env2.version_id ?? "1");
+  const live = env2.compliance_spec?.[0];
+  if (!live) throw new EmuError(409, `${l.what} has no policy item`);
+  const problems = [];
+  if (body.unique_key !== env2.unique_key) problems.push({ field: "unique_key", message: "does not match the policy's unique_key" });
+  if (body.compliance_name !== env2.compliance_name) problems.push({ field: "compliance_name", message: "does not match the policy's name" });
+  if (body.compliance_spec.length !== 1) problems.push({ field: "compliance_spec", message: "must hold exactly one item" });
+  const item = body.compliance_spec[0];
+  for (const k2 of l.keys) if (item && item[k2] !== live[k2]) problems.push({ field: `compliance_spec.0.${k2}`, message: `does not match the live ${k2}` });
+  if (problems.length) throw new EmuError(400, "invalid request body", problems);
+  if (!item) throw new EmuError(400, "invalid request body");
+  Object.assign(live, item, { updated_at: epoch(), updated_by: caller.user });
+  bump(env2, caller.user, versionStep);
+  return {
+    compliance_id: env2.compliance_id,
+    compliance_details: [{ error: [], message: `${l.what.charAt(0).toUpperCase()}${l.what.slice(1)} updated`, unique_key: env2.unique_key }],
+    error: []
+  };
+}
+function envelopeListAnswer(l, list3, req, versionStep = 1) {
+  if (req.path === l.path) {
+    only(req, "GET");
+    return list3;
+  }
+  const seg = req.path.split("/");
+  if (!req.path.startsWith(`${l.path}/`) || seg.length !== l.path.split("/").length + 1) return void 0;
+  only(req, "PATCH");
+  return patchEnvelope(l, list3, req.caller, decodeURIComponent(seg.at(-1) ?? ""), req.body(), req.ifMatch, versionStep);
+}
+var envelopeListResource;
+var init_envelope_list = __esm({
+  "src/emulator/envelope-list.ts"() {
+    "use strict";
+    init_ajv();
+    init_resource();
+    init_service3();
+    envelopeListResource = (l, of) => ({
+      answer(req) {
+        const out = envelopeListAnswer(l, of(req.t), req, req.settings.version_step);
+        return out === void 0 ? void 0 : json(out);
+      }
+    });
+  }
+});
+
+// src/emulator/tenant-configurations.ts
+var TENANT_CONFIGURATIONS2, tenantConfigurations2;
+var init_tenant_configurations = __esm({
+  "src/emulator/tenant-configurations.ts"() {
+    "use strict";
+    init_envelope_list();
+    TENANT_CONFIGURATIONS2 = {
+      path: "/apis/policy-sets/v1/policy/tenant-configurations",
+      bodySchema: "TenantConfigurationUpdateBody",
+      what: "tenant configuration",
+      keys: ["guid"]
+    };
+    tenantConfigurations2 = envelopeListResource(TENANT_CONFIGURATIONS2, (t) => t.tenantConfigurations);
+  }
+});
+
+// src/emulator/server.ts
+function answer(resources, req) {
+  for (const r of resources) {
+    const out = r.answer(req);
+    if (out) return out;
+  }
+  throw new EmuError(404, `no such endpoint: ${req.method} ${req.path}`);
 }
 async function startEmulator(opts) {
   const emulator = new Emulator(
@@ -56812,38 +57562,27 @@ async function startEmulator(opts) {
     })
   };
 }
-var import_node_crypto9, import_node_http, DEFAULT_SETTINGS, MAX_BODY, JOURNAL_MAX, API, Reply, Emulator;
+var import_node_http, SPEC_RESOURCES, JOURNAL_MAX, API, Emulator;
 var init_server = __esm({
   "src/emulator/server.ts"() {
     "use strict";
-    import_node_crypto9 = require("node:crypto");
     import_node_http = require("node:http");
-    init_authorize();
+    init_admin();
+    init_approvals2();
+    init_auth2();
+    init_error_transactions();
     init_faults();
     init_profile();
-    init_seed();
-    init_service2();
-    init_service2();
+    init_reply();
+    init_resource();
+    init_service3();
+    init_settings();
+    init_ssp2();
     init_state2();
-    init_tokens();
-    DEFAULT_SETTINGS = { if_match: true, four_eyes: false, opaque_tokens: false, version_step: 1 };
-    MAX_BODY = 1024 * 1024;
+    init_tenant_configurations();
+    SPEC_RESOURCES = [tenantConfigurations2, sspPolicies, approvals, errorTransactionsResource];
     JOURNAL_MAX = 2e4;
     API = "/apis/";
-    Reply = class {
-      constructor(status, body, contentType = "application/json", headers = {}) {
-        this.status = status;
-        this.body = body;
-        this.contentType = contentType;
-        this.headers = headers;
-      }
-      status;
-      body;
-      contentType;
-      headers;
-      /** A trickle fault: the body goes out one byte per this many ms. */
-      trickleMs;
-    };
     Emulator = class {
       constructor(state, statePath, accessTtlS = 300, refreshTtlS = 1800, profile = "default", startSettings = DEFAULT_SETTINGS, rateLimit) {
         this.state = state;
@@ -56851,8 +57590,7 @@ var init_server = __esm({
         this.profile = profile;
         this.startSettings = startSettings;
         this.gateway = rateLimit && { bucket: new TokenBucket(rateLimit.rate, rateLimit.burst), retryAfter: rateLimit.retryAfter };
-        this.accessTtlS = accessTtlS;
-        this.refreshTtlS = refreshTtlS;
+        this.auth = new EmulatorAuth(this, accessTtlS, refreshTtlS);
         this.settings = { ...startSettings };
       }
       state;
@@ -56870,15 +57608,11 @@ var init_server = __esm({
       /** The requests a latency fault holds, each with its fault: once the fault is no longer set (cleared,
        *  replaced, a reset), the wait ends. */
       held = /* @__PURE__ */ new Set();
-      accessTtlS;
-      refreshTtlS;
       gateway;
+      auth;
       settings;
       persist() {
         if (this.statePath) saveStateFile(this.statePath, this.state);
-      }
-      tenant(realm) {
-        return this.state.tenants.find((t) => t.realm === realm);
       }
       /** A latency fault's wait: its `latency_ms`, or until the fault is no longer set. */
       hold(fault) {
@@ -56895,9 +57629,30 @@ var init_server = __esm({
           this.held.add(h);
         });
       }
-      /** Ends the wait of each request held by a fault no longer set. */
       release() {
         for (const h of [...this.held]) if (!this.faults.has(h.fault)) h.done();
+      }
+      reset(state) {
+        this.state = state;
+        this.resets++;
+        this.journalClears++;
+        this.faults.clear();
+        this.release();
+        this.journal = [];
+        this.settings = { ...this.startSettings };
+        this.persist();
+      }
+      clearJournal() {
+        this.journalClears++;
+        this.journal = [];
+      }
+      expireTokens(faults2) {
+        this.auth.expire(faults2);
+      }
+      upload(raw) {
+        const out = manualUpload(this.state, raw);
+        this.persist();
+        return out;
       }
       async handle(req, res) {
         const url = new URL(req.url ?? "/", "http://emulator");
@@ -56934,7 +57689,7 @@ var init_server = __esm({
         const path = url.pathname;
         if (path.startsWith("/__admin/")) {
           if (!isLoopback(req.socket.remoteAddress)) return new Reply(403, { status: 403, message: "admin endpoints answer loopback only", error: [] });
-          return this.admin(method, path, raw, url);
+          return adminAnswer(this, method, path, raw, url);
         }
         if (this.gateway && path.includes(API)) {
           const wait = this.gateway.bucket.take();
@@ -56983,30 +57738,37 @@ var init_server = __esm({
         return result;
       }
       route(req, url, method, path, raw, entry) {
-        const auth = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/auth$/.exec(path);
-        if (auth) return this.authorizePage(req, url, method, decodeURIComponent(auth[1] ?? ""), raw, entry);
-        const token = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/token$/.exec(path);
-        if (token) {
-          if (method !== "POST") return new Reply(405, { error: "invalid_request", error_description: "use POST" });
-          return this.token(decodeURIComponent(token[1] ?? ""), req.headers["content-type"] ?? "", raw, entry);
-        }
+        const signIn = this.auth.answer(req, url, method, raw, entry);
+        if (signIn) return signIn;
         let t = this.state.tenants[0];
         let rest = path;
         const prefixed = /^\/tenants\/([^/]+)(\/.*)$/.exec(path);
         if (prefixed) {
-          t = this.tenant(decodeURIComponent(prefixed[1] ?? ""));
+          t = this.state.tenants.find((x2) => x2.realm === decodeURIComponent(prefixed[1] ?? ""));
           rest = prefixed[2] ?? "/";
           if (!t) throw new EmuError(404, "unknown tenant");
         }
         if (!t || !rest.startsWith(API)) throw new EmuError(404, `no such endpoint: ${method} ${path}`);
-        const caller = this.authenticate(req, t);
+        const caller = this.auth.authenticate(req, t);
         entry.realm = t.realm;
         entry.user = caller.user;
-        const writes = method !== "GET" && !rest.startsWith("/apis/errortransactions/");
+        const resources = [...SPEC_RESOURCES, ...this.resources.map(brought)];
+        const writes = method !== "GET" && !resources.some((r) => r.readsOnly?.(method, rest));
+        const request2 = {
+          state: this.state,
+          t,
+          caller,
+          method,
+          path: rest,
+          seg: rest.split("/").map((s3) => decodeURIComponent(s3)),
+          query: (k2) => url.searchParams.get(k2) ?? void 0,
+          body: () => parseJson2(raw),
+          ifMatch: this.settings.if_match ? req.headers["if-match"] : void 0,
+          settings: this.settings
+        };
         let out;
         try {
-          const ifMatch = this.settings.if_match ? req.headers["if-match"] : void 0;
-          out = this.api(t, caller, method, rest, url, raw, ifMatch);
+          out = answer(resources, request2);
         } catch (e) {
           if (!(this.profile === "literal" && writes && e instanceof EmuError && e.status !== 405)) throw e;
           return new Reply(200, literalRefusal(e.message, e.errors));
@@ -57014,275 +57776,6 @@ var init_server = __esm({
         if (writes) this.persist();
         if (this.profile === "literal" && out.contentType === "application/json")
           return new Reply(out.status, literalAnswer(out.body), out.contentType, out.headers);
-        return out;
-      }
-      api(t, caller, method, path, url, raw, ifMatch) {
-        const json = (body) => new Reply(200, body);
-        const seg = path.split("/").map((s3) => decodeURIComponent(s3));
-        const q = (k2) => url.searchParams.get(k2) ?? void 0;
-        const allow = (m) => {
-          if (method !== m) throw new EmuError(405, `${method} is not allowed on ${path}`);
-        };
-        if (path === "/apis/policy-sets/v1/policy/tenant-configurations") {
-          allow("GET");
-          return json(listTenantConfigurations(t));
-        }
-        if (path.startsWith("/apis/policy-sets/v1/policy/tenant-configurations/") && seg.length === 7) {
-          allow("PATCH");
-          return json(patchTenantConfiguration(t, caller, seg[6] ?? "", parseJson2(raw), ifMatch, this.settings.version_step));
-        }
-        if (path === "/apis/policy-sets/v1/policy/ssp") {
-          if (method === "GET") return json(getSsp(t, q("policy_name"), q("batch_name")));
-          allow("POST");
-          return json(createSsp(this.state, t, caller, parseJson2(raw)));
-        }
-        if (path === "/apis/policy-sets/v1/policy/ssp/template") {
-          allow("GET");
-          return new Reply(200, sspTemplate(t, q("batch_name")), "text/csv; charset=utf-8");
-        }
-        if (path.startsWith("/apis/policy-sets/v1/policy/ssp/template/") && seg.length === 8) {
-          allow("GET");
-          return new Reply(200, sspTemplate(t, seg[7] ?? ""), "text/csv; charset=utf-8");
-        }
-        if (path.startsWith("/apis/policy-sets/v1/policy/ssp/download/") && seg.length === 8) {
-          allow("GET");
-          return new Reply(200, downloadBatch(t, seg[7] ?? ""), "text/csv; charset=utf-8", {
-            "content-disposition": `attachment; filename="${seg[7] ?? "batch"}.csv"`
-          });
-        }
-        if (path.startsWith("/apis/policy-sets/v1/policy/ssp/") && seg.length === 9) {
-          allow("PATCH");
-          return json(
-            batchAction(t, caller, seg[6] ?? "", seg[7] ?? "", seg[8] ?? "", ifMatch, {
-              fourEyes: this.settings.four_eyes,
-              versionStep: this.settings.version_step
-            })
-          );
-        }
-        if (path === "/apis/oingest-approval/v1/pending") {
-          allow("GET");
-          return json(pendingApprovals(t, caller));
-        }
-        if (path === "/apis/oingest-approval/v1/action") {
-          allow("POST");
-          return json(approvalAction(t, caller, parseJson2(raw)));
-        }
-        if (path === "/apis/errortransactions/v1/" || path === "/apis/errortransactions/v1") {
-          allow("POST");
-          return json(errorTransactions2(t, parseJson2(raw)));
-        }
-        return this.resource(caller, method, path, raw, ifMatch);
-      }
-      /** A path none of the spec's endpoints takes: a resource's brought beside them, else none. */
-      resource(caller, method, path, raw, ifMatch) {
-        for (const r of this.resources) {
-          const out = r.answer({ method, path, body: () => parseJson2(raw), ifMatch, caller });
-          if (out !== void 0) return new Reply(200, out);
-        }
-        throw new EmuError(404, `no such endpoint: ${method} ${path}`);
-      }
-      authenticate(req, t) {
-        const header = req.headers.authorization ?? "";
-        const m = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header);
-        if (!m) throw new EmuError(401, header ? "malformed Authorization header" : "a bearer token is required");
-        const rec = this.state.tokens[m[1] ?? ""];
-        if (!rec || rec.kind !== "access") throw new EmuError(401, "unknown access token");
-        if (rec.expiresAt <= Date.now()) throw new EmuError(401, "the access token has expired");
-        if (rec.realm !== t.realm) throw new EmuError(401, "the access token belongs to another realm");
-        const user = t.users[rec.user];
-        if (!user) throw new EmuError(401, "the token's user no longer exists");
-        return { user: rec.user, roles: user.roles };
-      }
-      issue(kind, base, ttlS) {
-        const email = this.tenant(base.realm)?.users[base.user]?.email;
-        const value2 = kind === "access" ? accessToken({ ...base, ...email ? { email } : {}, ttlS, opaque: this.settings.opaque_tokens }) : `rt.${(0, import_node_crypto9.randomBytes)(24).toString("base64url")}`;
-        this.state.tokens[value2] = { ...base, kind, expiresAt: Date.now() + ttlS * 1e3 };
-        return value2;
-      }
-      /** The authorization endpoint of the implicit flow (src/emulator/authorize.ts): its pages, never
-       *  cached or framed; a sign-in names its user in the journal. */
-      authorizePage(req, url, method, realm, raw, entry) {
-        const form = method === "POST" && (req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded") ? new URLSearchParams(raw) : new URLSearchParams();
-        const page2 = authorize(this.tenant(realm), method, url.searchParams, form, (user, clientId, nonce) => {
-          entry.realm = realm;
-          entry.user = user;
-          return this.issueImplicit(`http://${req.headers.host ?? "127.0.0.1"}/auth/realms/${realm}`, realm, user, clientId, nonce);
-        });
-        const headers = {
-          "cache-control": "no-store",
-          "referrer-policy": "no-referrer",
-          "x-frame-options": "DENY",
-          "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-          ...page2.location ? { location: page2.location } : {}
-        };
-        return new Reply(page2.status, page2.html, "text/html; charset=utf-8", headers);
-      }
-      /** The key the implicit flow's tokens are signed with (HS256): the emulator's own, for this run. */
-      signingKey = (0, import_node_crypto9.randomBytes)(32);
-      /** An access token of the implicit flow: a JWT as Keycloak issues one (the user in preferred_username
-       *  and sub, the client in azp, the sign-in's nonce), bound to its realm and user as every token is. No
-       *  refresh token: the implicit flow has none. */
-      issueImplicit(issuer, realm, user, clientId, nonce) {
-        const now = Date.now();
-        for (const [k2, v2] of Object.entries(this.state.tokens)) if (v2.expiresAt <= now) delete this.state.tokens[k2];
-        const session = (0, import_node_crypto9.randomUUID)();
-        const iat = Math.floor(now / 1e3);
-        const sub = subjectOf(realm, user);
-        const claims = {
-          exp: iat + this.accessTtlS,
-          iat,
-          auth_time: iat,
-          jti: (0, import_node_crypto9.randomUUID)(),
-          iss: issuer,
-          aud: "account",
-          sub,
-          typ: "Bearer",
-          azp: clientId,
-          ...nonce === void 0 ? {} : { nonce },
-          session_state: session,
-          sid: session,
-          scope: "openid profile email",
-          preferred_username: user
-        };
-        const part2 = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
-        const unsigned = `${part2({ alg: "HS256", typ: "JWT", kid: "emulator" })}.${part2(claims)}`;
-        const token = `${unsigned}.${(0, import_node_crypto9.createHmac)("sha256", this.signingKey).update(unsigned).digest("base64url")}`;
-        this.state.tokens[token] = { kind: "access", realm, user, clientId, session, expiresAt: now + this.accessTtlS * 1e3 };
-        this.persist();
-        return { token, expiresIn: this.accessTtlS, session };
-      }
-      token(realm, contentType, raw, entry) {
-        const fail = (status, error2, description) => new Reply(status, { error: error2, error_description: description });
-        const t = this.tenant(realm);
-        if (!t) return fail(404, "invalid_realm", "realm not found");
-        if (!contentType.startsWith("application/x-www-form-urlencoded"))
-          return fail(400, "invalid_request", "content type must be application/x-www-form-urlencoded");
-        const form = new URLSearchParams(raw);
-        const clientId = form.get("client_id") ?? "";
-        entry.realm = realm;
-        entry.client = clientId;
-        if (form.get("username")) entry.user = form.get("username") ?? "";
-        if (!clientId || t.clients[clientId] === void 0 || t.clients[clientId] !== form.get("client_secret")) {
-          return fail(401, "invalid_client", "invalid client credentials");
-        }
-        const now = Date.now();
-        for (const [k2, v2] of Object.entries(this.state.tokens)) if (v2.expiresAt <= now) delete this.state.tokens[k2];
-        let user;
-        let session;
-        const grant = form.get("grant_type");
-        if (grant === "password") {
-          user = userNamed(t, form.get("username") ?? "");
-          const u = t.users[user];
-          if (!u || u.password !== form.get("password")) return fail(401, "invalid_grant", "invalid user credentials");
-          session = (0, import_node_crypto9.randomUUID)();
-        } else if (grant === "refresh_token") {
-          const rt = form.get("refresh_token") ?? "";
-          const rec = this.state.tokens[rt];
-          if (!rec || rec.kind !== "refresh" || rec.realm !== realm || rec.clientId !== clientId) return fail(400, "invalid_grant", "invalid refresh token");
-          if (rec.expiresAt <= now) return fail(400, "invalid_grant", "refresh token expired");
-          delete this.state.tokens[rt];
-          user = rec.user;
-          session = rec.session;
-        } else {
-          return fail(400, "unsupported_grant_type", "grant_type must be password or refresh_token");
-        }
-        const base = { realm, user, clientId, session };
-        const access = this.issue("access", base, this.accessTtlS);
-        const refresh = this.issue("refresh", base, this.refreshTtlS);
-        this.persist();
-        return new Reply(200, {
-          access_token: access,
-          expires_in: this.accessTtlS,
-          refresh_expires_in: this.refreshTtlS,
-          refresh_token: refresh,
-          token_type: "Bearer",
-          "not-before-policy": 0,
-          session_state: session,
-          scope: "openid profile email"
-        });
-      }
-      /** POST /__admin/reset: a seed or a whole state; the faults, the journal and the settings as at start,
-       *  and the requests held by a latency fault dropped (they were sent to the state that is gone). */
-      reset(b2) {
-        if (b2.state) {
-          const problem2 = checkState(b2.state);
-          if (problem2) throw new EmuError(400, `not an emulator state: ${problem2}`, [{ field: "state", message: problem2 }]);
-          this.state = b2.state;
-        } else {
-          const seed = b2.seed ?? "demo";
-          if (!SEEDS.includes(seed)) throw new EmuError(400, `seed must be one of ${SEEDS.join(", ")}`);
-          this.state = seedState(seed);
-        }
-        this.resets++;
-        this.journalClears++;
-        this.faults.clear();
-        this.release();
-        this.journal = [];
-        this.settings = { ...this.startSettings };
-        this.persist();
-        return new Reply(200, { status: "reset" });
-      }
-      admin(method, path, raw, url) {
-        const body = () => raw.trim() ? parseJson2(raw) : {};
-        if (path === "/__admin/reset" && method === "POST") return this.reset(body());
-        if (path === "/__admin/settings") {
-          if (method === "POST") {
-            const b2 = body();
-            checkSettings(b2, this.settings);
-            Object.assign(this.settings, b2);
-          } else if (method !== "GET") throw new EmuError(405, `${method} is not allowed on ${path}`);
-          return new Reply(200, this.settings);
-        }
-        if (path === "/__admin/state" && method === "GET") return new Reply(200, this.state);
-        if (path === "/__admin/requests") {
-          if (method === "DELETE") {
-            this.journalClears++;
-            this.journal = [];
-            return new Reply(200, { status: "cleared" });
-          }
-          const since = Number(url.searchParams.get("since") ?? 0);
-          return new Reply(
-            200,
-            this.journal.filter((e) => e.seq > since)
-          );
-        }
-        if (path === "/__admin/faults") {
-          if (method === "GET") return new Reply(200, { faults: this.faults.list() });
-          if (method === "DELETE") {
-            this.faults.clear();
-            this.release();
-            return new Reply(200, { status: "cleared" });
-          }
-          if (method === "POST") {
-            const parsed = parseFaults(body());
-            if (typeof parsed === "string") throw new EmuError(400, parsed);
-            this.applyTokenFaults(parsed.faults);
-            this.faults.set(parsed.faults, parsed.seed, parsed.replace);
-            this.release();
-            return new Reply(200, { faults: this.faults.list() });
-          }
-        }
-        if (path === "/__admin/uploads" && method === "POST") return new Reply(200, this.upload(body()));
-        throw new EmuError(404, `no such admin endpoint: ${method} ${path}`);
-      }
-      applyTokenFaults(faults) {
-        for (const f2 of faults) {
-          if (f2.kind !== "token_expiry") continue;
-          if (f2.access_ttl_s !== void 0) this.accessTtlS = f2.access_ttl_s;
-          if (f2.refresh_ttl_s !== void 0) this.refreshTtlS = f2.refresh_ttl_s;
-          if (f2.expire_now !== false) {
-            for (const rec of Object.values(this.state.tokens)) {
-              if (rec.kind === "access" || f2.include_refresh) rec.expiresAt = 0;
-            }
-          }
-        }
-      }
-      upload(raw) {
-        const realm = raw?.realm;
-        const t = typeof realm === "string" ? this.tenant(realm) : this.state.tenants[0];
-        if (!t) throw new EmuError(404, "unknown tenant");
-        const out = uploadFile(this.state, t, raw);
-        this.persist();
         return out;
       }
     };
@@ -57306,7 +57799,7 @@ async function runEmulator(flags, out) {
   const limit = flags.rateLimit === void 0 ? void 0 : parseRateLimit(flags.rateLimit);
   if (flags.rateLimit !== void 0 && !limit)
     throw new UserError(`--rate-limit must be requests per second with an optional burst, such as 25/s or 25/s,10; got ${JSON.stringify(flags.rateLimit)}`);
-  const statePath = flags.state ? (0, import_node_path10.resolve)(out.io.cwd, flags.state) : void 0;
+  const statePath = flags.state ? (0, import_node_path12.resolve)(out.io.cwd, flags.state) : void 0;
   let state;
   try {
     state = statePath ? loadStateFile(statePath) : void 0;
@@ -57344,11 +57837,11 @@ async function runEmulator(flags, out) {
     out.io.signals.once("SIGTERM", stop);
   });
 }
-var import_node_path10;
+var import_node_path12;
 var init_emulator = __esm({
   "src/cli/emulator.ts"() {
     "use strict";
-    import_node_path10 = require("node:path");
+    import_node_path12 = require("node:path");
     init_seed();
     init_profile();
     init_server();
@@ -57361,7 +57854,7 @@ var init_emulator = __esm({
 
 // src/config/drift-ignore.ts
 function ignoreRuleWarnings(repo, known, today) {
-  const file = (0, import_node_path11.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  const file = (0, import_node_path13.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   const out = [];
   (repo.config.drift?.ignore ?? []).forEach((rule2, i) => {
     if (!inForce(rule2, today)) {
@@ -57395,11 +57888,11 @@ function ignoreRuleWarnings(repo, known, today) {
   });
   return out;
 }
-var import_node_path11, FIELD_CLASSES, todayUtc, inForce;
+var import_node_path13, FIELD_CLASSES, todayUtc, inForce;
 var init_drift_ignore = __esm({
   "src/config/drift-ignore.ts"() {
     "use strict";
-    import_node_path11 = require("node:path");
+    import_node_path13 = require("node:path");
     init_address();
     init_schema_diagnostics();
     FIELD_CLASSES = ["changed", "batch_status", "batch_values"];
@@ -57414,7 +57907,7 @@ function listYamlFiles(dir) {
   const walk = (d) => {
     for (const entry of (0, import_node_fs7.readdirSync)(d, { withFileTypes: true }).sort((a, b2) => a.name < b2.name ? -1 : a.name > b2.name ? 1 : 0)) {
       if (entry.name.startsWith(".")) continue;
-      const p = (0, import_node_path12.join)(d, entry.name);
+      const p = (0, import_node_path14.join)(d, entry.name);
       if (entry.isDirectory()) walk(p);
       else if (/\.ya?ml$/i.test(entry.name)) out.push(p);
     }
@@ -57422,12 +57915,12 @@ function listYamlFiles(dir) {
   walk(dir);
   return out;
 }
-var import_node_fs7, import_node_path12;
+var import_node_fs7, import_node_path14;
 var init_walk = __esm({
   "src/config/walk.ts"() {
     "use strict";
     import_node_fs7 = require("node:fs");
-    import_node_path12 = require("node:path");
+    import_node_path14 = require("node:path");
   }
 });
 
@@ -57538,20 +58031,20 @@ var init_promotion4 = __esm({
 // src/config/repo.ts
 function findConfig(cwd, explicit) {
   if (explicit) {
-    const p = (0, import_node_path13.resolve)(cwd, explicit);
+    const p = (0, import_node_path15.resolve)(cwd, explicit);
     if (!(0, import_node_fs8.existsSync)(p)) throw new UserError(`--config ${explicit}: no such file`);
     return p;
   }
-  for (let dir = (0, import_node_path13.resolve)(cwd); ; dir = (0, import_node_path13.dirname)(dir)) {
-    const p = (0, import_node_path13.join)(dir, CONFIG_FILE);
+  for (let dir = (0, import_node_path15.resolve)(cwd); ; dir = (0, import_node_path15.dirname)(dir)) {
+    const p = (0, import_node_path15.join)(dir, CONFIG_FILE);
     if ((0, import_node_fs8.existsSync)(p)) return p;
-    if ((0, import_node_path13.dirname)(dir) === dir) break;
+    if ((0, import_node_path15.dirname)(dir) === dir) break;
   }
   throw new UserError(`no ${CONFIG_FILE} in ${cwd} or any parent folder`, "run revsync from a policy repo, or pass --config PATH");
 }
 function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
-  const root = (0, import_node_path13.dirname)(configFile);
-  const shown4 = (0, import_node_path13.relative)(cwd, configFile) || configFile;
+  const root = (0, import_node_path15.dirname)(configFile);
+  const shown4 = (0, import_node_path15.relative)(cwd, configFile) || configFile;
   const docs = readYamlFile(configFile, shown4, diagnostics);
   const doc = docs[0];
   if (!doc) {
@@ -57570,7 +58063,7 @@ function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
   ];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return void 0;
-  return { cwd, root, configFile, policiesDir: (0, import_node_path13.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
+  return { cwd, root, configFile, policiesDir: (0, import_node_path15.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
 }
 function batchStatusProblems(config, doc, file) {
   const problems = [];
@@ -57601,8 +58094,8 @@ function connectionProblems(config, doc, file) {
       const text4 = env2?.[field];
       if (typeof text4 !== "string") continue;
       const where2 = { file, ...at(doc, `/environments/${name}/${field}`), severity: "error" };
-      const named3 = variablesIn(text4).filter((v2) => isCredentialVariable(v2, credentialPrefixes(config)));
-      for (const v2 of named3) problems.push({ ...where2, rule: "variables", message: `environments.${name}.${field}: ${signInProblem(v2)}` });
+      const named4 = variablesIn(text4).filter((v2) => isCredentialVariable(v2, credentialPrefixes(config)));
+      for (const v2 of named4) problems.push({ ...where2, rule: "variables", message: `environments.${name}.${field}: ${signInProblem(v2)}` });
       const credentials = field === "realm" || variablesIn(text4).length ? void 0 : urlCredentials(text4);
       if (credentials) problems.push({ ...where2, message: `environments.${name}.${field}: ${credentials}` });
     }
@@ -57685,7 +58178,7 @@ function fill(repo, name, field, value2, env2, problems) {
     credentialPrefixes: credentialPrefixes(repo.config)
   });
   const p = at(repo.configDoc, `/environments/${name}/${field}`);
-  const file = (0, import_node_path13.relative)(repo.cwd, repo.configFile) || CONFIG_FILE;
+  const file = (0, import_node_path15.relative)(repo.cwd, repo.configFile) || CONFIG_FILE;
   for (const message of r.problems) {
     problems.push({ file, ...p, severity: "error", rule: "variables", message: `environments.${name}.${field.replace("/", ".")}: ${message}` });
   }
@@ -57726,7 +58219,7 @@ function resolveEnv(repo, name, env2) {
       const reads = variablesIn(String(raw[from] ?? ""));
       throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml: ${from} cannot be used`, [
         {
-          file: (0, import_node_path13.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
+          file: (0, import_node_path15.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
           ...at(repo.configDoc, `/environments/${name}/${from}`),
           severity: "error",
           message: `environments.${name}.${from}${reads.length ? ` (from ${reads.map((v2) => `\${${v2}}`).join(", ")})` : ""}${problem2}`
@@ -57754,7 +58247,7 @@ function resolveEnv(repo, name, env2) {
     service: serviceChoices(raw.service, repo.config.approvals, env2),
     rateLimit: raw.rate_limit,
     ...fourEyesOf(raw.four_eyes ?? repo.config.four_eyes),
-    ...evidence === void 0 ? {} : { evidence: (0, import_node_path13.resolve)(repo.root, evidence) },
+    ...evidence === void 0 ? {} : { evidence: (0, import_node_path15.resolve)(repo.root, evidence) },
     lock,
     ...raw.promote_from !== void 0 ? { promoteFrom: raw.promote_from } : {}
   };
@@ -57798,11 +58291,11 @@ function lockSetting(name, raw, remote, baseUrl, authUrl) {
   return { kind: "git", remote: "origin" };
 }
 function readInside(repo, dir) {
-  const rel = (0, import_node_path13.relative)(repo.root, dir);
-  const inRepo = !rel.startsWith("..") && !(0, import_node_path13.isAbsolute)(rel);
+  const rel = (0, import_node_path15.relative)(repo.root, dir);
+  const inRepo = !rel.startsWith("..") && !(0, import_node_path15.isAbsolute)(rel);
   return {
     folder: inRepo ? repo.root : dir,
-    words: { show: (p) => (0, import_node_path13.relative)(repo.cwd, p) || p, folderName: inRepo ? "the policy repo" : `the folder ${(0, import_node_path13.relative)(repo.cwd, dir) || "."}` }
+    words: { show: (p) => (0, import_node_path15.relative)(repo.cwd, p) || p, folderName: inRepo ? "the policy repo" : `the folder ${(0, import_node_path15.relative)(repo.cwd, dir) || "."}` }
   };
 }
 function policyDocs(repo, vars, kinds, diagnostics, environment) {
@@ -57811,7 +58304,7 @@ function policyDocs(repo, vars, kinds, diagnostics, environment) {
   const inside = readInside(repo, repo.policiesDir);
   const scopedLists = (fileKind) => kinds.find((k2) => k2.fileKind === fileKind)?.scopedLists ?? [];
   for (const abs of listYamlFiles(repo.policiesDir)) {
-    const shown4 = (0, import_node_path13.relative)(repo.cwd, abs) || abs;
+    const shown4 = (0, import_node_path15.relative)(repo.cwd, abs) || abs;
     const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file: shown4, diagnostics });
     for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside, keep2)) {
       const kind = src.value?.kind;
@@ -57834,11 +58327,11 @@ function loadPolicies(repo, vars, kinds, environment) {
   const desired = new Map(kinds.map((k2) => [k2.name, []]));
   if (!(0, import_node_fs8.existsSync)(repo.policiesDir) || !(0, import_node_fs8.statSync)(repo.policiesDir).isDirectory()) {
     diagnostics.push({
-      file: (0, import_node_path13.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
+      file: (0, import_node_path15.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
       line: 1,
       column: 1,
       severity: "error",
-      message: `policies folder ${(0, import_node_path13.relative)(repo.root, repo.policiesDir) || "."} does not exist`
+      message: `policies folder ${(0, import_node_path15.relative)(repo.root, repo.policiesDir) || "."} does not exist`
     });
     return { desired, diagnostics, docs: [] };
   }
@@ -57858,12 +58351,12 @@ function varsFor(from, env2 = process.env) {
   const { vars, envTexts, origins, unresolved } = from;
   return { vars, env: env2, ...envTexts ? { envTexts } : {}, ...origins ? { origins } : {}, ...unresolved ? { unresolved } : {} };
 }
-var import_node_fs8, import_node_path13, CONFIG_FILE, CONNECTION_FIELDS, OVERRIDE_VARS, overridesSet;
+var import_node_fs8, import_node_path15, CONFIG_FILE, CONNECTION_FIELDS, OVERRIDE_VARS, overridesSet;
 var init_repo = __esm({
   "src/config/repo.ts"() {
     "use strict";
     import_node_fs8 = require("node:fs");
-    import_node_path13 = require("node:path");
+    import_node_path15 = require("node:path");
     init_errors();
     init_interpolate();
     init_credentials();
@@ -58019,7 +58512,7 @@ function loadPlain(text4) {
   }
 }
 function testsDir(repo) {
-  return (0, import_node_path14.resolve)(repo.root, repo.config.tests ?? "tests");
+  return (0, import_node_path16.resolve)(repo.root, repo.config.tests ?? "tests");
 }
 function loadTests(repo, vars) {
   const dir = testsDir(repo);
@@ -58029,7 +58522,7 @@ function loadTests(repo, vars) {
   if (!(0, import_node_fs9.existsSync)(dir) || !(0, import_node_fs9.statSync)(dir).isDirectory()) return { cases, contracts, diagnostics, dir, found: false };
   const inside = readInside(repo, dir);
   for (const abs of listYamlFiles(dir)) {
-    const shown4 = (0, import_node_path14.relative)(repo.cwd, abs) || abs;
+    const shown4 = (0, import_node_path16.relative)(repo.cwd, abs) || abs;
     const fast = fastCases(abs, shown4, inside);
     if (fast) {
       cases.push(...fast.cases);
@@ -58044,7 +58537,7 @@ function loadTests(repo, vars) {
           file: shown4,
           ...at(src, "/kind"),
           severity: "error",
-          message: `kind: a file in ${(0, import_node_path14.relative)(repo.cwd, dir) || "."} must be an SspPolicyTest or a ${GUARDRAIL_TEST}, got ${JSON.stringify(kind)}`
+          message: `kind: a file in ${(0, import_node_path16.relative)(repo.cwd, dir) || "."} must be an SspPolicyTest or a ${GUARDRAIL_TEST}, got ${JSON.stringify(kind)}`
         });
         continue;
       }
@@ -58080,14 +58573,14 @@ function loadTests(repo, vars) {
   }
   return { cases, contracts, diagnostics, dir, found: true };
 }
-var import_node_fs9, import_node_module4, import_node_path14, pointer, GUARDRAIL_TEST;
+var import_node_fs9, import_node_module4, import_node_path16, pointer, GUARDRAIL_TEST;
 var init_test_files = __esm({
   "src/config/test-files.ts"() {
     "use strict";
     import_node_fs9 = require("node:fs");
     import_node_module4 = require("node:module");
     init_ajv();
-    import_node_path14 = require("node:path");
+    import_node_path16 = require("node:path");
     init_repo();
     init_user_files();
     init_schema_diagnostics();
@@ -58116,10 +58609,10 @@ function validateRepo(input) {
       const own2 = environmentVars(repo, name, input.env);
       const problems = own2.problems;
       const loaded = loadPolicies(repo, varsFor(own2, input.env), input.kinds, name);
-      const named3 = [...problems, ...loaded.diagnostics].map(
+      const named4 = [...problems, ...loaded.diagnostics].map(
         (d) => (d.rule === "variables" || d.variables) && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d
       );
-      diagnostics.push(...named3);
+      diagnostics.push(...named4);
       docs = Math.max(docs, loaded.docs.length);
       const tests = loadTests(repo, varsFor(own2, input.env));
       diagnostics.push(...tests.diagnostics);
@@ -59874,9 +60367,9 @@ function readWindow(r, w2, pointer2, cal) {
     source: `${r.file}:${at(r.repo.configDoc, pointer2).line}`
   };
 }
-function sameNames(r, named3, env2) {
+function sameNames(r, named4, env2) {
   const seen = /* @__PURE__ */ new Map();
-  for (const n of named3) {
+  for (const n of named4) {
     const first = seen.get(n.name);
     if (first === void 0) seen.set(n.name, n.pointer);
     else
@@ -59889,7 +60382,7 @@ function sameNames(r, named3, env2) {
 }
 function guardrailSetup(repo, env2, kinds, now) {
   const table2 = factTable(kinds);
-  const r = { repo, file: (0, import_node_path15.relative)(repo.cwd, repo.configFile) || "revsync.yaml", table: table2, fields: factFields(kinds), diagnostics: [], now };
+  const r = { repo, file: (0, import_node_path17.relative)(repo.cwd, repo.configFile) || "revsync.yaml", table: table2, fields: factFields(kinds), diagnostics: [], now };
   const own2 = repo.config.environments[env2] ?? {};
   const base = `/environments/${env2}`;
   const calendar = calendarOf(r, own2.fiscal_calendar, repo.config.fiscal_calendar, `${base}/fiscal_calendar`);
@@ -59927,11 +60420,11 @@ function hasGuardrails(repo, env2) {
   const own2 = repo.config.environments[env2];
   return !!(repo.config.guardrails?.length || own2?.guardrails?.length || own2?.freeze?.length);
 }
-var import_node_path15, import_yaml4, problem;
+var import_node_path17, import_yaml4, problem;
 var init_setup = __esm({
   "src/guardrails/setup.ts"() {
     "use strict";
-    import_node_path15 = require("node:path");
+    import_node_path17 = require("node:path");
     import_yaml4 = __toESM(require_dist(), 1);
     init_errors();
     init_schema_diagnostics();
@@ -59957,8 +60450,8 @@ function overridesOf(flags) {
 function approversOf(flags, env2, core, pr) {
   const auth = core?.approverAuth;
   const vars = auth ? void 0 : approverNamedFor(env2, flags);
-  const named3 = auth ? auth.usernameFrom === "variable" ? void 0 : auth.username : vars?.variable ? void 0 : vars?.user;
-  const out = named3 ? [{ user: named3, via: "approver identity" }] : [];
+  const named4 = auth ? auth.usernameFrom === "variable" ? void 0 : auth.username : vars?.variable ? void 0 : vars?.user;
+  const out = named4 ? [{ user: named4, via: "approver identity" }] : [];
   for (const user of pr?.independent ?? []) out.push({ user, via: "pull request approval" });
   return out;
 }
@@ -60013,11 +60506,11 @@ var init_validate3 = __esm({
 // src/repo/schemas.ts
 function schemaFiles(root) {
   return REPO_SCHEMA_FILES.map((f2) => {
-    const target = (0, import_node_path16.join)(root, REPO_SCHEMAS_DIR, f2);
+    const target = (0, import_node_path18.join)(root, REPO_SCHEMAS_DIR, f2);
     return {
       rel: `${REPO_SCHEMAS_DIR}/${f2}`,
       target,
-      text: (0, import_node_fs10.readFileSync)((0, import_node_path16.join)(schemasDir, f2), "utf8"),
+      text: (0, import_node_fs10.readFileSync)((0, import_node_path18.join)(schemasDir, f2), "utf8"),
       current: (0, import_node_fs10.existsSync)(target) ? (0, import_node_fs10.readFileSync)(target, "utf8") : void 0
     };
   });
@@ -60035,12 +60528,12 @@ function writeRepoSchemas(root, overwrite, dryRun = false) {
   }
   return out;
 }
-var import_node_fs10, import_node_path16, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA, CONFIG_SCHEMA, REPO_SCHEMA_FILES;
+var import_node_fs10, import_node_path18, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA, CONFIG_SCHEMA, REPO_SCHEMA_FILES;
 var init_schemas = __esm({
   "src/repo/schemas.ts"() {
     "use strict";
     import_node_fs10 = require("node:fs");
-    import_node_path16 = require("node:path");
+    import_node_path18 = require("node:path");
     init_user_files();
     init_ajv();
     REPO_SCHEMAS_DIR = ".revsync/schemas";
@@ -60079,8 +60572,8 @@ function repoShape(text4) {
   for (const env2 of Object.values(envs)) scan(env2?.vars);
   const own2 = new Set(Object.values(envs).flatMap((e) => Object.keys(e?.vars ?? {})));
   const prefixOf = (name) => {
-    const named3 = envs[name]?.credentials?.prefix;
-    return credentialPrefix(name, typeof named3 === "string" ? named3 : void 0);
+    const named4 = envs[name]?.credentials?.prefix;
+    return credentialPrefix(name, typeof named4 === "string" ? named4 : void 0);
   };
   return {
     environments: Object.keys(envs),
@@ -60111,7 +60604,7 @@ function defaultPin(version2) {
       return void 0;
     }
   };
-  const clone = (0, import_node_fs11.existsSync)((0, import_node_path17.join)(OWN_ROOT, ".git"));
+  const clone = (0, import_node_fs11.existsSync)((0, import_node_path19.join)(OWN_ROOT, ".git"));
   let ref = `v${version2}`;
   if (clone && git("rev-parse", "-q", "--verify", `refs/tags/${ref}`) === void 0) ref = git("rev-parse", "HEAD") ?? ref;
   const pkg = ownPackage();
@@ -60126,7 +60619,7 @@ function pinFrom(url, ref) {
   return { spec: `${normal.replace(/#.*$/, "")}#${ref}` };
 }
 function packageJson(dir, pin) {
-  const name = (0, import_node_path17.basename)(dir).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
+  const name = (0, import_node_path19.basename)(dir).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
   return `${JSON.stringify(
     {
       name: `${name || "policy-repo"}`,
@@ -60142,8 +60635,8 @@ function packageJson(dir, pin) {
 }
 async function runInit(flags, out, args) {
   const envName2 = checkFlags(flags);
-  const dir = (0, import_node_path17.resolve)(out.io.cwd, args[0] ?? ".");
-  const where2 = (0, import_node_path17.relative)(out.io.cwd, dir) || ".";
+  const dir = (0, import_node_path19.resolve)(out.io.cwd, args[0] ?? ".");
+  const where2 = (0, import_node_path19.relative)(out.io.cwd, dir) || ".";
   const { existing, configText, shape } = readConfig(dir, where2, envName2, flags, out);
   const found = flags.pin ? {} : defaultPin(ownPackage().version);
   const scaffold = { dir, where: where2, existing, shape, pin: flags.pin ?? found.spec ?? PLACEHOLDER, found };
@@ -60167,13 +60660,13 @@ function checkFlags(flags) {
   return envName2;
 }
 function readConfig(dir, where2, envName2, flags, out) {
-  const configPath = (0, import_node_path17.join)(dir, "revsync.yaml");
+  const configPath = (0, import_node_path19.join)(dir, "revsync.yaml");
   const existing = (0, import_node_fs11.existsSync)(configPath) && !flags.force ? readRepoFile(configPath) : void 0;
   const configText = existing ?? freshConfig(envName2, envName2.toUpperCase().replace(/[^A-Z0-9]/g, "_"), flags);
   const shape = repoShape(configText);
   if (!shape) {
     throw new UserError(
-      `${(0, import_node_path17.relative)(out.io.cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
+      `${(0, import_node_path19.relative)(out.io.cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
       "run revsync validate to see why, or init --force to write a new revsync.yaml"
     );
   }
@@ -60187,14 +60680,14 @@ function readConfig(dir, where2, envName2, flags, out) {
 function filesFor({ dir, shape, pin }, configText, flags) {
   const files = /* @__PURE__ */ new Map();
   files.set("revsync.yaml", configText);
-  const policiesDir = (0, import_node_path17.join)(dir, shape.policies);
+  const policiesDir = (0, import_node_path19.join)(dir, shape.policies);
   if (!(0, import_node_fs11.existsSync)(policiesDir) || !(0, import_node_fs11.readdirSync)(policiesDir).length) files.set(`${shape.policies}/.gitkeep`, "");
   files.set(".gitignore", `${GITIGNORE_HEADER}
 ${GITIGNORE_LINES.join("\n")}
 `);
   files.set(".vscode/settings.json", editorSettings(shape));
   if (flags.ci || flags.pin) files.set("package.json", packageJson(dir, pin));
-  for (const [from, to] of flags.ci ? CI_FILES[flags.ci] ?? [] : []) files.set(to, adaptRecipe((0, import_node_fs11.readFileSync)((0, import_node_path17.join)(CI_DIR, from), "utf8"), shape));
+  for (const [from, to] of flags.ci ? CI_FILES[flags.ci] ?? [] : []) files.set(to, adaptRecipe((0, import_node_fs11.readFileSync)((0, import_node_path19.join)(CI_DIR, from), "utf8"), shape));
   return files;
 }
 function editorSettings(shape) {
@@ -60204,11 +60697,11 @@ function editorSettings(shape) {
 `;
 }
 function writeFiles({ dir, where: where2, pin }, files, flags, out) {
-  const words2 = { show: (p) => (0, import_node_path17.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where2})` };
-  for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path17.join)(dir, name), words2);
+  const words2 = { show: (p) => (0, import_node_path19.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where2})` };
+  for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path19.join)(dir, name), words2);
   const outcome = { written: [], kept: [], unchanged: [] };
   for (const [name, text4] of files) {
-    const path = (0, import_node_path17.join)(dir, name);
+    const path = (0, import_node_path19.join)(dir, name);
     const current = (0, import_node_fs11.existsSync)(path) ? readRepoFile(path) : void 0;
     const merged = current !== void 0 && current !== text4 && !flags.force ? mergeInto(name, current, flags.pin, pin) : void 0;
     if (current === text4 || merged && merged.text === current) outcome.unchanged.push(name);
@@ -60236,14 +60729,14 @@ function readRepoFile(path) {
 }
 function pinnedIn(dir) {
   try {
-    const pkg = JSON.parse(readRepoFile((0, import_node_path17.join)(dir, "package.json")));
+    const pkg = JSON.parse(readRepoFile((0, import_node_path19.join)(dir, "package.json")));
     return { ...pkg.dependencies, ...pkg.devDependencies }.revsync;
   } catch {
     return void 0;
   }
 }
 function installStep(dir, pinned, pin) {
-  if ((0, import_node_fs11.existsSync)((0, import_node_path17.join)(dir, "node_modules", "revsync", "package.json"))) return [];
+  if ((0, import_node_fs11.existsSync)((0, import_node_path19.join)(dir, "node_modules", "revsync", "package.json"))) return [];
   if (typeof pinned === "string" && pinned !== PLACEHOLDER)
     return ["  npm install                             # installs the revsync package.json pins; commit package-lock.json"];
   if (pinned === PLACEHOLDER) return ["  npm install                             # once devDependencies.revsync names a real pin (see above)"];
@@ -60377,13 +60870,13 @@ function freshConfig(env2, prefix, flags) {
     ""
   ].join("\n");
 }
-var import_node_child_process, import_node_fs11, import_node_path17, import_node_module5, import_node_util, import_yaml5, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
+var import_node_child_process, import_node_fs11, import_node_path19, import_node_module5, import_node_util, import_yaml5, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
 var init_init = __esm({
   "src/cli/init.ts"() {
     "use strict";
     import_node_child_process = require("node:child_process");
     import_node_fs11 = require("node:fs");
-    import_node_path17 = require("node:path");
+    import_node_path19 = require("node:path");
     import_node_module5 = require("node:module");
     import_node_util = require("node:util");
     import_yaml5 = __toESM(require_dist(), 1);
@@ -60394,8 +60887,8 @@ var init_init = __esm({
     init_ajv();
     init_user_files();
     init_shell_quote();
-    OWN_ROOT = (0, import_node_path17.join)(schemasDir, "..");
-    CI_DIR = (0, import_node_path17.join)(OWN_ROOT, "examples", "ci");
+    OWN_ROOT = (0, import_node_path19.join)(schemasDir, "..");
+    CI_DIR = (0, import_node_path19.join)(OWN_ROOT, "examples", "ci");
     CI_FILES = {
       github: [
         ["github/revsync-plan.yml", ".github/workflows/revsync-plan.yml"],
@@ -60404,7 +60897,7 @@ var init_init = __esm({
       ],
       gitlab: [["gitlab/.gitlab-ci.yml", ".gitlab-ci.yml"]]
     };
-    ownPackage = () => (0, import_node_module5.createRequire)(__revsyncModuleUrl)((0, import_node_path17.join)(OWN_ROOT, "package.json"));
+    ownPackage = () => (0, import_node_module5.createRequire)(__revsyncModuleUrl)((0, import_node_path19.join)(OWN_ROOT, "package.json"));
     isLocalSpec = (spec) => /^(git\+)?(file|link):/.test(spec) || /^(\/|\.{1,2}([/\\]|$)|~|[A-Za-z]:[/\\])/.test(spec);
     PLACEHOLDER = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
     GITIGNORE_HEADER = "# Saved plans (revsync plan --out) and what the CI recipes write (plans, their markdown, drift, policy test reports): made in CI, not committed.";
@@ -64136,8 +64629,8 @@ function planHeldTwice(changes, held, inGit) {
       );
   }
   for (const h of held) {
-    const named3 = [...inGit].some((a) => under(h, a));
-    out.push(shownEntry(named3 ? "blocked" : "not_in_git", h.address, heldTwiceWords(h, named3)));
+    const named4 = [...inGit].some((a) => under(h, a));
+    out.push(shownEntry(named4 ? "blocked" : "not_in_git", h.address, heldTwiceWords(h, named4)));
   }
   return out;
 }
@@ -64145,8 +64638,8 @@ function driftHeldTwice(items, held, inGit) {
   if (!held.length) return items;
   const out = items.filter((i) => !held.some((h) => under(h, i.address)));
   for (const h of held) {
-    const named3 = [...inGit].some((a) => under(h, a));
-    out.push({ address: h.address, class: "duplicate", diff: [], message: heldTwiceWords(h, named3), modified_by: null, modified_on: null });
+    const named4 = [...inGit].some((a) => under(h, a));
+    out.push({ address: h.address, class: "duplicate", diff: [], message: heldTwiceWords(h, named4), modified_by: null, modified_on: null });
   }
   return out;
 }
@@ -64259,6 +64752,46 @@ var init_build = __esm({
   }
 });
 
+// src/plan/four-eyes.ts
+function fourEyesOfPlan(plan, live, who, kinds = KINDS) {
+  const known = who.approverConfigured || who.approverKnown !== false;
+  const approves = kinds.flatMap(
+    (k2) => k2.fourEyes?.(
+      plan.changes.filter((c2) => owns(k2, c2.address)),
+      liveOf(k2, live),
+      who
+    ) ?? []
+  );
+  return {
+    sign_in: who.signIn,
+    approver: who.approverConfigured ? who.approver : null,
+    approver_configured: who.approverConfigured,
+    ...known ? {} : { approver_known: false },
+    approves
+  };
+}
+function planApprover(plan) {
+  const f2 = plan.four_eyes;
+  if (!f2) return void 0;
+  if (f2.approver_configured) return f2.approver;
+  return f2.approver_known === false ? null : f2.sign_in;
+}
+function approverSincePlan(plan, approver) {
+  const was = planApprover(plan);
+  if (was === void 0 || !plan.four_eyes?.approves.length || sameUser(was, approver)) return void 0;
+  const now = approver ?? "a user its token does not name";
+  const said = was === null ? "the plan was made by a job that did not know the approver identity" : `the plan was made with approves going as ${was}`;
+  return `four eyes: ${said}, and this apply approves as ${now}; the rule holds for ${now} all the same (no batch is approved by its reviewer, its uploader or its policy's creator, checked right before each approve)`;
+}
+var init_four_eyes2 = __esm({
+  "src/plan/four-eyes.ts"() {
+    "use strict";
+    init_kind();
+    init_registry();
+    init_who();
+  }
+});
+
 // src/plan/targets.ts
 function knownAddresses(desired, live, kinds = KINDS) {
   return new Set(kinds.flatMap((k2) => [...k2.addressesIn(desiredOf(k2, desired)), ...live.has(k2.name) ? k2.addressesLive(liveOf(k2, live)) : []]));
@@ -64322,17 +64855,17 @@ var init_identity = __esm({
 // src/guardrails/judge.ts
 function grantOverrides(setup, judging) {
   return judging.overrides.map((o) => {
-    const named3 = [...setup.rules, ...setup.windows];
-    const target = named3.find((x2) => x2.name === o.name);
+    const named4 = [...setup.rules, ...setup.windows];
+    const target = named4.find((x2) => x2.name === o.name);
     if (!target) {
       const near = nearest(
         o.name,
-        named3.map((x2) => x2.name),
+        named4.map((x2) => x2.name),
         { max: 1 }
       )[0];
       throw new UserError(
         `--override ${o.name}: environment ${setup.environment} has no guardrail or freeze window of that name${near ? ` (did you mean ${near}?)` : ""}`,
-        named3.length ? `its rules and windows: ${named3.map((x2) => x2.name).join(", ")}` : void 0
+        named4.length ? `its rules and windows: ${named4.map((x2) => x2.name).join(", ")}` : void 0
       );
     }
     if (!target.override_by) throw new UserError(`--override ${o.name}: it has no override_by in revsync.yaml (${target.source}), so nobody may override it`);
@@ -64737,6 +65270,86 @@ var init_make = __esm({
   }
 });
 
+// src/api/resources.ts
+var approvals2, errorTransactions2;
+var init_resources = __esm({
+  "src/api/resources.ts"() {
+    "use strict";
+    init_errors();
+    init_write();
+    approvals2 = {
+      pending: (core) => core.call({ method: "GET", path: "/apis/oingest-approval/v1/pending", kind: "read", schema: "PendingApprovals" }),
+      /** Sent again only when the pending list says that none of the ids was processed (the create rule).
+       *  After an unknown outcome with some ids processed, the result is revsync's reading of the pending
+       *  list: "no longer pending", with the status the list gives, never "approved" or "rejected" unless the
+       *  service says so (the list shows pending uploads only: someone else may have acted on them), and
+       *  `processed_count` counts only the uploads the list shows in the action's status. */
+      async act(core, action, comments, ids) {
+        const spec = {
+          method: "POST",
+          path: "/apis/oingest-approval/v1/action",
+          body: { action, comments, approval_ids: ids },
+          bodySchema: "ApprovalActionBody",
+          kind: "write-once",
+          schema: "ApprovalActionResult",
+          emptyOk: true
+        };
+        let why = "";
+        let guarded = 0;
+        const o = await runWrite(core, {
+          // The first send: the command checked the ids against the pending list right before asking. Each
+          // resend: they must all be pending still (someone else may have acted on one meanwhile). None
+          // pending: the action's effect, which the write unit reads back after a 429 or 503 the service may
+          // have processed all the same (confirmed), and takes as someone else's otherwise (already).
+          guard: async () => {
+            if (guarded++ === 0) return { go: null };
+            const records = new Map(((await approvals2.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
+            const gone = ids.filter((id) => {
+              const r = records.get(id);
+              return !r || r.status !== void 0 && r.status !== "Pending Approval";
+            });
+            if (gone.length === ids.length) return { already: `no longer pending before the action was sent again: ${gone.join(", ")}` };
+            return gone.length ? { blocked: `no longer pending before the action was sent again: ${gone.join(", ")}; nothing more was sent` } : { go: null };
+          },
+          request: () => spec,
+          result: (body) => body ?? { message: "accepted (no answer body)", processed_count: ids.length, status: "success" },
+          readBack: async () => {
+            const records = new Map(((await approvals2.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
+            const pending = (id) => {
+              const r = records.get(id);
+              return !!r && (r.status === void 0 || r.status === "Pending Approval");
+            };
+            const left = ids.filter(pending);
+            if (left.length === ids.length) return { landed: false };
+            const gone = ids.filter((id) => !pending(id));
+            const said = gone.map((id) => records.get(id)?.status).filter((st) => !!st);
+            const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
+            why = `read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
+            const asked = action.toLowerCase().startsWith("approv") ? /^approved$/i : /^rejected$/i;
+            const shown4 = gone.filter((id) => asked.test(records.get(id)?.status ?? "")).length;
+            return { landed: true, result: { message: why, processed_count: shown4, status: left.length ? "partial" : "no longer pending" } };
+          }
+        });
+        if (o.kind === "done") return o.result;
+        if (o.kind === "confirmed") return { ...o.result, message: `${o.why}; ${o.result.message}`, recovered: true };
+        if (o.kind === "refused" || o.kind === "unknown") throw o.error;
+        const message = o.kind === "already" ? `${o.why}; revsync's action did not land: someone else acted on them` : o.reason;
+        throw new ApiError({ method: spec.method, path: spec.path, status: 0, message });
+      }
+    };
+    errorTransactions2 = {
+      list: (core, filter) => core.call({
+        method: "POST",
+        path: "/apis/errortransactions/v1/",
+        body: filter,
+        bodySchema: "ErrorTransactionFilter",
+        kind: "read",
+        schema: "ErrorTransactionsList"
+      })
+    };
+  }
+});
+
 // src/apply/graph.ts
 function buildSteps(plan, kinds = KINDS) {
   const steps = plan.changes.filter(isApplied).map((change, id) => {
@@ -64872,49 +65485,15 @@ function checkAgainstGit(plan, desired, kinds = KINDS) {
   }
   return plan;
 }
-function checkApprover(core, plan, fourEyes) {
-  const approver = core.approverAuth;
-  if (!approver) return;
-  if (sameUser(approver.username, core.auth.username)) {
-    throw new UserError(
-      `the approver identity is ${approver.username}, the same user as revsync's own sign-in: approves would go as the user who prepared them, so nothing was sent`,
-      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
-    );
-  }
-  if (fourEyes && !approver.username && plan.changes.some((c2) => c2.action === "approve")) {
-    throw new UserError(
-      "four eyes: the approver's token names no user, so nobody can show that approves go as someone other than who prepared them; nothing was sent",
-      "set REVSYNC_APPROVER_USER to the approver's user id in the service"
-    );
-  }
+function checkSignedIn2(core, plan, fourEyes, kinds = KINDS) {
+  for (const [k2, own2] of appliedByKind(plan, kinds)) k2.signedIn?.(own2, core, { fourEyes });
 }
-function checkSignedIn(core, plan, fourEyes) {
-  const approves = plan.changes.some((c2) => c2.action === "approve" && isApplied(c2));
-  if (!approves) return;
-  const as = core.approverAuth ?? core.auth;
-  if (fourEyes && !as.identity) {
-    throw new UserError(
-      `four eyes: the token the service issued to ${core.approverAuth ? "the approver identity" : "revsync's sign-in, which sends the approves,"} names no user (no preferred_username or sub claim), so who approves cannot be told${as.username ? ` (${as.username} is what a variable says, not the service)` : ""}; nothing was sent`,
-      "give the approver identity credentials whose token names its user: REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD"
-    );
-  }
-  const approver = core.approverAuth?.identity;
-  const own2 = core.auth.identity;
-  const shared = approver && own2 ? approver.find((n) => own2.some((m) => sameUser(n, m))) : void 0;
-  if (core.approverAuth && shared) {
-    throw new UserError(
-      `the approver identity signs in as ${shared}, the same user as revsync's own sign-in (as the service's tokens name them): approves would go as the user who prepared them, so nothing was sent`,
-      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
-    );
-  }
+function appliedByKind(plan, kinds) {
+  const applied = plan.changes.filter(isApplied);
+  return kinds.map((k2) => [k2, applied.filter((c2) => kindOf2(kinds, c2.address) === k2)]);
 }
 function readyToApply(plan, core, opts) {
-  const applied = plan.changes.filter(isApplied);
-  for (const k2 of opts.kinds ?? KINDS) {
-    const own2 = applied.filter((c2) => kindOf2(opts.kinds ?? KINDS, c2.address) === k2);
-    if (own2.length) k2.ready?.(own2, core);
-  }
-  checkApprover(core, plan, opts.fourEyes);
+  for (const [k2, own2] of appliedByKind(plan, opts.kinds ?? KINDS)) k2.ready?.(own2, core, { fourEyes: opts.fourEyes });
   return plan;
 }
 function outcomeWords3(action, o) {
@@ -64977,8 +65556,14 @@ async function applyPlan(core, plan, opts) {
   const observers2 = opts.observers ?? [];
   const log = (line) => observers2.forEach((o) => o.log?.(line));
   const steps = buildSteps(plan, kinds);
-  const reviewers = new Map((plan.four_eyes?.approves ?? []).flatMap((a) => a.reviewed_by ? [[a.address, a.reviewed_by]] : []));
-  const run2 = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, reviewers, log };
+  const run2 = {
+    core,
+    user: core.auth.username ?? "",
+    changes: plan.changes,
+    fourEyes: !!opts.fourEyes,
+    ...plan.four_eyes ? { planFourEyes: plan.four_eyes } : {},
+    log
+  };
   const appliers = new Map(kinds.filter((k2) => steps.some((s3) => s3.kind === k2)).map((k2) => [k2, k2.apply(run2)]));
   let finished = 0;
   const viewOf = (c2) => {
@@ -65008,7 +65593,6 @@ var init_run3 = __esm({
     init_kind();
     init_registry();
     init_model();
-    init_who();
     init_graph();
     OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten", "breached"];
     DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" };
@@ -65035,8 +65619,8 @@ function run(args, cwd, env2) {
   });
 }
 async function gitState(root, evidenceDir, env2, policyPaths = []) {
-  const inside = (0, import_node_path18.relative)(root, evidenceDir);
-  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path18.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
+  const inside = (0, import_node_path20.relative)(root, evidenceDir);
+  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path20.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
   let status;
   try {
     status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env2);
@@ -65077,11 +65661,11 @@ async function notClean(root, found, policyPaths, env2) {
   }
   const from = realOr(root);
   const isPolicy = (p) => policyPaths.some((pp) => {
-    const rel = (0, import_node_path18.relative)(pp || ".", p);
-    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path18.isAbsolute)(rel) && POLICY_FILE.test(p);
+    const rel = (0, import_node_path20.relative)(pp || ".", p);
+    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path20.isAbsolute)(rel) && POLICY_FILE.test(p);
   });
   const all2 = found.map((f2) => {
-    const path = (0, import_node_path18.relative)(from, (0, import_node_path18.join)(top, f2.path)) || f2.path;
+    const path = (0, import_node_path20.relative)(from, (0, import_node_path20.join)(top, f2.path)) || f2.path;
     return { path, what: f2.what, policy: isPolicy(path) };
   }).sort((a, b2) => a.policy !== b2.policy ? a.policy ? -1 : 1 : a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
   return { not_clean: all2.slice(0, NOT_CLEAN_LISTED), not_clean_total: all2.length };
@@ -65136,7 +65720,7 @@ async function changedPolicyFiles(root, paths, cwd, env2) {
   }
   const from = realOr(cwd);
   found.sort((a, b2) => a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
-  return { commit, files: found.map((f2) => `${(0, import_node_path18.relative)(from, (0, import_node_path18.join)(top, f2.path)) || f2.path} (${f2.what})`) };
+  return { commit, files: found.map((f2) => `${(0, import_node_path20.relative)(from, (0, import_node_path20.join)(top, f2.path)) || f2.path} (${f2.what})`) };
 }
 function ciContext(env2, readEvent = () => void 0) {
   const ctx = ciOwnContext(env2, readEvent);
@@ -65178,13 +65762,13 @@ function ciOwnContext(env2, readEvent) {
   }
   return null;
 }
-var import_node_child_process2, import_node_fs12, import_node_path18, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
+var import_node_child_process2, import_node_fs12, import_node_path20, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
 var init_context2 = __esm({
   "src/evidence/context.ts"() {
     "use strict";
     import_node_child_process2 = require("node:child_process");
     import_node_fs12 = require("node:fs");
-    import_node_path18 = require("node:path");
+    import_node_path20 = require("node:path");
     NOT_CLEAN_LISTED = 50;
     POLICY_FILE = /\.(ya?ml|csv)$/i;
     nonEmpty = (v2) => v2 && v2.trim() ? v2 : null;
@@ -65264,7 +65848,7 @@ async function readGithub(get, env2, n) {
   };
   const pr = obj2(await getWhole(get, `${base}/repos/${repo}/pulls/${n}`, headers, `pull request #${n}`));
   const reviews = await readPages(get, `${base}/repos/${repo}/pulls/${n}/reviews?per_page=100`, headers, `the reviews of pull request #${n}`, base);
-  const approvals2 = [];
+  const approvals3 = [];
   const latest = /* @__PURE__ */ new Map();
   const withdrawn = /* @__PURE__ */ new Map();
   for (const raw of reviews) {
@@ -65275,7 +65859,7 @@ async function readGithub(get, env2, n) {
     if (!user || !state) continue;
     const excluded = githubExcluded(reviewer, user, str3(r.author_association));
     const a = { user, at: str3(r.submitted_at), commit: str3(r.commit_id), ...excluded ? { excluded } : {} };
-    if (state === "APPROVED") approvals2.push(a);
+    if (state === "APPROVED") approvals3.push(a);
     if (state === "APPROVED" || state === "CHANGES_REQUESTED" || state === "DISMISSED") {
       const key5 = user.toLowerCase();
       if (state === "CHANGES_REQUESTED" && latest.get(key5)) withdrawn.set(key5, user);
@@ -65290,7 +65874,7 @@ async function readGithub(get, env2, n) {
     author: str3(obj2(pr.user).login),
     head,
     merges: merge ? [merge] : [],
-    approvals: approvals2,
+    approvals: approvals3,
     standing: [...latest.values()].filter((a) => a !== null),
     ...withdrawn.size ? { withdrawn: [...withdrawn.values()] } : {},
     ...made
@@ -65336,21 +65920,21 @@ async function readGitlab(get, env2, n) {
     headByNote = `${e.message}, so whether a user who added commits may have approved is unknown`;
   }
   const head = str3(mr.sha);
-  const approvals2 = [];
+  const approvals3 = [];
   for (const raw of Array.isArray(body.approved_by) ? body.approved_by : []) {
     const a = obj2(raw);
     const u = obj2(a.user);
     const user = str3(u.username);
     if (!user) continue;
     const excluded = await gitlabBot(get, headers, base, u, user);
-    approvals2.push({ user, at: str3(a.approved_at), commit: reset2 ? head : null, ...excluded ? { excluded } : {} });
+    approvals3.push({ user, at: str3(a.approved_at), commit: reset2 ? head : null, ...excluded ? { excluded } : {} });
   }
   return {
     author: str3(obj2(mr.author).username),
     head,
     merges: [str3(mr.merge_commit_sha), str3(mr.squash_commit_sha)].filter((s3) => !!s3),
-    approvals: approvals2,
-    standing: approvals2,
+    approvals: approvals3,
+    standing: approvals3,
     headBy: [],
     ...commitNote ? { commitNote } : {},
     ...headByNote ? { headByNote } : {}
@@ -65491,7 +66075,7 @@ async function approverSignedIn(core) {
 async function approverConfirmed(core) {
   if (!core.approverAuth?.isStatic) return;
   try {
-    await approvals.pending(core.asApprover());
+    await approvals2.pending(core.asApprover());
   } catch (e) {
     if (e instanceof ApiError && (e.status === 403 || e.status === 404)) return;
     if (!(e instanceof ApiError) || e.status !== 401) throw e;
@@ -65521,7 +66105,7 @@ function approverUnverified(core) {
 async function signInBoth(core, plan, fourEyes) {
   await approverSignedIn(core);
   await core.auth.token();
-  checkSignedIn(core, plan, fourEyes);
+  checkSignedIn2(core, plan, fourEyes);
 }
 function localApply(ctx) {
   if (!ctx.env.fourEyesLocalApply)
@@ -65610,8 +66194,8 @@ async function makePlan2(repo, env2, core, flags, out, opts) {
   const tests = opts.impact || opts.guardrails?.setup.needsTests ? loadTests(repo, varsFor(env2, envOf(flags))) : void 0;
   const broken = tests?.diagnostics.some((d) => d.severity === "error") ?? false;
   if (tests && broken) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
-  const named3 = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamedFor(env2, flags);
-  const approverKnown = named3.configured || !!opts.applies || !ciOf(flags);
+  const named4 = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamedFor(env2, flags);
+  const approverKnown = named4.configured || !!opts.applies || !ciOf(flags);
   const meta = {
     environment: env2.name,
     baseUrl: env2.baseUrl,
@@ -65631,7 +66215,7 @@ async function makePlan2(repo, env2, core, flags, out, opts) {
       progress,
       kinds: kindsOf(out.io),
       ...tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env2.service.allocationRules } } : {},
-      ...env2.fourEyes ? { fourEyes: { approver: named3.user, approverConfigured: named3.configured, approverKnown } } : {},
+      ...env2.fourEyes ? { fourEyes: { approver: named4.user, approverConfigured: named4.configured, approverKnown } } : {},
       ...opts.guardrails ? { guardrails: opts.guardrails } : {},
       ...opts.promotion ? { promotion: opts.promotion } : {}
     })
@@ -65660,7 +66244,7 @@ function loadGuardrailTests(repo) {
   if (!(0, import_node_fs13.existsSync)(dir) || !(0, import_node_fs13.statSync)(dir).isDirectory()) return { tests, diagnostics };
   const inside = readInside(repo, dir);
   for (const abs of listYamlFiles(dir)) {
-    const shown4 = (0, import_node_path19.relative)(repo.cwd, abs) || abs;
+    const shown4 = (0, import_node_path21.relative)(repo.cwd, abs) || abs;
     const docs = [];
     for (const src of readYamlFile(abs, shown4, docs, void 0, inside)) {
       if (src.value?.kind !== GUARDRAIL_TEST) continue;
@@ -65668,7 +66252,7 @@ function loadGuardrailTests(repo) {
       diagnostics.push(...problems);
       if (problems.length) continue;
       const spec = src.value;
-      tests.push({ name: spec.metadata?.name ?? `${shown4} #${src.index + 1}`, file: shown4, line: at(src, "").line, spec, dir: (0, import_node_path19.dirname)(abs) });
+      tests.push({ name: spec.metadata?.name ?? `${shown4} #${src.index + 1}`, file: shown4, line: at(src, "").line, spec, dir: (0, import_node_path21.dirname)(abs) });
     }
     if (tests.some((t) => t.file === shown4)) diagnostics.push(...docs);
   }
@@ -65676,7 +66260,7 @@ function loadGuardrailTests(repo) {
 }
 function changesOf(t, repo) {
   if (t.spec.plan !== void 0) {
-    const path = (0, import_node_path19.resolve)(t.dir, t.spec.plan);
+    const path = (0, import_node_path21.resolve)(t.dir, t.spec.plan);
     let plan;
     try {
       plan = JSON.parse(readUserFile(path, READ_CAPS.json, readInside(repo, t.dir)));
@@ -65748,12 +66332,12 @@ function runGuardrailTests(tests, repo, kinds) {
     return { ...r, seconds: (performance.now() - started2) / 1e3 };
   });
 }
-var import_node_fs13, import_node_path19;
+var import_node_fs13, import_node_path21;
 var init_tests3 = __esm({
   "src/guardrails/tests.ts"() {
     "use strict";
     import_node_fs13 = require("node:fs");
-    import_node_path19 = require("node:path");
+    import_node_path21 = require("node:path");
     init_repo();
     init_schema_diagnostics();
     init_test_files();
@@ -65784,7 +66368,7 @@ async function runTest(flags, out) {
 async function testRun(flags, out, view) {
   const repo = openRepo(flags);
   const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offlineRuns(repo, flags, out, view);
-  const shownDir = (0, import_node_path20.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
+  const shownDir = (0, import_node_path22.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
   const results = runs.flatMap((r) => runCases(r.cases, r.policies));
   const contracts = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
   const source = runs.length === 1 ? runs[0]?.source ?? "" : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
@@ -65815,7 +66399,7 @@ function guardrailTests(repo, view, kinds) {
 function casesFor(repo, vars, flags, view) {
   const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
   if (diagnostics.some((d) => d.severity === "error")) {
-    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path20.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
+    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path22.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
     if (!view.reportsBrokenFiles) throw problems;
     return { cases, contracts, dir, broken: problems };
   }
@@ -65868,8 +66452,8 @@ async function liveFleet(flags, out) {
 }
 function offlineRuns(repo, flags, out, view) {
   const penv = envOf(flags);
-  const named3 = flags.env ?? penv.REVSYNC_ENV;
-  const names = named3 ? [selectEnv(repo, named3, penv)] : environmentNames(repo);
+  const named4 = flags.env ?? penv.REVSYNC_ENV;
+  const names = named4 ? [selectEnv(repo, named4, penv)] : environmentNames(repo);
   const groups = /* @__PURE__ */ new Map();
   const skipped = /* @__PURE__ */ new Set();
   for (const name of names.length ? names : [void 0]) {
@@ -65907,7 +66491,7 @@ function offlineRuns(repo, flags, out, view) {
     return { ...g2, cases, contracts, label };
   });
 }
-var import_node_path20, reported, rulesOf;
+var import_node_path22, reported, rulesOf;
 var init_test = __esm({
   "src/cli/test.ts"() {
     "use strict";
@@ -65920,7 +66504,7 @@ var init_test = __esm({
     init_service_choices();
     init_view();
     init_policy_test2();
-    import_node_path20 = require("node:path");
+    import_node_path22 = require("node:path");
     init_context();
     init_fleet3();
     init_outcome();
@@ -66047,7 +66631,7 @@ async function runErrors(flags, out) {
   const view = await pickView(errorsViews, flags.format);
   const filter = errorFilter(flags);
   return withClient(flags, out, async (core) => {
-    const list3 = await errorTransactions.list(core, filter);
+    const list3 = await errorTransactions2.list(core, filter);
     const records = list3.flatMap((e) => e.compliance_spec ?? []);
     if (flags.summary) view.summary(byCode(records), out);
     else view.records({ total: numberOf(list3[0]?.total_records) ?? records.length, records }, out);
@@ -66125,8 +66709,8 @@ async function runTestRecord(flags, out) {
   if (safe !== text4) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
   writeUserFile(request2.target, safe);
   const dir = testsDir(repo);
-  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path21.sep))) {
-    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path21.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
+  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path23.sep))) {
+    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path23.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
   }
   sayRecorded(records.length, request2, recorded, out);
   return 0;
@@ -66140,14 +66724,14 @@ function checkRequest(flags, out) {
   const mask = new Set(list2(flags.mask, "--mask"));
   const omit = new Set(list2(flags.omit, "--omit"));
   for (const f2 of mask) if (omit.has(f2)) throw new UserError(`${f2} is in both --mask and --omit: choose one`);
-  const target = (0, import_node_path21.resolve)(out.io.cwd, flags.out);
-  return { filter, mask, omit, target, shown: (0, import_node_path21.relative)(out.io.cwd, target) || flags.out };
+  const target = (0, import_node_path23.resolve)(out.io.cwd, flags.out);
+  return { filter, mask, omit, target, shown: (0, import_node_path23.relative)(out.io.cwd, target) || flags.out };
 }
 async function readSources(env2, filter, flags, out) {
   const core = openClient(env2, flags, out);
   try {
     const [list3, live] = await Promise.all([
-      errorTransactions.list(core, filter),
+      errorTransactions2.list(core, filter),
       readWithProgress(core, nothingInGit(kindsOf(out.io)), flags, out, { approvedValues: true })
     ]);
     return { records: list3.flatMap((e) => e.compliance_spec ?? []), policies: modelsFromLive2(live, kindsOf(out.io)) };
@@ -66245,12 +66829,12 @@ function sayRecorded(read, { mask, omit, shown: shown4 }, { cases, same: same2, 
     out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
   }
 }
-var import_node_fs14, import_node_path21, import_yaml7, PERSONAL, CREDENTIAL, list2, plural2;
+var import_node_fs14, import_node_path23, import_yaml7, PERSONAL, CREDENTIAL, list2, plural2;
 var init_test_record = __esm({
   "src/cli/test-record.ts"() {
     "use strict";
     import_node_fs14 = require("node:fs");
-    import_node_path21 = require("node:path");
+    import_node_path23 = require("node:path");
     import_yaml7 = __toESM(require_dist(), 1);
     init_resources();
     init_errors();
@@ -66301,7 +66885,7 @@ async function openPromotion(repo, env2, flags, out) {
   const source = sourceEnv(repo, env2, flags);
   const desired = desiredState(repo, source, out, flags);
   const tests = testsOf(repo, source, flags);
-  const paths = [(0, import_node_path22.relative)(repo.root, repo.configFile), (0, import_node_path22.relative)(repo.root, repo.policiesDir) || "."];
+  const paths = [(0, import_node_path24.relative)(repo.root, repo.configFile), (0, import_node_path24.relative)(repo.root, repo.policiesDir) || "."];
   const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
   return {
     name: source.name,
@@ -66315,11 +66899,11 @@ async function openPromotion(repo, env2, flags, out) {
     concurrency: concurrencyOf(flags)
   };
 }
-var import_node_path22;
+var import_node_path24;
 var init_promotion5 = __esm({
   "src/cli/promotion.ts"() {
     "use strict";
-    import_node_path22 = require("node:path");
+    import_node_path24 = require("node:path");
     init_repo();
     init_test_files();
     init_errors();
@@ -66349,7 +66933,7 @@ async function runPlan(flags, out) {
       view({ plan, file: flags.out }, out);
       noteTurnedAway(core.governor, env2, flags, out);
       if (flags.out) {
-        writeUserFile((0, import_node_path23.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
+        writeUserFile((0, import_node_path25.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
         out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${shellQuote(flags.out)}`);
       }
       return planExit(plan, flags, out);
@@ -66380,7 +66964,7 @@ function planExit(plan, flags, out) {
 }
 function planFolder(flags, names, cwd) {
   if (flags.out === void 0) return void 0;
-  const dir = (0, import_node_path23.resolve)(cwd, flags.out);
+  const dir = (0, import_node_path25.resolve)(cwd, flags.out);
   const bad = names.find((n) => !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(n));
   if (bad !== void 0)
     throw new UserError(
@@ -66400,7 +66984,7 @@ async function planFleet(flags, out) {
   const repo = openRepo(flags);
   const names = fleetNames(repo, flags);
   const dir = planFolder(flags, names, out.io.cwd);
-  const fileOf = (name) => (0, import_node_path23.join)(flags.out ?? "", `${name}.plan.json`);
+  const fileOf = (name) => (0, import_node_path25.join)(flags.out ?? "", `${name}.plan.json`);
   const outcomes = await runEnvironments(repo, names, flags, out, "plan", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
     const guardrails = guardrailsOf(repo, env2, own2, approversOf(own2, env2, void 0), kindsOf(envOut.io));
     const promotion = await openPromotion(repo, env2, own2, envOut);
@@ -66409,7 +66993,7 @@ async function planFleet(flags, out) {
       ...guardrails ? { guardrails } : {},
       ...promotion ? { promotion } : {}
     }).finally(() => promotion?.core.close());
-    if (dir) writeUserFile((0, import_node_path23.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
+    if (dir) writeUserFile((0, import_node_path25.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
     return planOutcome(plan);
   });
   const whole = (o) => dir && o.plan ? fileOf(o.plan.environment) : "this command's JSON output (--format json)";
@@ -66421,11 +67005,11 @@ async function planFleet(flags, out) {
     );
   return fleetExit(outcomes, { planChanges: !!flags.detailedExitcode });
 }
-var import_node_path23, import_node_fs15;
+var import_node_path25, import_node_fs15;
 var init_plan4 = __esm({
   "src/cli/plan.ts"() {
     "use strict";
-    import_node_path23 = require("node:path");
+    import_node_path25 = require("node:path");
     import_node_fs15 = require("node:fs");
     init_repo();
     init_errors();
@@ -66624,14 +67208,14 @@ __export(show_exports, {
 async function runShow(flags, out, args) {
   const view = await pickView(showViews, flags.format);
   const file = args[0] ?? "";
-  view({ plan: readPlanFile((0, import_node_path24.resolve)(out.io.cwd, file), kindsOf(out.io), false), file }, out);
+  view({ plan: readPlanFile((0, import_node_path26.resolve)(out.io.cwd, file), kindsOf(out.io), false), file }, out);
   return 0;
 }
-var import_node_path24;
+var import_node_path26;
 var init_show = __esm({
   "src/cli/show.ts"() {
     "use strict";
-    import_node_path24 = require("node:path");
+    import_node_path26 = require("node:path");
     init_view();
     init_plan3();
     init_io();
@@ -66744,8 +67328,8 @@ async function askYes(out, question) {
   out.io.signals.on("SIGINT", cancel);
   out.io.signals.on("SIGTERM", cancel);
   try {
-    const answer2 = await rl.question(question, { signal: ac.signal });
-    return answer2.trim() === "yes";
+    const answer3 = await rl.question(question, { signal: ac.signal });
+    return answer3.trim() === "yes";
   } catch (e) {
     if (ac.signal.aborted) {
       out.errStream.write("\n");
@@ -66780,8 +67364,9 @@ var init_record = __esm({
     "use strict";
     init_canonical_json();
     init_run3();
+    init_entries();
     EVIDENCE_FORMAT_VERSION = "1";
-    LANDED = /* @__PURE__ */ new Set(["done", "already", "confirmed", "breached"]);
+    LANDED = LANDED_OUTCOMES;
   }
 });
 
@@ -66838,14 +67423,14 @@ function headIn(dir, environment) {
   const slots = names.map((n) => SLOT.exec(n)).filter((m) => !!m && m[1] === own2).map((m) => ({ name: m[0], seq: Number(m[2]) })).sort((x2, y2) => y2.seq - x2.seq);
   const slot = slots[0]?.seq ?? 0;
   for (const { name } of slots) {
-    const head = headOf((0, import_node_path25.join)(dir, name), environment);
+    const head = headOf((0, import_node_path27.join)(dir, name), environment);
     if (head) return { ...head, slot };
   }
   const tag = `-${envSlug(environment)}-`;
   let best;
   for (const n of names) {
     if (!n.endsWith(".json") || !n.includes(tag) || SLOT.test(n)) continue;
-    const head = headOf((0, import_node_path25.join)(dir, n), environment);
+    const head = headOf((0, import_node_path27.join)(dir, n), environment);
     if (head && (!best || head.sequence > best.sequence)) best = head;
   }
   return best ? { ...best, slot } : slot ? { hash: "", sequence: 0, slot } : void 0;
@@ -66896,7 +67481,7 @@ function readRecords(dir) {
     if (e.isDirectory()) return { file: e.name, unreadable: "is a folder: an evidence folder holds records only" };
     if (!e.name.endsWith(".json"))
       return { file: e.name, unreadable: "is not an evidence record (revsync writes records as .json files): an evidence folder holds records only" };
-    return readRecord((0, import_node_path25.join)(dir, e.name), e.name);
+    return readRecord((0, import_node_path27.join)(dir, e.name), e.name);
   });
 }
 function readRecord(path, file = path) {
@@ -66920,7 +67505,7 @@ function readRecord(path, file = path) {
 function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
   for (let attempt = 0; attempt < APPEND_TRIES; attempt++) {
     const record2 = linked(content, headIn(dir, content.environment), redact, unavailable);
-    const path = (0, import_node_path25.join)(dir, recordFileName(record2));
+    const path = (0, import_node_path27.join)(dir, recordFileName(record2));
     try {
       writeFileExclusive(path, `${JSON.stringify(record2, null, 2)}
 `);
@@ -66944,13 +67529,13 @@ function linked(content, last2, redact, unavailable) {
   record2.hash = recordHash(record2);
   return record2;
 }
-var import_node_crypto10, import_node_fs16, import_node_path25, envSlug, envPart, SLOT, APPEND_TRIES;
+var import_node_crypto10, import_node_fs16, import_node_path27, envSlug, envPart, SLOT, APPEND_TRIES;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
     import_node_crypto10 = require("node:crypto");
     import_node_fs16 = require("node:fs");
-    import_node_path25 = require("node:path");
+    import_node_path27 = require("node:path");
     init_errors();
     init_fs_atomic();
     init_redact_json();
@@ -66969,11 +67554,11 @@ function valuesOf(c2) {
   const checksum = typeof c2.payload?.values_checksum === "string" ? c2.payload.values_checksum : null;
   return { values: { checksum, file: c2.values.file, rows: c2.values.rows } };
 }
-var import_node_path26, iso3, EvidenceRecorder;
+var import_node_path28, iso3, EvidenceRecorder;
 var init_recorder = __esm({
   "src/evidence/recorder.ts"() {
     "use strict";
-    import_node_path26 = require("node:path");
+    import_node_path28 = require("node:path");
     init_run3();
     init_four_eyes2();
     init_model();
@@ -67131,7 +67716,7 @@ var init_recorder = __esm({
           if (c2.source) files.add(c2.source.replace(/:\d+$/, ""));
           if (c2.values?.file) files.add(c2.values.file);
         }
-        const read = new Set([...files].map((f2) => (0, import_node_path26.relative)(this.init.repoRoot, (0, import_node_path26.resolve)(this.init.cwd, f2))));
+        const read = new Set([...files].map((f2) => (0, import_node_path28.relative)(this.init.repoRoot, (0, import_node_path28.resolve)(this.init.cwd, f2))));
         if (git.not_clean) git = { ...git, not_clean: git.not_clean.map((p) => read.has(p.path) ? { ...p, policy: true } : p) };
         const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
         if (!outside.length) return git;
@@ -67217,61 +67802,19 @@ var init_recorder = __esm({
 });
 
 // src/evidence/four-eyes.ts
-function approverProblems(changes) {
-  const out = [];
-  for (const c2 of changes) {
-    const f2 = c2.four_eyes;
-    if (c2.outcome === "breached" && f2?.rule !== "breached") out.push(`${c2.address}: what the service shows moved is not what was reviewed (${c2.why})`);
-    if (c2.action !== "approve" || !f2) continue;
-    if (f2.rule === "breached") out.push(`four eyes: ${c2.address} was approved in breach of four eyes (${c2.why})`);
-    else if (f2.sent_as && f2.approved_by && !sameUser(f2.sent_as, f2.approved_by))
-      out.push(`four eyes: ${c2.address} was sent as ${f2.sent_as} and the service shows it approved by ${f2.approved_by}`);
-  }
-  return out;
+function kindsFindings(changes, fourEyes, kinds) {
+  const said = kinds.map(
+    (k2) => k2.recorded?.(
+      changes.filter((c2) => kindOf2(kinds, c2.address) === k2),
+      fourEyes
+    ) ?? { problems: [], notes: [] }
+  );
+  return { problems: said.flatMap((s3) => s3.problems), notes: said.flatMap((s3) => s3.notes) };
 }
-function foundProblems(c2) {
-  const f2 = c2.four_eyes;
-  if (c2.action !== "approve" || c2.outcome !== "already") return [];
-  if (!f2?.confirmed || !f2.approved_by) return [`four eyes: ${c2.address} was found approved, and the record does not name who approved it`];
-  if (!f2.reviewed_by) return [`four eyes: ${c2.address} was found approved, and the record does not say who reviewed it`];
-  const as = f2.approved_by;
-  if (sameUser(as, f2.reviewed_by)) return [`four eyes: ${c2.address} was reviewed and approved by the same user, ${as} (found approved)`];
-  if (sameUser(as, f2.uploaded_by)) return [`four eyes: ${c2.address} was approved by ${as}, who uploaded it (found approved)`];
-  if (sameUser(as, f2.policy_created_by)) return [`four eyes: ${c2.address} was approved by ${as}, who created its policy (found approved)`];
-  return [];
-}
-function preparerProblems(changes) {
-  const problems = [];
-  const unconfirmed = [];
-  for (const c2 of changes) {
-    problems.push(...foundProblems(c2));
-    if (c2.action !== "approve" || c2.outcome === "already" || !LANDED.has(c2.outcome)) continue;
-    const f2 = c2.four_eyes;
-    if (!f2) {
-      problems.push(`four eyes: ${c2.address} was approved, and the record does not say who reviewed and who approved it`);
-      continue;
-    }
-    const sentAs = (c2.requests ?? []).filter((q) => q.method === "PATCH" && /\/approve\//.test(q.path) && q.status !== null && q.status < 300).map((q) => q.user);
-    for (const as of /* @__PURE__ */ new Set([f2.approved_by, ...sentAs])) {
-      if (!as) problems.push(`four eyes: ${c2.address} was approved as a user the record does not name`);
-      else if (sameUser(as, f2.reviewed_by)) problems.push(`four eyes: ${c2.address} was reviewed and approved by the same user, ${as}`);
-      else if (sameUser(as, f2.uploaded_by)) problems.push(`four eyes: ${c2.address} was approved by ${as}, who uploaded it`);
-      else if (sameUser(as, f2.policy_created_by)) problems.push(`four eyes: ${c2.address} was approved by ${as}, who created its policy`);
-    }
-    if (!f2.reviewed_by) problems.push(`four eyes: the record does not say who reviewed ${c2.address}`);
-    if (f2.confirmed === false) unconfirmed.push(c2.address);
-  }
-  return { problems, unconfirmed };
-}
-function fourEyesFindings(r) {
-  const notes = [];
+function fourEyesFindings(r, kinds = KINDS) {
   const changes = Array.isArray(r.changes) ? r.changes : [];
-  const problems = approverProblems(changes);
+  const { problems, notes } = kindsFindings(changes, r.four_eyes === true, kinds);
   if (r.four_eyes !== true) return { problems: [...new Set(problems)], notes };
-  const preparers = preparerProblems(changes);
-  problems.push(...preparers.problems);
-  for (const a of preparers.unconfirmed)
-    notes.push(`four eyes: who approved ${a} is not confirmed by the service's answer; the record names the user it was sent as`);
   const wrote = changes.some((c2) => LANDED.has(c2.outcome) && c2.outcome !== "already");
   const pr = r.pull_request_approval;
   if (r.ci === null) {
@@ -67299,6 +67842,7 @@ function counts(user, pr) {
 var init_four_eyes4 = __esm({
   "src/evidence/four-eyes.ts"() {
     "use strict";
+    init_registry();
     init_who();
     init_record();
   }
@@ -67565,18 +68109,18 @@ function checkRecord(s3, opts) {
   return { verified: v2, placed: true };
 }
 function renamedWords(file, r) {
-  const name = (0, import_node_path27.basename)(file);
+  const name = (0, import_node_path29.basename)(file);
   if (name === recordFileName(r) || name === earlierFileName(r)) return void 0;
   return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: its environment and sequence)`;
 }
-var import_node_path27, missing, tenantKeysOf;
+var import_node_path29, missing, tenantKeysOf;
 var init_verify = __esm({
   "src/evidence/verify.ts"() {
     "use strict";
     init_four_eyes4();
     init_guardrails3();
     init_promotion6();
-    import_node_path27 = require("node:path");
+    import_node_path29 = require("node:path");
     init_ajv();
     init_record();
     init_store();
@@ -67595,11 +68139,11 @@ __export(evidence_exports2, {
 });
 function startEvidence(flags, repo, env2, planFile) {
   if (flags.evidence !== void 0 && !flags.evidence.trim()) throw new UserError("--evidence needs a folder");
-  const dir = flags.evidence !== void 0 ? (0, import_node_path28.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
+  const dir = flags.evidence !== void 0 ? (0, import_node_path30.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
   if (dir === void 0) return void 0;
   if (flags.evidence === void 0) {
     try {
-      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path28.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
+      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path30.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
     } catch (e) {
       throw new UserError(
         `evidence: of revsync.yaml: ${e.message}; nothing was sent`,
@@ -67616,7 +68160,7 @@ function startEvidence(flags, repo, env2, planFile) {
       repoRoot: repo.root,
       cwd: cwdOf(flags),
       env: penv,
-      policyPaths: [(0, import_node_path28.relative)(repo.root, repo.configFile), (0, import_node_path28.relative)(repo.root, repo.policiesDir) || "."],
+      policyPaths: [(0, import_node_path30.relative)(repo.root, repo.configFile), (0, import_node_path30.relative)(repo.root, repo.policiesDir) || "."],
       environment: env2.name,
       baseUrl: env2.baseUrl,
       authUrl: env2.authUrl,
@@ -67650,14 +68194,14 @@ async function recordsAt(target, flags) {
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
-  const folder = dir ? target : (0, import_node_path28.dirname)(target);
+  const folder = dir ? target : (0, import_node_path30.dirname)(target);
   const found = readRecords(folder);
   const checked = verifyChain(found, await promotionExpected(flags, found)).records;
   const verdicts = new Map(checked.map((v2) => [v2.file, v2]));
   const byFile = new Map(found.map((s3) => [s3.file, s3]));
   const all2 = checked.map((v2) => byFile.get(v2.file));
   if (dir) return { stored: all2, verdicts };
-  const own2 = all2.find((s3) => s3.file === (0, import_node_path28.basename)(target)) ?? readRecord(target);
+  const own2 = all2.find((s3) => s3.file === (0, import_node_path30.basename)(target)) ?? readRecord(target);
   const verdict2 = verdicts.get(own2.file);
   return { stored: [{ ...own2, file: target }], verdicts: new Map(verdict2 ? [[target, verdict2]] : []) };
 }
@@ -67669,7 +68213,7 @@ async function promotionExpected(flags, stored) {
     return {};
   }
   const commits = stored.flatMap((s3) => typeof s3.record?.git?.commit === "string" ? [s3.record.git.commit] : []);
-  const at2 = await promoteFromAtCommits(repo.root, `./${(0, import_node_path28.basename)(repo.configFile)}`, commits, envOf(flags));
+  const at2 = await promoteFromAtCommits(repo.root, `./${(0, import_node_path30.basename)(repo.configFile)}`, commits, envOf(flags));
   return {
     promoteFrom: (r) => {
       const then = r.git?.commit ? at2.get(r.git.commit) : void 0;
@@ -67679,7 +68223,7 @@ async function promotionExpected(flags, stored) {
 }
 async function runEvidenceVerify(flags, out, args) {
   const view = await pickView(evidenceVerifyViews, flags.format);
-  const dir = (0, import_node_path28.resolve)(cwdOf(flags), args[0] ?? "");
+  const dir = (0, import_node_path30.resolve)(cwdOf(flags), args[0] ?? "");
   let st;
   try {
     st = (0, import_node_fs17.statSync)(dir);
@@ -67717,7 +68261,7 @@ async function liveFindings(flags, stored, out) {
 async function runEvidenceShow(flags, out, args) {
   const view = await pickView(evidenceShowViews, flags.format);
   const target = args[0] ?? "";
-  const path = (0, import_node_path28.isAbsolute)(target) ? target : (0, import_node_path28.resolve)(cwdOf(flags), target);
+  const path = (0, import_node_path30.isAbsolute)(target) ? target : (0, import_node_path30.resolve)(cwdOf(flags), target);
   const { stored: all2, verdicts } = await recordsAt(path, flags);
   let stored = all2;
   if (flags.env) stored = stored.filter((s3) => s3.record?.environment === flags.env);
@@ -67753,12 +68297,12 @@ function doubtOf(v2) {
     return { tag, words: `this record was changed after it was written (${v2.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v2.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs17, import_node_path28, version;
+var import_node_fs17, import_node_path30, version;
 var init_evidence3 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
     import_node_fs17 = require("node:fs");
-    import_node_path28 = require("node:path");
+    import_node_path30 = require("node:path");
     init_errors();
     init_context2();
     init_live();
@@ -67775,13 +68319,13 @@ var init_evidence3 = __esm({
     init_number();
     init_context();
     init_io();
-    version = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path28.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path30.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
 // src/lock/local-lock.ts
 function machineLockDir(env2 = process.env, platform = process.platform) {
-  return platform === "win32" ? (0, import_node_path29.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
+  return platform === "win32" ? (0, import_node_path31.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
 }
 function thisProcessSpace() {
   const read = (f2) => {
@@ -67824,7 +68368,7 @@ function releasedOf(v2) {
   const r = v2;
   return r && typeof r === "object" && typeof r.lock === "string" ? { released: { lock: r.lock, why: typeof r.why === "string" ? r.why : "released" } } : void 0;
 }
-var import_node_crypto11, import_node_fs18, import_node_os3, import_node_path29, running, LocalLock;
+var import_node_crypto11, import_node_fs18, import_node_os3, import_node_path31, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
@@ -67832,7 +68376,7 @@ var init_local_lock = __esm({
     import_node_fs18 = require("node:fs");
     init_fs_atomic();
     import_node_os3 = require("node:os");
-    import_node_path29 = require("node:path");
+    import_node_path31 = require("node:path");
     init_tenant();
     init_user_files();
     init_lock();
@@ -67852,7 +68396,7 @@ var init_local_lock = __esm({
         const tenant = tenantIdentity(service.baseUrl, service.realm);
         const name = earlier ? (0, import_node_crypto11.createHash)("sha256").update(`${service.baseUrl}
 ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.slice(0, 32)}`;
-        this.path = (0, import_node_path29.join)(dir, `${name}.json`);
+        this.path = (0, import_node_path31.join)(dir, `${name}.json`);
         this.where = `file ${this.path} of this machine`;
       }
       dir;
@@ -68007,10 +68551,10 @@ function lockRef(environment) {
   return `refs/revsync/locks/${plain ? environment : `x-${Buffer.from(environment, "utf8").toString("hex")}`}`;
 }
 function parseRecord(id, message, environment) {
-  const json = message.slice(message.indexOf("\n") + 1).trim();
+  const json2 = message.slice(message.indexOf("\n") + 1).trim();
   let r = {};
   try {
-    const v2 = JSON.parse(json);
+    const v2 = JSON.parse(json2);
     if (v2 && typeof v2 === "object") r = v2;
   } catch {
   }
@@ -68218,7 +68762,7 @@ function lockBackend(repo, env2, flags) {
     return new RenamedLock(new GitLock({ ...git, ref: tenantLockRef(tenantIdentity(env2.baseUrl, env2.realm)) }), new GitLock(git));
   }
   const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os5.tmpdir)();
-  const earlier = (0, import_node_path30.join)((0, import_node_path30.resolve)(tmp), "revsync-locks");
+  const earlier = (0, import_node_path32.join)((0, import_node_path32.resolve)(tmp), "revsync-locks");
   const service = { baseUrl: env2.baseUrl, realm: env2.realm };
   return new RenamedLock(new LocalLock(machineLockDir(penv), service), new LocalLock(earlier, service, void 0, void 0, true));
 }
@@ -68439,13 +68983,13 @@ async function mayRelease(flags, out, environment, holder, state) {
   if (!yes) out.error("unlock cancelled: nothing was released");
   return yes;
 }
-var import_node_fs19, import_node_os5, import_node_path30, revsyncVersion, realSleep, where;
+var import_node_fs19, import_node_os5, import_node_path32, revsyncVersion, realSleep, where;
 var init_lock3 = __esm({
   "src/cli/lock.ts"() {
     "use strict";
     import_node_fs19 = require("node:fs");
     import_node_os5 = require("node:os");
-    import_node_path30 = require("node:path");
+    import_node_path32 = require("node:path");
     init_duration();
     init_errors();
     init_context2();
@@ -68458,7 +69002,7 @@ var init_lock3 = __esm({
     init_lock2();
     init_prompt();
     init_context();
-    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path30.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path32.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
     realSleep = (ms) => new Promise((r) => setTimeout(r, ms));
     where = async (backend) => await backend.describe?.().catch(() => void 0) ?? backend.where;
   }
@@ -68534,7 +69078,7 @@ __export(apply_exports, {
 function openRun(flags, out, args, view) {
   const repo = openRepo(flags);
   const planFile = args[0];
-  const read = planFile ? readPlanFile((0, import_node_path31.resolve)(out.io.cwd, planFile), kindsOf(out.io)) : void 0;
+  const read = planFile ? readPlanFile((0, import_node_path33.resolve)(out.io.cwd, planFile), kindsOf(out.io)) : void 0;
   if (read && flags.target?.length) {
     throw new UserError(
       `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
@@ -68567,8 +69111,8 @@ function openRun(flags, out, args, view) {
 }
 async function warnUncommitted(run2, plan) {
   const { repo, out, flags } = run2;
-  const paths = [(0, import_node_path31.relative)(repo.root, repo.configFile), (0, import_node_path31.relative)(repo.root, repo.policiesDir) || "."];
-  for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path31.relative)(repo.root, (0, import_node_path31.resolve)(cwdOf(flags), c2.values.file)));
+  const paths = [(0, import_node_path33.relative)(repo.root, repo.configFile), (0, import_node_path33.relative)(repo.root, repo.policiesDir) || "."];
+  for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path33.relative)(repo.root, (0, import_node_path33.resolve)(cwdOf(flags), c2.values.file)));
   const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
   run2.tree = { commit, files };
   if (!files.length) return;
@@ -68826,11 +69370,11 @@ async function runApply(flags, out, _r, args) {
     run2.signals.close();
   }
 }
-var import_node_path31, NO_LOCK;
+var import_node_path33, NO_LOCK;
 var init_apply4 = __esm({
   "src/cli/apply.ts"() {
     "use strict";
-    import_node_path31 = require("node:path");
+    import_node_path33 = require("node:path");
     init_run3();
     init_model();
     init_unread();
@@ -69157,7 +69701,7 @@ async function runSummary(flags, out, files) {
   if (!files.length && !expected?.length)
     throw new UserError("no outputs to sum up", "name the JSON files the jobs wrote, e.g. revsync summary outputs/*.json");
   const lists = files.map((file) => {
-    const data = readJson((0, import_node_path32.resolve)(cwdOf(flags), file), file);
+    const data = readJson((0, import_node_path34.resolve)(cwdOf(flags), file), file);
     return outcomesOf({ source: file, data }, (raw, source) => planFromJson(raw, source, "so it is not summed up", kindsOf(out.io)));
   });
   if (!files.length || !lists.flat().length)
@@ -69192,11 +69736,11 @@ function readJson(path, shown4) {
     throw new UserError(`${shown4} is not a JSON output of revsync: it is not valid JSON (${e.message})`);
   }
 }
-var import_node_path32;
+var import_node_path34;
 var init_summary = __esm({
   "src/cli/summary.ts"() {
     "use strict";
-    import_node_path32 = require("node:path");
+    import_node_path34 = require("node:path");
     init_repo();
     init_errors();
     init_merge();
@@ -69224,8 +69768,8 @@ function mergedValue(ctx, field, holdings, values2, parts, what) {
 function mergedLines(holdings, of) {
   const lines = /* @__PURE__ */ new Map();
   for (const h of holdings) for (const l of of(h.file)) lines.set(l, [...lines.get(l) ?? [], h.env]);
-  const named3 = (l, envs) => l.startsWith(" ") ? ` (${envs.join(", ")})${l}` : `(${envs.join(", ")}) ${l}`;
-  return [...lines].map(([l, envs]) => envs.length === holdings.length ? l : named3(l, envs));
+  const named4 = (l, envs) => l.startsWith(" ") ? ` (${envs.join(", ")})${l}` : `(${envs.join(", ")}) ${l}`;
+  return [...lines].map(([l, envs]) => envs.length === holdings.length ? l : named4(l, envs));
 }
 function mergedSpec(ctx, holdings, name, address) {
   const spec = {};
@@ -69237,45 +69781,14 @@ function mergedSpec(ctx, holdings, name, address) {
   }
   return spec;
 }
-function mergedBatchFor(holdings, name, policyFile, ctx) {
+function envsMerge(ctx, file, unique) {
   const m = { order: [], ...ctx };
-  const valuesFiles = [];
-  const held = holdings.filter((h) => h.file.value.batches?.some((b2) => b2.name === name));
-  const first = held[0]?.file;
-  const policy2 = first?.value.metadata.name ?? "";
-  const of = (h) => h.file.value.batches?.find((b2) => b2.name === name);
-  const what = first?.batchAddress?.(name) ?? `${first?.address ?? policy2}`;
-  const entry = {
-    name,
-    status: mergedValue(
-      m,
-      "status",
-      held,
-      held.map((h) => of(h).status),
-      [policy2, name, "status"],
-      `${what}: status`
-    )
+  return {
+    file,
+    merged: (field, holders, values2, parts, what) => mergedValue(m, field, holders, values2, parts, what),
+    name: (parts, values2, what) => ctx.namer.name(parts, values2, what),
+    unique
   };
-  for (const k2 of ["effective_start_date", "effective_end_date"]) {
-    const dates = held.map((h) => of(h)[k2]);
-    if (dates.every((d) => d !== void 0)) entry[k2] = mergedValue(m, k2, held, dates, [policy2, name, k2], `${what}: ${k2}`);
-  }
-  const texts = held.map((h) => h.file.batchValues.get(name));
-  if (texts.every((t) => t !== void 0)) {
-    const dir = import_node_path33.posix.dirname(policyFile);
-    const own2 = (suffix) => import_node_path33.posix.relative(dir, ctx.unique(import_node_path33.posix.join(dir, valuesFileFor(policy2, name).replace(/\.csv$/, `${suffix}.csv`))));
-    const same2 = texts.every((t) => t === texts[0] || !!ctx.kind?.sameValues?.(t, texts[0]));
-    if (same2) {
-      entry.values = own2("");
-      valuesFiles.push({ file: entry.values, text: texts[0] });
-    } else {
-      const files = held.map((h, i) => ({ env: h.env, file: own2(`-${slug(h.env)}`), text: texts[i] }));
-      for (const f2 of files) valuesFiles.push({ file: f2.file, text: f2.text });
-      entry.values = ctx.namer.name([policy2, name, "values"], new Map(files.map((f2) => [f2.env, f2.file])), `${what}: values`);
-    }
-  }
-  if (held.length < holdings.length) entry.environments = envsOf(held);
-  return { entry, valuesFiles };
 }
 function mergedDoc(ctx, holdings, scope, file, unique) {
   const base = { ...holdings[0].file, file };
@@ -69291,13 +69804,11 @@ function mergedDoc(ctx, holdings, scope, file, unique) {
     leftOut: mergedLines(holdings, (f2) => f2.leftOut)
   };
   doc.value.spec = mergedSpec(ctx, holdings, name, base.address);
-  const batchNames = [...new Set(holdings.flatMap((h) => (h.file.value.batches ?? []).map((b2) => b2.name)))].sort();
-  const batches = batchNames.map((b2) => {
-    const { entry, valuesFiles } = mergedBatchFor(holdings, b2, file, { kind: ctx.kind, namer: ctx.namer, unique });
-    doc.valuesFiles.push(...valuesFiles);
-    return entry;
-  });
-  if (batches.length) doc.value.batches = batches;
+  const beyond2 = ctx.kind?.mergeEnvs?.(holdings, envsMerge(ctx, file, unique));
+  if (beyond2) {
+    Object.assign(doc.value, beyond2.value);
+    doc.valuesFiles.push(...beyond2.valuesFiles);
+  }
   return doc;
 }
 function groupsOf(ctx, holdings) {
@@ -69356,23 +69867,17 @@ function renderMerged(docs, header) {
   return `${header.map((h) => `# ${h}`).join("\n")}
 ${texts.join("---\n")}`;
 }
-var import_node_path33, import_yaml9, VarRef, VarNamer, isScalarValue, envsOf;
+var import_yaml9, VarNamer, isScalarValue, envsOf;
 var init_all_envs = __esm({
   "src/export/all-envs.ts"() {
     "use strict";
-    import_node_path33 = require("node:path");
     import_yaml9 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
+    init_export_file();
     init_registry();
     init_address();
     init_mapping();
-    VarRef = class {
-      constructor(name) {
-        this.name = name;
-      }
-      name;
-    };
     VarNamer = class {
       constructor(existing) {
         this.existing = existing;
@@ -69408,10 +69913,6 @@ function sameField(kind, field, git, live) {
   if (typeof git === "string" && (typeof live === "number" || typeof live === "boolean") && String(live) === git) return true;
   const norm = (v2) => kind?.compared ? kind.compared(field, v2) : v2;
   return sameJson(norm(git), norm(live));
-}
-function sameValues(kind, held, text4) {
-  if (held === void 0) return false;
-  return held === text4 || !!kind?.sameValues?.(held, text4);
 }
 function scalarText(value2) {
   if (typeof value2 !== "string") return value2 === null ? "null" : String(value2);
@@ -69508,61 +70009,37 @@ function updateSpec(doc, current, f2, edits, ctx, changes) {
   }
   if (leftOut && addComments(doc.get("spec", true), f2.specComments)) edits.structural = true;
 }
-function addBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }) {
-  if (refuseShared(ctx, `batch ${b2.name} (${b2.status}) is in the service, not in git`)) return;
-  const text4 = f2.batchValues.get(b2.name);
-  const file = text4 !== void 0 ? newValues() : void 0;
-  const entry = literalValue({ ...b2, ...file !== void 0 ? { values: file } : {} });
-  const seq = doc.get("batches", true);
-  if ((0, import_yaml10.isSeq)(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
-  else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
-  edits.structural = true;
-  out.changes.push(`batch ${b2.name} added`);
-  if (file !== void 0 && text4 !== void 0)
-    out.values.push({ file: import_node_path34.posix.join(ctx.policyDir, file), text: text4, what: `values of ${batchAddress(f2, b2.name)}`, named: true });
-}
-function updateBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }, i, g2) {
-  const put3 = (path, value2, what2) => {
-    if (setField(doc, path, value2, edits, ctx) === "set") out.changes.push(what2);
+function docInGit(doc, current, edits, ctx, out) {
+  return {
+    current,
+    dir: ctx.policyDir,
+    set: (path, value2) => setField(doc, path, value2, edits, ctx),
+    put: (path, value2) => setValue(doc, path, value2, edits),
+    append(key5, entry) {
+      const node = quotedWhereNeeded(doc.createNode(literalValue(entry)));
+      const seq = doc.get(key5, true);
+      if ((0, import_yaml10.isSeq)(seq)) seq.add(node);
+      else doc.set(key5, quotedWhereNeeded(doc.createNode([literalValue(entry)])));
+      edits.structural = true;
+    },
+    comment(key5, lines) {
+      const node = doc.get(key5, true) ?? doc;
+      const added = addComments(node, lines);
+      if (added) edits.structural = true;
+      return added;
+    },
+    refuseShared: (what) => refuseShared(ctx, what),
+    claimValues: (file) => ctx.claimValues(ctx.policyDir, file),
+    readValues: ctx.readValues,
+    writeValues: (file, text4, what, named4) => void out.values.push({ file, text: text4, what, ...named4 ? { named: named4 } : {} }),
+    changed: (what) => void out.changes.push(what),
+    unknown: (address, fields) => addUnknown(ctx.plan.unknown, address, fields)
   };
-  if (g2.status !== b2.status) put3(["batches", i, "status"], b2.status, `batch ${b2.name} status`);
-  for (const k2 of BATCH_DATES) {
-    if (g2[k2] === void 0) continue;
-    const unknown = f2.batchDatesUnknown.get(b2.name)?.find((u) => u.field === k2);
-    if (unknown) addUnknown(ctx.plan.unknown, batchAddress(f2, b2.name), [unknown]);
-    else if (b2[k2] !== void 0 && g2[k2] !== b2[k2]) put3(["batches", i, k2], b2[k2], `batch ${b2.name} ${k2}`);
-  }
-  const text4 = f2.batchValues.get(b2.name);
-  if (text4 === void 0) return;
-  const what = `values of ${batchAddress(f2, b2.name)}`;
-  if (typeof g2.values === "string" && g2.values !== "") {
-    const file2 = import_node_path34.posix.normalize(import_node_path34.posix.join(ctx.policyDir, g2.values));
-    if (!sameValues(ctx.kind, ctx.readValues(file2), text4) && !refuseShared(ctx, `the values of batch ${b2.name} differ from ${file2}`))
-      out.values.push({ file: file2, text: text4, what });
-    return;
-  }
-  if (refuseShared(ctx, `batch ${b2.name} has values in the service and none in git`)) return;
-  const file = newValues();
-  setValue(doc, ["batches", i, "values"], file, edits);
-  out.changes.push(`batch ${b2.name} values`);
-  out.values.push({ file: import_node_path34.posix.join(ctx.policyDir, file), text: text4, what, named: true });
 }
 function updateDoc(doc, current, f2, edits, ctx) {
   const out = { changes: [], values: [] };
   updateSpec(doc, current, f2, edits, ctx, out.changes);
-  const gitBatches = Array.isArray(current.batches) ? current.batches : [];
-  for (const b2 of f2.value.batches ?? []) {
-    const i = gitBatches.findIndex((g2) => g2?.name === b2.name);
-    const newValues = () => ctx.claimValues(ctx.policyDir, valuesFileFor(f2.value.metadata.name, b2.name));
-    const place = { doc, f: f2, b: b2, newValues, edits, ctx, out };
-    if (i < 0) addBatch(place);
-    else updateBatch(place, i, gitBatches[i] ?? {});
-  }
-  const batchesNode = doc.get("batches", true) ?? doc;
-  if (addComments(batchesNode, f2.batchComments)) {
-    edits.structural = true;
-    out.changes.push("comments on batches left out");
-  }
+  ctx.kind?.placeInGit?.(f2, docInGit(doc, current, edits, ctx, out));
   return out;
 }
 function rewrite(original, docs, edits) {
@@ -69570,8 +70047,8 @@ function rewrite(original, docs, edits) {
   if (!edits || edits.structural || !edits.splices.length) return whole;
   let text4 = original;
   for (const s3 of [...edits.splices].sort((a, b2) => b2.start - a.start)) text4 = text4.slice(0, s3.start) + s3.text + text4.slice(s3.end);
-  const meaning2 = (t) => (0, import_yaml10.parseAllDocuments)(t).map((d) => d.toJS());
-  return sameJson(meaning2(text4), meaning2(whole)) ? text4 : whole;
+  const meaning3 = (t) => (0, import_yaml10.parseAllDocuments)(t).map((d) => d.toJS());
+  return sameJson(meaning3(text4), meaning3(whole)) ? text4 : whole;
 }
 function readGit(git, kinds) {
   const parsed = /* @__PURE__ */ new Map();
@@ -69597,17 +70074,17 @@ function readGit(git, kinds) {
   }
   return { parsed, where: where2, broken };
 }
-function valuesNamedIn(git) {
-  const named3 = /* @__PURE__ */ new Set();
+function valuesNamedIn(git, kinds = KINDS) {
+  const named4 = /* @__PURE__ */ new Set();
   for (const g2 of git) {
     const docs = g2.values.length ? g2.values : (0, import_yaml10.parseAllDocuments)(g2.text).map((d) => d.toJS());
     for (const v2 of docs) {
-      const batches = v2?.batches;
-      if (!Array.isArray(batches)) continue;
-      for (const b2 of batches) if (typeof b2?.values === "string" && b2.values !== "") named3.add(import_node_path34.posix.normalize(import_node_path34.posix.join(import_node_path34.posix.dirname(g2.file), b2.values)));
+      const kind = v2?.kind;
+      const files = typeof kind === "string" ? kindOfFile(kinds, kind)?.valuesNamed?.(v2) ?? [] : [];
+      for (const file of files) named4.add(import_node_path35.posix.normalize(import_node_path35.posix.join(import_node_path35.posix.dirname(g2.file), file)));
     }
   }
-  return named3;
+  return named4;
 }
 function placeFile(f2, x2) {
   const { plan, read, opts } = x2;
@@ -69637,7 +70114,7 @@ function placeFile(f2, x2) {
     address: f2.address,
     claimValues: x2.claimValues,
     plan,
-    policyDir: import_node_path34.posix.dirname(hit.file.file),
+    policyDir: import_node_path35.posix.dirname(hit.file.file),
     readValues: x2.readValues,
     ...kind ? { kind } : {},
     ...opts.varHome ? { varHome: opts.varHome } : {},
@@ -69652,13 +70129,13 @@ function placeExport(files, git, header, readValues, opts = {}) {
   const kinds = opts.kinds ?? KINDS;
   const plan = { writes: [], skipped: [], broken: [], gitOnly: [], unknown: /* @__PURE__ */ new Map(), vars: [], refused: [] };
   const read = readGit(git, kinds);
-  const claimed = /* @__PURE__ */ new Set([...valuesNamedIn(git), ...opts.taken ?? []]);
+  const claimed = /* @__PURE__ */ new Set([...valuesNamedIn(git, kinds), ...opts.taken ?? []]);
   for (const f2 of files) if (!read.where.has(key3(f2.value.kind, f2.value.metadata.name))) for (const v2 of f2.valuesFiles) claimed.add(v2.file);
   const claimValues = (policyDir, file) => {
     let path = file;
-    for (let i = 2; claimed.has(import_node_path34.posix.join(policyDir, path)) || readValues(import_node_path34.posix.join(policyDir, path)) !== void 0; i++)
+    for (let i = 2; claimed.has(import_node_path35.posix.join(policyDir, path)) || readValues(import_node_path35.posix.join(policyDir, path)) !== void 0; i++)
       path = file.replace(/\.csv$/, `-${i}.csv`);
-    claimed.add(import_node_path34.posix.join(policyDir, path));
+    claimed.add(import_node_path35.posix.join(policyDir, path));
     return path;
   };
   const x2 = { plan, git, read, header, readValues, claimValues, opts, matched: /* @__PURE__ */ new Set(), dirty: /* @__PURE__ */ new Map(), edits: /* @__PURE__ */ new Map() };
@@ -69675,24 +70152,21 @@ function placeExport(files, git, header, readValues, opts = {}) {
   }
   return plan;
 }
-var import_node_path34, import_yaml10, key3, setOwnValue, setLiveValue, WHOLE_VAR, batchAddress, sharedOf;
+var import_node_path35, import_yaml10, key3, setOwnValue, setLiveValue, WHOLE_VAR, sharedOf;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
-    import_node_path34 = require("node:path");
+    import_node_path35 = require("node:path");
     import_yaml10 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
-    init_export_file();
     init_registry();
-    init_address();
     init_unknown();
     init_mapping();
     key3 = (kind, name) => `${kind}\0${name}`;
     setOwnValue = (doc, path, value2, edits) => setValue(doc, path, value2, edits, true);
     setLiveValue = (doc, path, value2, edits) => setValue(doc, path, value2, edits);
     WHOLE_VAR = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
-    batchAddress = (f2, name) => f2.batchAddress?.(name) ?? f2.address;
     sharedOf = (opts, address) => typeof opts.sharedWith === "function" ? opts.sharedWith(address) : opts.sharedWith ?? [];
   }
 });
@@ -69737,7 +70211,7 @@ function varFor(d, path, values2, others, parts, what, ctx) {
   if (raw !== void 0 && variablesIn(JSON.stringify(raw)).length) return "kept";
   if (!list3.every(isScalarValue2) || raw !== void 0 && !isScalarValue2(raw)) return "refused";
   const all2 = new Map(values2);
-  for (const env2 of others) if (raw !== void 0) all2.set(env2, meaning(raw));
+  for (const env2 of others) if (raw !== void 0) all2.set(env2, meaning2(raw));
   const ref = ctx.namer.name(parts, all2, what);
   setOwnValue(d.doc, path, `\${${ref.name}}`, d.edits);
   return "var";
@@ -69797,74 +70271,36 @@ function splitByLists(address, d, holders, lists, ctx, p) {
   );
   return out;
 }
-function prepareListed(d, i, b2, holders, others, ctx, p) {
-  const policy2 = holders[0]?.file.value.metadata.name ?? "";
-  const held = holders.filter((h) => h.file.value.batches?.some((x2) => x2.name === b2));
-  const of = (h) => h.file.value.batches?.find((x2) => x2.name === b2);
-  const docScope = effective(scopeOf(scopeNode(d)), ctx.order);
-  const was = scopeOf(d.doc.getIn(["batches", i, SCOPE_KEY], true)) ?? docScope;
-  const holderEnvs = new Set(holders.map((h) => h.env));
-  const now = inOrder([...was.filter((e) => !holderEnvs.has(e)), ...held.map((h) => h.env)], ctx.order);
-  const address = held[0]?.file.batchAddress?.(b2) ?? `${policy2}/${b2}`;
-  if (!sameJson(now, inOrder(was, ctx.order)) && now.length) {
-    setScope(d, ["batches", i], now, docScope);
-    note(p, d, `${address}: environments ${now.join(", ")} (those that hold it)`);
-  }
-  const rest = now.filter((e) => !held.some((h) => h.env === e));
-  for (const k2 of ["status", "effective_start_date", "effective_end_date"]) {
-    const values2 = new Map(held.flatMap((h) => of(h)?.[k2] === void 0 ? [] : [[h.env, of(h)?.[k2]]]));
-    if (values2.size !== held.length || d.doc.getIn(["batches", i, k2]) === void 0) continue;
-    if (varFor(d, ["batches", i, k2], values2, rest, [policy2, b2, k2], `${address}: ${k2}`, ctx) === "var") note(p, d, `${address}: ${k2} now a \${VAR}`);
-  }
-  prepareValues(d, i, b2, held, rest, ctx, p);
-}
-function prepareValues(d, i, b2, held, rest, ctx, p) {
-  const raw = d.doc.getIn(["batches", i, "values"]);
-  const texts = held.map((h) => h.file.batchValues.get(b2));
-  if (typeof raw !== "string" || variablesIn(raw).length || !texts.every((t) => t !== void 0)) return;
-  const same2 = texts.every((t) => t === texts[0] || !!ctx.kind?.sameValues?.(t, texts[0]));
-  if (same2) return;
-  const dir = import_node_path35.posix.dirname(d.file);
-  const policy2 = held[0]?.file.value.metadata.name ?? "";
-  const files = held.map((h, i2) => {
-    const file = ctx.unique(import_node_path35.posix.join(dir, meaning(raw)).replace(/\.csv$/i, "") + `-${h.env.toLowerCase().replace(/[^a-z0-9]+/g, "-")}.csv`);
-    p.values.push({ file, text: texts[i2], what: `values of ${held[0]?.file.batchAddress?.(b2) ?? b2} in ${h.env}` });
-    return [h.env, import_node_path35.posix.relative(dir, file)];
-  });
-  const values2 = new Map([...files, ...rest.map((e) => [e, meaning(raw)])]);
-  const ref = ctx.namer.name([policy2, b2, "values"], values2, `${held[0]?.file.batchAddress?.(b2) ?? b2}: values`);
-  setOwnValue(d.doc, ["batches", i, "values"], `\${${ref.name}}`, d.edits);
-  note(p, d, `batch ${b2}: values differ between ${held.map((h) => h.env).join(", ")}: one file each, through \${${ref.name}}`);
-}
-function addMerged(d, b2, holders, ctx, p) {
-  const docScope = effective(scopeOf(scopeNode(d)), ctx.order);
-  const { entry, valuesFiles } = mergedBatchFor(holders, b2, d.file, ctx);
-  const held = holders.filter((h) => h.file.value.batches?.some((x2) => x2.name === b2)).map((h) => h.env);
-  if (sameJson(held, docScope)) delete entry.environments;
-  else entry.environments = held;
-  const node = quotedWhereNeeded(d.doc.createNode(ownText(entry)));
-  const seq = d.doc.get("batches", true);
-  if ((0, import_yaml11.isSeq)(seq)) seq.add(node);
-  else d.doc.set("batches", d.doc.createNode([node]));
-  d.edits.structural = true;
-  const dir = import_node_path35.posix.dirname(d.file);
-  for (const v2 of valuesFiles) p.values.push({ file: import_node_path35.posix.join(dir, v2.file), text: v2.text, what: `values of batch ${b2}` });
-  note(p, d, `batch ${b2} added${entry.environments ? ` for ${entry.environments.join(", ")}` : ""}`);
+function envsDoc(d, holders, ctx, p) {
+  return {
+    file: d.file,
+    holders,
+    order: ctx.order,
+    scope: effective(scopeOf(scopeNode(d)), ctx.order),
+    merge: envsMerge(ctx, d.file, ctx.unique),
+    get(path) {
+      const node = d.doc.getIn(path, false);
+      return (0, import_yaml11.isNode)(node) ? node.toJS(d.doc) : node;
+    },
+    scopeAt: (path) => scopeOf(d.doc.getIn([...path, SCOPE_KEY], true)),
+    setScope: (path, envs, all2) => setScope(d, path, envs, all2),
+    varFor: (path, values2, others, parts, what) => varFor(d, path, values2, others, parts, what, ctx),
+    setOwn: (path, text4) => setOwnValue(d.doc, path, text4, d.edits),
+    append(key5, entry) {
+      const node = quotedWhereNeeded(d.doc.createNode(ownText(entry)));
+      const seq = d.doc.get(key5, true);
+      if ((0, import_yaml11.isSeq)(seq)) seq.add(node);
+      else d.doc.set(key5, d.doc.createNode([node]));
+      d.edits.structural = true;
+    },
+    writeValues: (file, text4, what) => void p.values.push({ file, text: text4, what }),
+    note: (what) => note(p, d, what)
+  };
 }
 function ownText(entry) {
   return Object.fromEntries(
     Object.entries(entry).map(([k2, v2]) => [k2, v2 instanceof VarRef ? `\${${v2.name}}` : typeof v2 === "string" ? v2.replaceAll("${", "$${") : v2])
   );
-}
-function prepareBatches(d, holders, others, ctx, p) {
-  const seq = d.doc.get("batches", true);
-  const listed = (0, import_yaml11.isSeq)(seq) ? seq.items.map((item) => (0, import_yaml11.isMap)(item) ? item.get("name") : void 0) : [];
-  const live = [...new Set(holders.flatMap((h) => (h.file.value.batches ?? []).map((b2) => b2.name)))].sort();
-  for (const b2 of live) {
-    const at2 = listed.flatMap((n, i) => n === b2 ? [i] : []);
-    if (!at2.length) addMerged(d, b2, holders, ctx, p);
-    else if (at2.length === 1) prepareListed(d, at2[0], b2, holders, others, ctx, p);
-  }
 }
 function prepareAddress(address, holdings, docs, ctx, p) {
   const assigned = assign(address, holdings, docs, ctx, p);
@@ -69891,15 +70327,14 @@ function prepareAddress(address, holdings, docs, ctx, p) {
     if (!parts) return void p.excluded.add(address);
     for (const [part2, group] of parts) {
       if (part2 !== d) prepareSpec(address, part2, group, [], ctx, p);
-      prepareBatches(part2, group, [], ctx, p);
+      ctx.kind?.prepareEnvsInGit?.(envsDoc(part2, group, ctx, p));
     }
   }
 }
-var import_node_path35, import_yaml11, scopeNode, effective, inOrder, isScalarValue2, meaning;
+var import_yaml11, scopeNode, effective, inOrder, isScalarValue2, meaning2;
 var init_all_envs_in_place = __esm({
   "src/export/all-envs-in-place.ts"() {
     "use strict";
-    import_node_path35 = require("node:path");
     import_yaml11 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
@@ -69912,7 +70347,7 @@ var init_all_envs_in_place = __esm({
     effective = (scope, order2) => scope ?? [...order2];
     inOrder = (envs, order2) => order2.filter((e) => new Set(envs).has(e));
     isScalarValue2 = (v2) => typeof v2 === "string" || typeof v2 === "number" || typeof v2 === "boolean";
-    meaning = (v2) => typeof v2 === "string" ? v2.replaceAll("$${", "${") : v2;
+    meaning2 = (v2) => typeof v2 === "string" ? v2.replaceAll("$${", "${") : v2;
   }
 });
 
@@ -70583,7 +71018,7 @@ __export(approvals_exports, {
 async function runApprovalsList(flags, out) {
   const view = await pickView(approvalsListViews, flags.format);
   return withClient(flags, out, async (core) => {
-    view(await approvals.pending(core), out);
+    view(await approvals2.pending(core), out);
     return 0;
   });
 }
@@ -70591,7 +71026,7 @@ async function runApprovalsAct(action, flags, out, ids) {
   const view = await pickView(approvalsActViews, flags.format);
   checkActFlags(action, flags, ids);
   return withClient(flags, out, async (core, env2) => {
-    const chosen = chooseUploads(action, flags, ids, (await approvals.pending(core)).records ?? [], out);
+    const chosen = chooseUploads(action, flags, ids, (await approvals2.pending(core)).records ?? [], out);
     if (!chosen.length) {
       out.error(`nothing to ${action}`);
       return 1;
@@ -70650,7 +71085,7 @@ Do you want to ${action} these uploads? Only 'yes' will be accepted: `)) return 
 }
 async function sendAction(core, env2, action, comment, ids) {
   const literal = action === "approve" ? env2.service.approveAction : env2.service.rejectAction;
-  return approvals.act(core, literal, comment, ids).catch((e) => {
+  return approvals2.act(core, literal, comment, ids).catch((e) => {
     const aboutAction = e instanceof ApiError && (e.problems.some((p) => p.field === "action") || /\baction\b/i.test(e.serviceMessage));
     if (e instanceof ApiError && aboutAction && !e.outcomeUnknown && e.status >= 400 && e.status < 500 && !e.hint) {
       const from = env2.service.actionSource?.[action];
@@ -70667,7 +71102,7 @@ async function sendAction(core, env2, action, comment, ids) {
   });
 }
 var uploadLine;
-var init_approvals2 = __esm({
+var init_approvals3 = __esm({
   "src/cli/approvals.ts"() {
     "use strict";
     init_resources();
@@ -70732,7 +71167,7 @@ var text3;
 var init_ssp_batches = __esm({
   "src/cli/ssp-batches.ts"() {
     "use strict";
-    init_resources();
+    init_service();
     init_did_you_mean();
     init_shell_quote();
     init_errors();
@@ -70787,7 +71222,7 @@ async function download(core, fileId) {
     return await ssp.download(core, fileId);
   } catch (e) {
     if (!(e instanceof ApiError) || e.status !== 404) throw e;
-    const upload = ((await approvals.pending(core).catch(() => void 0))?.records ?? []).find((r) => r.file_id === fileId);
+    const upload = ((await approvals2.pending(core).catch(() => void 0))?.records ?? []).find((r) => r.file_id === fileId);
     const batches = "ssp download takes the file id of an SSP batch: revsync ssp batches lists them";
     throw e.withHint(
       upload ? `${fileId} is the file of the manual upload ${upload.approval_id ?? ""} (${upload.file_name ?? "a file"}, revsync approvals list), which the interface does not download; ${batches}` : batches
@@ -70800,6 +71235,7 @@ var init_ssp_files = __esm({
     "use strict";
     import_node_path38 = require("node:path");
     init_resources();
+    init_service();
     init_errors();
     init_csv();
     init_words();
@@ -71092,20 +71528,20 @@ async function listenForAnswer(judge) {
   const origin = () => `http://127.0.0.1:${server.address().port}`;
   const handle = async (req, res) => {
     const refusal = refused(req, origin());
-    if (refusal) return answer(res, refusal.status, refusal.text);
-    if (req.method === "GET") return answer(res, 200, PAGE, "text/html; charset=utf-8");
-    if (taken) return answer(res, 409, "This sign-in was answered already: revsync takes one answer.");
+    if (refusal) return answer2(res, refusal.status, refusal.text);
+    if (req.method === "GET") return answer2(res, 200, PAGE, "text/html; charset=utf-8");
+    if (taken) return answer2(res, 409, "This sign-in was answered already: revsync takes one answer.");
     const body = await readAnswer(req);
-    if (body === void 0) return answer(res, 413, "The answer is too large.");
+    if (body === void 0) return answer2(res, 413, "The answer is too large.");
     taken = true;
     let v2;
     try {
       v2 = await judge(body);
     } catch (e) {
-      answer(res, 500, "revsync could not take the sign-in: see its terminal.");
+      answer2(res, 500, "revsync could not take the sign-in: see its terminal.");
       throw e;
     }
-    answer(res, v2.accepted ? 200 : 400, v2.message);
+    answer2(res, v2.accepted ? 200 : 400, v2.message);
     settle3(v2);
   };
   await new Promise((resolve20, reject) => {
@@ -71143,7 +71579,7 @@ function readAnswer(req) {
     req.on("error", reject);
   });
 }
-function answer(res, status, body, type = "text/plain; charset=utf-8") {
+function answer2(res, status, body, type = "text/plain; charset=utf-8") {
   res.writeHead(status, { ...HEADERS, "content-type": type, "content-length": Buffer.byteLength(body), connection: "close" });
   res.end(body);
 }
@@ -71264,12 +71700,12 @@ async function signInThroughBrowser(target, deps) {
   const judge = async (fragment) => {
     const offered = new URLSearchParams(fragment.replace(/^#/, "")).get("access_token");
     if (offered) deps.onSecret(offered);
-    const answer2 = checkAnswer(fragment, binding, deps.now());
-    if (!answer2.ok) {
-      outcome = { refused: answer2.reason };
-      return { accepted: false, message: `Not signed in: ${answer2.reason}.` };
+    const answer3 = checkAnswer(fragment, binding, deps.now());
+    if (!answer3.ok) {
+      outcome = { refused: answer3.reason };
+      return { accepted: false, message: `Not signed in: ${answer3.reason}.` };
     }
-    const kept = keep(target, answer2.accepted, deps);
+    const kept = keep(target, answer3.accepted, deps);
     outcome = { kept };
     return { accepted: true, message: `Signed in to ${target.environment}${kept.user ? ` as ${kept.user}` : ""}. You may close this tab.` };
   };
@@ -71645,7 +72081,7 @@ function registerApprovals(program2, run2) {
   );
   common(approvalsCmd.command("list").description("list uploads pending approval").addHelpText("after", "\nExample:\n  revsync approvals list --format json"), {
     views: approvalsListViews
-  }).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_approvals2(), approvals_exports))).runApprovalsList(f2, out)));
+  }).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_approvals3(), approvals_exports))).runApprovalsList(f2, out)));
   for (const action of ["approve", "reject"]) {
     common(
       approvalsCmd.command(action).argument("[ids...]", "approval ids (from approvals list)").description(
@@ -71661,7 +72097,7 @@ Examples:
 More than one upload (or --all): asks first on a terminal; without one, --yes is required.`
       ),
       { views: approvalsActViews }
-    ).action(run2(async (f2, out, _r, args) => (await Promise.resolve().then(() => (init_approvals2(), approvals_exports))).runApprovalsAct(action, f2, out, args)));
+    ).action(run2(async (f2, out, _r, args) => (await Promise.resolve().then(() => (init_approvals3(), approvals_exports))).runApprovalsAct(action, f2, out, args)));
   }
 }
 function registerErrors(program2, run2) {

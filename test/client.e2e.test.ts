@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ApiCore } from "../src/api/core.js";
 import type { Clock } from "../src/api/clock.js";
-import { approvals, errorTransactions, ssp } from "../src/api/resources.js";
-import { tenantConfigurations } from "../src/kinds/tenant-configuration/service.js";
+import { approvals, errorTransactions } from "../src/api/resources.js";
+import { ssp } from "../src/kinds/ssp/service.js";
+import { tenantConfigurations } from "../src/kinds/tenant-configuration/kind.js";
 import { writes } from "../src/testing/helpers.js";
 import { ApiError, UserError } from "../src/errors.js";
 import type { Dispatcher } from "../src/api/http.js";

@@ -1,8 +1,9 @@
 import { MockAgent } from "undici";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ApiCore, BUDGET } from "../src/api/core.js";
-import { approvals, ssp } from "../src/api/resources.js";
-import { tenantConfigurations } from "../src/kinds/tenant-configuration/service.js";
+import { approvals } from "../src/api/resources.js";
+import { ssp } from "../src/kinds/ssp/service.js";
+import { tenantConfigurations } from "../src/kinds/tenant-configuration/kind.js";
 import { writes } from "../src/testing/helpers.js";
 import { ApiError } from "../src/errors.js";
 import type { SspCreateBody, TenantConfigurationEnvelope } from "../src/schema/generated/api.js";

@@ -1,11 +1,10 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Registry } from "../src/kinds/kind.js";
 import { KINDS } from "../src/kinds/registry.js";
-import { seedState } from "../src/emulator/seed.js";
-import { startEmulator } from "../src/emulator/server.js";
-import { api, cli, DEMO_ENV, removeDir, tempRepo, token } from "../src/testing/helpers.js";
+import { api, removeDir, token } from "../src/testing/helpers.js";
+import { kindUnderTest } from "./fixtures/kind-under-test.js";
 import { greeting, type Greeting } from "./fixtures/toy-kind/kind.js";
 import { GreetingService } from "./fixtures/toy-kind/service.js";
 
@@ -23,23 +22,8 @@ const tenantFile = "apiVersion: revsync/v1\nkind: TenantConfiguration\nmetadata:
 
 describe("a toy kind added from its folder and one registry line: validated, planned, applied, drifted and exported against the emulator", () => {
   const service = new GreetingService([]);
-  let emu: Awaited<ReturnType<typeof startEmulator>>;
-  const dirs: string[] = [];
-  const repo = (files: Record<string, string>): string => {
-    const dir = tempRepo(emu.url, files);
-    dirs.push(dir);
-    return dir;
-  };
-  const run = (dir: string, args: string[], opts: { shipped?: boolean } = {}) => cli(args, { cwd: dir, env: DEMO_ENV, ...(opts.shipped ? {} : { kinds }) });
+  const { repo, run, url, exportedThenPlanned } = kindUnderTest(kinds, service);
   const held = (name: string): Greeting | undefined => service.greetings.find((g) => g.name === name);
-
-  beforeAll(async () => {
-    emu = await startEmulator({ state: seedState("empty"), host: "127.0.0.1", port: 0, resources: [service] });
-  });
-  afterAll(async () => {
-    for (const d of dirs) removeDir(d);
-    await emu.close();
-  });
   const reset = (): void => {
     service.greetings.splice(
       0,
@@ -109,7 +93,7 @@ describe("a toy kind added from its folder and one registry line: validated, pla
     reset();
     const dir = repo({ "policies/greetings.yaml": greetingFile("farewell", "See you") });
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
-    const bob = await api(emu.url, await token(emu.url, "bob"), "PATCH", "/apis/toy/v1/greetings/farewell", { text: "Farewell" });
+    const bob = await api(url(), await token(url(), "bob"), "PATCH", "/apis/toy/v1/greetings/farewell", { text: "Farewell" });
     expect(bob.status).toBe(200);
     const applied = await run(dir, ["apply", "p.json", "--auto-approve"]);
     expect(applied.code).toBe(1);
@@ -128,17 +112,11 @@ describe("a toy kind added from its folder and one registry line: validated, pla
 
   it("export writes its files beside the shipped kinds', and a plan of them is No changes; the shipped kinds alone read none of them", async () => {
     reset();
-    const dir = repo({});
-    mkdirSync(join(dir, "policies"), { recursive: true });
-    const exported = await run(dir, ["export"]);
-    expect(exported.code, exported.stderr).toBe(0);
+    const dir = await exportedThenPlanned();
     expect(readdirSync(join(dir, "policies", "greetings")).sort()).toEqual(["farewell.yaml", "legacy.yaml", "welcome.yaml"]);
     expect(readFileSync(join(dir, "policies", "greetings", "legacy.yaml"), "utf8")).toMatch(
       /^kind: Greeting\nmetadata:\n {2}name: legacy\nspec:\n {2}text: Howdy\n/m,
     );
-    const plan = await run(dir, ["plan", "--detailed-exitcode"]);
-    expect(plan.code, plan.stdout).toBe(0);
-    expect(plan.stdout).toContain("No changes.");
     const alone = await run(dir, ["validate"], { shipped: true });
     expect(alone.code).toBe(1);
     expect(alone.stdout + alone.stderr).toContain(`kind: expected ${KINDS.map((k) => JSON.stringify(k.fileKind)).join(" or ")}, got "Greeting"`);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Change } from "../plan/model.js";
 import { ApiError } from "../errors.js";
 import { outcomeWords } from "./run.js";
-import { seenFields, updateBody, updatePayload } from "../kinds/tenant-configuration/write.js";
+import { seenFields, updateBody, updatePayload } from "../kinds/envelope-list/write.js";
 import { versionMoved } from "../kinds/words.js";
 
 const item = {

@@ -9,7 +9,6 @@ import { desiredOf, type DesiredState, type Kind, type KindApply, type Registry,
 import { KINDS, kindOf } from "../kinds/registry.js";
 import { isApplied, type Change, type Plan } from "../plan/model.js";
 import type { FourEyesFacts } from "../shared/entries.js";
-import { sameUser } from "../shared/who.js";
 import { buildSteps, schedule, type StepOutcome, type StepResult, type Step } from "./graph.js";
 
 /** What became of each change apply acted on, by one set of names that the closing line, the JSON
@@ -111,50 +110,16 @@ export function checkAgainstGit(plan: PayloadsChecked, desired: DesiredState, ki
   return plan;
 }
 
-/** Before anything is sent: the approver identity is another user than revsync's sign-in (an approver
- *  that is the same user would approve what that user prepared), and under four eyes a user whose name
- *  can be told. */
-export function checkApprover(core: ApiCore, plan: Pick<Plan, "changes">, fourEyes: boolean): void {
-  const approver = core.approverAuth;
-  if (!approver) return;
-  if (sameUser(approver.username, core.auth.username)) {
-    throw new UserError(
-      `the approver identity is ${approver.username}, the same user as revsync's own sign-in: approves would go as the user who prepared them, so nothing was sent`,
-      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them",
-    );
-  }
-  if (fourEyes && !approver.username && plan.changes.some((c) => c.action === "approve")) {
-    throw new UserError(
-      "four eyes: the approver's token names no user, so nobody can show that approves go as someone other than who prepared them; nothing was sent",
-      "set REVSYNC_APPROVER_USER to the approver's user id in the service",
-    );
-  }
+/** Once the sign-in and the approver identity have signed in, before anything is sent: each kind's word
+ *  on its writes as the service's tokens name the users (an approve's approver is not its preparer). */
+export function checkSignedIn(core: ApiCore, plan: Pick<Plan, "changes">, fourEyes: boolean, kinds: Registry = KINDS): void {
+  for (const [k, own] of appliedByKind(plan, kinds)) k.signedIn?.(own, core, { fourEyes });
 }
 
-/** Once both have signed in, before anything is sent: who the approves go as and who prepares, as the
- *  tokens the service issued name them (every name: preferred_username, sub, email), not as variables
- *  say. An approver the service's token names as revsync's own sign-in (say REVSYNC_APPROVER_USERNAME
- *  alice@example.com, which signs in as alice) is refused; under four eyes, so is an approver whose
- *  token names nobody: who approves cannot be told (docs/security.md, "Who the service says you are"). */
-export function checkSignedIn(core: ApiCore, plan: Pick<Plan, "changes">, fourEyes: boolean): void {
-  const approves = plan.changes.some((c) => c.action === "approve" && isApplied(c));
-  if (!approves) return;
-  const as = core.approverAuth ?? core.auth;
-  if (fourEyes && !as.identity) {
-    throw new UserError(
-      `four eyes: the token the service issued to ${core.approverAuth ? "the approver identity" : "revsync's sign-in, which sends the approves,"} names no user (no preferred_username or sub claim), so who approves cannot be told${as.username ? ` (${as.username} is what a variable says, not the service)` : ""}; nothing was sent`,
-      "give the approver identity credentials whose token names its user: REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD",
-    );
-  }
-  const approver = core.approverAuth?.identity;
-  const own = core.auth.identity;
-  const shared = approver && own ? approver.find((n) => own.some((m) => sameUser(n, m))) : undefined;
-  if (core.approverAuth && shared) {
-    throw new UserError(
-      `the approver identity signs in as ${shared}, the same user as revsync's own sign-in (as the service's tokens name them): approves would go as the user who prepared them, so nothing was sent`,
-      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them",
-    );
-  }
+/** The plan's applied changes by kind, every kind of the registry (those with none too). */
+function appliedByKind(plan: Pick<Plan, "changes">, kinds: Registry): [Kind, Change[]][] {
+  const applied = plan.changes.filter(isApplied);
+  return kinds.map((k) => [k, applied.filter((c) => kindOf(kinds, c.address) === k)]);
 }
 
 /** A plan ready to apply: its payloads checked, and what its writes need of the sign-in (each kind's
@@ -163,12 +128,7 @@ export type CheckedPlan = PayloadsChecked & { readonly ready: true };
 
 /** The checks of the sign-in and the approver identity before anything is sent, each once. */
 export function readyToApply(plan: PayloadsChecked, core: ApiCore, opts: { fourEyes: boolean; kinds?: Registry }): CheckedPlan {
-  const applied = plan.changes.filter(isApplied);
-  for (const k of opts.kinds ?? KINDS) {
-    const own = applied.filter((c) => kindOf(opts.kinds ?? KINDS, c.address) === k);
-    if (own.length) k.ready?.(own, core);
-  }
-  checkApprover(core, plan, opts.fourEyes);
+  for (const [k, own] of appliedByKind(plan, opts.kinds ?? KINDS)) k.ready?.(own, core, { fourEyes: opts.fourEyes });
   return plan as CheckedPlan;
 }
 
@@ -293,8 +253,14 @@ export async function applyPlan(core: ApiCore, plan: CheckedPlan, opts: ApplyOpt
   const observers = opts.observers ?? [];
   const log = (line: string): void => observers.forEach((o) => o.log?.(line));
   const steps = buildSteps(plan, kinds);
-  const reviewers = new Map((plan.four_eyes?.approves ?? []).flatMap((a) => (a.reviewed_by ? [[a.address, a.reviewed_by] as const] : [])));
-  const run = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, reviewers, log };
+  const run = {
+    core,
+    user: core.auth.username ?? "",
+    changes: plan.changes,
+    fourEyes: !!opts.fourEyes,
+    ...(plan.four_eyes ? { planFourEyes: plan.four_eyes } : {}),
+    log,
+  };
   const appliers = new Map(kinds.filter((k) => steps.some((s) => s.kind === k)).map((k) => [k, k.apply(run)] as const));
   let finished = 0;
   // No retry here: each write is one write unit (src/api/write.ts), with one budget. Each step's requests

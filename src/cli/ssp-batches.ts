@@ -1,5 +1,5 @@
 import type { ApiCore } from "../api/core.js";
-import { ssp } from "../api/resources.js";
+import { ssp } from "../kinds/ssp/service.js";
 import { nearest } from "../did-you-mean.js";
 import { shellQuote } from "../shell-quote.js";
 import { UserError } from "../errors.js";

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
-import { approvals, ssp } from "../api/resources.js";
+import { approvals } from "../api/resources.js";
+import { ssp } from "../kinds/ssp/service.js";
 import { ApiError } from "../errors.js";
 import { formulaCells, runsAsFormula } from "../ssp/csv.js";
 import { plural } from "../words.js";

@@ -1,6 +1,6 @@
 import { canonicalHash } from "../canonical-json.js";
 import { OUTCOMES, type Outcome } from "../apply/run.js";
-import type { FourEyesFacts } from "../shared/entries.js";
+import { LANDED_OUTCOMES, type FourEyesFacts } from "../shared/entries.js";
 import type { FieldDiff } from "../shared/normalize.js";
 import type { GuardrailOutcome } from "../shared/facts.js";
 import type { PlanGuardrails } from "../guardrails/judge.js";
@@ -15,7 +15,7 @@ export const EVIDENCE_FORMAT_VERSION = "1";
 export type EvidenceOutcome = Outcome;
 export { OUTCOMES };
 /** The outcomes that mean the write is in the service. */
-export const LANDED: ReadonlySet<EvidenceOutcome> = new Set(["done", "already", "confirmed", "breached"]);
+export const LANDED: ReadonlySet<string> = LANDED_OUTCOMES;
 
 /** A path of the working tree that differs from the commit, as `git status` says it: what became of it,
  *  and whether it is one revsync reads as policy (revsync.yaml, a YAML or CSV file under the policies

@@ -5,13 +5,13 @@
  *  the file is for that does not hold the policy yet); a batch only some hold is scoped to them; a
  *  document gains an environment that holds its policy. Then each environment's own placement finds
  *  nothing left that another environment would see differently. Pure: documents in, edits out. */
-import { posix } from "node:path";
-import { isMap, isScalar, isSeq, type Document } from "yaml";
+import { isMap, isNode, isScalar, isSeq, type Document } from "yaml";
 import { sameJson } from "../canonical-json.js";
 import { variablesIn } from "../config/interpolate.js";
 import { scopeOf, SCOPE_KEY } from "../config/scope.js";
 import type { Kind } from "../kinds/kind.js";
-import { mergedBatchFor, VarRef, type Holding, type MergedBatch, type VarNamer } from "./all-envs.js";
+import type { EnvsDocInGit } from "../kinds/export-file.js";
+import { envsMerge, VarRef, type Holding, type VarNamer } from "./all-envs.js";
 import { setLiveValue, setOwnValue, type FileEdits, type Refusal } from "./in-place.js";
 import { canonicalJson } from "../canonical-json.js";
 import { quotedWhereNeeded } from "./mapping.js";
@@ -182,85 +182,40 @@ function splitByLists(address: string, d: GitDocRef, holders: Holding[], lists: 
   return out;
 }
 
-/** A batch git lists once: scoped to the holders of the policy that hold it (and the environments the
- *  document is for that hold no policy yet), its status, dates and values ${VAR}s where they differ. */
-function prepareListed(d: GitDocRef, i: number, b: string, holders: Holding[], others: string[], ctx: PrepareCtx, p: Prepared): void {
-  const policy = holders[0]?.file.value.metadata.name ?? "";
-  const held = holders.filter((h) => h.file.value.batches?.some((x) => x.name === b));
-  const of = (h: Holding) => h.file.value.batches?.find((x) => x.name === b);
-  const docScope = effective(scopeOf(scopeNode(d)), ctx.order);
-  const was = scopeOf(d.doc.getIn(["batches", i, SCOPE_KEY], true)) ?? docScope;
-  const holderEnvs = new Set(holders.map((h) => h.env));
-  const now = inOrder([...was.filter((e) => !holderEnvs.has(e)), ...held.map((h) => h.env)], ctx.order);
-  const address = held[0]?.file.batchAddress?.(b) ?? `${policy}/${b}`;
-  if (!sameJson(now, inOrder(was, ctx.order)) && now.length) {
-    setScope(d, ["batches", i], now, docScope);
-    note(p, d, `${address}: environments ${now.join(", ")} (those that hold it)`);
-  }
-  const rest = now.filter((e) => !held.some((h) => h.env === e));
-  for (const k of ["status", "effective_start_date", "effective_end_date"] as const) {
-    const values = new Map(held.flatMap((h) => (of(h)?.[k] === undefined ? [] : [[h.env, of(h)?.[k]] as const])));
-    if (values.size !== held.length || d.doc.getIn(["batches", i, k]) === undefined) continue;
-    if (varFor(d, ["batches", i, k], values, rest, [policy, b, k], `${address}: ${k}`, ctx) === "var") note(p, d, `${address}: ${k} now a \${VAR}`);
-  }
-  prepareValues(d, i, b, held, rest, ctx, p);
+/** What a kind brings what it exports beyond the spec into git's document with, for the environments
+ *  that read it (Kind.prepareEnvsInGit). */
+function envsDoc(d: GitDocRef, holders: Holding[], ctx: PrepareCtx, p: Prepared): EnvsDocInGit {
+  return {
+    file: d.file,
+    holders,
+    order: ctx.order,
+    scope: effective(scopeOf(scopeNode(d)), ctx.order),
+    merge: envsMerge(ctx, d.file, ctx.unique),
+    get(path) {
+      const node = d.doc.getIn(path, false);
+      return isNode(node) ? node.toJS(d.doc) : node;
+    },
+    scopeAt: (path) => scopeOf(d.doc.getIn([...path, SCOPE_KEY], true)),
+    setScope: (path, envs, all) => setScope(d, path, envs, all),
+    varFor: (path, values, others, parts, what) => varFor(d, path, values, others, parts, what, ctx),
+    setOwn: (path, text) => setOwnValue(d.doc, path, text, d.edits),
+    append(key, entry) {
+      const node = quotedWhereNeeded(d.doc.createNode(ownText(entry)));
+      const seq = d.doc.get(key, true);
+      if (isSeq(seq)) seq.add(node);
+      else d.doc.set(key, d.doc.createNode([node]));
+      d.edits.structural = true;
+    },
+    writeValues: (file, text, what) => void p.values.push({ file, text, what }),
+    note: (what) => note(p, d, what),
+  };
 }
 
-/** Values that differ between the holders of a batch git lists with one values file: one file each,
- *  named through a ${VAR}; git's file stays for the environments that hold no such batch yet. */
-function prepareValues(d: GitDocRef, i: number, b: string, held: Holding[], rest: string[], ctx: PrepareCtx, p: Prepared): void {
-  const raw = d.doc.getIn(["batches", i, "values"]);
-  const texts = held.map((h) => h.file.batchValues.get(b));
-  if (typeof raw !== "string" || variablesIn(raw).length || !texts.every((t): t is string => t !== undefined)) return;
-  const same = texts.every((t) => t === texts[0] || !!ctx.kind?.sameValues?.(t, texts[0] as string));
-  if (same) return;
-  const dir = posix.dirname(d.file);
-  const policy = held[0]?.file.value.metadata.name ?? "";
-  const files = held.map((h, i2) => {
-    const file = ctx.unique(posix.join(dir, meaning(raw) as string).replace(/\.csv$/i, "") + `-${h.env.toLowerCase().replace(/[^a-z0-9]+/g, "-")}.csv`);
-    p.values.push({ file, text: texts[i2] as string, what: `values of ${held[0]?.file.batchAddress?.(b) ?? b} in ${h.env}` });
-    return [h.env, posix.relative(dir, file)] as const;
-  });
-  const values = new Map<string, string>([...files, ...rest.map((e) => [e, meaning(raw) as string] as const)]);
-  const ref = ctx.namer.name([policy, b, "values"], values, `${held[0]?.file.batchAddress?.(b) ?? b}: values`);
-  setOwnValue(d.doc, ["batches", i, "values"], `\${${ref.name}}`, d.edits);
-  note(p, d, `batch ${b}: values differ between ${held.map((h) => h.env).join(", ")}: one file each, through \${${ref.name}}`);
-}
-
-/** A batch git does not list, added as every environment that holds it has it. */
-function addMerged(d: GitDocRef, b: string, holders: Holding[], ctx: PrepareCtx, p: Prepared): void {
-  const docScope = effective(scopeOf(scopeNode(d)), ctx.order);
-  const { entry, valuesFiles } = mergedBatchFor(holders, b, d.file, ctx);
-  const held = holders.filter((h) => h.file.value.batches?.some((x) => x.name === b)).map((h) => h.env);
-  if (sameJson(held, docScope)) delete entry.environments;
-  else entry.environments = held;
-  const node = quotedWhereNeeded(d.doc.createNode(ownText(entry)));
-  const seq = d.doc.get("batches", true);
-  if (isSeq(seq)) seq.add(node);
-  else d.doc.set("batches", d.doc.createNode([node]));
-  d.edits.structural = true;
-  const dir = posix.dirname(d.file);
-  for (const v of valuesFiles) p.values.push({ file: posix.join(dir, v.file), text: v.text, what: `values of batch ${b}` });
-  note(p, d, `batch ${b} added${entry.environments ? ` for ${entry.environments.join(", ")}` : ""}`);
-}
-
-/** A merged batch as a file writes it: each VarRef as `${name}` (the service's text as literal text). */
-function ownText(entry: MergedBatch): Record<string, unknown> {
+/** A merged entry as a file writes it: each VarRef as `${name}` (the service's text as literal text). */
+function ownText(entry: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(entry).map(([k, v]) => [k, v instanceof VarRef ? `\${${v.name}}` : typeof v === "string" ? v.replaceAll("${", "$${") : v]),
   );
-}
-
-/** The batches of one document over the environments that read it for the policy. */
-function prepareBatches(d: GitDocRef, holders: Holding[], others: string[], ctx: PrepareCtx, p: Prepared): void {
-  const seq = d.doc.get("batches", true);
-  const listed = isSeq(seq) ? seq.items.map((item) => (isMap(item) ? item.get("name") : undefined)) : [];
-  const live = [...new Set(holders.flatMap((h) => (h.file.value.batches ?? []).map((b) => b.name)))].sort();
-  for (const b of live) {
-    const at = listed.flatMap((n, i) => (n === b ? [i] : []));
-    if (!at.length) addMerged(d, b, holders, ctx, p);
-    else if (at.length === 1) prepareListed(d, at[0] as number, b, holders, others, ctx, p);
-  }
 }
 
 /** One address git holds, prepared for every environment's placement. */
@@ -291,7 +246,7 @@ export function prepareAddress(address: string, holdings: Holding[], docs: GitDo
     if (!parts) return void p.excluded.add(address);
     for (const [part, group] of parts) {
       if (part !== d) prepareSpec(address, part, group, [], ctx, p);
-      prepareBatches(part, group, [], ctx, p);
+      ctx.kind?.prepareEnvsInGit?.(envsDoc(part, group, ctx, p));
     }
   }
 }

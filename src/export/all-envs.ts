@@ -4,20 +4,16 @@
  *  hold is scoped to them (metadata.environments, a batch's environments); a policy whose lists differ
  *  (a list cannot be a ${VAR}) is one document per group of environments that agree, each scoped. So
  *  `plan --env E` right after is "No changes" for every E. Pure: the caller reads and writes. */
-import { posix } from "node:path";
 import { Document, isScalar, isSeq, visit } from "yaml";
 import { canonicalJson, sameJson } from "../canonical-json.js";
 import { literalValue } from "../config/interpolate.js";
-import type { ExportedBatch, ExportedFile } from "../kinds/export-file.js";
+import { VarRef, type EnvsMerge, type ExportedFile, type Holding } from "../kinds/export-file.js";
 import type { Kind, Registry } from "../kinds/kind.js";
 import { KINDS, kindOfFile } from "../kinds/registry.js";
-import { slug, valuesFileFor } from "../shared/address.js";
+import { slug } from "../shared/address.js";
 import { placeComments, quotedWhereNeeded } from "./mapping.js";
 
-/** A value that differs between environments: written as `${name}`. */
-export class VarRef {
-  constructor(readonly name: string) {}
-}
+export { VarRef, type Holding };
 
 /** One environment's `vars:` entry that export sets, and what reads it. */
 export interface EnvVar {
@@ -27,12 +23,6 @@ export interface EnvVar {
   what: string;
 }
 
-/** What one environment's service gives of an address. */
-export interface Holding {
-  env: string;
-  file: ExportedFile;
-}
-
 /** One document of the merged files: its value (with VarRefs), scope, comments and values files. */
 export interface MergedDoc {
   address: string;
@@ -40,22 +30,13 @@ export interface MergedDoc {
   base: ExportedFile;
   /** The environments it is for; undefined: every environment of revsync.yaml. */
   scope?: string[];
-  value: { apiVersion: string; kind: string; metadata: { name: string; environments?: string[] }; spec: Record<string, unknown>; batches?: MergedBatch[] };
+  value: { apiVersion: string; kind: string; metadata: { name: string; environments?: string[] }; spec: Record<string, unknown>; [key: string]: unknown };
   specComments: string[];
   batchComments: string[];
   /** Values files beside it, relative to the policy file's folder. */
   valuesFiles: { file: string; text: string }[];
   /** Lines of what was left out, each naming its environments. */
   leftOut: string[];
-}
-
-export interface MergedBatch {
-  name: string;
-  status: string | VarRef;
-  values?: string | VarRef;
-  effective_start_date?: string | VarRef;
-  effective_end_date?: string | VarRef;
-  environments?: string[];
 }
 
 /** Names the `${VAR}`s of differing values: an existing entry of `vars:` that holds exactly these values
@@ -129,53 +110,15 @@ function mergedSpec(ctx: MergeCtx, holdings: readonly Holding[], name: string, a
   return spec;
 }
 
-/** One batch over the holdings of a policy (`policyFile`: its file, relative to the export folder):
- *  scoped to those that hold it, its status and dates merged, its values one file where they agree,
- *  else one per environment, read through a ${VAR}. The values files are relative to the policy file. */
-export function mergedBatchFor(
-  holdings: readonly Holding[],
-  name: string,
-  policyFile: string,
-  ctx: Pick<MergeCtx, "kind" | "namer"> & { unique: (p: string) => string },
-): { entry: MergedBatch; valuesFiles: { file: string; text: string }[] } {
+/** What a kind merges what it exports beyond the spec with (Kind.mergeEnvs). */
+export function envsMerge(ctx: Pick<MergeCtx, "kind" | "namer">, file: string, unique: (path: string) => string): EnvsMerge {
   const m: MergeCtx = { order: [], ...ctx };
-  const valuesFiles: { file: string; text: string }[] = [];
-  const held = holdings.filter((h) => h.file.value.batches?.some((b) => b.name === name));
-  const first = held[0]?.file;
-  const policy = first?.value.metadata.name ?? "";
-  const of = (h: Holding): ExportedBatch => h.file.value.batches?.find((b) => b.name === name) as ExportedBatch;
-  const what = first?.batchAddress?.(name) ?? `${first?.address ?? policy}`;
-  const entry: MergedBatch = {
-    name,
-    status: mergedValue(
-      m,
-      "status",
-      held,
-      held.map((h) => of(h).status),
-      [policy, name, "status"],
-      `${what}: status`,
-    ) as string,
+  return {
+    file,
+    merged: (field, holders, values, parts, what) => mergedValue(m, field, holders, values, parts, what),
+    name: (parts, values, what) => ctx.namer.name(parts, values, what),
+    unique,
   };
-  for (const k of ["effective_start_date", "effective_end_date"] as const) {
-    const dates = held.map((h) => of(h)[k]);
-    if (dates.every((d) => d !== undefined)) entry[k] = mergedValue(m, k, held, dates, [policy, name, k], `${what}: ${k}`) as string;
-  }
-  const texts = held.map((h) => h.file.batchValues.get(name));
-  if (texts.every((t): t is string => t !== undefined)) {
-    const dir = posix.dirname(policyFile);
-    const own = (suffix: string): string => posix.relative(dir, ctx.unique(posix.join(dir, valuesFileFor(policy, name).replace(/\.csv$/, `${suffix}.csv`))));
-    const same = texts.every((t) => t === texts[0] || !!ctx.kind?.sameValues?.(t, texts[0] as string));
-    if (same) {
-      entry.values = own("");
-      valuesFiles.push({ file: entry.values, text: texts[0] as string });
-    } else {
-      const files = held.map((h, i) => ({ env: h.env, file: own(`-${slug(h.env)}`), text: texts[i] as string }));
-      for (const f of files) valuesFiles.push({ file: f.file, text: f.text });
-      entry.values = ctx.namer.name([policy, name, "values"], new Map(files.map((f) => [f.env, f.file])), `${what}: values`);
-    }
-  }
-  if (held.length < holdings.length) entry.environments = envsOf(held);
-  return { entry, valuesFiles };
 }
 
 /** One document for a group of environments that agree on every list. */
@@ -193,13 +136,11 @@ function mergedDoc(ctx: MergeCtx, holdings: readonly Holding[], scope: string[] 
     leftOut: mergedLines(holdings, (f) => f.leftOut),
   };
   doc.value.spec = mergedSpec(ctx, holdings, name, base.address);
-  const batchNames = [...new Set(holdings.flatMap((h) => (h.file.value.batches ?? []).map((b) => b.name)))].sort();
-  const batches = batchNames.map((b) => {
-    const { entry, valuesFiles } = mergedBatchFor(holdings, b, file, { kind: ctx.kind, namer: ctx.namer, unique });
-    doc.valuesFiles.push(...valuesFiles);
-    return entry;
-  });
-  if (batches.length) doc.value.batches = batches;
+  const beyond = ctx.kind?.mergeEnvs?.(holdings, envsMerge(ctx, file, unique));
+  if (beyond) {
+    Object.assign(doc.value, beyond.value);
+    doc.valuesFiles.push(...beyond.valuesFiles);
+  }
   return doc;
 }
 

@@ -2,10 +2,9 @@ import { posix } from "node:path";
 import { isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node } from "yaml";
 import { sameJson } from "../canonical-json.js";
 import { literalText, literalValue, variablesIn } from "../config/interpolate.js";
-import { BATCH_DATES, type ExportedBatch, type ExportedFile } from "../kinds/export-file.js";
+import type { DocInGit, ExportedFile } from "../kinds/export-file.js";
 import type { Kind, Registry } from "../kinds/kind.js";
 import { KINDS, kindOfFile } from "../kinds/registry.js";
-import { valuesFileFor } from "../shared/address.js";
 import { addUnknown, type Unknown } from "../shared/unknown.js";
 import { quotedWhereNeeded, renderFile } from "./mapping.js";
 
@@ -90,13 +89,6 @@ function sameField(kind: Kind | undefined, field: string, git: unknown, live: un
   if (typeof git === "string" && (typeof live === "number" || typeof live === "boolean") && String(live) === git) return true;
   const norm = (v: unknown): unknown => (kind?.compared ? kind.compared(field, v) : v);
   return sameJson(norm(git), norm(live));
-}
-
-/** Two values files hold the same values (whatever their column order, quoting or line ends), as the
- *  kind whose batches they are reads them. */
-function sameValues(kind: Kind | undefined, held: string | undefined, text: string): boolean {
-  if (held === undefined) return false;
-  return held === text || !!kind?.sameValues?.(held, text);
 }
 
 /** How one file changes: scalars replaced where they stand (spliced into the text, so that every other
@@ -219,14 +211,9 @@ function setField(doc: Document, path: (string | number)[], value: unknown, edit
   return "var";
 }
 
-type GitBatch = { name?: unknown; status?: unknown; values?: unknown; effective_start_date?: unknown; effective_end_date?: unknown };
-
 interface PolicyValue {
   spec?: Record<string, unknown>;
-  batches?: GitBatch[];
 }
-
-const batchAddress = (f: ExportedFile, name: string): string => f.batchAddress?.(name) ?? f.address;
 
 /** A values file to write; `named`: one the policy file names only now (a batch added, or given values). */
 type ValuesWrite = { file: string; text: string; what: string; named?: boolean };
@@ -258,82 +245,43 @@ function updateSpec(doc: Document, current: PolicyValue, f: ExportedFile, edits:
   if (leftOut && addComments(doc.get("spec", true) as Node | undefined, f.specComments)) edits.structural = true;
 }
 
-/** One batch of an exported file, placed into git's document: what it needs to say what changed. */
-interface BatchPlace {
-  doc: Document;
-  f: ExportedFile;
-  b: ExportedBatch;
-  /** A values file of its own (two batches whose names read alike in a file name never share one). */
-  newValues: () => string;
-  edits: FileEdits;
-  ctx: VarContext;
-  out: { changes: string[]; values: ValuesWrite[] };
-}
-
-/** A batch of the service's that git does not list, added to the file (with its values file). */
-function addBatch({ doc, f, b, newValues, edits, ctx, out }: BatchPlace): void {
-  if (refuseShared(ctx, `batch ${b.name} (${b.status}) is in the service, not in git`)) return;
-  const text = f.batchValues.get(b.name);
-  const file = text !== undefined ? newValues() : undefined;
-  const entry = literalValue({ ...b, ...(file !== undefined ? { values: file } : {}) });
-  const seq = doc.get("batches", true);
-  if (isSeq(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
-  else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
-  edits.structural = true;
-  out.changes.push(`batch ${b.name} added`);
-  if (file !== undefined && text !== undefined)
-    out.values.push({ file: posix.join(ctx.policyDir, file), text, what: `values of ${batchAddress(f, b.name)}`, named: true });
-}
-
-/** A batch git lists brought to the service's: its status and the dates git sets (compared as plan
- *  compares them; one the service does not show as a date keeps git's, noted), and its values: git's own
- *  file keeps its name and gets the service's values when they differ; a batch without one gets one. */
-function updateBatch({ doc, f, b, newValues, edits, ctx, out }: BatchPlace, i: number, g: GitBatch): void {
-  const put = (path: (string | number)[], value: unknown, what: string): void => {
-    if (setField(doc, path, value, edits, ctx) === "set") out.changes.push(what);
+/** What export offers the kind of a document to bring what it exports beyond the spec into git's
+ *  document in place (Kind.placeInGit: the SSP kind's batches). */
+function docInGit(doc: Document, current: PolicyValue, edits: FileEdits, ctx: VarContext, out: { changes: string[]; values: ValuesWrite[] }): DocInGit {
+  return {
+    current: current as Record<string, unknown>,
+    dir: ctx.policyDir,
+    set: (path, value) => setField(doc, path, value, edits, ctx),
+    put: (path, value) => setValue(doc, path, value, edits),
+    append(key, entry) {
+      const node = quotedWhereNeeded(doc.createNode(literalValue(entry)));
+      const seq = doc.get(key, true);
+      if (isSeq(seq)) seq.add(node);
+      else doc.set(key, quotedWhereNeeded(doc.createNode([literalValue(entry)])));
+      edits.structural = true;
+    },
+    comment(key, lines) {
+      const node = (doc.get(key, true) as Node | undefined) ?? (doc as unknown as { comment?: string | null });
+      const added = addComments(node, lines);
+      if (added) edits.structural = true;
+      return added;
+    },
+    refuseShared: (what) => refuseShared(ctx, what),
+    claimValues: (file) => ctx.claimValues(ctx.policyDir, file),
+    readValues: ctx.readValues,
+    writeValues: (file, text, what, named) => void out.values.push({ file, text, what, ...(named ? { named } : {}) }),
+    changed: (what) => void out.changes.push(what),
+    unknown: (address, fields) => addUnknown(ctx.plan.unknown, address, fields),
   };
-  if (g.status !== b.status) put(["batches", i, "status"], b.status, `batch ${b.name} status`);
-  for (const k of BATCH_DATES) {
-    if (g[k] === undefined) continue;
-    const unknown = f.batchDatesUnknown.get(b.name)?.find((u) => u.field === k);
-    if (unknown) addUnknown(ctx.plan.unknown, batchAddress(f, b.name), [unknown]);
-    else if (b[k] !== undefined && g[k] !== b[k]) put(["batches", i, k], b[k], `batch ${b.name} ${k}`);
-  }
-  const text = f.batchValues.get(b.name);
-  if (text === undefined) return;
-  const what = `values of ${batchAddress(f, b.name)}`;
-  if (typeof g.values === "string" && g.values !== "") {
-    const file = posix.normalize(posix.join(ctx.policyDir, g.values));
-    if (!sameValues(ctx.kind, ctx.readValues(file), text) && !refuseShared(ctx, `the values of batch ${b.name} differ from ${file}`))
-      out.values.push({ file, text, what });
-    return;
-  }
-  if (refuseShared(ctx, `batch ${b.name} has values in the service and none in git`)) return;
-  const file = newValues();
-  setValue(doc, ["batches", i, "values"], file, edits);
-  out.changes.push(`batch ${b.name} values`);
-  out.values.push({ file: posix.join(ctx.policyDir, file), text, what, named: true });
 }
 
 /** One document of git brought to what the service holds, in place: only what differs is touched, so
- *  comments, ${VAR}s, order and the file's name stay. Returns what changed, and the values files to write
- *  (relative to the export folder). */
+ *  comments, ${VAR}s, order and the file's name stay; what the kind exports beyond the spec, by the kind.
+ *  Returns what changed, and the values files to write (relative to the export folder). */
 function updateDoc(doc: Document, current: PolicyValue, f: ExportedFile, edits: FileEdits, ctx: VarContext): { changes: string[]; values: ValuesWrite[] } {
   const out = { changes: [] as string[], values: [] as ValuesWrite[] };
   updateSpec(doc, current, f, edits, ctx, out.changes);
-  const gitBatches = Array.isArray(current.batches) ? current.batches : [];
-  for (const b of f.value.batches ?? []) {
-    const i = gitBatches.findIndex((g) => g?.name === b.name);
-    const newValues = (): string => ctx.claimValues(ctx.policyDir, valuesFileFor(f.value.metadata.name, b.name));
-    const place: BatchPlace = { doc, f, b, newValues, edits, ctx, out };
-    if (i < 0) addBatch(place);
-    else updateBatch(place, i, gitBatches[i] ?? {});
-  }
-  const batchesNode = (doc.get("batches", true) as Node | undefined) ?? (doc as unknown as { comment?: string | null });
-  if (addComments(batchesNode, f.batchComments)) {
-    edits.structural = true;
-    out.changes.push("comments on batches left out");
-  }
+  ctx.kind?.placeInGit?.(f, docInGit(doc, current, edits, ctx, out));
   return out;
 }
 
@@ -382,17 +330,17 @@ function readGit(
   return { parsed, where, broken };
 }
 
-/** The values files the policy files of the export folder name (batches[].values, relative to the
- *  export folder), whether the folder holds them or not: export gives no other batch these names, in a
- *  new policy file or one it updates. */
-export function valuesNamedIn(git: GitFile[]): Set<string> {
+/** The values files the policy files of the export folder name (each document's, as its kind says:
+ *  relative to the export folder), whether the folder holds them or not: export gives no other file these
+ *  names, in a new policy file or one it updates. */
+export function valuesNamedIn(git: GitFile[], kinds: Registry = KINDS): Set<string> {
   const named = new Set<string>();
   for (const g of git) {
     const docs = g.values.length ? g.values : parseAllDocuments(g.text).map((d) => (d as Document).toJS() as unknown);
     for (const v of docs) {
-      const batches = (v as PolicyValue | null | undefined)?.batches;
-      if (!Array.isArray(batches)) continue;
-      for (const b of batches) if (typeof b?.values === "string" && b.values !== "") named.add(posix.normalize(posix.join(posix.dirname(g.file), b.values)));
+      const kind = (v as { kind?: unknown } | null | undefined)?.kind;
+      const files = typeof kind === "string" ? (kindOfFile(kinds, kind)?.valuesNamed?.(v) ?? []) : [];
+      for (const file of files) named.add(posix.normalize(posix.join(posix.dirname(g.file), file)));
     }
   }
   return named;
@@ -476,7 +424,7 @@ export function placeExport(
   // Values files this export may write for a policy git lacks (a new policy file's), those git's files
   // name (held or not yet), and those the folder holds: a batch git gains a values file for takes the
   // first name none of them has, so no two batches share a file and the same state gives the same names.
-  const claimed = new Set([...valuesNamedIn(git), ...(opts.taken ?? [])]);
+  const claimed = new Set([...valuesNamedIn(git, kinds), ...(opts.taken ?? [])]);
   for (const f of files) if (!read.where.has(key(f.value.kind, f.value.metadata.name))) for (const v of f.valuesFiles) claimed.add(v.file);
   const claimValues = (policyDir: string, file: string): string => {
     let path = file;

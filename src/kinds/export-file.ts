@@ -50,6 +50,101 @@ export interface ExportedFile {
   batchDatesUnknown: Map<string, UnknownField[]>;
 }
 
+/** What export offers a kind to bring git's document of one of its exported files up to the service in
+ *  place, beyond the spec (src/export/in-place.ts brings the spec): each edit keeps the rest of the file
+ *  as it was (comments, ${VAR}s, order). Paths are the document's; files are relative to the export
+ *  folder. */
+export interface DocInGit {
+  /** The document's value as git means it (its ${VAR}s filled). */
+  readonly current: Record<string, unknown>;
+  /** The folder of the policy file. */
+  readonly dir: string;
+  /** Sets a value to the service's: a ${VAR} keeps its place (this environment's vars: entry takes the
+   *  value, or it is refused), and in a file other environments read too it is refused; "set" where the
+   *  file holds the value now. */
+  set(path: (string | number)[], value: unknown): "set" | "var" | "refused";
+  /** Sets a value revsync chose (a values file's name), as literal text. */
+  put(path: (string | number)[], value: unknown): void;
+  /** Appends an entry to the list at `key` (made where the document has none). */
+  append(key: string, entry: Record<string, unknown>): void;
+  /** Adds comment lines the node at `key` (the document, where it has none) does not hold yet; whether
+   *  it added any. */
+  comment(key: string, lines: string[]): boolean;
+  /** Refuses a difference in a file other environments read (their plans would change), said with
+   *  `what`; whether it refused. */
+  refuseShared(what: string): boolean;
+  /** A values file name beside the policy file that no file and no other write takes. */
+  claimValues(file: string): string;
+  /** A file of the export folder as it holds it. */
+  readValues(file: string): string | undefined;
+  /** A values file to write; `named`: one the document names only now (it stands or falls with it). */
+  writeValues(file: string, text: string, what: string, named?: boolean): void;
+  /** What changed, in words ("batch FY26-H1 status"). */
+  changed(what: string): void;
+  /** Fields of `address` the service does not show: git's kept, not compared. */
+  unknown(address: string, fields: UnknownField[]): void;
+}
+
+/** A value that differs between environments: export --all-envs writes it as `${name}`, each
+ *  environment's value in its own vars: of revsync.yaml. */
+export class VarRef {
+  constructor(readonly name: string) {}
+}
+
+/** What one environment's service gives of an address. */
+export interface Holding {
+  env: string;
+  file: ExportedFile;
+}
+
+/** What export --all-envs offers a kind to merge what it exports beyond a document's spec over the
+ *  environments that hold the entry (Kind.mergeEnvs; src/export/all-envs.ts merges the spec). */
+export interface EnvsMerge {
+  /** The merged document's policy file, relative to the export folder. */
+  readonly file: string;
+  /** One field's values over some holders: as they are where they agree (as the kind compares them),
+   *  else a VarRef named after `parts`; `what` says what reads it. */
+  merged(field: string, holders: readonly Holding[], values: unknown[], parts: string[], what: string): unknown;
+  /** A ${VAR} holding each environment's value (a vars: entry that holds exactly these is reused). */
+  name(parts: string[], values: ReadonlyMap<string, string | number | boolean>, what: string): VarRef;
+  /** A new file's path (relative to the export folder) that nothing holds. */
+  unique(path: string): string;
+}
+
+/** What export --all-envs offers a kind to bring git's document of an entry up to every environment that
+ *  reads it, in place, beyond the spec (Kind.prepareEnvsInGit; src/export/all-envs-in-place.ts brings
+ *  the spec): a value that differs becomes a ${VAR}, what only some hold is scoped to them. Paths are the
+ *  document's. */
+export interface EnvsDocInGit {
+  /** The policy file, relative to the export folder. */
+  readonly file: string;
+  /** The environments that hold the entry and read this document, in revsync.yaml's order. */
+  readonly holders: readonly Holding[];
+  /** Every environment of revsync.yaml, in its order. */
+  readonly order: readonly string[];
+  /** The environments the document is for. */
+  readonly scope: string[];
+  /** To merge what git lists nothing of yet. */
+  readonly merge: EnvsMerge;
+  /** The value at `path` as git writes it (its ${VAR}s unfilled). */
+  get(path: (string | number)[]): unknown;
+  /** The environments the node at `path` names (its own environments:), if it names any. */
+  scopeAt(path: (string | number)[]): string[] | undefined;
+  /** Names environments at `path`: no key where they are every one of `all`. */
+  setScope(path: (string | number)[], envs: string[], all: readonly string[]): void;
+  /** A literal at `path` whose values differ between environments becomes a ${VAR} (`others`: the
+   *  environments that read it holding no value, which keep git's). */
+  varFor(path: (string | number)[], values: Map<string, unknown>, others: string[], parts: string[], what: string): "var" | "same" | "refused" | "kept";
+  /** Sets text revsync wrote itself (a ${VAR}) at `path`. */
+  setOwn(path: (string | number)[], text: string): void;
+  /** Appends a merged entry to the list at `key` (each VarRef as its ${VAR}, text as literal text). */
+  append(key: string, entry: Record<string, unknown>): void;
+  /** A values file to write, relative to the export folder. */
+  writeValues(file: string, text: string, what: string): void;
+  /** What changed, in words. */
+  note(what: string): void;
+}
+
 /** A new file of the policy file kind `kind` for the entry at `address` named `name`, nothing in it yet. */
 export function newFile(file: string, address: string, schema: SchemaRef, kind: string, name: string, batchAddress?: (name: string) => string): ExportedFile {
   return {

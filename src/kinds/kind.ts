@@ -7,12 +7,12 @@ import type { WriteOutcome } from "../api/write.js";
 import type { DesiredState } from "../config/repo.js";
 import type { FileKind } from "../config/rules.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
-import type { Action, Change, DriftItem, FourEyesFacts, KeptLive, Unread } from "../shared/entries.js";
+import type { Action, Change, DriftItem, FourEyesApprove, FourEyesFacts, KeptLive, PlanFourEyes, Unread } from "../shared/entries.js";
 import type { FactDoc, Facts } from "../shared/facts.js";
 import type { SourceFinding } from "../shared/promotion.js";
 import type { FieldDiff } from "../shared/normalize.js";
 import type { Unknown } from "../shared/unknown.js";
-import type { ExportedFile } from "./export-file.js";
+import type { DocInGit, EnvsDocInGit, EnvsMerge, ExportedFile, Holding } from "./export-file.js";
 
 export type { DesiredState, Unread };
 
@@ -95,15 +95,13 @@ export interface HeldTwice {
   copies: string[];
 }
 
-/** What a plan shows of who prepared an approve's batch (four eyes). */
-export interface Preparers {
-  reviewed_by: string | null;
-  reviewed_in_plan: boolean;
-  /** The batch's uploader (null when this plan's create uploads it, or the service names nobody). */
-  uploaded_by: string | null;
-  uploaded_in_plan: boolean;
-  policy_created_by: string | null;
-  created_in_plan: boolean;
+/** Who a plan's approves would go as (four eyes): the sign-in, the approver identity where one is
+ *  configured; `approverKnown` false where this run cannot say (a CI job that names no approver identity). */
+export interface Approvers {
+  signIn: string | null;
+  approver: string | null;
+  approverConfigured: boolean;
+  approverKnown?: boolean;
 }
 
 /** One step's write, done by its kind: the write unit's outcome, and what the report says beside it. */
@@ -140,10 +138,8 @@ export interface ApplyRun {
   changes: readonly Change[];
   /** four_eyes: no batch is approved by its reviewer or its policy's creator. */
   fourEyes: boolean;
-  /** Who the plan saw review each approve's batch, by the approve's address (four eyes): once a batch is
-   *  approved the service no longer names its reviewer, so an approve found made by someone else is held
-   *  to the plan's. */
-  reviewers?: ReadonlyMap<string, string>;
+  /** What the plan said of its approves under four eyes (its four_eyes), where it says it. */
+  planFourEyes?: PlanFourEyes;
   /** The verbose log. */
   log(line: string): void;
 }
@@ -227,8 +223,10 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
   /** Of git's entries the service holds, the fields their files leave out and the service holds a value
    *  of (plan and drift show them; never a change). */
   kept?(desired: readonly D[], live: L, targets: string[]): KeptLive[];
-  /** Who prepared an approve's batch, as the plan sees it (four eyes). */
-  preparers?(c: Change, changes: readonly Change[], live: L): Preparers | undefined;
+  /** Four eyes (four_eyes of revsync.yaml: nothing is approved by who prepared it): the plan's word on
+   *  each approve of its changes (`changes`: the kind's own), who prepared it and whether the rule would
+   *  block it as the plan sees it. */
+  fourEyes?(changes: readonly Change[], live: L, who: Approvers): FourEyesApprove[];
 
   /** What is wrong with a change's payload against its reviewed diff (a saved plan may have been edited):
    *  problems in words; none when it sends exactly what it shows. */
@@ -243,8 +241,13 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
    *  schemas/plan.schema.json). `#/definitions/X` in one names a definition of schemas/api.schema.json
    *  (copied into the plan's schema); a kind defined outside the tree writes its payload's schema whole. */
   readonly payloads: Readonly<Record<string, { actions: readonly Action[]; schema: object }>>;
-  /** Refuses, before anything is sent, a plan its writes cannot be made for (a write needs the user). */
-  ready?(changes: readonly Change[], core: ApiCore): void;
+  /** Refuses, before anything is sent, a plan its writes cannot be made for (a write needs the user; an
+   *  approve, an approver identity other than the sign-in). Asked of every kind, its applied changes
+   *  given (none, where the plan holds none of its). */
+  ready?(changes: readonly Change[], core: ApiCore, opts: { fourEyes: boolean }): void;
+  /** Refuses, once the sign-in and the approver identity have signed in and before anything is sent, a
+   *  plan its writes cannot be made for as the service's tokens name them. */
+  signedIn?(changes: readonly Change[], core: ApiCore, opts: { fourEyes: boolean }): void;
   /** The order among the kind's own steps (`changes`: the kind's applied changes, in plan order). Kinds
    *  apply in the registry's order: every step of a kind waits for the steps of the kinds before it. */
   order?(changes: readonly Change[]): StepOrder[];
@@ -256,9 +259,25 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
   /** A spec field's value as plan compares it (lists as sets, operator spellings as one); as it is
    *  where the kind compares values as they are. */
   compared?(field: string, value: unknown): unknown;
-  /** Whether two values files of its batches hold the same values (whatever their column order, quoting
-   *  or line ends). */
-  sameValues?(a: string, b: string): boolean;
+  /** What it exports beyond a document's spec (its batches), brought into git's document of the entry in
+   *  place (export into a folder that holds policy files). */
+  placeInGit?(f: ExportedFile, doc: DocInGit): void;
+  /** The values files a document of git names (relative to its file's folder): export gives no other
+   *  file these names. */
+  valuesNamed?(value: unknown): string[];
+  /** What it exports beyond a document's spec (its batches), merged over the environments that hold the
+   *  entry (export --all-envs, a file git does not hold): the document's further keys, and the values
+   *  files beside it (relative to the policy file). */
+  mergeEnvs?(holdings: readonly Holding[], m: EnvsMerge): { value: Record<string, unknown>; valuesFiles: { file: string; text: string }[] };
+  /** What it exports beyond a document's spec, brought into git's document of the entry for every
+   *  environment that reads it, before each environment's own placement (export --all-envs). */
+  prepareEnvsInGit?(d: EnvsDocInGit): void;
+
+  /** What an evidence record of its changes shows against four eyes (`fourEyes`: the record's environment
+   *  keeps it): problems fail evidence verify, notes are said. */
+  recorded?(changes: readonly RecordedChange[], fourEyes: boolean): { problems: string[]; notes: string[] };
+  /** What the reports say of its entries beyond every entry's own words. */
+  words?: KindWords;
 
   /** Checks changes an evidence record applied against the service (reads shared across calls). */
   evidence(core: ApiCore): (c: AppliedChange) => Promise<Omit<LiveFinding, "later">>;
@@ -293,6 +312,58 @@ export interface KindFacts<D, L> {
   /** The policies (as the policy tests name them) a change concerns, or every one (a setting of the
    *  tenant's): whose contracts' allocation shift is the change's. */
   concerns(c: Change): readonly string[] | "all";
+}
+
+/** One step's outcome as an apply report lists it: what became of its write, and an approve's people. */
+export interface AppliedOutcome {
+  address: string;
+  action: string;
+  outcome: string;
+  four_eyes?: FourEyesFacts;
+}
+
+/** What an apply's outcomes of a kind call for, in words; of its writes, those its own rule held back
+ *  (`held`: blocked or refused; their fix is not another plan) and, of those, the ones blocked. */
+export interface AppliedWords {
+  notes: string[];
+  held: number;
+  ruleBlocked: number;
+}
+
+/** What the reports say of a kind's entries beyond every entry's own words (its action, address,
+ *  reason, fields, who changed it last): plain text, which each report escapes and places. */
+export interface KindWords {
+  /** Said once, above the first of its changes that `above` selects (four eyes above the first approve). */
+  head?(plan: { four_eyes?: PlanFourEyes }): { lines: string[]; above(c: Change): boolean } | undefined;
+  /** Lines under one change ("values: 12 rows, …", "four eyes: reviewed by …"). */
+  lines?(c: Change, plan: { four_eyes?: PlanFourEyes }): string[];
+  /** The change in a few words, where a list of one line each has no reason for it (the values it moves). */
+  summary?(c: Change): string | undefined;
+  /** The drift classes it reports, counted: singular and plural words ("unmanaged batch", "unmanaged
+   *  batches"). */
+  drift?: Readonly<Record<string, readonly [string, string]>>;
+  /** After an apply: what its outcomes call for. */
+  applied?(outcomes: readonly AppliedOutcome[]): AppliedWords;
+  /** What four eyes keeps of its writes, for an evidence record's reader ("no SSP batch is approved by
+   *  …"). */
+  fourEyesRule?: string;
+  /** Lines of one change of an evidence record beyond its own ("four eyes: reviewed by alice, …"), each
+   *  value of the record passed through `esc`, the report's escape. */
+  recordLines?(c: RecordedChange, esc: (text: string) => string): string[];
+  /** An evidence record's four-eyes table of its changes in markdown (`md`, `code`: the report's
+   *  escapes of text and of a table cell's code); none where it has nothing to say. */
+  recordTable?(changes: readonly RecordedChange[], md: (text: string) => string, code: (text: string) => string): string[];
+}
+
+/** One change as an evidence record holds it: what became of it (apply's outcome, and in words), an
+ *  approve's people, the requests sent for it. */
+export interface RecordedChange {
+  address: string;
+  action: string;
+  outcome: string;
+  why: string;
+  four_eyes?: FourEyesFacts;
+  requests?: readonly { method: string; path: string; status: number | null; user?: string | null }[];
 }
 
 /** The registry's list: the kinds revsync knows, in apply order. */

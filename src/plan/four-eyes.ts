@@ -1,39 +1,25 @@
-/** A plan's four-eyes view (four_eyes: true): who prepared each approve's batch, as the kind whose batch
- *  it is says (docs/decisions.md, "Four eyes"), and who the approves would be sent as. */
-import { liveOf, type LiveState, type Registry } from "../kinds/kind.js";
-import { KINDS, kindOf } from "../kinds/registry.js";
+/** A plan's four-eyes view (four_eyes: true): who the approves would be sent as, and each approve as the
+ *  kind whose write it is says (docs/decisions.md, "Four eyes"). */
+import { liveOf, owns, type Approvers, type LiveState, type Registry } from "../kinds/kind.js";
+import { KINDS } from "../kinds/registry.js";
 import { sameUser } from "../shared/who.js";
-import type { FourEyesApprove, Plan, PlanFourEyes } from "./model.js";
+import type { Plan, PlanFourEyes } from "./model.js";
 
-export { APPROVER_FIX } from "../api/auth.js";
-
-/** The four-eyes view of a plan: who each approve's batch was prepared by, who the approves would be sent
- *  as (the approver identity, else the sign-in), and which approves the rule would block at apply as
- *  things stand. `approverKnown` false (a CI job that names no approver identity: the apply job's decides,
- *  not the sign-in of this one): who the approves go as is not known here, and neither is whether the
- *  rule blocks one. Pure: the caller gives the sign-in and the approver identity's user. */
-export function fourEyesOfPlan(
-  plan: Pick<Plan, "changes">,
-  live: LiveState,
-  who: { signIn: string | null; approver: string | null; approverConfigured: boolean; approverKnown?: boolean },
-  kinds: Registry = KINDS,
-): PlanFourEyes {
+/** The four-eyes view of a plan: who the approves would be sent as (the approver identity, else the
+ *  sign-in), and each approve as its kind sees it (who prepared it, and whether the rule would block it
+ *  at apply as things stand). `approverKnown` false (a CI job that names no approver identity: the apply
+ *  job's decides, not the sign-in of this one): who the approves go as is not known here, and neither is
+ *  whether the rule blocks one. Pure: the caller gives the sign-in and the approver identity's user. */
+export function fourEyesOfPlan(plan: Pick<Plan, "changes">, live: LiveState, who: Approvers, kinds: Registry = KINDS): PlanFourEyes {
   const known = who.approverConfigured || who.approverKnown !== false;
-  const sentAs = who.approverConfigured ? who.approver : who.signIn;
-  const approves: FourEyesApprove[] = [];
-  for (const c of plan.changes) {
-    if (c.action !== "approve") continue;
-    const kind = kindOf(kinds, c.address);
-    const p = kind?.preparers?.(c, plan.changes, liveOf(kind, live));
-    if (!p) continue;
-    const preparers = [
-      p.reviewed_in_plan ? who.signIn : p.reviewed_by,
-      p.uploaded_in_plan ? who.signIn : p.uploaded_by,
-      p.created_in_plan ? who.signIn : p.policy_created_by,
-    ];
-    const blocked = !known ? null : !sentAs || !preparers[0] || preparers.some((u) => sameUser(sentAs, u));
-    approves.push({ address: c.address, ...p, blocked });
-  }
+  const approves = kinds.flatMap(
+    (k) =>
+      k.fourEyes?.(
+        plan.changes.filter((c) => owns(k, c.address)),
+        liveOf(k, live),
+        who,
+      ) ?? [],
+  );
   return {
     sign_in: who.signIn,
     approver: who.approverConfigured ? who.approver : null,

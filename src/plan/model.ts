@@ -3,13 +3,13 @@ import { canonicalHash } from "../canonical-json.js";
 import type { AllocationImpact, ImpactEntry } from "../policy-test/run.js";
 import type { PlanGuardrails } from "../guardrails/judge.js";
 import type { PlanPromotion } from "../shared/promotion.js";
-import type { Action, Change, DriftClass, DriftItem, KeptLive, Unread } from "../shared/entries.js";
+import type { Action, Change, DriftClass, DriftItem, KeptLive, PlanFourEyes, Unread } from "../shared/entries.js";
 import type { LookAlike } from "./look-alike.js";
 
 // The entries a plan and a drift report hold are every kind's words (src/shared/entries.ts); they are
 // named here too, with the plan and the drift report they make up.
 export { APPLIED_ACTIONS, actionWords, isApplied, needsAction } from "../shared/entries.js";
-export type { Action, Change, DriftClass, DriftItem, KeptLive, Payload, Unread, ValuesSummary } from "../shared/entries.js";
+export type { Action, Change, DriftClass, DriftItem, FourEyesApprove, KeptLive, Payload, PlanFourEyes, Unread, ValuesSummary } from "../shared/entries.js";
 export type { PlanGuardrails } from "../guardrails/judge.js";
 export type { ChangePromotion, PlanPromotion } from "../shared/promotion.js";
 
@@ -65,41 +65,6 @@ export interface PlanImpact {
   /** Fields of a policy the impact meets that the service does not show: taken from git on both sides
    *  (one note per policy). */
   notes?: string[];
-}
-
-/** One approve under four eyes: who prepared its batch, and whether the rule would block it as the plan
- *  sees things (the approver identity at apply decides). */
-export interface FourEyesApprove {
-  address: string;
-  /** The service's reviewer of the batch (updated_by of a batch it shows reviewed); null when this
-   *  plan's own review makes it (reviewed_in_plan) or the service names nobody. */
-  reviewed_by: string | null;
-  reviewed_in_plan: boolean;
-  /** The batch's uploader (its created_by); null when this plan's create uploads it (uploaded_in_plan)
-   *  or the service names nobody. Absent in plans saved before it was shown. */
-  uploaded_by?: string | null;
-  uploaded_in_plan?: boolean;
-  /** The policy's creator (the envelope's created_by); null when this plan creates the policy
-   *  (created_in_plan) or the service names nobody. */
-  policy_created_by: string | null;
-  created_in_plan: boolean;
-  /** The approve would be sent as its batch's reviewer, uploader or policy's creator, or as a user nobody
-   *  can name: apply would block it. null: the plan does not know who the approves go as (approver_known
-   *  false). */
-  blocked: boolean | null;
-}
-
-/** A plan's four-eyes view (four_eyes: true): the sign-in (creates, updates, reviews), the approver
- *  identity (approves) when one is configured, and each approve. The approver a saved plan was made
- *  with: apply says so when its own differs. */
-export interface PlanFourEyes {
-  sign_in: string | null;
-  approver: string | null;
-  approver_configured: boolean;
-  /** false: made in CI by a job that names no approver identity, so who the approves go as is the apply
-   *  job's to say, not known here (absent: known, the approver identity or the sign-in). */
-  approver_known?: false;
-  approves: FourEyesApprove[];
 }
 
 /** A plan's impact, whichever revsync saved it. */

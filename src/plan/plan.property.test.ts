@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { PROFILES } from "../emulator/profile.js";
 import { valuesFromCsv, valuesToCsv } from "../ssp/csv.js";
 import { seedState } from "../emulator/seed.js";
-import * as svc from "../emulator/service.js";
+import { createSsp } from "../emulator/ssp.js";
 import type { EmulatorState } from "../emulator/state.js";
 import { exportFiles } from "../export/mapping.js";
 import type { SspCreateBody, SspValueInput } from "../schema/generated/api.js";
@@ -112,7 +112,7 @@ function tenantFrom(input: LiveInput): { state: EmulatorState; t: NonNullable<Em
         },
       ],
     };
-    svc.createSsp(state, t, caller, body);
+    createSsp(state, t, caller, body);
     const stored = t.ssp.find((s) => s.compliance_name === p.name);
     if (!stored) throw new Error("not created");
     if (p.method === "calculator") stored.item.method = "calculator";

@@ -1,6 +1,8 @@
 import type { EvidenceChange, EvidenceRecord, EvidenceRequest } from "../evidence/record.js";
 import type { ChainReport } from "../evidence/verify.js";
 import type { LiveFinding } from "../evidence/live.js";
+import { owns } from "../kinds/kind.js";
+import { KINDS, kindOf } from "../kinds/registry.js";
 import { plural } from "../words.js";
 import { markdownCode, markdownText as md, terminalText as t } from "./escape.js";
 import type { Painter } from "./painter.js";
@@ -57,23 +59,8 @@ const requestWords = (q: EvidenceRequest): string =>
 
 const named = (u: string | null | undefined): string => u ?? "(not named)";
 
-/** An approve's people in words: "reviewed by alice, policy created by alice, approved by bob". */
-function peopleWords(c: EvidenceChange, esc: Esc): string | undefined {
-  const f = c.four_eyes;
-  if (!f) return undefined;
-  const rule =
-    f.rule === "blocked"
-      ? "; blocked by revsync: it would have gone as its preparer"
-      : f.rule === "refused"
-        ? "; refused by the service: it went as its preparer"
-        : f.rule === "breached"
-          ? `; four eyes broken: the service shows it approved by ${esc(named(f.approved_by))}${f.sent_as ? `, sent as ${esc(f.sent_as)}` : ""}`
-          : "";
-  const landed = c.outcome === "done" || c.outcome === "confirmed" || c.outcome === "breached";
-  const uploaded = f.uploaded_by !== undefined ? `, uploaded by ${esc(named(f.uploaded_by))}` : "";
-  const unconfirmed = landed && f.confirmed === false ? " (not confirmed by the service's answer)" : "";
-  return `reviewed by ${esc(named(f.reviewed_by))}${uploaded}, policy created by ${esc(named(f.policy_created_by))}, ${landed ? "approved" : "to be approved"} by ${esc(named(f.approved_by))}${unconfirmed}${rule}`;
-}
+/** What a change's kind says of it in a record, beyond its own lines (an approve's people). */
+const recordLines = (c: EvidenceChange, esc: Esc): string[] => kindOf(KINDS, c.address)?.words?.recordLines?.(c, esc) ?? [];
 
 /** The pull (merge) request's approval in words, each value passed through `esc`. */
 function pullRequestWords(r: EvidenceRecord, esc: Esc): string {
@@ -101,22 +88,25 @@ function fourEyesText(r: EvidenceRecord): string[] {
 /** The "Four eyes" section of a record in markdown: what an auditor pastes into a control test. */
 function fourEyesMarkdown(r: EvidenceRecord): string[] {
   if (r.four_eyes === undefined) return [];
-  const approves = r.changes.filter((c) => c.action === "approve");
-  const rows = approves.map(
-    (c) =>
-      `| ${markdownCode(c.address, { cell: true })} | ${md(named(c.four_eyes?.reviewed_by))} | ${md(c.four_eyes?.uploaded_by === undefined ? "(not recorded)" : named(c.four_eyes.uploaded_by))} | ${md(named(c.four_eyes?.policy_created_by))} | ${md(named(c.four_eyes?.approved_by))}${c.four_eyes?.confirmed === false ? " (not confirmed by the service)" : ""} | **${md(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule === "breached" ? `four eyes broken${c.four_eyes.sent_as ? `: sent as ${md(c.four_eyes.sent_as)}` : ""}` : `${c.four_eyes.rule} by the four-eyes rule`})` : ""} |`,
-  );
+  const code = (text: string): string => markdownCode(text, { cell: true });
+  // Each kind's table of its changes (the approves: who prepared the batch, who approved it).
+  const tables = KINDS.flatMap((k) => {
+    const table = k.words?.recordTable?.(
+      r.changes.filter((c) => owns(k, c.address)),
+      md,
+      code,
+    );
+    return table?.length ? [...table, ""] : [];
+  });
+  const rules = KINDS.flatMap((k) => (k.words?.fourEyesRule ? [k.words.fourEyesRule] : []));
   return [
     "#### Four eyes",
     "",
-    `- **Control**: ${r.four_eyes ? "required for this environment (`four_eyes: true`): no SSP batch is approved by the user who reviewed it, uploaded it or created its policy (who approved it is what the service shows right after the approve), and in CI the pull request needs an approval by someone other than its author, at the commit applied" : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
+    `- **Control**: ${r.four_eyes ? `required for this environment (\`four_eyes: true\`): ${rules.join("; ")}, and in CI the pull request needs an approval by someone other than its author, at the commit applied` : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
     `- **Prepared as**: ${markdownCode(named(r.service_user))} (creates, updates, reviews); **approves sent as**: ${markdownCode(r.approver_user ?? named(r.service_user))}${r.approver_user ? " (the approver identity)" : " (no approver identity)"}.`,
     `- **Pull request**: ${pullRequestWords(r, md)}.`,
     "",
-    ...(rows.length
-      ? ["| batch | reviewed by | uploaded by | policy created by | approved by | outcome |", "|---|---|---|---|---|---|", ...rows]
-      : ["No batch was to be approved."]),
-    "",
+    ...tables,
   ];
 }
 
@@ -202,8 +192,7 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter, doub
       lines.push(
         `                values: ${t(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${t(c.values.checksum ?? "(none: uploaded by this plan)")}`,
       );
-    const people = peopleWords(c, t);
-    if (people) lines.push(`                four eyes: ${people}`);
+    for (const l of recordLines(c, t)) lines.push(`                ${l}`);
     if (outcomeWords(c, t)) lines.push(`                guardrails: ${outcomeWords(c, t)}`);
     if (c.promotion) lines.push(`                promotion: ${c.promotion.status} from ${t(c.promotion.from)}: ${t(JSON.stringify(c.promotion.compared))}`);
     for (const d of c.diff) lines.push(`                ${t(d.path)}: ${show(d.before)} -> ${show(d.after)}`);

@@ -15,14 +15,13 @@ import {
   type DriftReport,
   type KeptLive,
   type Plan,
-  type PlanFourEyes,
-  type ValuesSummary,
 } from "../plan/model.js";
 import { unknownCaveat } from "../shared/unknown.js";
 import { keptCount, type Unread } from "../shared/entries.js";
 import { unreadWhat } from "./unread.js";
 import { modifiedWords, whoWords } from "../shared/who.js";
-import { APPROVER_FIX } from "../plan/four-eyes.js";
+import { owns, type KindWords } from "../kinds/kind.js";
+import { KINDS, kindOf } from "../kinds/registry.js";
 import { lookAlikeWords, type LookAlike } from "../plan/look-alike.js";
 import { plural } from "../words.js";
 import { fitPieces, fitTiers, MARKDOWN_LIMIT, nameCap, SECTION_BUDGET, type Fitted, type Tiers } from "./budget.js";
@@ -61,11 +60,6 @@ function entryDiffLines(e: { diff: FieldDiff[]; diff_rows?: { shown: number; tot
   const rest = e.diff_rows.total - e.diff_rows.shown;
   if (rest > 0) lines.push(`${indent}… and ${plural(rest, "more row")} that ${rest === 1 ? "differs" : "differ"} (${e.diff_rows.total} in all)`);
   return lines;
-}
-
-/** What a review or approve moves forward: "12 rows, 6 products, currencies EUR, USD, 2026-01-01 to 2026-06-30". */
-export function valuesLine(v: ValuesSummary): string {
-  return `${plural(v.rows, "row")}, ${plural(v.products, "product")}, ${v.currencies.length === 1 ? "currency" : "currencies"} ${v.currencies.join(", ") || "(none)"}, ${v.from} to ${v.to}, as in ${v.file}`;
 }
 
 /** The plan in one line: the writes it makes, each action that occurs once (a plan without SSP changes
@@ -118,35 +112,22 @@ function matchesWords(notes: readonly string[] | undefined): string {
   return notes?.length ? `matches the policy repo in every field it shows, ${unknownCaveat(notes.length)}` : "matches the policy repo";
 }
 
-/** What four eyes asks of the approves, said once above them: the rule, and who they would go as. */
-export function fourEyesHead(f: PlanFourEyes): string[] {
-  const who = f.approver_configured
-    ? `approves go as the approver identity, ${f.approver ?? "a user its token does not name"}; everything else as ${f.sign_in ?? "the sign-in"}.`
-    : f.approver_known === false
-      ? `the approver identity is not known to this job (it names no REVSYNC_APPROVER_USERNAME): approves go as the apply job's approver, so whether apply blocks one is not known here; everything else as ${f.sign_in ?? "the sign-in"} (give the plan job the approver's user name in REVSYNC_APPROVER_USERNAME).`
-      : `no approver identity is configured: approves would go as the sign-in, ${f.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
-  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer, its uploader and its policy's creator; ${who}`];
-}
+/** The words a change's kind says of it beyond its own (none for a kind the registry does not hold). */
+const kindWords = (c: Pick<Change, "address">): KindWords | undefined => kindOf(KINDS, c.address)?.words;
 
-/** One approve's four-eyes line: who prepared its batch, and whether apply would block it. */
-export function fourEyesLine(f: PlanFourEyes, address: string): string | undefined {
-  const a = f.approves.find((x) => x.address === address);
-  if (!a) return undefined;
-  const signIn = f.sign_in ?? "the sign-in";
-  const reviewer = a.reviewed_in_plan ? `reviewed by this apply (as ${signIn})` : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
-  const uploader = a.uploaded_in_plan
-    ? `uploaded by this apply's create (as ${signIn})`
-    : a.uploaded_by !== undefined
-      ? `uploaded by ${a.uploaded_by ?? "a user the service does not name"}`
-      : undefined;
-  const creator = a.created_in_plan
-    ? `policy created by this apply (as ${signIn})`
-    : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
-  const as =
-    f.approver_known === false
-      ? "the apply job's approver, not known here"
-      : ((f.approver_configured ? f.approver : f.sign_in) ?? "a user the token does not name");
-  return `four eyes: ${[reviewer, uploader, creator].filter(Boolean).join(", ")}; approve as ${as}${a.blocked ? ": apply would block it" : ""}`;
+/** Lines a change's kind says under it. */
+const linesOf = (c: Change, plan: Pick<Plan, "four_eyes">): string[] => kindWords(c)?.lines?.(c, plan) ?? [];
+
+/** What each kind says once above its first change it selects (four eyes above the first approve), by
+ *  the index of that change. */
+function headsAbove(plan: Pick<Plan, "four_eyes">, changes: readonly Change[]): Map<number, string[]> {
+  const heads = new Map<number, string[]>();
+  for (const k of KINDS) {
+    const head = k.words?.head?.(plan);
+    const i = head ? changes.findIndex((c) => owns(k, c.address) && head.above(c)) : -1;
+    if (head && i >= 0) heads.set(i, [...(heads.get(i) ?? []), ...head.lines]);
+  }
+  return heads;
 }
 
 /** "1 field the service holds is not in git (shown above)": what a report says in place of "matches"
@@ -223,13 +204,10 @@ export function planText(plan: Plan, out: Painter): string {
         : `Nothing for revsync to apply in ${where}, but part of the service could not be read:`,
     "",
   );
-  const fourEyes = plan.four_eyes;
-  let approves = false;
-  for (const c of plan.changes) {
-    if (fourEyes && c.action === "approve" && !approves) {
-      approves = true;
-      lines.push(...fourEyesHead(fourEyes).map((l) => out.paint("bold", l)), "");
-    }
+  const heads = headsAbove(plan, plan.changes);
+  for (const [i, c] of plan.changes.entries()) {
+    const head = heads.get(i);
+    if (head) lines.push(...head.map((l) => out.paint("bold", l)), "");
     const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
     lines.push(`${sym} ${out.paint("bold", t(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
     if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${t(c.reason ?? "")}`);
@@ -237,9 +215,7 @@ export function planText(plan: Plan, out: Painter): string {
     lines.push(...entryDiffLines(c, "      ", 40));
     const who = changeWho(c);
     if (who) lines.push(`      ${out.paint("dim", t(who))}`);
-    if (c.values) lines.push(`      values: ${t(valuesLine(c.values))}`);
-    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
-    if (eyes) lines.push(`      ${t(eyes)}`);
+    for (const l of linesOf(c, plan)) lines.push(`      ${t(l)}`);
     lines.push(...changePromotionLines(c, out), ...changeGuardrailLines(c, out), "");
   }
   lines.push(...unreadText(plan.unread, out), ...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
@@ -307,20 +283,20 @@ function linesWithNames(names: readonly string[], room: number, line: (i: number
 /** What a list of shorter lines says of names and reasons it cut short. */
 const cutWords = (whole: string): string => ` _A name or reason too long for its line is cut short, ending in …: each is whole in ${whole}._`;
 
-/** Each change in full: a details block with its reason, values, four-eyes line and fields. With four
- *  eyes, the rule is said once above the first approve, in its block, so that the size limit never
- *  parts them. */
-function fullChanges(changes: readonly Change[], fourEyes?: Plan["four_eyes"]): string[] {
-  const firstApprove = changes.findIndex((c) => c.action === "approve");
+/** Each change in full: a details block with its reason, its kind's lines (the values an approve moves,
+ *  its four-eyes line) and fields. What a kind says once above a change (four eyes above the first
+ *  approve) is in that change's block, so that the size limit never parts them. */
+function fullChanges(changes: readonly Change[], plan: Pick<Plan, "four_eyes">): string[] {
+  const heads = headsAbove(plan, changes);
+  const sentence = (l: string): string => `${md(l.charAt(0).toUpperCase() + l.slice(1))}.`;
   return changes.map((c, i) => {
-    const head = fourEyes && i === firstApprove ? [`> **${md(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
-    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
+    const said = heads.get(i);
+    const head = said ? [`> **${md(said.join(" "))}**`, ""] : [];
     const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
     if (c.reason) b.push(`> ${md(c.reason)}`, "");
     const who = changeWho(c);
-    if (who) b.push(`${md(who.charAt(0).toUpperCase() + who.slice(1))}.`, "");
-    if (c.values) b.push(`Values: ${md(valuesLine(c.values))}.`, "");
-    if (eyes) b.push(`${md(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
+    if (who) b.push(sentence(who), "");
+    for (const l of linesOf(c, plan)) b.push(sentence(l), "");
     if (c.diff.length) {
       b.push("| Field | Before | After |", "|---|---|---|");
       for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path, { cell: true })} | ${cell(d.before)} | ${cell(d.after)} |`);
@@ -333,13 +309,13 @@ function fullChanges(changes: readonly Change[], fourEyes?: Plan["four_eyes"]): 
   });
 }
 
-/** Each change in one line: its action, address and reason (or the values an approve moves), each cut
- *  to its line's share. */
+/** Each change in one line: its action, address and reason (or its kind's summary of it: the values an
+ *  approve moves), each cut to its line's share. */
 function changeLines(changes: readonly Change[]): { lines: string[]; cut: boolean } {
   let cut = false;
   const lines = changes.map((c) => {
     const address = markdownCut(c.address, LINE_NAME, codeText);
-    const why = c.reason ?? (c.values ? valuesLine(c.values) : changeWho(c) || undefined);
+    const why = c.reason ?? kindWords(c)?.summary?.(c) ?? (changeWho(c) || undefined);
     const reason = why === undefined ? undefined : markdownCut(why, LINE_REASON);
     cut ||= address.cut || !!reason?.cut;
     return `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} <code>${address.md}</code>${reason ? `: ${reason.md}` : ""}\n`;
@@ -351,7 +327,7 @@ function changeLines(changes: readonly Change[]): { lines: string[]; cut: boolea
  *  each) when they fit; else as many in full as leave room for the rest in one line each; else one line
  *  each without reasons, the longest addresses cut as far as they must; only past that, as many lines as
  *  fit and the count of the rest. */
-function changesMarkdown(changes: readonly Change[], budget: number, whole: string, fourEyes: Plan["four_eyes"], max: number): Fitted {
+function changesMarkdown(changes: readonly Change[], budget: number, whole: string, plan: Pick<Plan, "four_eyes">, max: number): Fitted {
   const limit = max.toLocaleString("en");
   const line = changeLines(changes);
   const headOf = (rest: "line" | "bare", shown: number, cut: boolean): string => {
@@ -370,7 +346,7 @@ function changesMarkdown(changes: readonly Change[], budget: number, whole: stri
   const between = (rest: "line" | "bare", shown: number): string => headOf(rest, shown, rest === "line" ? line.cut : bare.cut);
   const leftOut = (n: number): string =>
     `\n_${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._\n`;
-  return fitTiers({ full: fullChanges(changes, fourEyes), line: line.lines, bare: bare.lines }, budget, between, leftOut);
+  return fitTiers({ full: fullChanges(changes, plan), line: line.lines, bare: bare.lines }, budget, between, leftOut);
 }
 
 /** A report's notes in markdown, within their budget (SECTION_BUDGET.notes). */
@@ -412,11 +388,11 @@ export function planMarkdown(plan: Plan, file?: string, max = MARKDOWN_LIMIT): s
   // One character short of the limit: the line's end that prints it.
   const room = max - 1 - top.length - tail.length;
   let impact = planImpactMarkdown(impactOf(plan), whole);
-  let changes = changesMarkdown(plan.changes, room - impact.length, whole, plan.four_eyes, max);
+  let changes = changesMarkdown(plan.changes, room - impact.length, whole, plan, max);
   if (changes.listed < plan.changes.length && impact) {
     // The changes are never left out for the impact: it gives way, and says where it is.
     impact = `\n#### Impact\n\n_Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in ${whole} (impact)._\n`;
-    changes = changesMarkdown(plan.changes, room - impact.length, whole, plan.four_eyes, max);
+    changes = changesMarkdown(plan.changes, room - impact.length, whole, plan, max);
   }
   return top + changes.text + (impact ? `\n${impact}` : "") + tail;
 }
@@ -480,21 +456,19 @@ function ignoredMarkdown(report: DriftReport, whole: string): string {
   ].join("\n");
 }
 
-/** A count of one drift class in words: "1 changed", "2 unmanaged batches", "4 batch statuses". */
-const DRIFT_WORDS: Record<DriftClass, [string, string]> = {
+/** A count of one drift class in words: "1 changed", "2 names held twice"; the classes a kind reports
+ *  of its own, in its words ("2 unmanaged batches"). */
+const DRIFT_WORDS: Partial<Record<DriftClass, readonly [string, string]>> = {
   changed: ["changed", "changed"],
   unmanaged: ["unmanaged", "unmanaged"],
-  unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
   duplicate: ["name held twice", "names held twice"],
   missing: ["missing", "missing"],
-  batch_status: ["batch status", "batch statuses"],
-  batch_values: ["batch's values", "batches' values"],
 };
+const driftWords = (k: DriftClass): readonly [string, string] =>
+  DRIFT_WORDS[k] ?? KINDS.map((x) => x.words?.drift?.[k]).find((w) => w !== undefined) ?? [k.replace(/_/g, " "), k.replace(/_/g, " ")];
 
 export function driftSummaryLine(report: DriftReport): string {
-  const parts = (Object.entries(report.summary) as [DriftClass, number][])
-    .filter(([, v]) => v)
-    .map(([k, v]) => plural(v, ...(DRIFT_WORDS[k] ?? [k.replace(/_/g, " "), k.replace(/_/g, " ")])));
+  const parts = (Object.entries(report.summary) as [DriftClass, number][]).filter(([, v]) => v).map(([k, v]) => plural(v, ...driftWords(k)));
   const unread = report.unread?.length ? `; ${report.unread.length} not read (the service did not answer)` : "";
   return `Drift: ${parts.join(", ") || "none in what was read"}${report.ignored?.length ? `; ${report.ignored.length} ignored (accepted)` : ""}${unread}.`;
 }
@@ -608,28 +582,18 @@ export function applyText(report: ApplyReport, out: Painter): string {
   const counts = names.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
   const sent = names.some((o) => o !== "already" && s[o]) || report.outcomes.some((o) => o.answered !== undefined);
   lines.push("", `Apply ${head}: ${counts.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
-  // The four-eyes rule's blocks and refusals: their fix is another approver, not another plan.
-  const eyes = report.outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
-  if (eyes)
-    lines.push(
-      `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`,
-    );
-  const broken = report.outcomes.filter((o) => o.outcome === "breached" && o.four_eyes?.rule === "breached").length;
-  if (broken)
-    lines.push(
-      `Four eyes is broken by ${plural(broken, "approve")} that landed or were found made (named above): the service shows ${broken === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${broken === 1 ? "that approval" : "those approvals"} in the service.`,
-    );
-  if (s.breached > broken)
-    lines.push(
-      `A batch other than the one reviewed, or other values, may have moved (named above): the interface names a batch by its name alone; check ${s.breached - broken === 1 ? "that batch" : "those batches"} in the service.`,
-    );
+  // What each kind's outcomes call for (four eyes: writes its rule held back, whose fix is another
+  // approver, not another plan).
+  const said = KINDS.flatMap((k) => k.words?.applied?.(report.outcomes.filter((o) => owns(k, o.address))) ?? []);
+  lines.push(...said.flatMap((w) => w.notes));
+  const held = said.reduce((n, w) => n + w.held, 0);
   if (s.overwritten)
     lines.push(
       "Someone else's write met a write of this apply (named above): run `revsync plan` to see the service as it is now; a change of theirs that this apply's write may have undone does not show there: read the service and ask them.",
     );
-  if (s.blocked > report.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
+  if (s.blocked > said.reduce((n, w) => n + w.ruleBlocked, 0))
     lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
-  else if (!s.overwritten && !s.breached && !eyes && (s.failed || s.unknown || s.skipped))
+  else if (!s.overwritten && !s.breached && !held && (s.failed || s.unknown || s.skipped))
     lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }

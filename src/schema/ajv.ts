@@ -46,6 +46,10 @@ export function apiValidator(definition: string): ValidateFunction {
   return fn;
 }
 
+/** A validator of a definition of schemas/api.schema.json, by its name, or of a schema document a kind
+ *  written outside the tree brings for its answers and bodies. */
+export const validatorOf = (ref: string | object): ValidateFunction => (typeof ref === "object" ? fileValidator(ref) : apiValidator(ref));
+
 /** The name the precompiled module gives a schema file's validator (npm run gen:types): its file name in
  *  camel case ("policy/ssp-policy-test.schema.json": sspPolicyTest), revsync.yaml's "config". */
 function standaloneName(file: SchemaFile): string {

@@ -13,6 +13,9 @@ export type Action = "create" | "update" | "review" | "approve" | "blocked" | "n
 export const APPLIED_ACTIONS: readonly Action[] = ["create", "update", "review", "approve"];
 
 /** Whether apply acts on this entry (the others are shown with their reason and never sent). */
+/** The outcomes of apply (src/apply/run.ts) that mean the write is in the service. */
+export const LANDED_OUTCOMES: ReadonlySet<string> = new Set(["done", "already", "confirmed", "breached"]);
+
 export const isApplied = (c: { action: Action }): boolean => APPLIED_ACTIONS.includes(c.action);
 
 /** Whether an entry asks something of someone: a write apply makes, or a write revsync refuses to make
@@ -109,6 +112,41 @@ export interface FourEyesFacts {
    *  service (sent as its preparer), or breached (it landed, and the service shows it approved by its
    *  preparer, or by another user than the one it was sent as); absent when it did none. */
   rule?: "blocked" | "refused" | "breached";
+}
+
+/** One approve under four eyes: who prepared its batch, and whether the rule would block it as the plan
+ *  sees things (the approver identity at apply decides). */
+export interface FourEyesApprove {
+  address: string;
+  /** The service's reviewer of the batch (updated_by of a batch it shows reviewed); null when this
+   *  plan's own review makes it (reviewed_in_plan) or the service names nobody. */
+  reviewed_by: string | null;
+  reviewed_in_plan: boolean;
+  /** The batch's uploader (its created_by); null when this plan's create uploads it (uploaded_in_plan)
+   *  or the service names nobody. Absent in plans saved before it was shown. */
+  uploaded_by?: string | null;
+  uploaded_in_plan?: boolean;
+  /** The policy's creator (the envelope's created_by); null when this plan creates the policy
+   *  (created_in_plan) or the service names nobody. */
+  policy_created_by: string | null;
+  created_in_plan: boolean;
+  /** The approve would be sent as its batch's reviewer, uploader or policy's creator, or as a user nobody
+   *  can name: apply would block it. null: the plan does not know who the approves go as (approver_known
+   *  false). */
+  blocked: boolean | null;
+}
+
+/** A plan's four-eyes view (four_eyes: true): the sign-in (creates, updates, reviews), the approver
+ *  identity (approves) when one is configured, and each approve. The approver a saved plan was made
+ *  with: apply says so when its own differs. */
+export interface PlanFourEyes {
+  sign_in: string | null;
+  approver: string | null;
+  approver_configured: boolean;
+  /** false: made in CI by a job that names no approver identity, so who the approves go as is the apply
+   *  job's to say, not known here (absent: known, the approver identity or the sign-in). */
+  approver_known?: false;
+  approves: FourEyesApprove[];
 }
 
 /** Fields the service holds of a resource git manages that git's file leaves out: a field left out keeps

@@ -8,11 +8,13 @@ import { KINDS, kindOf, kindOfFile } from "../kinds/registry.js";
 import type { DesiredBatch, DesiredSsp } from "../kinds/ssp/files.js";
 import type { CreatePayload, BatchPayload } from "../kinds/ssp/payload.js";
 import type { LivePolicy, SspLive } from "../kinds/ssp/read.js";
-import type { DesiredTenantConfig } from "../kinds/tenant-configuration/files.js";
-import type { UpdatePayload } from "../kinds/tenant-configuration/write.js";
+import type { DesiredEnvelope } from "../kinds/envelope-list/list.js";
+import type { UpdatePayload } from "../kinds/envelope-list/write.js";
 import { literalAnswer, type Profile } from "../emulator/profile.js";
 import { seedState } from "../emulator/seed.js";
-import * as svc from "../emulator/service.js";
+import { batchAction, createSsp, getSsp } from "../emulator/ssp.js";
+import { patchEnvelope } from "../emulator/envelope-list.js";
+import { TENANT_CONFIGURATIONS } from "../emulator/tenant-configurations.js";
 import type { EmulatorState, TenantState } from "../emulator/state.js";
 import { ACTIONS, summarize, type Change, type Plan } from "../plan/model.js";
 import type { SspEnvelope, SspList, TenantConfigurationList } from "../schema/generated/api.js";
@@ -40,7 +42,7 @@ const CALLER = { user: "bob", roles: ["Revenue Approver"] };
 const BUILDERS: Record<string, KindBuilders> = {
   "tenant-configuration": {
     empty: () => [],
-    live: (t, answer) => answer<TenantConfigurationList>(svc.listTenantConfigurations(t)),
+    live: (t, answer) => answer<TenantConfigurationList>(t.tenantConfigurations),
     desired: (f) => ({ name: f.value.metadata.name, spec: structuredClone(f.value.spec), source: { file: f.file, line: 1, column: 1 } }),
     apply(c, { t }) {
       const u = c.payload as UpdatePayload;
@@ -52,7 +54,7 @@ const BUILDERS: Record<string, KindBuilders> = {
         unique_key: u.unique_key,
         compliance_spec: [u.item],
       };
-      svc.patchTenantConfiguration(t, CALLER, u.compliance_id, body, undefined);
+      patchEnvelope(TENANT_CONFIGURATIONS, t.tenantConfigurations, CALLER, u.compliance_id, body, undefined);
     },
   },
   ssp: {
@@ -62,11 +64,11 @@ const BUILDERS: Record<string, KindBuilders> = {
     apply(c, { state, t, created }) {
       if (c.action === "create") {
         const { body } = c.payload as CreatePayload;
-        created.set(body.compliance_name, (svc.createSsp(state, t, CALLER, body) as { compliance_id: string }).compliance_id);
+        created.set(body.compliance_name, (createSsp(state, t, CALLER, body) as { compliance_id: string }).compliance_id);
         return;
       }
       const b = c.payload as BatchPayload;
-      svc.batchAction(t, CALLER, c.action === "review" ? "review" : "approve", b.compliance_id ?? created.get(b.policy) ?? "", b.batch, undefined);
+      batchAction(t, CALLER, c.action === "review" ? "review" : "approve", b.compliance_id ?? created.get(b.policy) ?? "", b.batch, undefined);
     },
   },
 };
@@ -84,7 +86,7 @@ export const builtKinds = (): string[] => Object.keys(BUILDERS);
 /** git's state keyed by kind (what the engines take): every kind of the registry, each shipped kind's
  *  entries at hand for a test to read and change: `ssp`, `tenantConfigs`. */
 export class DesiredView extends Map<string, readonly unknown[]> {
-  constructor(init: { tenantConfigs?: DesiredTenantConfig[]; ssp?: DesiredSsp[] } = {}) {
+  constructor(init: { tenantConfigs?: DesiredEnvelope[]; ssp?: DesiredSsp[] } = {}) {
     super(KINDS.map((k) => [k.name, []]));
     this.set("tenant-configuration", init.tenantConfigs ?? []);
     this.set("ssp", init.ssp ?? []);
@@ -95,10 +97,10 @@ export class DesiredView extends Map<string, readonly unknown[]> {
     for (const [k, v] of state) view.set(k, v);
     return view;
   }
-  get tenantConfigs(): DesiredTenantConfig[] {
-    return this.get("tenant-configuration") as DesiredTenantConfig[];
+  get tenantConfigs(): DesiredEnvelope[] {
+    return this.get("tenant-configuration") as DesiredEnvelope[];
   }
-  set tenantConfigs(v: DesiredTenantConfig[]) {
+  set tenantConfigs(v: DesiredEnvelope[]) {
     this.set("tenant-configuration", v);
   }
   get ssp(): DesiredSsp[] {
@@ -134,14 +136,14 @@ function sspLive(t: TenantState, answer: Answer): SspLive {
   const ssp = new Map<string, LivePolicy>();
   const values: SspLive["values"] = new Map();
   for (const p of t.ssp) {
-    const env = answer<SspList>(svc.getSsp(t, p.compliance_name))[0] as SspEnvelope;
+    const env = answer<SspList>(getSsp(t, p.compliance_name))[0] as SspEnvelope;
     const item = env.compliance_spec?.[0];
     if (!item) continue;
     ssp.set(p.compliance_name, { envelope: env, item, batches: item.batches ?? [] });
     for (const b of p.batches) {
       const name = batchNameOf(b);
       const fileId = item.batches?.find((x) => batchNameOf(x) === name)?.file_id;
-      const own = answer<SspList>(svc.getSsp(t, p.compliance_name, name))[0]?.compliance_spec?.[0]?.ssp_values;
+      const own = answer<SspList>(getSsp(t, p.compliance_name, name))[0]?.compliance_spec?.[0]?.ssp_values;
       const file = typeof fileId === "string" && t.files[fileId] !== undefined ? { csv: t.files[fileId] } : undefined;
       values.set(`${p.compliance_name}/${name}`, { ...(file ? { file } : {}), ...(Array.isArray(own) ? { values: own } : {}) });
     }

@@ -10,7 +10,9 @@ import { systemClock } from "../api/clock.js";
 import { createMismatch } from "../kinds/ssp/compare.js";
 import { createWrite } from "../kinds/ssp/create.js";
 import { batchWrite } from "../kinds/ssp/batch.js";
-import { updateBody as revsyncUpdateBody, updateWrite as updateUnit, UPDATE_FIELDS } from "../kinds/tenant-configuration/write.js";
+import { bodyFields } from "../kinds/envelope-list/list.js";
+import { updateBody as revsyncUpdateBody, updateWrite as envelopeWrite } from "../kinds/envelope-list/write.js";
+import { TENANT_CONFIGURATIONS } from "../kinds/tenant-configuration/kind.js";
 import { seedState, type SeedName } from "../emulator/seed.js";
 import type { Profile } from "../emulator/profile.js";
 import { startEmulator } from "../emulator/server.js";
@@ -330,7 +332,7 @@ export function removeDir(dir: string): void {
  *  (the body revsync itself sends, through the same function). */
 export function updateBody(env: any, overrides: Record<string, unknown> = {}, user = "alice"): any {
   const item = env.compliance_spec[0];
-  const fields = Object.fromEntries(UPDATE_FIELDS.map((f: string) => [f, item[f]]));
+  const fields = Object.fromEntries(bodyFields(TENANT_CONFIGURATIONS).map((f: string) => [f, item[f]]));
   return revsyncUpdateBody({ compliance_name: env.compliance_name, unique_key: env.unique_key, item: { ...fields, ...overrides } as any }, user, systemClock);
 }
 
@@ -465,7 +467,7 @@ export const writes = {
 
 /** A tenant configuration PATCH through the write unit, without apply's guard: the body as given. */
 export const updateWrite = (core: ApiCore, id: string, body: TenantConfigurationUpdateBody, ifMatch?: string) =>
-  landedWrite(updateUnit(core, id, async () => ({ go: { body, ...(ifMatch ? { ifMatch } : {}) } })));
+  landedWrite(envelopeWrite(TENANT_CONFIGURATIONS, core, id, async () => ({ go: { body, ...(ifMatch ? { ifMatch } : {}) } })));
 
 /** The emulator's state of the multi-env example: two tenants, each a copy of the demo tenant, realm
  *  acme-sandbox at the root and realm acme under /tenants/acme (`demo`: the emulator's demo state). */

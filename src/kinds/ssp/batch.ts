@@ -2,7 +2,7 @@
  *  batch where the plan saw it, its upload and values, the policy's version, four eyes), the PATCH, and
  *  the read-back of the batch's status, given to the write unit (src/api/write.ts). */
 import type { ApiCore } from "../../api/core.js";
-import { ssp } from "../../api/resources.js";
+import { ssp } from "./service.js";
 import { runWrite, type GuardOf, type GuardVerdict, type WriteOutcome } from "../../api/write.js";
 import type { SspEnvelope, SspItem, SspUpdateResult } from "../../schema/generated/api.js";
 import { ApiError } from "../../errors.js";
@@ -11,6 +11,7 @@ import { batchNameOf } from "../../shared/address.js";
 import { batchWho, envelopeWho, shortIso, whoWords } from "../../shared/who.js";
 import type { WriteResult } from "../kind.js";
 import { blocked, show, versionMoved } from "../words.js";
+import { reviewedInPlan } from "./approver.js";
 import { approveWords, fourEyesBreach, runPreparers } from "./four-eyes.js";
 import { batchPayload, type BatchPayload } from "./payload.js";
 import { fileIdOf, sspAddress } from "./read.js";
@@ -214,7 +215,7 @@ function batchGuard(
       // the writeBatch's to take from this read.
       if (facts) {
         const now = runPreparers(env, lb, here);
-        Object.assign(facts, { ...now, reviewed_by: now.reviewed_by ?? facts.reviewed_by ?? run.run.reviewers?.get(c.address) ?? null });
+        Object.assign(facts, { ...now, reviewed_by: now.reviewed_by ?? facts.reviewed_by ?? reviewedInPlan(run.run.planFourEyes, c.address) });
       }
       step.seen?.(lb);
       return { already: `the service shows it ${madeBy(lb)}, with the values the plan showed`, status: lb.status };

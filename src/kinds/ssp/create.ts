@@ -2,7 +2,7 @@
  *  read-back by exact name, and what a first 409 means, given to the write unit (src/api/write.ts); and
  *  the one check after the run's creates that no other policy took a created one's place. */
 import type { ApiCore } from "../../api/core.js";
-import { ssp } from "../../api/resources.js";
+import { ssp } from "./service.js";
 import { runWrite, type GuardOf, type WriteOutcome } from "../../api/write.js";
 import { ApiError } from "../../errors.js";
 import type { SspCreateBody, SspEnvelope, SspList, SspUpdateResult } from "../../schema/generated/api.js";

@@ -6,12 +6,15 @@ import { APPROVER_FIX } from "../../api/auth.js";
 import { NOTHING_SENT_FOR_IT, refusedWords, type WriteOutcome } from "../../api/write.js";
 import type { ApiError } from "../../errors.js";
 import type { SspEnvelope, SspItem, SspUpdateResult } from "../../schema/generated/api.js";
-import type { Change, FourEyesFacts } from "../../shared/entries.js";
+import type { Change, FourEyesApprove, FourEyesFacts } from "../../shared/entries.js";
 import { batchNameOf } from "../../shared/address.js";
 import { sameUser } from "../../shared/who.js";
-import type { Preparers, WriteResult } from "../kind.js";
+import type { WriteResult } from "../kind.js";
 import { batchPayload } from "./payload.js";
 import { sspAddress, type SspLive } from "./read.js";
+
+/** Who prepared an approve's batch, as the plan sees it. */
+export type Preparers = Omit<FourEyesApprove, "address" | "blocked">;
 
 const named = (v: unknown): string | null => (typeof v === "string" && v.trim() ? v : null);
 

@@ -3,7 +3,7 @@
  *  (with the batches that go up with it) and moves a batch forward (review, approve), and can neither
  *  update nor delete a policy. Addresses: ssp/<policy>, ssp/<policy>/batch/<batch>. */
 import type { ApiCore } from "../../api/core.js";
-import { ssp } from "../../api/resources.js";
+import { ssp } from "./service.js";
 import { sameJson } from "../../canonical-json.js";
 import type { SspEnvelope } from "../../schema/generated/api.js";
 import { batchNameOf } from "../../shared/address.js";
@@ -16,13 +16,16 @@ import { sspDrift } from "./drift.js";
 import { exportSsp } from "./export.js";
 import { sspHeldTwice } from "./held-twice.js";
 import { sspEntry, sspRules, type DesiredSsp } from "./files.js";
-import { planPreparers } from "./four-eyes.js";
+import { approvesOfPlan, checkApprover, checkSignedIn } from "./approver.js";
+import { placeBatches, valuesNamed } from "./export-in-git.js";
+import { mergeBatches, prepareBatches } from "./export-envs.js";
+import { recordedFourEyes } from "./recorded.js";
+import { SSP_WORDS } from "./report-words.js";
 import { sspGitProblems } from "./git-check.js";
 import { batchPayload, createPayload, SSP_PAYLOADS, sspPayloadProblems } from "./payload.js";
 import { sspPlan } from "./plan.js";
 import { readSsp, sspAddress, type SspLive } from "./read.js";
 import { sspPromotion } from "./promotion.js";
-import { valuesChecksum } from "./values.js";
 import { SSP_FACT_FIELDS, SSP_FACTS, sspConcerns, sspFacts } from "./facts.js";
 import { liveWithGitsUnknowns, modelsFromGit, modelsFromGitOnly, modelsFromLive } from "./tests.js";
 
@@ -100,7 +103,7 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
   unmanaged: (desired, live, targets) => unmanagedSsp(desired, live.ssp, targets),
   heldTwice: sspHeldTwice,
   kept: (desired, live, targets) => keptSspFields(desired, live.ssp, targets),
-  preparers: planPreparers,
+  fourEyes: approvesOfPlan,
 
   payloads: SSP_PAYLOADS,
   payloadProblems: sspPayloadProblems,
@@ -132,20 +135,21 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
       return o;
     });
   },
+  ready: checkApprover,
+  signedIn: checkSignedIn,
   apply: (run) => new SspApply(run),
 
   export(live, ctx) {
     return exportSsp(live, ctx, this.schema);
   },
   compared: (field, value) => normalizeSspFields({ [field]: value }, [field])[field],
-  sameValues: (a, b) => {
-    try {
-      return valuesChecksum({ csv: a }) === valuesChecksum({ csv: b });
-    } catch {
-      return false;
-    }
-  },
+  placeInGit: placeBatches,
+  valuesNamed,
+  mergeEnvs: mergeBatches,
+  prepareEnvsInGit: prepareBatches,
   evidence: evidenceCheck,
+  recorded: recordedFourEyes,
+  words: SSP_WORDS,
   promotion: sspPromotion,
 
   guardrails: { facts: SSP_FACTS, fields: SSP_FACT_FIELDS, of: sspFacts, concerns: sspConcerns },

@@ -1,7 +1,7 @@
 /** Reading the service's SSP policies: the list, the details of the policies that need them, and the
  *  values of batches, concurrently. */
 import type { ApiCore } from "../../api/core.js";
-import { ssp } from "../../api/resources.js";
+import { ssp } from "./service.js";
 import { mapLimit } from "../../map-limit.js";
 import type { SspEnvelope, SspItem } from "../../schema/generated/api.js";
 import { batchNameOf, touchedBy } from "../../shared/address.js";

@@ -2,7 +2,7 @@
  *  creates whose guards start together), the checksums of uploaded files' values and the check of the
  *  values a step is bound to, what this run created, reviewed and checked. */
 import type { ApiCore } from "../../api/core.js";
-import { ssp } from "../../api/resources.js";
+import { ssp } from "./service.js";
 import type { SspEnvelope, SspItem, SspList } from "../../schema/generated/api.js";
 import type { Change } from "../../shared/entries.js";
 import { batchNameOf } from "../../shared/address.js";

@@ -1,17 +1,7 @@
-/** A tenant configuration as git holds it: its policy file's fields, the rules they keep, and the entry
- *  a checked document makes. */
+/** A tenant configuration as git holds it: the fields its policy file may set, and the rules they keep
+ *  beyond the schema. */
 import type { PolicyDoc, RuleContext } from "../../config/rules.js";
 import { specOf } from "../../config/rules.js";
-import type { SourceRef } from "../../config/repo.js";
-import { at } from "../../config/schema-diagnostics.js";
-import type { TenantConfigurationPolicy } from "../../schema/generated/policy.js";
-
-/** A tenant configuration git asks for: the fields its file sets (a field left out keeps its live value). */
-export interface DesiredTenantConfig {
-  name: string;
-  spec: Record<string, unknown>;
-  source: SourceRef;
-}
 
 /** The fields of the tenant configuration update body that a policy file may set (guid is taken from
  *  live; docs/decisions.md, "The tenant configuration update"). */
@@ -83,10 +73,4 @@ export function tenantFieldsUpdatable(docs: PolicyDoc[], ctx: Pick<RuleContext, 
       }
     }
   }
-}
-
-/** The entry a checked document makes. */
-export function tenantEntry(d: PolicyDoc): DesiredTenantConfig {
-  const v = d.src.value as TenantConfigurationPolicy;
-  return { name: v.metadata.name, spec: v.spec as Record<string, unknown>, source: { file: d.src.file, ...at(d.src, "/metadata/name") } };
 }

@@ -1,107 +1,36 @@
-/** The tenant configuration: one kind of the registry. Its policy files (kind: TenantConfiguration) set
- *  fields of a configuration the service holds; the interface lists and updates (PATCH) them, and can
- *  neither create nor delete one. */
-import type { ApiCore } from "../../api/core.js";
-import { sameJson } from "../../canonical-json.js";
-import { unsafeName } from "../../config/rules.js";
-import type { TenantConfigurationList } from "../../schema/generated/api.js";
-import { slug, targeted } from "../../shared/address.js";
-import { valueAt } from "../../shared/normalize.js";
-import { envelopeWho } from "../../shared/who.js";
-import { fitSpec, newFile } from "../export-file.js";
-import type { AppliedChange, Kind, LiveFinding } from "../kind.js";
-import {
-  keptTenantFields,
-  REASONS,
-  tenantAddress,
-  tenantChange,
-  tenantDrift,
-  tenantsHeldTwice,
-  unmanagedTenants,
-  updateAgainstGit,
-  updateProblems,
-} from "./compare.js";
-import { heldTwiceRefusal } from "../export-file.js";
-import { ownWords, tenantEntry, tenantFieldsUpdatable, UPDATABLE_TENANT_FIELDS, type DesiredTenantConfig } from "./files.js";
-import { tenantConfigurations } from "./service.js";
-import { tenantPromotion } from "./promotion.js";
-import { requireUser, TenantApply, UPDATE_PAYLOADS } from "./write.js";
+/** The tenant configuration: one kind of the registry, an envelope list (src/kinds/envelope-list/). Its
+ *  policy files (kind: TenantConfiguration) set fields of a configuration the service holds; the
+ *  interface lists and updates (PATCH, spec 4.1, 4.2) them, and can neither create nor delete one. */
+import type { TenantConfigurationEnvelope } from "../../schema/generated/api.js";
+import { envelopeListKind } from "../envelope-list/kind.js";
+import type { DesiredEnvelope, EnvelopeList } from "../envelope-list/list.js";
+import { envelopeService } from "../envelope-list/service.js";
+import type { Kind } from "../kind.js";
+import { ownWords, tenantFieldsUpdatable, UPDATABLE_TENANT_FIELDS } from "./files.js";
 
-export { REASONS };
-
-/** A change an evidence record applied, against the configuration the service holds now. */
-function evidenceCheck(core: ApiCore): (c: AppliedChange) => Promise<Omit<LiveFinding, "later">> {
-  let list: Promise<TenantConfigurationList> | undefined;
-  return async (c) => {
-    const base = { address: c.address, action: c.action, differs: [] as LiveFinding["differs"], modified_by: null, modified_on: null };
-    const name = c.address.slice(tenantAddress("").length);
-    const env = (await (list ??= tenantConfigurations.list(core))).find((e) => e.compliance_name === name);
-    if (!env) return { ...base, holds: false, note: "it is no longer in the service" };
-    const item = env.compliance_spec?.[0] ?? {};
-    const differs = c.diff
-      .filter((d) => !sameJson(valueAt(item, d.path), d.after))
-      .map((d) => ({ path: d.path, applied: d.after, now: valueAt(item, d.path) }));
-    return { ...base, holds: !differs.length, differs, ...envelopeWho(env) };
-  };
-}
-
-export const tenantConfiguration: Kind<DesiredTenantConfig, TenantConfigurationList> = {
+/** What makes it an envelope list: its names, its files' schema, its service's path and answers (its
+ *  folder's api.schema.json), the fields a file sets, and the item's guid, sent as the service holds it
+ *  (docs/decisions.md, "The tenant configuration update"). */
+export const TENANT_CONFIGURATIONS: EnvelopeList = {
   name: "tenant-configuration",
   fileKind: "TenantConfiguration",
   schema: "policy/tenant-configuration.schema.json",
+  what: "tenant configuration",
+  whats: "tenant configurations",
+  specRef: "spec 4.2",
+  path: "/apis/policy-sets/v1/policy/tenant-configurations",
+  schemas: { list: "TenantConfigurationList", body: "TenantConfigurationUpdateBody", item: "TenantConfigurationUpdateItem", result: "UpdateResult" },
+  fields: UPDATABLE_TENANT_FIELDS,
+  keys: ["guid"],
+};
+
+/** Its service's interface: the list, and the PATCH of one. */
+export const tenantConfigurations = envelopeService<TenantConfigurationEnvelope>(TENANT_CONFIGURATIONS);
+
+export const tenantConfiguration: Kind<DesiredEnvelope, TenantConfigurationEnvelope[]> = {
+  ...envelopeListKind<TenantConfigurationEnvelope>(TENANT_CONFIGURATIONS),
   ownWords,
   rules: (docs, ctx) => tenantFieldsUpdatable(docs, ctx),
-  entry: (doc) => tenantEntry(doc),
-  addressesIn: (entries) => entries.map((d) => tenantAddress(d.name)),
-  address: tenantAddress,
-  addressForms: [tenantAddress("<name>")],
-
-  read: async (core, _desired, _opts, progress) => {
-    const list = await tenantConfigurations.list(core);
-    progress.done("tenant configurations");
-    return list;
-  },
-  addressesLive: (live) => live.map((e) => tenantAddress(e.compliance_name ?? "")),
-  targeted: (desired, _live, on) => desired.filter((d) => on(tenantAddress(d.name))),
-
-  plan: (desired, live, findings) =>
-    desired.flatMap((d) => (targeted(tenantAddress(d.name), findings.targets) ? (tenantChange(d, live, findings.unknown) ?? []) : [])),
-  drift: (desired, live, findings) =>
-    desired.filter((d) => targeted(tenantAddress(d.name), findings.targets)).flatMap((d) => tenantDrift(d, live, findings.unknown)),
-  unmanaged: unmanagedTenants,
-  kept: keptTenantFields,
-
-  payloads: UPDATE_PAYLOADS,
-  payloadProblems: (c) => updateProblems(c),
-  gitProblems: (c, desired) => updateAgainstGit(c, desired),
-  ready: requireUser,
-  apply: (run) => new TenantApply(run),
-
-  heldTwice: tenantsHeldTwice,
-
-  export(live, ctx) {
-    const twice = new Set(tenantsHeldTwice(live).map((h) => h.address));
-    return live.flatMap((e) => {
-      const name = e.compliance_name ?? "";
-      const addr = tenantAddress(name);
-      if (!targeted(addr, ctx.targets)) return [];
-      if (twice.has(addr)) {
-        ctx.refused.push(heldTwiceRefusal(`tenant configuration ${JSON.stringify(name)} (compliance_id ${JSON.stringify(e.compliance_id ?? null)})`));
-        return [];
-      }
-      const bad = unsafeName(name);
-      if (bad) {
-        ctx.unnamed.push(`tenant configuration ${JSON.stringify(name)} (its name cannot be used in a policy file: ${bad})`);
-        return [];
-      }
-      const f = newFile(ctx.unique(`${slug(name || "tenant-configuration")}.yaml`), addr, this.schema, this.fileKind, name);
-      // A field the service shows as null is compared as it is: left out, it keeps its live value.
-      fitSpec(f, (e.compliance_spec?.[0] ?? {}) as Record<string, unknown>, UPDATABLE_TENANT_FIELDS, false);
-      return [f];
-    });
-  },
-  evidence: evidenceCheck,
-  promotion: tenantPromotion,
 
   // No facts beyond every change's (its fields before and after); a setting of the tenant's concerns
   // every contract of the policy tests (carves_allocation reallocates them all).

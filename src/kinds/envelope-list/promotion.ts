@@ -1,12 +1,10 @@
-/** Promotion of a tenant configuration's update: the source environment must hold, in each field the
+/** Promotion of an envelope list's update: the source environment must hold, in each field the
  *  update writes, what git asks of it there (the same file, the source's own ${VAR}s). Pure. */
 import { sameJson } from "../../canonical-json.js";
-import type { TenantConfigurationList } from "../../schema/generated/api.js";
 import type { Change } from "../../shared/entries.js";
 import { fieldDiff, pick } from "../../shared/normalize.js";
 import type { SourceFinding } from "../../shared/promotion.js";
-import { tenantAddress } from "./compare.js";
-import type { DesiredTenantConfig } from "./files.js";
+import { addressOf, type DesiredEnvelope, type Envelope, type EnvelopeList } from "./list.js";
 
 /** The fields of git's spec a change writes: those its diff names (a list's item counts as its field). */
 const writtenFields = (c: Change): string[] =>
@@ -14,12 +12,12 @@ const writtenFields = (c: Change): string[] =>
     c.diff.some((x) => x.path === k || x.path.startsWith(`${k}.`) || x.path.startsWith(`${k}[`)),
   );
 
-export function tenantPromotion(c: Change, desired: readonly DesiredTenantConfig[], live: TenantConfigurationList): SourceFinding {
-  const name = c.address.slice(tenantAddress("").length);
+export function envelopePromotion(l: EnvelopeList, c: Change, desired: readonly DesiredEnvelope[], live: readonly Envelope[]): SourceFinding {
+  const name = c.address.slice(addressOf(l, "").length);
   const d = desired.find((x) => x.name === name);
   if (!d) return { compared: {}, notYet: [], differs: [], notShown: [], leftOut: true };
   const item = live.find((e) => e.compliance_name === name)?.compliance_spec?.[0] as Record<string, unknown> | undefined;
-  if (!item) return { compared: {}, notYet: [`no tenant configuration ${JSON.stringify(name)}`], differs: [], notShown: [] };
+  if (!item) return { compared: {}, notYet: [`no ${l.what} ${JSON.stringify(name)}`], differs: [], notShown: [] };
   const spec = d.spec as Record<string, unknown>;
   const fields = writtenFields(c);
   const here = (c.before ?? {}) as Record<string, unknown>;
