@@ -1,13 +1,8 @@
 import type { Scaffolded } from "../config/scaffold.js";
-
-/** What a report of notes and warnings needs of the output: results on stdout, warnings on stderr. */
-export interface Lines {
-  out(text: string): void;
-  warn(text: string): void;
-}
+import type { Lines } from "./lines.js";
 
 /** revsync init's report: what became of each file, the warnings, and what to do next. */
-export function initText(s: Scaffolded, out: Lines): void {
+export function initText(s: Scaffolded, out: Pick<Lines, "out" | "warn">): void {
   if (s.configWarning) out.warn(s.configWarning);
   const { written, unchanged, kept } = s.outcome;
   out.out(`${s.existed ? "Added to" : "Initialised"} a revsync policy repo in ${s.where}:`);
