@@ -2671,7 +2671,7 @@ Expecting one of '${allowedValues.join("', '")}'`);
         const negativeNumberArg = (arg) => {
           if (!/^-(\d+|\d*\.\d+)(e[+-]?\d+)?$/.test(arg)) return false;
           return !this._getCommandAndAncestors().some(
-            (cmd) => cmd.options.map((opt) => opt.short).some((short) => /^-\d$/.test(short))
+            (cmd) => cmd.options.map((opt) => opt.short).some((short2) => /^-\d$/.test(short2))
           );
         };
         let activeVariadicOption = null;
@@ -3710,12 +3710,12 @@ function referenced(text4, ref) {
   return BLOCK_START.test(safe) ? `&#${safe.charCodeAt(0)};${safe.slice(1)}` : safe;
 }
 function markdownCode(text4, where2 = {}) {
-  const shown3 = terminalText(text4);
-  if (shown3 === "" || where2.cell && shown3.includes("\\|")) return htmlCode(text4);
-  const longest = Math.max(0, ...[...shown3.matchAll(/`+/g)].map((m) => m[0].length));
+  const shown4 = terminalText(text4);
+  if (shown4 === "" || where2.cell && shown4.includes("\\|")) return htmlCode(text4);
+  const longest = Math.max(0, ...[...shown4.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = "`".repeat(longest + 1);
-  const pad = /^[` ]|[` ]$/.test(shown3) && !/^ +$/.test(shown3) ? " " : "";
-  return `${fence}${pad}${where2.cell ? shown3.replace(/\|/g, "\\|") : shown3}${pad}${fence}`;
+  const pad = /^[` ]|[` ]$/.test(shown4) && !/^ +$/.test(shown4) ? " " : "";
+  return `${fence}${pad}${where2.cell ? shown4.replace(/\|/g, "\\|") : shown4}${pad}${fence}`;
 }
 function mermaidLabel(text4, max) {
   const t = [...text4].map((c2) => /["'[\]`\\]/.test(c2) ? "'" : /[\p{L}\p{M}\p{N}\p{Sc} .,:!?/()+%*=@-]/u.test(c2) ? c2 : "_");
@@ -3834,16 +3834,16 @@ var require_validators = __commonJS({
   "schemas/generated/validators.cjs"(exports2) {
     "use strict";
     exports2.config = validate10;
-    var schema11 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:revsync-config", "title": "RevsyncConfig", "description": "revsync.yaml at the root of a policy repo", "type": "object", "additionalProperties": false, "required": ["version", "environments"], "properties": { "version": { "const": 1 }, "policies": { "type": "string", "description": "Folder of policy files, relative to revsync.yaml (default: policies)" }, "environments": { "type": "object", "minProperties": 1, "additionalProperties": { "$ref": "#/definitions/Environment" } }, "approvals": { "type": "object", "additionalProperties": false, "properties": { "reject_action": { "type": "string", "description": "Literal of the reject action (default Rejected)" }, "approve_action": { "type": "string", "description": "Literal of the approve action (default Approved)" } }, "description": "The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": `Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"` }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "tests": { "type": "string", "description": "Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)" }, "drift": { "type": "object", "additionalProperties": false, "description": "How drift treats differences the team has accepted", "properties": { "ignore": { "type": "array", "description": `Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.`, "items": { "$ref": "#/definitions/IgnoreRule" } } } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" }, "guardrails": { "type": "array", "description": "Rules every plan is checked against, in every environment (an environment's guardrails: add to these): each change a rule matches and whose when holds is denied, warned of or needs approvals. docs/guardrails.md", "items": { "$ref": "#/definitions/Guardrail" } } }, "definitions": { "Environment": { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables: PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). Upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" }, "FourEyesConfig": { "description": 'true: four eyes (no SSP batch approved by its reviewer, uploader or policy creator; in CI an independent approval of the pull or merge request, at the commit applied, from a clean tree). { local_apply: true }: four eyes, and apply may also run outside CI (recorded in the evidence and flagged by evidence verify). docs/auditors.md, "Four eyes"', "oneOf": [{ "type": "boolean" }, { "type": "object", "additionalProperties": false, "properties": { "local_apply": { "type": "boolean", "description": "Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)" } } }] }, "LockConfig": { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] }, "IgnoreRule": { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } }, "ServiceChoices": { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } }, "FiscalCalendar": { "title": "FiscalCalendar", "type": "object", "additionalProperties": false, "description": "The fiscal calendar quarter_end windows and the effective_start_quarter fact count quarters by (an environment's wins over the top level). Default: the calendar year in UTC.", "properties": { "fiscal_year_start": { "type": "string", "pattern": "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "description": "MM-DD: the first day of the fiscal year (02-01 for a year starting 1 February); its quarters start every three months from it. Default 01-01" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone (America/New_York) the calendar's days, the windows' dates and times, and exceptions' until dates are read in. Default UTC" } } }, "Guardrail": { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] }, "GuardrailMatch": { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } }, "GuardrailException": { "title": "GuardrailException", "type": "object", "additionalProperties": false, "required": ["address", "reason", "until"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address glob the exception covers (* matches any run of characters)" }, "reason": { "type": "string", "minLength": 1, "description": "Why, shown with every outcome it excepts" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the exception holds up to and including this day (in the fiscal calendar's time zone), then lapses by itself" } } }, "FreezeWindow": { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } } } };
+    var schema11 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:revsync-config", "title": "RevsyncConfig", "description": "revsync.yaml at the root of a policy repo", "type": "object", "additionalProperties": false, "required": ["version", "environments"], "properties": { "version": { "const": 1 }, "policies": { "type": "string", "description": "Folder of policy files, relative to revsync.yaml (default: policies)" }, "environments": { "type": "object", "minProperties": 1, "additionalProperties": { "$ref": "#/definitions/Environment" } }, "approvals": { "type": "object", "additionalProperties": false, "properties": { "reject_action": { "type": "string", "description": "Literal of the reject action (default Rejected)" }, "approve_action": { "type": "string", "description": "Literal of the approve action (default Approved)" } }, "description": "The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": `Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"` }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "tests": { "type": "string", "description": "Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)" }, "drift": { "type": "object", "additionalProperties": false, "description": "How drift treats differences the team has accepted", "properties": { "ignore": { "type": "array", "description": `Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.`, "items": { "$ref": "#/definitions/IgnoreRule" } } } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" }, "guardrails": { "type": "array", "description": "Rules every plan is checked against, in every environment (an environment's guardrails: add to these): each change a rule matches and whose when holds is denied, warned of or needs approvals. docs/guardrails.md", "items": { "$ref": "#/definitions/Guardrail" } } }, "definitions": { "Environment": { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "promote_from": { "type": "string", "minLength": 1, "description": "Promotion: the environment of revsync.yaml this one receives changes from (sandbox, say). plan reads it (with its own credentials) and marks each change promoted only while it holds the same resulting values from the same files, else blocked (not yet there, or different there); where the repo has policy tests, they must pass live against it; apply checks again right before each write. Chains (sandbox, then uat, then production) name their source each. docs/promotion.md" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables, always REVSYNC_ and more (so no other tool's secret, GITHUB_TOKEN or CI_JOB_TOKEN, is ever read as a sign-in and sent to the service): PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). REVSYNC_ then upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" }, "FourEyesConfig": { "description": 'true: four eyes (no SSP batch approved by its reviewer, uploader or policy creator; in CI an independent approval of the pull or merge request, at the commit applied, from a clean tree). { local_apply: true }: four eyes, and apply may also run outside CI (recorded in the evidence and flagged by evidence verify). docs/auditors.md, "Four eyes"', "oneOf": [{ "type": "boolean" }, { "type": "object", "additionalProperties": false, "properties": { "local_apply": { "type": "boolean", "description": "Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)" } } }] }, "LockConfig": { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] }, "IgnoreRule": { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } }, "ServiceChoices": { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } }, "FiscalCalendar": { "title": "FiscalCalendar", "type": "object", "additionalProperties": false, "description": "The fiscal calendar quarter_end windows and the effective_start_quarter fact count quarters by (an environment's wins over the top level). Default: the calendar year in UTC.", "properties": { "fiscal_year_start": { "type": "string", "pattern": "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "description": "MM-DD: the first day of the fiscal year (02-01 for a year starting 1 February); its quarters start every three months from it. Default 01-01" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone (America/New_York) the calendar's days, the windows' dates and times, and exceptions' until dates are read in. Default UTC" } } }, "Guardrail": { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] }, "GuardrailMatch": { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } }, "GuardrailException": { "title": "GuardrailException", "type": "object", "additionalProperties": false, "required": ["address", "reason", "until"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address glob the exception covers (* matches any run of characters)" }, "reason": { "type": "string", "minLength": 1, "description": "Why, shown with every outcome it excepts" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the exception holds up to and including this day (in the fiscal calendar's time zone), then lapses by itself" } } }, "FreezeWindow": { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } } } };
     var schema15 = { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] };
     var schema23 = { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } };
     var func2 = Object.prototype.hasOwnProperty;
     var func4 = require_ucs2length().default;
-    var schema12 = { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables: PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). Upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" };
+    var schema12 = { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "promote_from": { "type": "string", "minLength": 1, "description": "Promotion: the environment of revsync.yaml this one receives changes from (sandbox, say). plan reads it (with its own credentials) and marks each change promoted only while it holds the same resulting values from the same files, else blocked (not yet there, or different there); where the repo has policy tests, they must pass live against it; apply checks again right before each write. Chains (sandbox, then uat, then production) name their source each. docs/promotion.md" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables, always REVSYNC_ and more (so no other tool's secret, GITHUB_TOKEN or CI_JOB_TOKEN, is ever read as a sign-in and sent to the service): PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). REVSYNC_ then upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" };
     var schema13 = { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } };
     var schema19 = { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } };
     var pattern0 = new RegExp("\\S", "u");
-    var pattern2 = new RegExp("^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$", "u");
+    var pattern2 = new RegExp("^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$", "u");
     var pattern3 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]*$", "u");
     var pattern6 = new RegExp("^(\\d+d)?(\\d+h)?(\\d+m)?$", "u");
     var pattern7 = new RegExp("^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "u");
@@ -5071,11 +5071,11 @@ var require_validators = __commonJS({
             }
           }
         }
-        if (data.credentials !== void 0) {
-          let data21 = data.credentials;
-          if (data21 && typeof data21 == "object" && !Array.isArray(data21)) {
-            if (data21.prefix === void 0) {
-              const err46 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/required", keyword: "required", params: { missingProperty: "prefix" }, message: "must have required property 'prefix'" };
+        if (data.promote_from !== void 0) {
+          let data21 = data.promote_from;
+          if (typeof data21 === "string") {
+            if (func4(data21) < 1) {
+              const err46 = { instancePath: instancePath + "/promote_from", schemaPath: "#/properties/promote_from/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
               if (vErrors === null) {
                 vErrors = [err46];
               } else {
@@ -5083,31 +5083,31 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key7 in data21) {
-              if (!(key7 === "prefix")) {
-                const err47 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err47];
-                } else {
-                  vErrors.push(err47);
-                }
-                errors++;
-              }
+          } else {
+            const err47 = { instancePath: instancePath + "/promote_from", schemaPath: "#/properties/promote_from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err47];
+            } else {
+              vErrors.push(err47);
             }
-            if (data21.prefix !== void 0) {
-              let data22 = data21.prefix;
-              if (typeof data22 === "string") {
-                if (!pattern2.test(data22)) {
-                  const err48 = { instancePath: instancePath + "/credentials/prefix", schemaPath: "#/properties/credentials/properties/prefix/pattern", keyword: "pattern", params: { pattern: "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$" }, message: 'must match pattern "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$"' };
-                  if (vErrors === null) {
-                    vErrors = [err48];
-                  } else {
-                    vErrors.push(err48);
-                  }
-                  errors++;
-                }
+            errors++;
+          }
+        }
+        if (data.credentials !== void 0) {
+          let data22 = data.credentials;
+          if (data22 && typeof data22 == "object" && !Array.isArray(data22)) {
+            if (data22.prefix === void 0) {
+              const err48 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/required", keyword: "required", params: { missingProperty: "prefix" }, message: "must have required property 'prefix'" };
+              if (vErrors === null) {
+                vErrors = [err48];
               } else {
-                const err49 = { instancePath: instancePath + "/credentials/prefix", schemaPath: "#/properties/credentials/properties/prefix/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                vErrors.push(err48);
+              }
+              errors++;
+            }
+            for (const key7 in data22) {
+              if (!(key7 === "prefix")) {
+                const err49 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err49];
                 } else {
@@ -5116,183 +5116,182 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data22.prefix !== void 0) {
+              let data23 = data22.prefix;
+              if (typeof data23 === "string") {
+                if (!pattern2.test(data23)) {
+                  const err50 = { instancePath: instancePath + "/credentials/prefix", schemaPath: "#/properties/credentials/properties/prefix/pattern", keyword: "pattern", params: { pattern: "^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$" }, message: 'must match pattern "^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$"' };
+                  if (vErrors === null) {
+                    vErrors = [err50];
+                  } else {
+                    vErrors.push(err50);
+                  }
+                  errors++;
+                }
+              } else {
+                const err51 = { instancePath: instancePath + "/credentials/prefix", schemaPath: "#/properties/credentials/properties/prefix/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err51];
+                } else {
+                  vErrors.push(err51);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err50 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err52 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err50];
+              vErrors = [err52];
             } else {
-              vErrors.push(err50);
+              vErrors.push(err52);
             }
             errors++;
           }
         }
         if (data.guardrails !== void 0) {
-          let data23 = data.guardrails;
-          if (Array.isArray(data23)) {
-            const len0 = data23.length;
+          let data24 = data.guardrails;
+          if (Array.isArray(data24)) {
+            const len0 = data24.length;
             for (let i0 = 0; i0 < len0; i0++) {
-              if (!validate12(data23[i0], { instancePath: instancePath + "/guardrails/" + i0, parentData: data23, parentDataProperty: i0, rootData })) {
+              if (!validate12(data24[i0], { instancePath: instancePath + "/guardrails/" + i0, parentData: data24, parentDataProperty: i0, rootData })) {
                 vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
                 errors = vErrors.length;
               }
             }
           } else {
-            const err51 = { instancePath: instancePath + "/guardrails", schemaPath: "#/properties/guardrails/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err53 = { instancePath: instancePath + "/guardrails", schemaPath: "#/properties/guardrails/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err51];
+              vErrors = [err53];
             } else {
-              vErrors.push(err51);
+              vErrors.push(err53);
             }
             errors++;
           }
         }
         if (data.freeze !== void 0) {
-          let data25 = data.freeze;
-          if (Array.isArray(data25)) {
-            const len1 = data25.length;
+          let data26 = data.freeze;
+          if (Array.isArray(data26)) {
+            const len1 = data26.length;
             for (let i1 = 0; i1 < len1; i1++) {
-              let data26 = data25[i1];
-              if (data26 && typeof data26 == "object" && !Array.isArray(data26)) {
-                if (data26.name === void 0) {
-                  const err52 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+              let data27 = data26[i1];
+              if (data27 && typeof data27 == "object" && !Array.isArray(data27)) {
+                if (data27.name === void 0) {
+                  const err54 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                   if (vErrors === null) {
-                    vErrors = [err52];
+                    vErrors = [err54];
                   } else {
-                    vErrors.push(err52);
+                    vErrors.push(err54);
                   }
                   errors++;
                 }
-                for (const key8 in data26) {
+                for (const key8 in data27) {
                   if (!func2.call(schema19.properties, key8)) {
-                    const err53 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                    const err55 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
-                      vErrors = [err53];
+                      vErrors = [err55];
                     } else {
-                      vErrors.push(err53);
+                      vErrors.push(err55);
                     }
                     errors++;
                   }
                 }
-                if (data26.name !== void 0) {
-                  let data27 = data26.name;
-                  if (typeof data27 === "string") {
-                    if (func4(data27) > 100) {
-                      const err54 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/maxLength", keyword: "maxLength", params: { limit: 100 }, message: "must NOT have more than 100 characters" };
+                if (data27.name !== void 0) {
+                  let data28 = data27.name;
+                  if (typeof data28 === "string") {
+                    if (func4(data28) > 100) {
+                      const err56 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/maxLength", keyword: "maxLength", params: { limit: 100 }, message: "must NOT have more than 100 characters" };
                       if (vErrors === null) {
-                        vErrors = [err54];
+                        vErrors = [err56];
                       } else {
-                        vErrors.push(err54);
+                        vErrors.push(err56);
                       }
                       errors++;
                     }
-                    if (!pattern3.test(data27)) {
-                      const err55 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9_.-]*$"' };
+                    if (!pattern3.test(data28)) {
+                      const err57 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9_.-]*$"' };
                       if (vErrors === null) {
-                        vErrors = [err55];
+                        vErrors = [err57];
                       } else {
-                        vErrors.push(err55);
+                        vErrors.push(err57);
                       }
                       errors++;
                     }
                   } else {
-                    const err56 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err58 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err56];
+                      vErrors = [err58];
                     } else {
-                      vErrors.push(err56);
+                      vErrors.push(err58);
                     }
                     errors++;
                   }
                 }
-                if (data26.description !== void 0) {
-                  if (typeof data26.description !== "string") {
-                    const err57 = { instancePath: instancePath + "/freeze/" + i1 + "/description", schemaPath: "#/definitions/FreezeWindow/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (data27.description !== void 0) {
+                  if (typeof data27.description !== "string") {
+                    const err59 = { instancePath: instancePath + "/freeze/" + i1 + "/description", schemaPath: "#/definitions/FreezeWindow/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err57];
+                      vErrors = [err59];
                     } else {
-                      vErrors.push(err57);
+                      vErrors.push(err59);
                     }
                     errors++;
                   }
                 }
-                if (data26.quarter_end !== void 0) {
-                  let data29 = data26.quarter_end;
-                  if (data29 && typeof data29 == "object" && !Array.isArray(data29)) {
-                    if (data29.days_before === void 0) {
-                      const err58 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_before" }, message: "must have required property 'days_before'" };
+                if (data27.quarter_end !== void 0) {
+                  let data30 = data27.quarter_end;
+                  if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
+                    if (data30.days_before === void 0) {
+                      const err60 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_before" }, message: "must have required property 'days_before'" };
                       if (vErrors === null) {
-                        vErrors = [err58];
+                        vErrors = [err60];
                       } else {
-                        vErrors.push(err58);
+                        vErrors.push(err60);
                       }
                       errors++;
                     }
-                    if (data29.days_after === void 0) {
-                      const err59 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_after" }, message: "must have required property 'days_after'" };
+                    if (data30.days_after === void 0) {
+                      const err61 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_after" }, message: "must have required property 'days_after'" };
                       if (vErrors === null) {
-                        vErrors = [err59];
+                        vErrors = [err61];
                       } else {
-                        vErrors.push(err59);
+                        vErrors.push(err61);
                       }
                       errors++;
                     }
-                    for (const key9 in data29) {
+                    for (const key9 in data30) {
                       if (!(key9 === "days_before" || key9 === "days_after")) {
-                        const err60 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" };
+                        const err62 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
-                          vErrors = [err60];
+                          vErrors = [err62];
                         } else {
-                          vErrors.push(err60);
+                          vErrors.push(err62);
                         }
                         errors++;
                       }
                     }
-                    if (data29.days_before !== void 0) {
-                      let data30 = data29.days_before;
-                      if (!(typeof data30 == "number" && (!(data30 % 1) && !isNaN(data30)))) {
-                        const err61 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err61];
-                        } else {
-                          vErrors.push(err61);
-                        }
-                        errors++;
-                      }
-                      if (typeof data30 == "number") {
-                        if (data30 > 60 || isNaN(data30)) {
-                          const err62 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
-                          if (vErrors === null) {
-                            vErrors = [err62];
-                          } else {
-                            vErrors.push(err62);
-                          }
-                          errors++;
-                        }
-                        if (data30 < 0 || isNaN(data30)) {
-                          const err63 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                          if (vErrors === null) {
-                            vErrors = [err63];
-                          } else {
-                            vErrors.push(err63);
-                          }
-                          errors++;
-                        }
-                      }
-                    }
-                    if (data29.days_after !== void 0) {
-                      let data31 = data29.days_after;
+                    if (data30.days_before !== void 0) {
+                      let data31 = data30.days_before;
                       if (!(typeof data31 == "number" && (!(data31 % 1) && !isNaN(data31)))) {
-                        const err64 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        const err63 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                         if (vErrors === null) {
-                          vErrors = [err64];
+                          vErrors = [err63];
                         } else {
-                          vErrors.push(err64);
+                          vErrors.push(err63);
                         }
                         errors++;
                       }
                       if (typeof data31 == "number") {
                         if (data31 > 60 || isNaN(data31)) {
-                          const err65 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
+                          const err64 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
+                          if (vErrors === null) {
+                            vErrors = [err64];
+                          } else {
+                            vErrors.push(err64);
+                          }
+                          errors++;
+                        }
+                        if (data31 < 0 || isNaN(data31)) {
+                          const err65 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                           if (vErrors === null) {
                             vErrors = [err65];
                           } else {
@@ -5300,41 +5299,42 @@ var require_validators = __commonJS({
                           }
                           errors++;
                         }
-                        if (data31 < 0 || isNaN(data31)) {
-                          const err66 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                      }
+                    }
+                    if (data30.days_after !== void 0) {
+                      let data32 = data30.days_after;
+                      if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)))) {
+                        const err66 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        if (vErrors === null) {
+                          vErrors = [err66];
+                        } else {
+                          vErrors.push(err66);
+                        }
+                        errors++;
+                      }
+                      if (typeof data32 == "number") {
+                        if (data32 > 60 || isNaN(data32)) {
+                          const err67 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
                           if (vErrors === null) {
-                            vErrors = [err66];
+                            vErrors = [err67];
                           } else {
-                            vErrors.push(err66);
+                            vErrors.push(err67);
+                          }
+                          errors++;
+                        }
+                        if (data32 < 0 || isNaN(data32)) {
+                          const err68 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                          if (vErrors === null) {
+                            vErrors = [err68];
+                          } else {
+                            vErrors.push(err68);
                           }
                           errors++;
                         }
                       }
                     }
                   } else {
-                    const err67 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                    if (vErrors === null) {
-                      vErrors = [err67];
-                    } else {
-                      vErrors.push(err67);
-                    }
-                    errors++;
-                  }
-                }
-                if (data26.from !== void 0) {
-                  if (typeof data26.from !== "string") {
-                    const err68 = { instancePath: instancePath + "/freeze/" + i1 + "/from", schemaPath: "#/definitions/FreezeWindow/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err68];
-                    } else {
-                      vErrors.push(err68);
-                    }
-                    errors++;
-                  }
-                }
-                if (data26.to !== void 0) {
-                  if (typeof data26.to !== "string") {
-                    const err69 = { instancePath: instancePath + "/freeze/" + i1 + "/to", schemaPath: "#/definitions/FreezeWindow/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err69 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
                       vErrors = [err69];
                     } else {
@@ -5343,20 +5343,20 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data26.cron !== void 0) {
-                  let data34 = data26.cron;
-                  if (typeof data34 === "string") {
-                    if (func4(data34) < 1) {
-                      const err70 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                      if (vErrors === null) {
-                        vErrors = [err70];
-                      } else {
-                        vErrors.push(err70);
-                      }
-                      errors++;
+                if (data27.from !== void 0) {
+                  if (typeof data27.from !== "string") {
+                    const err70 = { instancePath: instancePath + "/freeze/" + i1 + "/from", schemaPath: "#/definitions/FreezeWindow/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err70];
+                    } else {
+                      vErrors.push(err70);
                     }
-                  } else {
-                    const err71 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    errors++;
+                  }
+                }
+                if (data27.to !== void 0) {
+                  if (typeof data27.to !== "string") {
+                    const err71 = { instancePath: instancePath + "/freeze/" + i1 + "/to", schemaPath: "#/definitions/FreezeWindow/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err71];
                     } else {
@@ -5365,11 +5365,11 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data26.duration !== void 0) {
-                  let data35 = data26.duration;
+                if (data27.cron !== void 0) {
+                  let data35 = data27.cron;
                   if (typeof data35 === "string") {
-                    if (func4(data35) < 2) {
-                      const err72 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/minLength", keyword: "minLength", params: { limit: 2 }, message: "must NOT have fewer than 2 characters" };
+                    if (func4(data35) < 1) {
+                      const err72 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
                         vErrors = [err72];
                       } else {
@@ -5377,30 +5377,30 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (!pattern6.test(data35)) {
-                      const err73 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/pattern", keyword: "pattern", params: { pattern: "^(\\d+d)?(\\d+h)?(\\d+m)?$" }, message: 'must match pattern "^(\\d+d)?(\\d+h)?(\\d+m)?$"' };
-                      if (vErrors === null) {
-                        vErrors = [err73];
-                      } else {
-                        vErrors.push(err73);
-                      }
-                      errors++;
-                    }
                   } else {
-                    const err74 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err73 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err74];
+                      vErrors = [err73];
                     } else {
-                      vErrors.push(err74);
+                      vErrors.push(err73);
                     }
                     errors++;
                   }
                 }
-                if (data26.timezone !== void 0) {
-                  let data36 = data26.timezone;
+                if (data27.duration !== void 0) {
+                  let data36 = data27.duration;
                   if (typeof data36 === "string") {
-                    if (func4(data36) < 1) {
-                      const err75 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                    if (func4(data36) < 2) {
+                      const err74 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/minLength", keyword: "minLength", params: { limit: 2 }, message: "must NOT have fewer than 2 characters" };
+                      if (vErrors === null) {
+                        vErrors = [err74];
+                      } else {
+                        vErrors.push(err74);
+                      }
+                      errors++;
+                    }
+                    if (!pattern6.test(data36)) {
+                      const err75 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/pattern", keyword: "pattern", params: { pattern: "^(\\d+d)?(\\d+h)?(\\d+m)?$" }, message: 'must match pattern "^(\\d+d)?(\\d+h)?(\\d+m)?$"' };
                       if (vErrors === null) {
                         vErrors = [err75];
                       } else {
@@ -5409,7 +5409,7 @@ var require_validators = __commonJS({
                       errors++;
                     }
                   } else {
-                    const err76 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err76 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err76];
                     } else {
@@ -5418,11 +5418,11 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data26.override_by !== void 0) {
-                  let data37 = data26.override_by;
-                  if (Array.isArray(data37)) {
-                    if (data37.length < 1) {
-                      const err77 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                if (data27.timezone !== void 0) {
+                  let data37 = data27.timezone;
+                  if (typeof data37 === "string") {
+                    if (func4(data37) < 1) {
+                      const err77 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
                         vErrors = [err77];
                       } else {
@@ -5430,65 +5430,63 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    const len2 = data37.length;
+                  } else {
+                    const err78 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err78];
+                    } else {
+                      vErrors.push(err78);
+                    }
+                    errors++;
+                  }
+                }
+                if (data27.override_by !== void 0) {
+                  let data38 = data27.override_by;
+                  if (Array.isArray(data38)) {
+                    if (data38.length < 1) {
+                      const err79 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                      if (vErrors === null) {
+                        vErrors = [err79];
+                      } else {
+                        vErrors.push(err79);
+                      }
+                      errors++;
+                    }
+                    const len2 = data38.length;
                     for (let i2 = 0; i2 < len2; i2++) {
-                      let data38 = data37[i2];
-                      if (typeof data38 === "string") {
-                        if (func4(data38) < 1) {
-                          const err78 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      let data39 = data38[i2];
+                      if (typeof data39 === "string") {
+                        if (func4(data39) < 1) {
+                          const err80 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                           if (vErrors === null) {
-                            vErrors = [err78];
+                            vErrors = [err80];
                           } else {
-                            vErrors.push(err78);
+                            vErrors.push(err80);
                           }
                           errors++;
                         }
                       } else {
-                        const err79 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        const err81 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
-                          vErrors = [err79];
+                          vErrors = [err81];
                         } else {
-                          vErrors.push(err79);
+                          vErrors.push(err81);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err80 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    const err82 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                     if (vErrors === null) {
-                      vErrors = [err80];
+                      vErrors = [err82];
                     } else {
-                      vErrors.push(err80);
+                      vErrors.push(err82);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err81 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                if (vErrors === null) {
-                  vErrors = [err81];
-                } else {
-                  vErrors.push(err81);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err82 = { instancePath: instancePath + "/freeze", schemaPath: "#/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-            if (vErrors === null) {
-              vErrors = [err82];
-            } else {
-              vErrors.push(err82);
-            }
-            errors++;
-          }
-        }
-        if (data.fiscal_calendar !== void 0) {
-          let data39 = data.fiscal_calendar;
-          if (data39 && typeof data39 == "object" && !Array.isArray(data39)) {
-            for (const key10 in data39) {
-              if (!(key10 === "fiscal_year_start" || key10 === "timezone")) {
-                const err83 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key10 }, message: "must NOT have additional properties" };
+                const err83 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
                   vErrors = [err83];
                 } else {
@@ -5497,20 +5495,22 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data39.fiscal_year_start !== void 0) {
-              let data40 = data39.fiscal_year_start;
-              if (typeof data40 === "string") {
-                if (!pattern7.test(data40)) {
-                  const err84 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/pattern", keyword: "pattern", params: { pattern: "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$" }, message: 'must match pattern "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"' };
-                  if (vErrors === null) {
-                    vErrors = [err84];
-                  } else {
-                    vErrors.push(err84);
-                  }
-                  errors++;
-                }
-              } else {
-                const err85 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+          } else {
+            const err84 = { instancePath: instancePath + "/freeze", schemaPath: "#/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err84];
+            } else {
+              vErrors.push(err84);
+            }
+            errors++;
+          }
+        }
+        if (data.fiscal_calendar !== void 0) {
+          let data40 = data.fiscal_calendar;
+          if (data40 && typeof data40 == "object" && !Array.isArray(data40)) {
+            for (const key10 in data40) {
+              if (!(key10 === "fiscal_year_start" || key10 === "timezone")) {
+                const err85 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key10 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err85];
                 } else {
@@ -5519,11 +5519,11 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data39.timezone !== void 0) {
-              let data41 = data39.timezone;
+            if (data40.fiscal_year_start !== void 0) {
+              let data41 = data40.fiscal_year_start;
               if (typeof data41 === "string") {
-                if (func4(data41) < 1) {
-                  const err86 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                if (!pattern7.test(data41)) {
+                  const err86 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/pattern", keyword: "pattern", params: { pattern: "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$" }, message: 'must match pattern "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"' };
                   if (vErrors === null) {
                     vErrors = [err86];
                   } else {
@@ -5532,7 +5532,7 @@ var require_validators = __commonJS({
                   errors++;
                 }
               } else {
-                const err87 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err87 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err87];
                 } else {
@@ -5541,22 +5541,44 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data40.timezone !== void 0) {
+              let data42 = data40.timezone;
+              if (typeof data42 === "string") {
+                if (func4(data42) < 1) {
+                  const err88 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                  if (vErrors === null) {
+                    vErrors = [err88];
+                  } else {
+                    vErrors.push(err88);
+                  }
+                  errors++;
+                }
+              } else {
+                const err89 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err89];
+                } else {
+                  vErrors.push(err89);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err88 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err90 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err88];
+              vErrors = [err90];
             } else {
-              vErrors.push(err88);
+              vErrors.push(err90);
             }
             errors++;
           }
         }
       } else {
-        const err89 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err91 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err89];
+          vErrors = [err91];
         } else {
-          vErrors.push(err89);
+          vErrors.push(err91);
         }
         errors++;
       }
@@ -7678,15 +7700,17 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.plan = validate18;
-    var schema28 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "look_alike": { "type": "array", "description": "Names of git and of the service that look alike (case, spaces, characters that cannot be seen, how a letter is written, letters that look alike): revsync takes them for two, and warns.", "items": { "type": "object", "required": ["git", "service"], "properties": { "git": { "type": "string" }, "service": { "type": "string" } }, "additionalProperties": false } }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "unread": { "type": "array", "description": "What could not be read of the service, even after each read's retries: each address and everything below it (a kind's name, such as ssp: all of that kind), with the read's failure. The plan says nothing of them: plan exits 1, and the next plan reads them again. Absent when everything was read. The drift report carries the same list.", "items": { "type": "object", "required": ["address", "error"], "properties": { "address": { "type": "string" }, "error": { "type": "string" } }, "additionalProperties": false } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." }, "guardrails": { "$ref": "#/definitions/PlanGuardrails" } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] }, "GuardrailOutcome": { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } }, "TenantConfigurationUpdatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } }, "SspPolicyCreatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } }, "SspPolicyBatchPayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
-    var schema42 = { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
+    var schema28 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "look_alike": { "type": "array", "description": "Names of git and of the service that look alike (case, spaces, characters that cannot be seen, how a letter is written, letters that look alike): revsync takes them for two, and warns.", "items": { "type": "object", "required": ["git", "service"], "properties": { "git": { "type": "string" }, "service": { "type": "string" } }, "additionalProperties": false } }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "unread": { "type": "array", "description": "What could not be read of the service, even after each read's retries: each address and everything below it (a kind's name, such as ssp: all of that kind), with the read's failure. The plan says nothing of them: plan exits 1, and the next plan reads them again. Absent when everything was read. The drift report carries the same list.", "items": { "type": "object", "required": ["address", "error"], "properties": { "address": { "type": "string" }, "error": { "type": "string" } }, "additionalProperties": false } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." }, "guardrails": { "$ref": "#/definitions/PlanGuardrails" }, "promotion": { "$ref": "#/definitions/PlanPromotion" } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } }, "promotion": { "description": "With promote_from in revsync.yaml: whether the source environment holds what this write sets (promoted), or why not (blocked: the change's action is blocked, its reason says why, and promotion.action names the write it would be)", "$ref": "#/definitions/ChangePromotion" } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] }, "GuardrailOutcome": { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "ChangePromotion": { "type": "object", "additionalProperties": false, "description": "One write of an environment with promote_from, judged against its source environment", "required": ["status", "from", "action", "compared"], "properties": { "status": { "enum": ["promoted", "blocked"], "description": "promoted: the source holds the same resulting values; blocked: it does not (not yet there, different there, left out of it) or the policy tests fail there" }, "from": { "type": "string", "description": "The source environment" }, "action": { "enum": ["create", "update", "review", "approve"], "description": "The write: the change's action, or of a blocked one the write it would be" }, "compared": { "type": "object", "description": "What the source holds of what the write sets, as compared: each field, a batch's status and its values' checksum" }, "differs": { "type": "array", "description": "Blocked: each field the source holds otherwise than git asks of it", "items": { "type": "object", "additionalProperties": false, "required": ["field", "source", "git"], "properties": { "field": { "type": "string" }, "source": {}, "git": {} } } }, "not_shown": { "type": "array", "description": "Fields git sets that the source does not show (null): not compared", "items": { "type": "string" } } } }, "PlanPromotion": { "type": "object", "additionalProperties": false, "description": "With promote_from in revsync.yaml: the source environment and its tenant, the commit the plan was made from (and the policy files that differ from it), when the source was read (null: nothing to promote, nothing read), how many writes are promoted and blocked, the checksum of what was compared, and the policy tests run live against the source", "required": ["from", "base_url", "realm", "user", "commit", "read_at", "promoted", "blocked", "compared_checksum"], "properties": { "from": { "type": "string" }, "base_url": { "type": "string" }, "realm": { "type": "string" }, "user": { "type": ["string", "null"], "description": "The user the source was read as" }, "commit": { "type": ["string", "null"] }, "uncommitted": { "type": "array", "items": { "type": "string" } }, "read_at": { "type": ["string", "null"] }, "promoted": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "compared_checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of what was compared of every write (address, action, compared), the RFC 8785 canonical JSON" }, "tests": { "type": "object", "additionalProperties": false, "required": ["cases", "contracts", "failed"], "description": "The policy tests, run live against the source from the same commit", "properties": { "cases": { "type": "integer", "minimum": 0 }, "contracts": { "type": "integer", "minimum": 0 }, "failed": { "type": "array", "items": { "type": "string" } } } } } }, "PlanGuardrails": { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } }, "TenantConfigurationUpdatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } }, "SspPolicyCreatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } }, "SspPolicyBatchPayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
+    var schema43 = { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
+    var schema44 = { "type": "object", "additionalProperties": false, "description": "With promote_from in revsync.yaml: the source environment and its tenant, the commit the plan was made from (and the policy files that differ from it), when the source was read (null: nothing to promote, nothing read), how many writes are promoted and blocked, the checksum of what was compared, and the policy tests run live against the source", "required": ["from", "base_url", "realm", "user", "commit", "read_at", "promoted", "blocked", "compared_checksum"], "properties": { "from": { "type": "string" }, "base_url": { "type": "string" }, "realm": { "type": "string" }, "user": { "type": ["string", "null"], "description": "The user the source was read as" }, "commit": { "type": ["string", "null"] }, "uncommitted": { "type": "array", "items": { "type": "string" } }, "read_at": { "type": ["string", "null"] }, "promoted": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "compared_checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of what was compared of every write (address, action, compared), the RFC 8785 canonical JSON" }, "tests": { "type": "object", "additionalProperties": false, "required": ["cases", "contracts", "failed"], "description": "The policy tests, run live against the source from the same commit", "properties": { "cases": { "type": "integer", "minimum": 0 }, "contracts": { "type": "integer", "minimum": 0 }, "failed": { "type": "array", "items": { "type": "string" } } } } } };
     var pattern18 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
     var pattern21 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
-    var schema29 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] };
+    var schema29 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } }, "promotion": { "description": "With promote_from in revsync.yaml: whether the source environment holds what this write sets (promoted), or why not (blocked: the change's action is blocked, its reason says why, and promotion.action names the write it would be)", "$ref": "#/definitions/ChangePromotion" } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] };
     var schema38 = { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } };
     var schema39 = { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } };
     var schema40 = { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } };
     var schema41 = { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } };
+    var schema42 = { "type": "object", "additionalProperties": false, "description": "One write of an environment with promote_from, judged against its source environment", "required": ["status", "from", "action", "compared"], "properties": { "status": { "enum": ["promoted", "blocked"], "description": "promoted: the source holds the same resulting values; blocked: it does not (not yet there, different there, left out of it) or the policy tests fail there" }, "from": { "type": "string", "description": "The source environment" }, "action": { "enum": ["create", "update", "review", "approve"], "description": "The write: the change's action, or of a blocked one the write it would be" }, "compared": { "type": "object", "description": "What the source holds of what the write sets, as compared: each field, a batch's status and its values' checksum" }, "differs": { "type": "array", "description": "Blocked: each field the source holds otherwise than git asks of it", "items": { "type": "object", "additionalProperties": false, "required": ["field", "source", "git"], "properties": { "field": { "type": "string" }, "source": {}, "git": {} } } }, "not_shown": { "type": "array", "description": "Fields git sets that the source does not show (null): not compared", "items": { "type": "string" } } } };
     var pattern19 = new RegExp("^tenant-configuration/", "u");
     var pattern20 = new RegExp("^ssp/", "u");
     var pattern22 = new RegExp("^(tenant-configuration|ssp)/", "u");
@@ -10491,12 +10515,220 @@ var require_validators = __commonJS({
             errors++;
           }
         }
+        if (data.promotion !== void 0) {
+          let data55 = data.promotion;
+          if (data55 && typeof data55 == "object" && !Array.isArray(data55)) {
+            if (data55.status === void 0) {
+              const err108 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "status" }, message: "must have required property 'status'" };
+              if (vErrors === null) {
+                vErrors = [err108];
+              } else {
+                vErrors.push(err108);
+              }
+              errors++;
+            }
+            if (data55.from === void 0) {
+              const err109 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+              if (vErrors === null) {
+                vErrors = [err109];
+              } else {
+                vErrors.push(err109);
+              }
+              errors++;
+            }
+            if (data55.action === void 0) {
+              const err110 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "action" }, message: "must have required property 'action'" };
+              if (vErrors === null) {
+                vErrors = [err110];
+              } else {
+                vErrors.push(err110);
+              }
+              errors++;
+            }
+            if (data55.compared === void 0) {
+              const err111 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "compared" }, message: "must have required property 'compared'" };
+              if (vErrors === null) {
+                vErrors = [err111];
+              } else {
+                vErrors.push(err111);
+              }
+              errors++;
+            }
+            for (const key42 in data55) {
+              if (!(key42 === "status" || key42 === "from" || key42 === "action" || key42 === "compared" || key42 === "differs" || key42 === "not_shown")) {
+                const err112 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err112];
+                } else {
+                  vErrors.push(err112);
+                }
+                errors++;
+              }
+            }
+            if (data55.status !== void 0) {
+              let data56 = data55.status;
+              if (!(data56 === "promoted" || data56 === "blocked")) {
+                const err113 = { instancePath: instancePath + "/promotion/status", schemaPath: "#/definitions/ChangePromotion/properties/status/enum", keyword: "enum", params: { allowedValues: schema42.properties.status.enum }, message: "must be equal to one of the allowed values" };
+                if (vErrors === null) {
+                  vErrors = [err113];
+                } else {
+                  vErrors.push(err113);
+                }
+                errors++;
+              }
+            }
+            if (data55.from !== void 0) {
+              if (typeof data55.from !== "string") {
+                const err114 = { instancePath: instancePath + "/promotion/from", schemaPath: "#/definitions/ChangePromotion/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err114];
+                } else {
+                  vErrors.push(err114);
+                }
+                errors++;
+              }
+            }
+            if (data55.action !== void 0) {
+              let data58 = data55.action;
+              if (!(data58 === "create" || data58 === "update" || data58 === "review" || data58 === "approve")) {
+                const err115 = { instancePath: instancePath + "/promotion/action", schemaPath: "#/definitions/ChangePromotion/properties/action/enum", keyword: "enum", params: { allowedValues: schema42.properties.action.enum }, message: "must be equal to one of the allowed values" };
+                if (vErrors === null) {
+                  vErrors = [err115];
+                } else {
+                  vErrors.push(err115);
+                }
+                errors++;
+              }
+            }
+            if (data55.compared !== void 0) {
+              let data59 = data55.compared;
+              if (!(data59 && typeof data59 == "object" && !Array.isArray(data59))) {
+                const err116 = { instancePath: instancePath + "/promotion/compared", schemaPath: "#/definitions/ChangePromotion/properties/compared/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err116];
+                } else {
+                  vErrors.push(err116);
+                }
+                errors++;
+              }
+            }
+            if (data55.differs !== void 0) {
+              let data60 = data55.differs;
+              if (Array.isArray(data60)) {
+                const len4 = data60.length;
+                for (let i4 = 0; i4 < len4; i4++) {
+                  let data61 = data60[i4];
+                  if (data61 && typeof data61 == "object" && !Array.isArray(data61)) {
+                    if (data61.field === void 0) {
+                      const err117 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/required", keyword: "required", params: { missingProperty: "field" }, message: "must have required property 'field'" };
+                      if (vErrors === null) {
+                        vErrors = [err117];
+                      } else {
+                        vErrors.push(err117);
+                      }
+                      errors++;
+                    }
+                    if (data61.source === void 0) {
+                      const err118 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                      if (vErrors === null) {
+                        vErrors = [err118];
+                      } else {
+                        vErrors.push(err118);
+                      }
+                      errors++;
+                    }
+                    if (data61.git === void 0) {
+                      const err119 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/required", keyword: "required", params: { missingProperty: "git" }, message: "must have required property 'git'" };
+                      if (vErrors === null) {
+                        vErrors = [err119];
+                      } else {
+                        vErrors.push(err119);
+                      }
+                      errors++;
+                    }
+                    for (const key5 in data61) {
+                      if (!(key5 === "field" || key5 === "source" || key5 === "git")) {
+                        const err120 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                        if (vErrors === null) {
+                          vErrors = [err120];
+                        } else {
+                          vErrors.push(err120);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data61.field !== void 0) {
+                      if (typeof data61.field !== "string") {
+                        const err121 = { instancePath: instancePath + "/promotion/differs/" + i4 + "/field", schemaPath: "#/definitions/ChangePromotion/properties/differs/items/properties/field/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err121];
+                        } else {
+                          vErrors.push(err121);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err122 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err122];
+                    } else {
+                      vErrors.push(err122);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err123 = { instancePath: instancePath + "/promotion/differs", schemaPath: "#/definitions/ChangePromotion/properties/differs/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err123];
+                } else {
+                  vErrors.push(err123);
+                }
+                errors++;
+              }
+            }
+            if (data55.not_shown !== void 0) {
+              let data63 = data55.not_shown;
+              if (Array.isArray(data63)) {
+                const len5 = data63.length;
+                for (let i5 = 0; i5 < len5; i5++) {
+                  if (typeof data63[i5] !== "string") {
+                    const err124 = { instancePath: instancePath + "/promotion/not_shown/" + i5, schemaPath: "#/definitions/ChangePromotion/properties/not_shown/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err124];
+                    } else {
+                      vErrors.push(err124);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err125 = { instancePath: instancePath + "/promotion/not_shown", schemaPath: "#/definitions/ChangePromotion/properties/not_shown/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err125];
+                } else {
+                  vErrors.push(err125);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err126 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err126];
+            } else {
+              vErrors.push(err126);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err108 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err127 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err108];
+          vErrors = [err127];
         } else {
-          vErrors.push(err108);
+          vErrors.push(err127);
         }
         errors++;
       }
@@ -12583,7 +12815,7 @@ var require_validators = __commonJS({
                     if (data100.effect !== void 0) {
                       let data102 = data100.effect;
                       if (!(data102 === "deny" || data102 === "warn" || data102 === "require_approval")) {
-                        const err189 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema42.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
+                        const err189 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema43.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err189];
                         } else {
@@ -12805,7 +13037,7 @@ var require_validators = __commonJS({
                       errors++;
                     }
                     for (const key6 in data112) {
-                      if (!func2.call(schema42.properties.freeze.items.properties, key6)) {
+                      if (!func2.call(schema43.properties.freeze.items.properties, key6)) {
                         const err210 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err210];
@@ -12829,7 +13061,7 @@ var require_validators = __commonJS({
                     if (data112.kind !== void 0) {
                       let data114 = data112.kind;
                       if (!(data114 === "quarter_end" || data114 === "dates" || data114 === "cron")) {
-                        const err212 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema42.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
+                        const err212 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema43.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err212];
                         } else {
@@ -12874,7 +13106,7 @@ var require_validators = __commonJS({
                     if (data112.from !== void 0) {
                       let data118 = data112.from;
                       if (typeof data118 !== "string" && data118 !== null) {
-                        const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.from.type }, message: "must be string,null" };
+                        const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema43.properties.freeze.items.properties.from.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err216];
                         } else {
@@ -12886,7 +13118,7 @@ var require_validators = __commonJS({
                     if (data112.until !== void 0) {
                       let data119 = data112.until;
                       if (typeof data119 !== "string" && data119 !== null) {
-                        const err217 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.until.type }, message: "must be string,null" };
+                        const err217 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema43.properties.freeze.items.properties.until.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err217];
                         } else {
@@ -12898,7 +13130,7 @@ var require_validators = __commonJS({
                     if (data112.from_local !== void 0) {
                       let data120 = data112.from_local;
                       if (typeof data120 !== "string" && data120 !== null) {
-                        const err218 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
+                        const err218 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema43.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err218];
                         } else {
@@ -12910,7 +13142,7 @@ var require_validators = __commonJS({
                     if (data112.until_local !== void 0) {
                       let data121 = data112.until_local;
                       if (typeof data121 !== "string" && data121 !== null) {
-                        const err219 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
+                        const err219 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema43.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err219];
                         } else {
@@ -13100,7 +13332,7 @@ var require_validators = __commonJS({
                     if (data130.via !== void 0) {
                       let data132 = data130.via;
                       if (!(data132 === "approver identity" || data132 === "pull request approval")) {
-                        const err236 = { instancePath: instancePath + "/guardrails/approvers/" + i18 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema42.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
+                        const err236 = { instancePath: instancePath + "/guardrails/approvers/" + i18 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema43.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err236];
                         } else {
@@ -13262,12 +13494,401 @@ var require_validators = __commonJS({
             errors++;
           }
         }
+        if (data.promotion !== void 0) {
+          let data140 = data.promotion;
+          if (data140 && typeof data140 == "object" && !Array.isArray(data140)) {
+            if (data140.from === void 0) {
+              const err251 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+              if (vErrors === null) {
+                vErrors = [err251];
+              } else {
+                vErrors.push(err251);
+              }
+              errors++;
+            }
+            if (data140.base_url === void 0) {
+              const err252 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "base_url" }, message: "must have required property 'base_url'" };
+              if (vErrors === null) {
+                vErrors = [err252];
+              } else {
+                vErrors.push(err252);
+              }
+              errors++;
+            }
+            if (data140.realm === void 0) {
+              const err253 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "realm" }, message: "must have required property 'realm'" };
+              if (vErrors === null) {
+                vErrors = [err253];
+              } else {
+                vErrors.push(err253);
+              }
+              errors++;
+            }
+            if (data140.user === void 0) {
+              const err254 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
+              if (vErrors === null) {
+                vErrors = [err254];
+              } else {
+                vErrors.push(err254);
+              }
+              errors++;
+            }
+            if (data140.commit === void 0) {
+              const err255 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+              if (vErrors === null) {
+                vErrors = [err255];
+              } else {
+                vErrors.push(err255);
+              }
+              errors++;
+            }
+            if (data140.read_at === void 0) {
+              const err256 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "read_at" }, message: "must have required property 'read_at'" };
+              if (vErrors === null) {
+                vErrors = [err256];
+              } else {
+                vErrors.push(err256);
+              }
+              errors++;
+            }
+            if (data140.promoted === void 0) {
+              const err257 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "promoted" }, message: "must have required property 'promoted'" };
+              if (vErrors === null) {
+                vErrors = [err257];
+              } else {
+                vErrors.push(err257);
+              }
+              errors++;
+            }
+            if (data140.blocked === void 0) {
+              const err258 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+              if (vErrors === null) {
+                vErrors = [err258];
+              } else {
+                vErrors.push(err258);
+              }
+              errors++;
+            }
+            if (data140.compared_checksum === void 0) {
+              const err259 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "compared_checksum" }, message: "must have required property 'compared_checksum'" };
+              if (vErrors === null) {
+                vErrors = [err259];
+              } else {
+                vErrors.push(err259);
+              }
+              errors++;
+            }
+            for (const key10 in data140) {
+              if (!func2.call(schema44.properties, key10)) {
+                const err260 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key10 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err260];
+                } else {
+                  vErrors.push(err260);
+                }
+                errors++;
+              }
+            }
+            if (data140.from !== void 0) {
+              if (typeof data140.from !== "string") {
+                const err261 = { instancePath: instancePath + "/promotion/from", schemaPath: "#/definitions/PlanPromotion/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err261];
+                } else {
+                  vErrors.push(err261);
+                }
+                errors++;
+              }
+            }
+            if (data140.base_url !== void 0) {
+              if (typeof data140.base_url !== "string") {
+                const err262 = { instancePath: instancePath + "/promotion/base_url", schemaPath: "#/definitions/PlanPromotion/properties/base_url/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err262];
+                } else {
+                  vErrors.push(err262);
+                }
+                errors++;
+              }
+            }
+            if (data140.realm !== void 0) {
+              if (typeof data140.realm !== "string") {
+                const err263 = { instancePath: instancePath + "/promotion/realm", schemaPath: "#/definitions/PlanPromotion/properties/realm/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err263];
+                } else {
+                  vErrors.push(err263);
+                }
+                errors++;
+              }
+            }
+            if (data140.user !== void 0) {
+              let data144 = data140.user;
+              if (typeof data144 !== "string" && data144 !== null) {
+                const err264 = { instancePath: instancePath + "/promotion/user", schemaPath: "#/definitions/PlanPromotion/properties/user/type", keyword: "type", params: { type: schema44.properties.user.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err264];
+                } else {
+                  vErrors.push(err264);
+                }
+                errors++;
+              }
+            }
+            if (data140.commit !== void 0) {
+              let data145 = data140.commit;
+              if (typeof data145 !== "string" && data145 !== null) {
+                const err265 = { instancePath: instancePath + "/promotion/commit", schemaPath: "#/definitions/PlanPromotion/properties/commit/type", keyword: "type", params: { type: schema44.properties.commit.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err265];
+                } else {
+                  vErrors.push(err265);
+                }
+                errors++;
+              }
+            }
+            if (data140.uncommitted !== void 0) {
+              let data146 = data140.uncommitted;
+              if (Array.isArray(data146)) {
+                const len21 = data146.length;
+                for (let i21 = 0; i21 < len21; i21++) {
+                  if (typeof data146[i21] !== "string") {
+                    const err266 = { instancePath: instancePath + "/promotion/uncommitted/" + i21, schemaPath: "#/definitions/PlanPromotion/properties/uncommitted/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err266];
+                    } else {
+                      vErrors.push(err266);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err267 = { instancePath: instancePath + "/promotion/uncommitted", schemaPath: "#/definitions/PlanPromotion/properties/uncommitted/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err267];
+                } else {
+                  vErrors.push(err267);
+                }
+                errors++;
+              }
+            }
+            if (data140.read_at !== void 0) {
+              let data148 = data140.read_at;
+              if (typeof data148 !== "string" && data148 !== null) {
+                const err268 = { instancePath: instancePath + "/promotion/read_at", schemaPath: "#/definitions/PlanPromotion/properties/read_at/type", keyword: "type", params: { type: schema44.properties.read_at.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err268];
+                } else {
+                  vErrors.push(err268);
+                }
+                errors++;
+              }
+            }
+            if (data140.promoted !== void 0) {
+              let data149 = data140.promoted;
+              if (!(typeof data149 == "number" && (!(data149 % 1) && !isNaN(data149)))) {
+                const err269 = { instancePath: instancePath + "/promotion/promoted", schemaPath: "#/definitions/PlanPromotion/properties/promoted/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err269];
+                } else {
+                  vErrors.push(err269);
+                }
+                errors++;
+              }
+              if (typeof data149 == "number") {
+                if (data149 < 0 || isNaN(data149)) {
+                  const err270 = { instancePath: instancePath + "/promotion/promoted", schemaPath: "#/definitions/PlanPromotion/properties/promoted/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err270];
+                  } else {
+                    vErrors.push(err270);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data140.blocked !== void 0) {
+              let data150 = data140.blocked;
+              if (!(typeof data150 == "number" && (!(data150 % 1) && !isNaN(data150)))) {
+                const err271 = { instancePath: instancePath + "/promotion/blocked", schemaPath: "#/definitions/PlanPromotion/properties/blocked/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err271];
+                } else {
+                  vErrors.push(err271);
+                }
+                errors++;
+              }
+              if (typeof data150 == "number") {
+                if (data150 < 0 || isNaN(data150)) {
+                  const err272 = { instancePath: instancePath + "/promotion/blocked", schemaPath: "#/definitions/PlanPromotion/properties/blocked/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err272];
+                  } else {
+                    vErrors.push(err272);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data140.compared_checksum !== void 0) {
+              let data151 = data140.compared_checksum;
+              if (typeof data151 === "string") {
+                if (!pattern21.test(data151)) {
+                  const err273 = { instancePath: instancePath + "/promotion/compared_checksum", schemaPath: "#/definitions/PlanPromotion/properties/compared_checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+                  if (vErrors === null) {
+                    vErrors = [err273];
+                  } else {
+                    vErrors.push(err273);
+                  }
+                  errors++;
+                }
+              } else {
+                const err274 = { instancePath: instancePath + "/promotion/compared_checksum", schemaPath: "#/definitions/PlanPromotion/properties/compared_checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err274];
+                } else {
+                  vErrors.push(err274);
+                }
+                errors++;
+              }
+            }
+            if (data140.tests !== void 0) {
+              let data152 = data140.tests;
+              if (data152 && typeof data152 == "object" && !Array.isArray(data152)) {
+                if (data152.cases === void 0) {
+                  const err275 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
+                  if (vErrors === null) {
+                    vErrors = [err275];
+                  } else {
+                    vErrors.push(err275);
+                  }
+                  errors++;
+                }
+                if (data152.contracts === void 0) {
+                  const err276 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/required", keyword: "required", params: { missingProperty: "contracts" }, message: "must have required property 'contracts'" };
+                  if (vErrors === null) {
+                    vErrors = [err276];
+                  } else {
+                    vErrors.push(err276);
+                  }
+                  errors++;
+                }
+                if (data152.failed === void 0) {
+                  const err277 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
+                  if (vErrors === null) {
+                    vErrors = [err277];
+                  } else {
+                    vErrors.push(err277);
+                  }
+                  errors++;
+                }
+                for (const key11 in data152) {
+                  if (!(key11 === "cases" || key11 === "contracts" || key11 === "failed")) {
+                    const err278 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key11 }, message: "must NOT have additional properties" };
+                    if (vErrors === null) {
+                      vErrors = [err278];
+                    } else {
+                      vErrors.push(err278);
+                    }
+                    errors++;
+                  }
+                }
+                if (data152.cases !== void 0) {
+                  let data153 = data152.cases;
+                  if (!(typeof data153 == "number" && (!(data153 % 1) && !isNaN(data153)))) {
+                    const err279 = { instancePath: instancePath + "/promotion/tests/cases", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/cases/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err279];
+                    } else {
+                      vErrors.push(err279);
+                    }
+                    errors++;
+                  }
+                  if (typeof data153 == "number") {
+                    if (data153 < 0 || isNaN(data153)) {
+                      const err280 = { instancePath: instancePath + "/promotion/tests/cases", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/cases/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                      if (vErrors === null) {
+                        vErrors = [err280];
+                      } else {
+                        vErrors.push(err280);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+                if (data152.contracts !== void 0) {
+                  let data154 = data152.contracts;
+                  if (!(typeof data154 == "number" && (!(data154 % 1) && !isNaN(data154)))) {
+                    const err281 = { instancePath: instancePath + "/promotion/tests/contracts", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/contracts/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err281];
+                    } else {
+                      vErrors.push(err281);
+                    }
+                    errors++;
+                  }
+                  if (typeof data154 == "number") {
+                    if (data154 < 0 || isNaN(data154)) {
+                      const err282 = { instancePath: instancePath + "/promotion/tests/contracts", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/contracts/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                      if (vErrors === null) {
+                        vErrors = [err282];
+                      } else {
+                        vErrors.push(err282);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+                if (data152.failed !== void 0) {
+                  let data155 = data152.failed;
+                  if (Array.isArray(data155)) {
+                    const len22 = data155.length;
+                    for (let i22 = 0; i22 < len22; i22++) {
+                      if (typeof data155[i22] !== "string") {
+                        const err283 = { instancePath: instancePath + "/promotion/tests/failed/" + i22, schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/failed/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err283];
+                        } else {
+                          vErrors.push(err283);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err284 = { instancePath: instancePath + "/promotion/tests/failed", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/failed/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    if (vErrors === null) {
+                      vErrors = [err284];
+                    } else {
+                      vErrors.push(err284);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err285 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err285];
+                } else {
+                  vErrors.push(err285);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err286 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err286];
+            } else {
+              vErrors.push(err286);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err251 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err287 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err251];
+          vErrors = [err287];
         } else {
-          vErrors.push(err251);
+          vErrors.push(err287);
         }
         errors++;
       }
@@ -13275,8 +13896,8 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.sspPolicyTest = validate31;
-    var schema43 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy-test", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
-    var pattern24 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+    var schema45 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy-test", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
+    var pattern25 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
     function validate31(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
       let vErrors = null;
@@ -13382,7 +14003,7 @@ var require_validators = __commonJS({
         if (data.date_field !== void 0) {
           let data5 = data.date_field;
           if (typeof data5 === "string") {
-            if (!pattern24.test(data5)) {
+            if (!pattern25.test(data5)) {
               const err9 = { instancePath: instancePath + "/date_field", schemaPath: "#/properties/date_field/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }, message: 'must match pattern "^[A-Za-z_][A-Za-z0-9_]*$"' };
               if (vErrors === null) {
                 vErrors = [err9];
@@ -13598,7 +14219,7 @@ var require_validators = __commonJS({
                     if (data11.policy !== void 0) {
                       let data12 = data11.policy;
                       if (typeof data12 !== "string" && data12 !== null) {
-                        const err27 = { instancePath: instancePath + "/cases/" + i0 + "/expect/policy", schemaPath: "#/properties/cases/items/properties/expect/properties/policy/type", keyword: "type", params: { type: schema43.properties.cases.items.properties.expect.properties.policy.type }, message: "must be string,null" };
+                        const err27 = { instancePath: instancePath + "/cases/" + i0 + "/expect/policy", schemaPath: "#/properties/cases/items/properties/expect/properties/policy/type", keyword: "type", params: { type: schema45.properties.cases.items.properties.expect.properties.policy.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err27];
                         } else {
@@ -14038,8 +14659,8 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.guardrailTest = validate32;
-    var schema44 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:guardrail-test", "title": "GuardrailTestFile", "description": 'revsync guardrail test file (in the tests folder): a plan (a saved plan, or changes written out with their facts), a moment, who approves, and the outcome expected of each guardrail and freeze window of revsync.yaml. revsync test judges them. docs/guardrails.md, "Testing rules"', "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "at", "expect"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "GuardrailTest" }, "metadata": { "title": "GuardrailTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "environment": { "type": "string", "minLength": 1, "description": "The environment of revsync.yaml whose guardrails are judged (default: the saved plan's, else the only one)" }, "plan": { "type": "string", "minLength": 1, "description": "A saved plan (revsync plan --out FILE), relative to this file: its changes with their facts" }, "changes": { "type": "array", "description": "A plan fixture: changes written out, each with the facts a rule reads", "items": { "title": "GuardrailTestChange", "type": "object", "additionalProperties": false, "required": ["address", "action"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve"] }, "facts": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] }, "description": `The change's facts (docs/guardrails.md, "Facts"); a fact left out is null` }, "before": { "type": "object", "description": "Its fields before (before.<field>)" }, "after": { "type": "object", "description": "Its fields after (after.<field>)" } } } }, "at": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "description": "The moment of judging, ISO 8601 with its offset (2026-03-30T12:00:00Z)" }, "approvals": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Who approves (as the approver identity would)" }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason"], "properties": { "name": { "type": "string" }, "reason": { "type": "string", "minLength": 1 } } }, "description": "apply --override NAME --reason TEXT, as the approvers ask it" }, "expect": { "type": "object", "minProperties": 1, "description": "Each rule's or window's name: a rule's outcome over the plan (the worst of its changes': error, deny, approval_needed, warn, overridden, approved, excepted, pass), or by address; a window's in_force, not_in_force or overridden", "additionalProperties": { "anyOf": [{ "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "in_force", "not_in_force"] }, { "type": "object", "minProperties": 1, "additionalProperties": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "none"] } }] } } } };
-    var pattern25 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
+    var schema46 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:guardrail-test", "title": "GuardrailTestFile", "description": 'revsync guardrail test file (in the tests folder): a plan (a saved plan, or changes written out with their facts), a moment, who approves, and the outcome expected of each guardrail and freeze window of revsync.yaml. revsync test judges them. docs/guardrails.md, "Testing rules"', "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "at", "expect"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "GuardrailTest" }, "metadata": { "title": "GuardrailTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "environment": { "type": "string", "minLength": 1, "description": "The environment of revsync.yaml whose guardrails are judged (default: the saved plan's, else the only one)" }, "plan": { "type": "string", "minLength": 1, "description": "A saved plan (revsync plan --out FILE), relative to this file: its changes with their facts" }, "changes": { "type": "array", "description": "A plan fixture: changes written out, each with the facts a rule reads", "items": { "title": "GuardrailTestChange", "type": "object", "additionalProperties": false, "required": ["address", "action"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve"] }, "facts": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] }, "description": `The change's facts (docs/guardrails.md, "Facts"); a fact left out is null` }, "before": { "type": "object", "description": "Its fields before (before.<field>)" }, "after": { "type": "object", "description": "Its fields after (after.<field>)" } } } }, "at": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "description": "The moment of judging, ISO 8601 with its offset (2026-03-30T12:00:00Z)" }, "approvals": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Who approves (as the approver identity would)" }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason"], "properties": { "name": { "type": "string" }, "reason": { "type": "string", "minLength": 1 } } }, "description": "apply --override NAME --reason TEXT, as the approvers ask it" }, "expect": { "type": "object", "minProperties": 1, "description": "Each rule's or window's name: a rule's outcome over the plan (the worst of its changes': error, deny, approval_needed, warn, overridden, approved, excepted, pass), or by address; a window's in_force, not_in_force or overridden", "additionalProperties": { "anyOf": [{ "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "in_force", "not_in_force"] }, { "type": "object", "minProperties": 1, "additionalProperties": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "none"] } }] } } } };
+    var pattern26 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
     function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
       let vErrors = null;
@@ -14082,7 +14703,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema44.properties, key0)) {
+          if (!func2.call(schema46.properties, key0)) {
             const err4 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err4];
@@ -14265,7 +14886,7 @@ var require_validators = __commonJS({
                 if (data8.action !== void 0) {
                   let data10 = data8.action;
                   if (!(data10 === "create" || data10 === "update" || data10 === "review" || data10 === "approve")) {
-                    const err20 = { instancePath: instancePath + "/changes/" + i0 + "/action", schemaPath: "#/properties/changes/items/properties/action/enum", keyword: "enum", params: { allowedValues: schema44.properties.changes.items.properties.action.enum }, message: "must be equal to one of the allowed values" };
+                    const err20 = { instancePath: instancePath + "/changes/" + i0 + "/action", schemaPath: "#/properties/changes/items/properties/action/enum", keyword: "enum", params: { allowedValues: schema46.properties.changes.items.properties.action.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err20];
                     } else {
@@ -14411,7 +15032,7 @@ var require_validators = __commonJS({
         if (data.at !== void 0) {
           let data15 = data.at;
           if (typeof data15 === "string") {
-            if (!pattern25.test(data15)) {
+            if (!pattern26.test(data15)) {
               const err31 = { instancePath: instancePath + "/at", schemaPath: "#/properties/at/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$"' };
               if (vErrors === null) {
                 vErrors = [err31];
@@ -14573,7 +15194,7 @@ var require_validators = __commonJS({
               let valid13 = false;
               const _errs60 = errors;
               if (!(data23 === "pass" || data23 === "deny" || data23 === "warn" || data23 === "approval_needed" || data23 === "approved" || data23 === "overridden" || data23 === "excepted" || data23 === "error" || data23 === "in_force" || data23 === "not_in_force")) {
-                const err45 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/0/enum", keyword: "enum", params: { allowedValues: schema44.properties.expect.additionalProperties.anyOf[0].enum }, message: "must be equal to one of the allowed values" };
+                const err45 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/0/enum", keyword: "enum", params: { allowedValues: schema46.properties.expect.additionalProperties.anyOf[0].enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err45];
                 } else {
@@ -14598,7 +15219,7 @@ var require_validators = __commonJS({
                   for (const key6 in data23) {
                     let data24 = data23[key6];
                     if (!(data24 === "pass" || data24 === "deny" || data24 === "warn" || data24 === "approval_needed" || data24 === "approved" || data24 === "overridden" || data24 === "excepted" || data24 === "error" || data24 === "none")) {
-                      const err47 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1") + "/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/1/additionalProperties/enum", keyword: "enum", params: { allowedValues: schema44.properties.expect.additionalProperties.anyOf[1].additionalProperties.enum }, message: "must be equal to one of the allowed values" };
+                      const err47 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1") + "/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/1/additionalProperties/enum", keyword: "enum", params: { allowedValues: schema46.properties.expect.additionalProperties.anyOf[1].additionalProperties.enum }, message: "must be equal to one of the allowed values" };
                       if (vErrors === null) {
                         vErrors = [err47];
                       } else {
@@ -14661,16 +15282,18 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.evidenceRecord = validate33;
-    var schema45 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes_local_apply": { "type": "boolean", "description": "Under four eyes, applied outside CI as four_eyes: { local_apply: true } of revsync.yaml allows: no pull request's approval was checked, and the tree applied was held to no reviewed commit. evidence verify flags it" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" }, "not_clean": { "type": "array", "maxItems": 50, "description": "When the tree was not clean: the paths that were not (the first 50, in path order, from revsync.yaml's folder), as git status says. Absent in records written before they were listed.", "items": { "type": "object", "additionalProperties": false, "required": ["path", "what", "policy"], "properties": { "path": { "type": "string", "description": "The path: outside text, escaped wherever it is shown" }, "what": { "type": "string", "description": "modified, added, deleted, renamed, not merged or untracked" }, "policy": { "type": "boolean", "description": "revsync.yaml, or a YAML or CSV file under the policies folder: a file revsync reads as policy or values" } } } }, "not_clean_total": { "type": "integer", "minimum": 0, "description": "How many paths were not clean in all (not_clean lists the first 50)" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "guardrails": { "$ref": "#/definitions/PlanGuardrails", "description": "With guardrails or freeze windows: how apply judged the plan right before it wrote (every rule and window, who approved, each override with its reason and who granted it, and what held the plan back); each change's outcomes are in changes" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean", "description": "Whether the run let the lock go at its end, after writing its evidence record, when it writes one (false: kept, the note says why)" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] }, "GuardrailOutcome": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } } } };
-    var schema46 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
-    var schema55 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
-    var pattern26 = new RegExp("^1(\\.[0-9]+)*$", "u");
-    var pattern27 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "u");
-    var pattern29 = new RegExp("^[0-9a-f]{40,64}$", "u");
-    var schema49 = { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" } } };
-    var schema52 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } };
-    var schema50 = { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } };
-    var pattern31 = new RegExp("^/", "u");
+    var schema47 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes_local_apply": { "type": "boolean", "description": "Under four eyes, applied outside CI as four_eyes: { local_apply: true } of revsync.yaml allows: no pull request's approval was checked, and the tree applied was held to no reviewed commit. evidence verify flags it" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" }, "not_clean": { "type": "array", "maxItems": 50, "description": "When the tree was not clean: the paths that were not (the first 50, in path order, from revsync.yaml's folder), as git status says. Absent in records written before they were listed.", "items": { "type": "object", "additionalProperties": false, "required": ["path", "what", "policy"], "properties": { "path": { "type": "string", "description": "The path: outside text, escaped wherever it is shown" }, "what": { "type": "string", "description": "modified, added, deleted, renamed, not merged or untracked" }, "policy": { "type": "boolean", "description": "revsync.yaml, or a YAML or CSV file under the policies folder: a file revsync reads as policy or values" } } } }, "not_clean_total": { "type": "integer", "minimum": 0, "description": "How many paths were not clean in all (not_clean lists the first 50)" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "guardrails": { "$ref": "#/definitions/PlanGuardrails", "description": "With guardrails or freeze windows: how apply judged the plan right before it wrote (every rule and window, who approved, each override with its reason and who granted it, and what held the plan back); each change's outcomes are in changes" }, "promotion": { "$ref": "#/definitions/PlanPromotion", "description": "With promote_from: the plan's promotion as apply applied it (the source environment, the commit the plan was made from, the checksum of what was compared, the policy tests run live there); each change's promotion is in changes" }, "promotion_tests_at_apply": { "type": "object", "additionalProperties": false, "required": ["cases", "contracts", "failed"], "description": "With promote_from and policy tests, applying a saved plan: the tests run live against the source once more right before the writes", "properties": { "cases": { "type": "integer", "minimum": 0 }, "contracts": { "type": "integer", "minimum": 0 }, "failed": { "type": "array", "items": { "type": "string" } } } } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" }, "promotion": { "$ref": "#/definitions/ChangePromotion", "description": "With promote_from: the plan's word on this write (promoted, with what the source held; or blocked, and nothing was sent for it)" } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean", "description": "Whether the run let the lock go at its end, after writing its evidence record, when it writes one (false: kept, the note says why)" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] }, "ChangePromotion": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "One write of an environment with promote_from, judged against its source environment", "required": ["status", "from", "action", "compared"], "properties": { "status": { "enum": ["promoted", "blocked"], "description": "promoted: the source holds the same resulting values; blocked: it does not (not yet there, different there, left out of it) or the policy tests fail there" }, "from": { "type": "string", "description": "The source environment" }, "action": { "enum": ["create", "update", "review", "approve"], "description": "The write: the change's action, or of a blocked one the write it would be" }, "compared": { "type": "object", "description": "What the source holds of what the write sets, as compared: each field, a batch's status and its values' checksum" }, "differs": { "type": "array", "description": "Blocked: each field the source holds otherwise than git asks of it", "items": { "type": "object", "additionalProperties": false, "required": ["field", "source", "git"], "properties": { "field": { "type": "string" }, "source": {}, "git": {} } } }, "not_shown": { "type": "array", "description": "Fields git sets that the source does not show (null): not compared", "items": { "type": "string" } } } }, "GuardrailOutcome": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "PlanPromotion": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With promote_from in revsync.yaml: the source environment and its tenant, the commit the plan was made from (and the policy files that differ from it), when the source was read (null: nothing to promote, nothing read), how many writes are promoted and blocked, the checksum of what was compared, and the policy tests run live against the source", "required": ["from", "base_url", "realm", "user", "commit", "read_at", "promoted", "blocked", "compared_checksum"], "properties": { "from": { "type": "string" }, "base_url": { "type": "string" }, "realm": { "type": "string" }, "user": { "type": ["string", "null"], "description": "The user the source was read as" }, "commit": { "type": ["string", "null"] }, "uncommitted": { "type": "array", "items": { "type": "string" } }, "read_at": { "type": ["string", "null"] }, "promoted": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "compared_checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of what was compared of every write (address, action, compared), the RFC 8785 canonical JSON" }, "tests": { "type": "object", "additionalProperties": false, "required": ["cases", "contracts", "failed"], "description": "The policy tests, run live against the source from the same commit", "properties": { "cases": { "type": "integer", "minimum": 0 }, "contracts": { "type": "integer", "minimum": 0 }, "failed": { "type": "array", "items": { "type": "string" } } } } } } } };
+    var schema48 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
+    var schema58 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
+    var schema59 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With promote_from in revsync.yaml: the source environment and its tenant, the commit the plan was made from (and the policy files that differ from it), when the source was read (null: nothing to promote, nothing read), how many writes are promoted and blocked, the checksum of what was compared, and the policy tests run live against the source", "required": ["from", "base_url", "realm", "user", "commit", "read_at", "promoted", "blocked", "compared_checksum"], "properties": { "from": { "type": "string" }, "base_url": { "type": "string" }, "realm": { "type": "string" }, "user": { "type": ["string", "null"], "description": "The user the source was read as" }, "commit": { "type": ["string", "null"] }, "uncommitted": { "type": "array", "items": { "type": "string" } }, "read_at": { "type": ["string", "null"] }, "promoted": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "compared_checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of what was compared of every write (address, action, compared), the RFC 8785 canonical JSON" }, "tests": { "type": "object", "additionalProperties": false, "required": ["cases", "contracts", "failed"], "description": "The policy tests, run live against the source from the same commit", "properties": { "cases": { "type": "integer", "minimum": 0 }, "contracts": { "type": "integer", "minimum": 0 }, "failed": { "type": "array", "items": { "type": "string" } } } } } };
+    var pattern27 = new RegExp("^1(\\.[0-9]+)*$", "u");
+    var pattern28 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "u");
+    var pattern30 = new RegExp("^[0-9a-f]{40,64}$", "u");
+    var schema51 = { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" }, "promotion": { "$ref": "#/definitions/ChangePromotion", "description": "With promote_from: the plan's word on this write (promoted, with what the source held; or blocked, and nothing was sent for it)" } } };
+    var schema54 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } };
+    var schema55 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "One write of an environment with promote_from, judged against its source environment", "required": ["status", "from", "action", "compared"], "properties": { "status": { "enum": ["promoted", "blocked"], "description": "promoted: the source holds the same resulting values; blocked: it does not (not yet there, different there, left out of it) or the policy tests fail there" }, "from": { "type": "string", "description": "The source environment" }, "action": { "enum": ["create", "update", "review", "approve"], "description": "The write: the change's action, or of a blocked one the write it would be" }, "compared": { "type": "object", "description": "What the source holds of what the write sets, as compared: each field, a batch's status and its values' checksum" }, "differs": { "type": "array", "description": "Blocked: each field the source holds otherwise than git asks of it", "items": { "type": "object", "additionalProperties": false, "required": ["field", "source", "git"], "properties": { "field": { "type": "string" }, "source": {}, "git": {} } } }, "not_shown": { "type": "array", "description": "Fields git sets that the source does not show (null): not compared", "items": { "type": "string" } } } };
+    var schema52 = { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } };
+    var pattern32 = new RegExp("^/", "u");
     function validate35(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -14730,7 +15353,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema50.properties, key0)) {
+          if (!func2.call(schema52.properties, key0)) {
             const err6 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err6];
@@ -14754,7 +15377,7 @@ var require_validators = __commonJS({
         if (data.path !== void 0) {
           let data1 = data.path;
           if (typeof data1 === "string") {
-            if (!pattern31.test(data1)) {
+            if (!pattern32.test(data1)) {
               const err8 = { instancePath: instancePath + "/path", schemaPath: "#/properties/path/pattern", keyword: "pattern", params: { pattern: "^/" }, message: 'must match pattern "^/"' };
               if (vErrors === null) {
                 vErrors = [err8];
@@ -14776,7 +15399,7 @@ var require_validators = __commonJS({
         if (data.status !== void 0) {
           let data2 = data.status;
           if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2))) && data2 !== null) {
-            const err10 = { instancePath: instancePath + "/status", schemaPath: "#/properties/status/type", keyword: "type", params: { type: schema50.properties.status.type }, message: "must be integer,null" };
+            const err10 = { instancePath: instancePath + "/status", schemaPath: "#/properties/status/type", keyword: "type", params: { type: schema52.properties.status.type }, message: "must be integer,null" };
             if (vErrors === null) {
               vErrors = [err10];
             } else {
@@ -14788,7 +15411,7 @@ var require_validators = __commonJS({
         if (data.started_at !== void 0) {
           let data3 = data.started_at;
           if (typeof data3 === "string") {
-            if (!pattern27.test(data3)) {
+            if (!pattern28.test(data3)) {
               const err11 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err11];
@@ -14865,7 +15488,7 @@ var require_validators = __commonJS({
         if (data.user !== void 0) {
           let data8 = data.user;
           if (typeof data8 !== "string" && data8 !== null) {
-            const err18 = { instancePath: instancePath + "/user", schemaPath: "#/properties/user/type", keyword: "type", params: { type: schema50.properties.user.type }, message: "must be string,null" };
+            const err18 = { instancePath: instancePath + "/user", schemaPath: "#/properties/user/type", keyword: "type", params: { type: schema52.properties.user.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err18];
             } else {
@@ -14963,7 +15586,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema49.properties, key0)) {
+          if (!func2.call(schema51.properties, key0)) {
             const err8 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err8];
@@ -14998,7 +15621,7 @@ var require_validators = __commonJS({
         if (data.action !== void 0) {
           let data1 = data.action;
           if (!(data1 === "create" || data1 === "update" || data1 === "review" || data1 === "approve" || data1 === "blocked" || data1 === "not_in_git" || data1 === "unsupported")) {
-            const err11 = { instancePath: instancePath + "/action", schemaPath: "#/properties/action/enum", keyword: "enum", params: { allowedValues: schema49.properties.action.enum }, message: "must be equal to one of the allowed values" };
+            const err11 = { instancePath: instancePath + "/action", schemaPath: "#/properties/action/enum", keyword: "enum", params: { allowedValues: schema51.properties.action.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err11];
             } else {
@@ -15010,7 +15633,7 @@ var require_validators = __commonJS({
         if (data.outcome !== void 0) {
           let data2 = data.outcome;
           if (!(data2 === "done" || data2 === "already" || data2 === "confirmed" || data2 === "blocked" || data2 === "failed" || data2 === "skipped" || data2 === "unknown" || data2 === "overwritten" || data2 === "breached")) {
-            const err12 = { instancePath: instancePath + "/outcome", schemaPath: "#/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema49.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
+            const err12 = { instancePath: instancePath + "/outcome", schemaPath: "#/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema51.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err12];
             } else {
@@ -15033,7 +15656,7 @@ var require_validators = __commonJS({
         if (data.source !== void 0) {
           let data4 = data.source;
           if (typeof data4 !== "string" && data4 !== null) {
-            const err14 = { instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: schema49.properties.source.type }, message: "must be string,null" };
+            const err14 = { instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: schema51.properties.source.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err14];
             } else {
@@ -15112,7 +15735,7 @@ var require_validators = __commonJS({
         if (data.version_id !== void 0) {
           let data9 = data.version_id;
           if (typeof data9 !== "string" && data9 !== null) {
-            const err21 = { instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: schema49.properties.version_id.type }, message: "must be string,null" };
+            const err21 = { instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: schema51.properties.version_id.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err21];
             } else {
@@ -15165,7 +15788,7 @@ var require_validators = __commonJS({
             if (data10.checksum !== void 0) {
               let data11 = data10.checksum;
               if (typeof data11 !== "string" && data11 !== null) {
-                const err26 = { instancePath: instancePath + "/values/checksum", schemaPath: "#/properties/values/properties/checksum/type", keyword: "type", params: { type: schema49.properties.values.properties.checksum.type }, message: "must be string,null" };
+                const err26 = { instancePath: instancePath + "/values/checksum", schemaPath: "#/properties/values/properties/checksum/type", keyword: "type", params: { type: schema51.properties.values.properties.checksum.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err26];
                 } else {
@@ -15262,7 +15885,7 @@ var require_validators = __commonJS({
             if (data14.reviewed_by !== void 0) {
               let data15 = data14.reviewed_by;
               if (typeof data15 !== "string" && data15 !== null) {
-                const err35 = { instancePath: instancePath + "/four_eyes/reviewed_by", schemaPath: "#/properties/four_eyes/properties/reviewed_by/type", keyword: "type", params: { type: schema49.properties.four_eyes.properties.reviewed_by.type }, message: "must be string,null" };
+                const err35 = { instancePath: instancePath + "/four_eyes/reviewed_by", schemaPath: "#/properties/four_eyes/properties/reviewed_by/type", keyword: "type", params: { type: schema51.properties.four_eyes.properties.reviewed_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err35];
                 } else {
@@ -15274,7 +15897,7 @@ var require_validators = __commonJS({
             if (data14.uploaded_by !== void 0) {
               let data16 = data14.uploaded_by;
               if (typeof data16 !== "string" && data16 !== null) {
-                const err36 = { instancePath: instancePath + "/four_eyes/uploaded_by", schemaPath: "#/properties/four_eyes/properties/uploaded_by/type", keyword: "type", params: { type: schema49.properties.four_eyes.properties.uploaded_by.type }, message: "must be string,null" };
+                const err36 = { instancePath: instancePath + "/four_eyes/uploaded_by", schemaPath: "#/properties/four_eyes/properties/uploaded_by/type", keyword: "type", params: { type: schema51.properties.four_eyes.properties.uploaded_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err36];
                 } else {
@@ -15286,7 +15909,7 @@ var require_validators = __commonJS({
             if (data14.policy_created_by !== void 0) {
               let data17 = data14.policy_created_by;
               if (typeof data17 !== "string" && data17 !== null) {
-                const err37 = { instancePath: instancePath + "/four_eyes/policy_created_by", schemaPath: "#/properties/four_eyes/properties/policy_created_by/type", keyword: "type", params: { type: schema49.properties.four_eyes.properties.policy_created_by.type }, message: "must be string,null" };
+                const err37 = { instancePath: instancePath + "/four_eyes/policy_created_by", schemaPath: "#/properties/four_eyes/properties/policy_created_by/type", keyword: "type", params: { type: schema51.properties.four_eyes.properties.policy_created_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err37];
                 } else {
@@ -15298,7 +15921,7 @@ var require_validators = __commonJS({
             if (data14.approved_by !== void 0) {
               let data18 = data14.approved_by;
               if (typeof data18 !== "string" && data18 !== null) {
-                const err38 = { instancePath: instancePath + "/four_eyes/approved_by", schemaPath: "#/properties/four_eyes/properties/approved_by/type", keyword: "type", params: { type: schema49.properties.four_eyes.properties.approved_by.type }, message: "must be string,null" };
+                const err38 = { instancePath: instancePath + "/four_eyes/approved_by", schemaPath: "#/properties/four_eyes/properties/approved_by/type", keyword: "type", params: { type: schema51.properties.four_eyes.properties.approved_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err38];
                 } else {
@@ -15310,7 +15933,7 @@ var require_validators = __commonJS({
             if (data14.sent_as !== void 0) {
               let data19 = data14.sent_as;
               if (typeof data19 !== "string" && data19 !== null) {
-                const err39 = { instancePath: instancePath + "/four_eyes/sent_as", schemaPath: "#/properties/four_eyes/properties/sent_as/type", keyword: "type", params: { type: schema49.properties.four_eyes.properties.sent_as.type }, message: "must be string,null" };
+                const err39 = { instancePath: instancePath + "/four_eyes/sent_as", schemaPath: "#/properties/four_eyes/properties/sent_as/type", keyword: "type", params: { type: schema51.properties.four_eyes.properties.sent_as.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err39];
                 } else {
@@ -15333,7 +15956,7 @@ var require_validators = __commonJS({
             if (data14.rule !== void 0) {
               let data21 = data14.rule;
               if (!(data21 === "blocked" || data21 === "refused" || data21 === "breached")) {
-                const err41 = { instancePath: instancePath + "/four_eyes/rule", schemaPath: "#/properties/four_eyes/properties/rule/enum", keyword: "enum", params: { allowedValues: schema49.properties.four_eyes.properties.rule.enum }, message: "must be equal to one of the allowed values" };
+                const err41 = { instancePath: instancePath + "/four_eyes/rule", schemaPath: "#/properties/four_eyes/properties/rule/enum", keyword: "enum", params: { allowedValues: schema51.properties.four_eyes.properties.rule.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err41];
                 } else {
@@ -15440,7 +16063,7 @@ var require_validators = __commonJS({
                 if (data25.effect !== void 0) {
                   let data27 = data25.effect;
                   if (!(data27 === "deny" || data27 === "warn" || data27 === "require_approval")) {
-                    const err50 = { instancePath: instancePath + "/guardrails/" + i2 + "/effect", schemaPath: "#/definitions/GuardrailOutcome/properties/effect/enum", keyword: "enum", params: { allowedValues: schema52.properties.effect.enum }, message: "must be equal to one of the allowed values" };
+                    const err50 = { instancePath: instancePath + "/guardrails/" + i2 + "/effect", schemaPath: "#/definitions/GuardrailOutcome/properties/effect/enum", keyword: "enum", params: { allowedValues: schema54.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err50];
                     } else {
@@ -15452,7 +16075,7 @@ var require_validators = __commonJS({
                 if (data25.outcome !== void 0) {
                   let data28 = data25.outcome;
                   if (!(data28 === "pass" || data28 === "deny" || data28 === "warn" || data28 === "approval_needed" || data28 === "approved" || data28 === "overridden" || data28 === "excepted" || data28 === "error")) {
-                    const err51 = { instancePath: instancePath + "/guardrails/" + i2 + "/outcome", schemaPath: "#/definitions/GuardrailOutcome/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema52.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
+                    const err51 = { instancePath: instancePath + "/guardrails/" + i2 + "/outcome", schemaPath: "#/definitions/GuardrailOutcome/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema54.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err51];
                     } else {
@@ -15581,19 +16204,227 @@ var require_validators = __commonJS({
             errors++;
           }
         }
+        if (data.promotion !== void 0) {
+          let data35 = data.promotion;
+          if (data35 && typeof data35 == "object" && !Array.isArray(data35)) {
+            if (data35.status === void 0) {
+              const err63 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "status" }, message: "must have required property 'status'" };
+              if (vErrors === null) {
+                vErrors = [err63];
+              } else {
+                vErrors.push(err63);
+              }
+              errors++;
+            }
+            if (data35.from === void 0) {
+              const err64 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+              if (vErrors === null) {
+                vErrors = [err64];
+              } else {
+                vErrors.push(err64);
+              }
+              errors++;
+            }
+            if (data35.action === void 0) {
+              const err65 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "action" }, message: "must have required property 'action'" };
+              if (vErrors === null) {
+                vErrors = [err65];
+              } else {
+                vErrors.push(err65);
+              }
+              errors++;
+            }
+            if (data35.compared === void 0) {
+              const err66 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "compared" }, message: "must have required property 'compared'" };
+              if (vErrors === null) {
+                vErrors = [err66];
+              } else {
+                vErrors.push(err66);
+              }
+              errors++;
+            }
+            for (const key5 in data35) {
+              if (!(key5 === "status" || key5 === "from" || key5 === "action" || key5 === "compared" || key5 === "differs" || key5 === "not_shown")) {
+                const err67 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err67];
+                } else {
+                  vErrors.push(err67);
+                }
+                errors++;
+              }
+            }
+            if (data35.status !== void 0) {
+              let data36 = data35.status;
+              if (!(data36 === "promoted" || data36 === "blocked")) {
+                const err68 = { instancePath: instancePath + "/promotion/status", schemaPath: "#/definitions/ChangePromotion/properties/status/enum", keyword: "enum", params: { allowedValues: schema55.properties.status.enum }, message: "must be equal to one of the allowed values" };
+                if (vErrors === null) {
+                  vErrors = [err68];
+                } else {
+                  vErrors.push(err68);
+                }
+                errors++;
+              }
+            }
+            if (data35.from !== void 0) {
+              if (typeof data35.from !== "string") {
+                const err69 = { instancePath: instancePath + "/promotion/from", schemaPath: "#/definitions/ChangePromotion/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err69];
+                } else {
+                  vErrors.push(err69);
+                }
+                errors++;
+              }
+            }
+            if (data35.action !== void 0) {
+              let data38 = data35.action;
+              if (!(data38 === "create" || data38 === "update" || data38 === "review" || data38 === "approve")) {
+                const err70 = { instancePath: instancePath + "/promotion/action", schemaPath: "#/definitions/ChangePromotion/properties/action/enum", keyword: "enum", params: { allowedValues: schema55.properties.action.enum }, message: "must be equal to one of the allowed values" };
+                if (vErrors === null) {
+                  vErrors = [err70];
+                } else {
+                  vErrors.push(err70);
+                }
+                errors++;
+              }
+            }
+            if (data35.compared !== void 0) {
+              let data39 = data35.compared;
+              if (!(data39 && typeof data39 == "object" && !Array.isArray(data39))) {
+                const err71 = { instancePath: instancePath + "/promotion/compared", schemaPath: "#/definitions/ChangePromotion/properties/compared/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err71];
+                } else {
+                  vErrors.push(err71);
+                }
+                errors++;
+              }
+            }
+            if (data35.differs !== void 0) {
+              let data40 = data35.differs;
+              if (Array.isArray(data40)) {
+                const len4 = data40.length;
+                for (let i4 = 0; i4 < len4; i4++) {
+                  let data41 = data40[i4];
+                  if (data41 && typeof data41 == "object" && !Array.isArray(data41)) {
+                    if (data41.field === void 0) {
+                      const err72 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/required", keyword: "required", params: { missingProperty: "field" }, message: "must have required property 'field'" };
+                      if (vErrors === null) {
+                        vErrors = [err72];
+                      } else {
+                        vErrors.push(err72);
+                      }
+                      errors++;
+                    }
+                    if (data41.source === void 0) {
+                      const err73 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                      if (vErrors === null) {
+                        vErrors = [err73];
+                      } else {
+                        vErrors.push(err73);
+                      }
+                      errors++;
+                    }
+                    if (data41.git === void 0) {
+                      const err74 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/required", keyword: "required", params: { missingProperty: "git" }, message: "must have required property 'git'" };
+                      if (vErrors === null) {
+                        vErrors = [err74];
+                      } else {
+                        vErrors.push(err74);
+                      }
+                      errors++;
+                    }
+                    for (const key6 in data41) {
+                      if (!(key6 === "field" || key6 === "source" || key6 === "git")) {
+                        const err75 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
+                        if (vErrors === null) {
+                          vErrors = [err75];
+                        } else {
+                          vErrors.push(err75);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data41.field !== void 0) {
+                      if (typeof data41.field !== "string") {
+                        const err76 = { instancePath: instancePath + "/promotion/differs/" + i4 + "/field", schemaPath: "#/definitions/ChangePromotion/properties/differs/items/properties/field/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err76];
+                        } else {
+                          vErrors.push(err76);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err77 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err77];
+                    } else {
+                      vErrors.push(err77);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err78 = { instancePath: instancePath + "/promotion/differs", schemaPath: "#/definitions/ChangePromotion/properties/differs/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err78];
+                } else {
+                  vErrors.push(err78);
+                }
+                errors++;
+              }
+            }
+            if (data35.not_shown !== void 0) {
+              let data43 = data35.not_shown;
+              if (Array.isArray(data43)) {
+                const len5 = data43.length;
+                for (let i5 = 0; i5 < len5; i5++) {
+                  if (typeof data43[i5] !== "string") {
+                    const err79 = { instancePath: instancePath + "/promotion/not_shown/" + i5, schemaPath: "#/definitions/ChangePromotion/properties/not_shown/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err79];
+                    } else {
+                      vErrors.push(err79);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err80 = { instancePath: instancePath + "/promotion/not_shown", schemaPath: "#/definitions/ChangePromotion/properties/not_shown/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err80];
+                } else {
+                  vErrors.push(err80);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err81 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err81];
+            } else {
+              vErrors.push(err81);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err63 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err82 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err63];
+          vErrors = [err82];
         } else {
-          vErrors.push(err63);
+          vErrors.push(err82);
         }
         errors++;
       }
       validate34.errors = vErrors;
       return errors === 0;
     }
-    var schema53 = { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean", "description": "Whether the run let the lock go at its end, after writing its evidence record, when it writes one (false: kept, the note says why)" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] };
+    var schema56 = { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean", "description": "Whether the run let the lock go at its end, after writing its evidence record, when it writes one (false: kept, the note says why)" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] };
     function validate39(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -15670,7 +16501,7 @@ var require_validators = __commonJS({
         if (data.backend !== void 0) {
           let data0 = data.backend;
           if (!(data0 === "git" || data0 === "local")) {
-            const err7 = { instancePath: instancePath + "/backend", schemaPath: "#/oneOf/0/properties/backend/enum", keyword: "enum", params: { allowedValues: schema53.oneOf[0].properties.backend.enum }, message: "must be equal to one of the allowed values" };
+            const err7 = { instancePath: instancePath + "/backend", schemaPath: "#/oneOf/0/properties/backend/enum", keyword: "enum", params: { allowedValues: schema56.oneOf[0].properties.backend.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err7];
             } else {
@@ -15715,7 +16546,7 @@ var require_validators = __commonJS({
         if (data.acquired_at !== void 0) {
           let data3 = data.acquired_at;
           if (typeof data3 === "string") {
-            if (!pattern27.test(data3)) {
+            if (!pattern28.test(data3)) {
               const err11 = { instancePath: instancePath + "/acquired_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err11];
@@ -16098,7 +16929,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema45.properties, key0)) {
+          if (!func2.call(schema47.properties, key0)) {
             const err23 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err23];
@@ -16111,7 +16942,7 @@ var require_validators = __commonJS({
         if (data.format_version !== void 0) {
           let data0 = data.format_version;
           if (typeof data0 === "string") {
-            if (!pattern26.test(data0)) {
+            if (!pattern27.test(data0)) {
               const err24 = { instancePath: instancePath + "/format_version", schemaPath: "#/properties/format_version/pattern", keyword: "pattern", params: { pattern: "^1(\\.[0-9]+)*$" }, message: 'must match pattern "^1(\\.[0-9]+)*$"' };
               if (vErrors === null) {
                 vErrors = [err24];
@@ -16233,7 +17064,7 @@ var require_validators = __commonJS({
         if (data.service_user !== void 0) {
           let data8 = data.service_user;
           if (typeof data8 !== "string" && data8 !== null) {
-            const err35 = { instancePath: instancePath + "/service_user", schemaPath: "#/properties/service_user/type", keyword: "type", params: { type: schema45.properties.service_user.type }, message: "must be string,null" };
+            const err35 = { instancePath: instancePath + "/service_user", schemaPath: "#/properties/service_user/type", keyword: "type", params: { type: schema47.properties.service_user.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err35];
             } else {
@@ -16267,7 +17098,7 @@ var require_validators = __commonJS({
         if (data.approver_user !== void 0) {
           let data11 = data.approver_user;
           if (typeof data11 !== "string" && data11 !== null) {
-            const err38 = { instancePath: instancePath + "/approver_user", schemaPath: "#/properties/approver_user/type", keyword: "type", params: { type: schema45.properties.approver_user.type }, message: "must be string,null" };
+            const err38 = { instancePath: instancePath + "/approver_user", schemaPath: "#/properties/approver_user/type", keyword: "type", params: { type: schema47.properties.approver_user.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err38];
             } else {
@@ -16381,7 +17212,7 @@ var require_validators = __commonJS({
               errors++;
             }
             for (const key1 in data13) {
-              if (!func2.call(schema46.properties, key1)) {
+              if (!func2.call(schema48.properties, key1)) {
                 const err50 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err50];
@@ -16394,7 +17225,7 @@ var require_validators = __commonJS({
             if (data13.provider !== void 0) {
               let data14 = data13.provider;
               if (!(data14 === "github" || data14 === "gitlab")) {
-                const err51 = { instancePath: instancePath + "/pull_request_approval/provider", schemaPath: "#/definitions/PullRequestApproval/properties/provider/enum", keyword: "enum", params: { allowedValues: schema46.properties.provider.enum }, message: "must be equal to one of the allowed values" };
+                const err51 = { instancePath: instancePath + "/pull_request_approval/provider", schemaPath: "#/definitions/PullRequestApproval/properties/provider/enum", keyword: "enum", params: { allowedValues: schema48.properties.provider.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err51];
                 } else {
@@ -16406,7 +17237,7 @@ var require_validators = __commonJS({
             if (data13.number !== void 0) {
               let data15 = data13.number;
               if (!(typeof data15 == "number" && (!(data15 % 1) && !isNaN(data15))) && data15 !== null) {
-                const err52 = { instancePath: instancePath + "/pull_request_approval/number", schemaPath: "#/definitions/PullRequestApproval/properties/number/type", keyword: "type", params: { type: schema46.properties.number.type }, message: "must be integer,null" };
+                const err52 = { instancePath: instancePath + "/pull_request_approval/number", schemaPath: "#/definitions/PullRequestApproval/properties/number/type", keyword: "type", params: { type: schema48.properties.number.type }, message: "must be integer,null" };
                 if (vErrors === null) {
                   vErrors = [err52];
                 } else {
@@ -16418,7 +17249,7 @@ var require_validators = __commonJS({
             if (data13.author !== void 0) {
               let data16 = data13.author;
               if (typeof data16 !== "string" && data16 !== null) {
-                const err53 = { instancePath: instancePath + "/pull_request_approval/author", schemaPath: "#/definitions/PullRequestApproval/properties/author/type", keyword: "type", params: { type: schema46.properties.author.type }, message: "must be string,null" };
+                const err53 = { instancePath: instancePath + "/pull_request_approval/author", schemaPath: "#/definitions/PullRequestApproval/properties/author/type", keyword: "type", params: { type: schema48.properties.author.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err53];
                 } else {
@@ -16430,7 +17261,7 @@ var require_validators = __commonJS({
             if (data13.head_commit !== void 0) {
               let data17 = data13.head_commit;
               if (typeof data17 !== "string" && data17 !== null) {
-                const err54 = { instancePath: instancePath + "/pull_request_approval/head_commit", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit/type", keyword: "type", params: { type: schema46.properties.head_commit.type }, message: "must be string,null" };
+                const err54 = { instancePath: instancePath + "/pull_request_approval/head_commit", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit/type", keyword: "type", params: { type: schema48.properties.head_commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err54];
                 } else {
@@ -16492,7 +17323,7 @@ var require_validators = __commonJS({
             if (data13.applied_commit !== void 0) {
               let data22 = data13.applied_commit;
               if (typeof data22 !== "string" && data22 !== null) {
-                const err59 = { instancePath: instancePath + "/pull_request_approval/applied_commit", schemaPath: "#/definitions/PullRequestApproval/properties/applied_commit/type", keyword: "type", params: { type: schema46.properties.applied_commit.type }, message: "must be string,null" };
+                const err59 = { instancePath: instancePath + "/pull_request_approval/applied_commit", schemaPath: "#/definitions/PullRequestApproval/properties/applied_commit/type", keyword: "type", params: { type: schema48.properties.applied_commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err59];
                 } else {
@@ -16560,7 +17391,7 @@ var require_validators = __commonJS({
                     if (data24.at !== void 0) {
                       let data26 = data24.at;
                       if (typeof data26 !== "string" && data26 !== null) {
-                        const err65 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/at", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/at/type", keyword: "type", params: { type: schema46.properties.approvals.items.properties.at.type }, message: "must be string,null" };
+                        const err65 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/at", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/at/type", keyword: "type", params: { type: schema48.properties.approvals.items.properties.at.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err65];
                         } else {
@@ -16572,7 +17403,7 @@ var require_validators = __commonJS({
                     if (data24.commit !== void 0) {
                       let data27 = data24.commit;
                       if (typeof data27 !== "string" && data27 !== null) {
-                        const err66 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/commit", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/commit/type", keyword: "type", params: { type: schema46.properties.approvals.items.properties.commit.type }, message: "must be string,null" };
+                        const err66 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/commit", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/commit/type", keyword: "type", params: { type: schema48.properties.approvals.items.properties.commit.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err66];
                         } else {
@@ -16651,7 +17482,7 @@ var require_validators = __commonJS({
             if (data13.problem !== void 0) {
               let data32 = data13.problem;
               if (typeof data32 !== "string" && data32 !== null) {
-                const err73 = { instancePath: instancePath + "/pull_request_approval/problem", schemaPath: "#/definitions/PullRequestApproval/properties/problem/type", keyword: "type", params: { type: schema46.properties.problem.type }, message: "must be string,null" };
+                const err73 = { instancePath: instancePath + "/pull_request_approval/problem", schemaPath: "#/definitions/PullRequestApproval/properties/problem/type", keyword: "type", params: { type: schema48.properties.problem.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err73];
                 } else {
@@ -16673,7 +17504,7 @@ var require_validators = __commonJS({
         if (data.started_at !== void 0) {
           let data33 = data.started_at;
           if (typeof data33 === "string") {
-            if (!pattern27.test(data33)) {
+            if (!pattern28.test(data33)) {
               const err75 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err75];
@@ -16695,7 +17526,7 @@ var require_validators = __commonJS({
         if (data.finished_at !== void 0) {
           let data34 = data.finished_at;
           if (typeof data34 === "string") {
-            if (!pattern27.test(data34)) {
+            if (!pattern28.test(data34)) {
               const err77 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err77];
@@ -16749,7 +17580,7 @@ var require_validators = __commonJS({
             if (data35.commit !== void 0) {
               let data36 = data35.commit;
               if (typeof data36 !== "string" && data36 !== null) {
-                const err82 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/type", keyword: "type", params: { type: schema45.properties.git.properties.commit.type }, message: "must be string,null" };
+                const err82 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/type", keyword: "type", params: { type: schema47.properties.git.properties.commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err82];
                 } else {
@@ -16758,7 +17589,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (typeof data36 === "string") {
-                if (!pattern29.test(data36)) {
+                if (!pattern30.test(data36)) {
                   const err83 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/pattern", keyword: "pattern", params: { pattern: "^[0-9a-f]{40,64}$" }, message: 'must match pattern "^[0-9a-f]{40,64}$"' };
                   if (vErrors === null) {
                     vErrors = [err83];
@@ -16772,7 +17603,7 @@ var require_validators = __commonJS({
             if (data35.clean !== void 0) {
               let data37 = data35.clean;
               if (typeof data37 !== "boolean" && data37 !== null) {
-                const err84 = { instancePath: instancePath + "/git/clean", schemaPath: "#/properties/git/properties/clean/type", keyword: "type", params: { type: schema45.properties.git.properties.clean.type }, message: "must be boolean,null" };
+                const err84 = { instancePath: instancePath + "/git/clean", schemaPath: "#/properties/git/properties/clean/type", keyword: "type", params: { type: schema47.properties.git.properties.clean.type }, message: "must be boolean,null" };
                 if (vErrors === null) {
                   vErrors = [err84];
                 } else {
@@ -17040,7 +17871,7 @@ var require_validators = __commonJS({
             if (data45.provider !== void 0) {
               let data46 = data45.provider;
               if (!(data46 === "github" || data46 === "gitlab")) {
-                const err109 = { instancePath: instancePath + "/ci/provider", schemaPath: "#/properties/ci/oneOf/1/properties/provider/enum", keyword: "enum", params: { allowedValues: schema45.properties.ci.oneOf[1].properties.provider.enum }, message: "must be equal to one of the allowed values" };
+                const err109 = { instancePath: instancePath + "/ci/provider", schemaPath: "#/properties/ci/oneOf/1/properties/provider/enum", keyword: "enum", params: { allowedValues: schema47.properties.ci.oneOf[1].properties.provider.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err109];
                 } else {
@@ -17052,7 +17883,7 @@ var require_validators = __commonJS({
             if (data45.run_url !== void 0) {
               let data47 = data45.run_url;
               if (typeof data47 !== "string" && data47 !== null) {
-                const err110 = { instancePath: instancePath + "/ci/run_url", schemaPath: "#/properties/ci/oneOf/1/properties/run_url/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.run_url.type }, message: "must be string,null" };
+                const err110 = { instancePath: instancePath + "/ci/run_url", schemaPath: "#/properties/ci/oneOf/1/properties/run_url/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.run_url.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err110];
                 } else {
@@ -17064,7 +17895,7 @@ var require_validators = __commonJS({
             if (data45.actor !== void 0) {
               let data48 = data45.actor;
               if (typeof data48 !== "string" && data48 !== null) {
-                const err111 = { instancePath: instancePath + "/ci/actor", schemaPath: "#/properties/ci/oneOf/1/properties/actor/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.actor.type }, message: "must be string,null" };
+                const err111 = { instancePath: instancePath + "/ci/actor", schemaPath: "#/properties/ci/oneOf/1/properties/actor/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.actor.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err111];
                 } else {
@@ -17076,7 +17907,7 @@ var require_validators = __commonJS({
             if (data45.pull_request !== void 0) {
               let data49 = data45.pull_request;
               if (!(typeof data49 == "number" && (!(data49 % 1) && !isNaN(data49))) && data49 !== null) {
-                const err112 = { instancePath: instancePath + "/ci/pull_request", schemaPath: "#/properties/ci/oneOf/1/properties/pull_request/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.pull_request.type }, message: "must be integer,null" };
+                const err112 = { instancePath: instancePath + "/ci/pull_request", schemaPath: "#/properties/ci/oneOf/1/properties/pull_request/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.pull_request.type }, message: "must be integer,null" };
                 if (vErrors === null) {
                   vErrors = [err112];
                 } else {
@@ -17088,7 +17919,7 @@ var require_validators = __commonJS({
             if (data45.commit !== void 0) {
               let data50 = data45.commit;
               if (typeof data50 !== "string" && data50 !== null) {
-                const err113 = { instancePath: instancePath + "/ci/commit", schemaPath: "#/properties/ci/oneOf/1/properties/commit/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.commit.type }, message: "must be string,null" };
+                const err113 = { instancePath: instancePath + "/ci/commit", schemaPath: "#/properties/ci/oneOf/1/properties/commit/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err113];
                 } else {
@@ -17100,7 +17931,7 @@ var require_validators = __commonJS({
             if (data45.ref !== void 0) {
               let data51 = data45.ref;
               if (typeof data51 !== "string" && data51 !== null) {
-                const err114 = { instancePath: instancePath + "/ci/ref", schemaPath: "#/properties/ci/oneOf/1/properties/ref/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.ref.type }, message: "must be string,null" };
+                const err114 = { instancePath: instancePath + "/ci/ref", schemaPath: "#/properties/ci/oneOf/1/properties/ref/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.ref.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err114];
                 } else {
@@ -17112,7 +17943,7 @@ var require_validators = __commonJS({
             if (data45.workflow !== void 0) {
               let data52 = data45.workflow;
               if (typeof data52 !== "string" && data52 !== null) {
-                const err115 = { instancePath: instancePath + "/ci/workflow", schemaPath: "#/properties/ci/oneOf/1/properties/workflow/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.workflow.type }, message: "must be string,null" };
+                const err115 = { instancePath: instancePath + "/ci/workflow", schemaPath: "#/properties/ci/oneOf/1/properties/workflow/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.workflow.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err115];
                 } else {
@@ -17124,7 +17955,7 @@ var require_validators = __commonJS({
             if (data45.event !== void 0) {
               let data53 = data45.event;
               if (typeof data53 !== "string" && data53 !== null) {
-                const err116 = { instancePath: instancePath + "/ci/event", schemaPath: "#/properties/ci/oneOf/1/properties/event/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.event.type }, message: "must be string,null" };
+                const err116 = { instancePath: instancePath + "/ci/event", schemaPath: "#/properties/ci/oneOf/1/properties/event/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.event.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err116];
                 } else {
@@ -17264,7 +18095,7 @@ var require_validators = __commonJS({
             if (data54.file !== void 0) {
               let data56 = data54.file;
               if (typeof data56 !== "string" && data56 !== null) {
-                const err128 = { instancePath: instancePath + "/plan/file", schemaPath: "#/properties/plan/properties/file/type", keyword: "type", params: { type: schema45.properties.plan.properties.file.type }, message: "must be string,null" };
+                const err128 = { instancePath: instancePath + "/plan/file", schemaPath: "#/properties/plan/properties/file/type", keyword: "type", params: { type: schema47.properties.plan.properties.file.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err128];
                 } else {
@@ -17287,7 +18118,7 @@ var require_validators = __commonJS({
             if (data54.made_by !== void 0) {
               let data58 = data54.made_by;
               if (typeof data58 !== "string" && data58 !== null) {
-                const err130 = { instancePath: instancePath + "/plan/made_by", schemaPath: "#/properties/plan/properties/made_by/type", keyword: "type", params: { type: schema45.properties.plan.properties.made_by.type }, message: "must be string,null" };
+                const err130 = { instancePath: instancePath + "/plan/made_by", schemaPath: "#/properties/plan/properties/made_by/type", keyword: "type", params: { type: schema47.properties.plan.properties.made_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err130];
                 } else {
@@ -17299,7 +18130,7 @@ var require_validators = __commonJS({
             if (data54.approver !== void 0) {
               let data59 = data54.approver;
               if (typeof data59 !== "string" && data59 !== null) {
-                const err131 = { instancePath: instancePath + "/plan/approver", schemaPath: "#/properties/plan/properties/approver/type", keyword: "type", params: { type: schema45.properties.plan.properties.approver.type }, message: "must be string,null" };
+                const err131 = { instancePath: instancePath + "/plan/approver", schemaPath: "#/properties/plan/properties/approver/type", keyword: "type", params: { type: schema47.properties.plan.properties.approver.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err131];
                 } else {
@@ -17382,7 +18213,7 @@ var require_validators = __commonJS({
         if (data.approval !== void 0) {
           let data64 = data.approval;
           if (!(data64 === "auto-approve" || data64 === "prompt" || data64 === "declined" || data64 === "cancelled" || data64 === "not asked")) {
-            const err138 = { instancePath: instancePath + "/approval", schemaPath: "#/properties/approval/enum", keyword: "enum", params: { allowedValues: schema45.properties.approval.enum }, message: "must be equal to one of the allowed values" };
+            const err138 = { instancePath: instancePath + "/approval", schemaPath: "#/properties/approval/enum", keyword: "enum", params: { allowedValues: schema47.properties.approval.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err138];
             } else {
@@ -17498,7 +18329,7 @@ var require_validators = __commonJS({
               errors++;
             }
             for (const key8 in data69) {
-              if (!func2.call(schema45.properties.summary.properties, key8)) {
+              if (!func2.call(schema47.properties.summary.properties, key8)) {
                 const err148 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err148];
@@ -17774,7 +18605,7 @@ var require_validators = __commonJS({
         if (data.error !== void 0) {
           let data82 = data.error;
           if (typeof data82 !== "string" && data82 !== null) {
-            const err172 = { instancePath: instancePath + "/error", schemaPath: "#/properties/error/type", keyword: "type", params: { type: schema45.properties.error.type }, message: "must be string,null" };
+            const err172 = { instancePath: instancePath + "/error", schemaPath: "#/properties/error/type", keyword: "type", params: { type: schema47.properties.error.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err172];
             } else {
@@ -17792,7 +18623,7 @@ var require_validators = __commonJS({
         if (data.prev !== void 0) {
           let data84 = data.prev;
           if (typeof data84 !== "string" && data84 !== null) {
-            const err173 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/type", keyword: "type", params: { type: schema45.properties.prev.type }, message: "must be string,null" };
+            const err173 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/type", keyword: "type", params: { type: schema47.properties.prev.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err173];
             } else {
@@ -18003,7 +18834,7 @@ var require_validators = __commonJS({
                     if (data91.effect !== void 0) {
                       let data93 = data91.effect;
                       if (!(data93 === "deny" || data93 === "warn" || data93 === "require_approval")) {
-                        const err193 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema55.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
+                        const err193 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema58.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err193];
                         } else {
@@ -18225,7 +19056,7 @@ var require_validators = __commonJS({
                       errors++;
                     }
                     for (const key11 in data103) {
-                      if (!func2.call(schema55.properties.freeze.items.properties, key11)) {
+                      if (!func2.call(schema58.properties.freeze.items.properties, key11)) {
                         const err214 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key11 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err214];
@@ -18249,7 +19080,7 @@ var require_validators = __commonJS({
                     if (data103.kind !== void 0) {
                       let data105 = data103.kind;
                       if (!(data105 === "quarter_end" || data105 === "dates" || data105 === "cron")) {
-                        const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema55.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
+                        const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema58.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err216];
                         } else {
@@ -18294,7 +19125,7 @@ var require_validators = __commonJS({
                     if (data103.from !== void 0) {
                       let data109 = data103.from;
                       if (typeof data109 !== "string" && data109 !== null) {
-                        const err220 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema55.properties.freeze.items.properties.from.type }, message: "must be string,null" };
+                        const err220 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema58.properties.freeze.items.properties.from.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err220];
                         } else {
@@ -18306,7 +19137,7 @@ var require_validators = __commonJS({
                     if (data103.until !== void 0) {
                       let data110 = data103.until;
                       if (typeof data110 !== "string" && data110 !== null) {
-                        const err221 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema55.properties.freeze.items.properties.until.type }, message: "must be string,null" };
+                        const err221 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema58.properties.freeze.items.properties.until.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err221];
                         } else {
@@ -18318,7 +19149,7 @@ var require_validators = __commonJS({
                     if (data103.from_local !== void 0) {
                       let data111 = data103.from_local;
                       if (typeof data111 !== "string" && data111 !== null) {
-                        const err222 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema55.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
+                        const err222 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema58.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err222];
                         } else {
@@ -18330,7 +19161,7 @@ var require_validators = __commonJS({
                     if (data103.until_local !== void 0) {
                       let data112 = data103.until_local;
                       if (typeof data112 !== "string" && data112 !== null) {
-                        const err223 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema55.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
+                        const err223 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema58.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err223];
                         } else {
@@ -18520,7 +19351,7 @@ var require_validators = __commonJS({
                     if (data121.via !== void 0) {
                       let data123 = data121.via;
                       if (!(data123 === "approver identity" || data123 === "pull request approval")) {
-                        const err240 = { instancePath: instancePath + "/guardrails/approvers/" + i13 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema55.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
+                        const err240 = { instancePath: instancePath + "/guardrails/approvers/" + i13 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema58.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err240];
                         } else {
@@ -18682,12 +19513,523 @@ var require_validators = __commonJS({
             errors++;
           }
         }
+        if (data.promotion !== void 0) {
+          let data131 = data.promotion;
+          if (data131 && typeof data131 == "object" && !Array.isArray(data131)) {
+            if (data131.from === void 0) {
+              const err255 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+              if (vErrors === null) {
+                vErrors = [err255];
+              } else {
+                vErrors.push(err255);
+              }
+              errors++;
+            }
+            if (data131.base_url === void 0) {
+              const err256 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "base_url" }, message: "must have required property 'base_url'" };
+              if (vErrors === null) {
+                vErrors = [err256];
+              } else {
+                vErrors.push(err256);
+              }
+              errors++;
+            }
+            if (data131.realm === void 0) {
+              const err257 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "realm" }, message: "must have required property 'realm'" };
+              if (vErrors === null) {
+                vErrors = [err257];
+              } else {
+                vErrors.push(err257);
+              }
+              errors++;
+            }
+            if (data131.user === void 0) {
+              const err258 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
+              if (vErrors === null) {
+                vErrors = [err258];
+              } else {
+                vErrors.push(err258);
+              }
+              errors++;
+            }
+            if (data131.commit === void 0) {
+              const err259 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+              if (vErrors === null) {
+                vErrors = [err259];
+              } else {
+                vErrors.push(err259);
+              }
+              errors++;
+            }
+            if (data131.read_at === void 0) {
+              const err260 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "read_at" }, message: "must have required property 'read_at'" };
+              if (vErrors === null) {
+                vErrors = [err260];
+              } else {
+                vErrors.push(err260);
+              }
+              errors++;
+            }
+            if (data131.promoted === void 0) {
+              const err261 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "promoted" }, message: "must have required property 'promoted'" };
+              if (vErrors === null) {
+                vErrors = [err261];
+              } else {
+                vErrors.push(err261);
+              }
+              errors++;
+            }
+            if (data131.blocked === void 0) {
+              const err262 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+              if (vErrors === null) {
+                vErrors = [err262];
+              } else {
+                vErrors.push(err262);
+              }
+              errors++;
+            }
+            if (data131.compared_checksum === void 0) {
+              const err263 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "compared_checksum" }, message: "must have required property 'compared_checksum'" };
+              if (vErrors === null) {
+                vErrors = [err263];
+              } else {
+                vErrors.push(err263);
+              }
+              errors++;
+            }
+            for (const key15 in data131) {
+              if (!func2.call(schema59.properties, key15)) {
+                const err264 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key15 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err264];
+                } else {
+                  vErrors.push(err264);
+                }
+                errors++;
+              }
+            }
+            if (data131.from !== void 0) {
+              if (typeof data131.from !== "string") {
+                const err265 = { instancePath: instancePath + "/promotion/from", schemaPath: "#/definitions/PlanPromotion/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err265];
+                } else {
+                  vErrors.push(err265);
+                }
+                errors++;
+              }
+            }
+            if (data131.base_url !== void 0) {
+              if (typeof data131.base_url !== "string") {
+                const err266 = { instancePath: instancePath + "/promotion/base_url", schemaPath: "#/definitions/PlanPromotion/properties/base_url/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err266];
+                } else {
+                  vErrors.push(err266);
+                }
+                errors++;
+              }
+            }
+            if (data131.realm !== void 0) {
+              if (typeof data131.realm !== "string") {
+                const err267 = { instancePath: instancePath + "/promotion/realm", schemaPath: "#/definitions/PlanPromotion/properties/realm/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err267];
+                } else {
+                  vErrors.push(err267);
+                }
+                errors++;
+              }
+            }
+            if (data131.user !== void 0) {
+              let data135 = data131.user;
+              if (typeof data135 !== "string" && data135 !== null) {
+                const err268 = { instancePath: instancePath + "/promotion/user", schemaPath: "#/definitions/PlanPromotion/properties/user/type", keyword: "type", params: { type: schema59.properties.user.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err268];
+                } else {
+                  vErrors.push(err268);
+                }
+                errors++;
+              }
+            }
+            if (data131.commit !== void 0) {
+              let data136 = data131.commit;
+              if (typeof data136 !== "string" && data136 !== null) {
+                const err269 = { instancePath: instancePath + "/promotion/commit", schemaPath: "#/definitions/PlanPromotion/properties/commit/type", keyword: "type", params: { type: schema59.properties.commit.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err269];
+                } else {
+                  vErrors.push(err269);
+                }
+                errors++;
+              }
+            }
+            if (data131.uncommitted !== void 0) {
+              let data137 = data131.uncommitted;
+              if (Array.isArray(data137)) {
+                const len16 = data137.length;
+                for (let i16 = 0; i16 < len16; i16++) {
+                  if (typeof data137[i16] !== "string") {
+                    const err270 = { instancePath: instancePath + "/promotion/uncommitted/" + i16, schemaPath: "#/definitions/PlanPromotion/properties/uncommitted/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err270];
+                    } else {
+                      vErrors.push(err270);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err271 = { instancePath: instancePath + "/promotion/uncommitted", schemaPath: "#/definitions/PlanPromotion/properties/uncommitted/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err271];
+                } else {
+                  vErrors.push(err271);
+                }
+                errors++;
+              }
+            }
+            if (data131.read_at !== void 0) {
+              let data139 = data131.read_at;
+              if (typeof data139 !== "string" && data139 !== null) {
+                const err272 = { instancePath: instancePath + "/promotion/read_at", schemaPath: "#/definitions/PlanPromotion/properties/read_at/type", keyword: "type", params: { type: schema59.properties.read_at.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err272];
+                } else {
+                  vErrors.push(err272);
+                }
+                errors++;
+              }
+            }
+            if (data131.promoted !== void 0) {
+              let data140 = data131.promoted;
+              if (!(typeof data140 == "number" && (!(data140 % 1) && !isNaN(data140)))) {
+                const err273 = { instancePath: instancePath + "/promotion/promoted", schemaPath: "#/definitions/PlanPromotion/properties/promoted/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err273];
+                } else {
+                  vErrors.push(err273);
+                }
+                errors++;
+              }
+              if (typeof data140 == "number") {
+                if (data140 < 0 || isNaN(data140)) {
+                  const err274 = { instancePath: instancePath + "/promotion/promoted", schemaPath: "#/definitions/PlanPromotion/properties/promoted/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err274];
+                  } else {
+                    vErrors.push(err274);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data131.blocked !== void 0) {
+              let data141 = data131.blocked;
+              if (!(typeof data141 == "number" && (!(data141 % 1) && !isNaN(data141)))) {
+                const err275 = { instancePath: instancePath + "/promotion/blocked", schemaPath: "#/definitions/PlanPromotion/properties/blocked/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err275];
+                } else {
+                  vErrors.push(err275);
+                }
+                errors++;
+              }
+              if (typeof data141 == "number") {
+                if (data141 < 0 || isNaN(data141)) {
+                  const err276 = { instancePath: instancePath + "/promotion/blocked", schemaPath: "#/definitions/PlanPromotion/properties/blocked/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err276];
+                  } else {
+                    vErrors.push(err276);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data131.compared_checksum !== void 0) {
+              let data142 = data131.compared_checksum;
+              if (typeof data142 === "string") {
+                if (!pattern21.test(data142)) {
+                  const err277 = { instancePath: instancePath + "/promotion/compared_checksum", schemaPath: "#/definitions/PlanPromotion/properties/compared_checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+                  if (vErrors === null) {
+                    vErrors = [err277];
+                  } else {
+                    vErrors.push(err277);
+                  }
+                  errors++;
+                }
+              } else {
+                const err278 = { instancePath: instancePath + "/promotion/compared_checksum", schemaPath: "#/definitions/PlanPromotion/properties/compared_checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err278];
+                } else {
+                  vErrors.push(err278);
+                }
+                errors++;
+              }
+            }
+            if (data131.tests !== void 0) {
+              let data143 = data131.tests;
+              if (data143 && typeof data143 == "object" && !Array.isArray(data143)) {
+                if (data143.cases === void 0) {
+                  const err279 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
+                  if (vErrors === null) {
+                    vErrors = [err279];
+                  } else {
+                    vErrors.push(err279);
+                  }
+                  errors++;
+                }
+                if (data143.contracts === void 0) {
+                  const err280 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/required", keyword: "required", params: { missingProperty: "contracts" }, message: "must have required property 'contracts'" };
+                  if (vErrors === null) {
+                    vErrors = [err280];
+                  } else {
+                    vErrors.push(err280);
+                  }
+                  errors++;
+                }
+                if (data143.failed === void 0) {
+                  const err281 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
+                  if (vErrors === null) {
+                    vErrors = [err281];
+                  } else {
+                    vErrors.push(err281);
+                  }
+                  errors++;
+                }
+                for (const key16 in data143) {
+                  if (!(key16 === "cases" || key16 === "contracts" || key16 === "failed")) {
+                    const err282 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key16 }, message: "must NOT have additional properties" };
+                    if (vErrors === null) {
+                      vErrors = [err282];
+                    } else {
+                      vErrors.push(err282);
+                    }
+                    errors++;
+                  }
+                }
+                if (data143.cases !== void 0) {
+                  let data144 = data143.cases;
+                  if (!(typeof data144 == "number" && (!(data144 % 1) && !isNaN(data144)))) {
+                    const err283 = { instancePath: instancePath + "/promotion/tests/cases", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/cases/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err283];
+                    } else {
+                      vErrors.push(err283);
+                    }
+                    errors++;
+                  }
+                  if (typeof data144 == "number") {
+                    if (data144 < 0 || isNaN(data144)) {
+                      const err284 = { instancePath: instancePath + "/promotion/tests/cases", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/cases/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                      if (vErrors === null) {
+                        vErrors = [err284];
+                      } else {
+                        vErrors.push(err284);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+                if (data143.contracts !== void 0) {
+                  let data145 = data143.contracts;
+                  if (!(typeof data145 == "number" && (!(data145 % 1) && !isNaN(data145)))) {
+                    const err285 = { instancePath: instancePath + "/promotion/tests/contracts", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/contracts/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err285];
+                    } else {
+                      vErrors.push(err285);
+                    }
+                    errors++;
+                  }
+                  if (typeof data145 == "number") {
+                    if (data145 < 0 || isNaN(data145)) {
+                      const err286 = { instancePath: instancePath + "/promotion/tests/contracts", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/contracts/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                      if (vErrors === null) {
+                        vErrors = [err286];
+                      } else {
+                        vErrors.push(err286);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+                if (data143.failed !== void 0) {
+                  let data146 = data143.failed;
+                  if (Array.isArray(data146)) {
+                    const len17 = data146.length;
+                    for (let i17 = 0; i17 < len17; i17++) {
+                      if (typeof data146[i17] !== "string") {
+                        const err287 = { instancePath: instancePath + "/promotion/tests/failed/" + i17, schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/failed/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err287];
+                        } else {
+                          vErrors.push(err287);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err288 = { instancePath: instancePath + "/promotion/tests/failed", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/failed/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    if (vErrors === null) {
+                      vErrors = [err288];
+                    } else {
+                      vErrors.push(err288);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err289 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err289];
+                } else {
+                  vErrors.push(err289);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err290 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err290];
+            } else {
+              vErrors.push(err290);
+            }
+            errors++;
+          }
+        }
+        if (data.promotion_tests_at_apply !== void 0) {
+          let data148 = data.promotion_tests_at_apply;
+          if (data148 && typeof data148 == "object" && !Array.isArray(data148)) {
+            if (data148.cases === void 0) {
+              const err291 = { instancePath: instancePath + "/promotion_tests_at_apply", schemaPath: "#/properties/promotion_tests_at_apply/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
+              if (vErrors === null) {
+                vErrors = [err291];
+              } else {
+                vErrors.push(err291);
+              }
+              errors++;
+            }
+            if (data148.contracts === void 0) {
+              const err292 = { instancePath: instancePath + "/promotion_tests_at_apply", schemaPath: "#/properties/promotion_tests_at_apply/required", keyword: "required", params: { missingProperty: "contracts" }, message: "must have required property 'contracts'" };
+              if (vErrors === null) {
+                vErrors = [err292];
+              } else {
+                vErrors.push(err292);
+              }
+              errors++;
+            }
+            if (data148.failed === void 0) {
+              const err293 = { instancePath: instancePath + "/promotion_tests_at_apply", schemaPath: "#/properties/promotion_tests_at_apply/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
+              if (vErrors === null) {
+                vErrors = [err293];
+              } else {
+                vErrors.push(err293);
+              }
+              errors++;
+            }
+            for (const key17 in data148) {
+              if (!(key17 === "cases" || key17 === "contracts" || key17 === "failed")) {
+                const err294 = { instancePath: instancePath + "/promotion_tests_at_apply", schemaPath: "#/properties/promotion_tests_at_apply/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key17 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err294];
+                } else {
+                  vErrors.push(err294);
+                }
+                errors++;
+              }
+            }
+            if (data148.cases !== void 0) {
+              let data149 = data148.cases;
+              if (!(typeof data149 == "number" && (!(data149 % 1) && !isNaN(data149)))) {
+                const err295 = { instancePath: instancePath + "/promotion_tests_at_apply/cases", schemaPath: "#/properties/promotion_tests_at_apply/properties/cases/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err295];
+                } else {
+                  vErrors.push(err295);
+                }
+                errors++;
+              }
+              if (typeof data149 == "number") {
+                if (data149 < 0 || isNaN(data149)) {
+                  const err296 = { instancePath: instancePath + "/promotion_tests_at_apply/cases", schemaPath: "#/properties/promotion_tests_at_apply/properties/cases/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err296];
+                  } else {
+                    vErrors.push(err296);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data148.contracts !== void 0) {
+              let data150 = data148.contracts;
+              if (!(typeof data150 == "number" && (!(data150 % 1) && !isNaN(data150)))) {
+                const err297 = { instancePath: instancePath + "/promotion_tests_at_apply/contracts", schemaPath: "#/properties/promotion_tests_at_apply/properties/contracts/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err297];
+                } else {
+                  vErrors.push(err297);
+                }
+                errors++;
+              }
+              if (typeof data150 == "number") {
+                if (data150 < 0 || isNaN(data150)) {
+                  const err298 = { instancePath: instancePath + "/promotion_tests_at_apply/contracts", schemaPath: "#/properties/promotion_tests_at_apply/properties/contracts/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err298];
+                  } else {
+                    vErrors.push(err298);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data148.failed !== void 0) {
+              let data151 = data148.failed;
+              if (Array.isArray(data151)) {
+                const len18 = data151.length;
+                for (let i18 = 0; i18 < len18; i18++) {
+                  if (typeof data151[i18] !== "string") {
+                    const err299 = { instancePath: instancePath + "/promotion_tests_at_apply/failed/" + i18, schemaPath: "#/properties/promotion_tests_at_apply/properties/failed/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err299];
+                    } else {
+                      vErrors.push(err299);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err300 = { instancePath: instancePath + "/promotion_tests_at_apply/failed", schemaPath: "#/properties/promotion_tests_at_apply/properties/failed/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err300];
+                } else {
+                  vErrors.push(err300);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err301 = { instancePath: instancePath + "/promotion_tests_at_apply", schemaPath: "#/properties/promotion_tests_at_apply/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err301];
+            } else {
+              vErrors.push(err301);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err255 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err302 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err255];
+          vErrors = [err302];
         } else {
-          vErrors.push(err255);
+          vErrors.push(err302);
         }
         errors++;
       }
@@ -18794,8 +20136,8 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_TenantConfigurationUpdateBody = validate43;
-    var schema60 = { "$comment": "Assembled from src/kinds/tenant-configuration/api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
-    var pattern36 = new RegExp("^[0-9]+$", "u");
+    var schema64 = { "$comment": "Assembled from src/kinds/tenant-configuration/api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
+    var pattern38 = new RegExp("^[0-9]+$", "u");
     function validate43(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -18879,7 +20221,7 @@ var require_validators = __commonJS({
         if (data.current_timestamp !== void 0) {
           let data1 = data.current_timestamp;
           if (typeof data1 === "string") {
-            if (!pattern36.test(data1)) {
+            if (!pattern38.test(data1)) {
               const err8 = { instancePath: instancePath + "/current_timestamp", schemaPath: "#/properties/current_timestamp/pattern", keyword: "pattern", params: { pattern: "^[0-9]+$" }, message: 'must match pattern "^[0-9]+$"' };
               if (vErrors === null) {
                 vErrors = [err8];
@@ -19074,7 +20416,7 @@ var require_validators = __commonJS({
                   errors++;
                 }
                 for (const key1 in data6) {
-                  if (!func2.call(schema60.properties, key1)) {
+                  if (!func2.call(schema64.properties, key1)) {
                     const err28 = { instancePath: instancePath + "/compliance_spec/" + i0, schemaPath: "#/definitions/TenantConfigurationUpdateItem/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
                       vErrors = [err28];
@@ -19271,7 +20613,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_TenantConfigurationList = validate44;
-    var schema63 = { "$comment": "Assembled from src/kinds/tenant-configuration/api.schema.json by npm run gen:types: edit it there.", "title": "TenantConfigurationItem", "type": "object", "description": "Tenant configuration policy item of compliance_spec. A field the spec types as a string may be answered as null: the contract's rule for what the service does not show (not compared, never written over git's value) applies, so the answer is read.", "properties": { "account_segment_delimiter": { "description": "Symbol separating account segments; one of - , | , ~ , # , : , . , $. Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "augment_currency_rates": { "type": "boolean", "description": "true: enhanced currency exchange rate logic applied" }, "bundle_functionality": { "type": "boolean", "description": "true: bundling enabled" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "contract_asset_journal_method": { "description": "Method of journal entries for contract assets (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "contract_asset_segment": { "description": "Accounting segment where contract asset transactions are kept (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "cost_enabled": { "type": "boolean", "description": "true: system calculates cost for transactions" }, "cost_practical_expedient": { "description": "Number of months; default 12 (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "created_at": { "type": "integer", "description": "Epoch" }, "created_by": { "type": ["string", "null"], "description": "User id" }, "distribution_method": { "type": ["string", "null"], "description": "Revenue distribution method. Documented values: Days in Calendar Period, Prorate. An answer with another value passes through unchanged (revsync warns once per value)." }, "egress_hold": { "type": "boolean", "description": "true: journals on hold cannot be transferred" }, "fx_adjustment_method": { "description": "Method used to create foreign exchange adjustment entries (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "fx_adjustments": { "type": "boolean", "description": "true: FX adjustment entries created for eligible transactions" }, "guid": { "type": ["string", "null"], "description": "Globally unique id" }, "ingest_hold": { "type": "boolean", "description": "true: transaction lines are put on hold" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journal_details_egress": { "type": "boolean", "description": "Controls whether journal details of a batch appear in the journal run" }, "journal_transfer_by_ofid": { "type": "boolean", "description": "true: journal entries transferred by order financial id" }, "journals_run_currency": { "type": ["string", "null"], "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": ["string", "null"], "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": ["string", "null"], "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "rc_activities_egress": { "type": "boolean", "description": "Controls whether revenue contract activities appear in the revenue contract line" }, "rc_distributions_egress": { "type": "boolean", "description": "Controls whether revenue contract distributions appear in the revenue contract" }, "reprocess_existing_ofid": { "type": "boolean", "description": "true: transactions for an existing order financial id are reprocessed" }, "crm_multicurrorg_enabled": { "type": "boolean", "description": "true: the CRM multi-currency organisation setting is enabled for the tenant" }, "snowman_enabled": { "type": "boolean", "description": "true: tenant has this feature enabled" }, "ui_mode": { "type": ["string", "null"], "description": "Active user interface for the tenant" }, "updated_at": { "type": "integer", "description": "Epoch" }, "updated_by": { "type": ["string", "null"], "description": "User id" } } };
+    var schema67 = { "$comment": "Assembled from src/kinds/tenant-configuration/api.schema.json by npm run gen:types: edit it there.", "title": "TenantConfigurationItem", "type": "object", "description": "Tenant configuration policy item of compliance_spec. A field the spec types as a string may be answered as null: the contract's rule for what the service does not show (not compared, never written over git's value) applies, so the answer is read.", "properties": { "account_segment_delimiter": { "description": "Symbol separating account segments; one of - , | , ~ , # , : , . , $. Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "augment_currency_rates": { "type": "boolean", "description": "true: enhanced currency exchange rate logic applied" }, "bundle_functionality": { "type": "boolean", "description": "true: bundling enabled" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "contract_asset_journal_method": { "description": "Method of journal entries for contract assets (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "contract_asset_segment": { "description": "Accounting segment where contract asset transactions are kept (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "cost_enabled": { "type": "boolean", "description": "true: system calculates cost for transactions" }, "cost_practical_expedient": { "description": "Number of months; default 12 (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "created_at": { "type": "integer", "description": "Epoch" }, "created_by": { "type": ["string", "null"], "description": "User id" }, "distribution_method": { "type": ["string", "null"], "description": "Revenue distribution method. Documented values: Days in Calendar Period, Prorate. An answer with another value passes through unchanged (revsync warns once per value)." }, "egress_hold": { "type": "boolean", "description": "true: journals on hold cannot be transferred" }, "fx_adjustment_method": { "description": "Method used to create foreign exchange adjustment entries (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "fx_adjustments": { "type": "boolean", "description": "true: FX adjustment entries created for eligible transactions" }, "guid": { "type": ["string", "null"], "description": "Globally unique id" }, "ingest_hold": { "type": "boolean", "description": "true: transaction lines are put on hold" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journal_details_egress": { "type": "boolean", "description": "Controls whether journal details of a batch appear in the journal run" }, "journal_transfer_by_ofid": { "type": "boolean", "description": "true: journal entries transferred by order financial id" }, "journals_run_currency": { "type": ["string", "null"], "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": ["string", "null"], "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": ["string", "null"], "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "rc_activities_egress": { "type": "boolean", "description": "Controls whether revenue contract activities appear in the revenue contract line" }, "rc_distributions_egress": { "type": "boolean", "description": "Controls whether revenue contract distributions appear in the revenue contract" }, "reprocess_existing_ofid": { "type": "boolean", "description": "true: transactions for an existing order financial id are reprocessed" }, "crm_multicurrorg_enabled": { "type": "boolean", "description": "true: the CRM multi-currency organisation setting is enabled for the tenant" }, "snowman_enabled": { "type": "boolean", "description": "true: tenant has this feature enabled" }, "ui_mode": { "type": ["string", "null"], "description": "Active user interface for the tenant" }, "updated_at": { "type": "integer", "description": "Epoch" }, "updated_by": { "type": ["string", "null"], "description": "User id" } } };
     function validate45(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -19397,7 +20739,7 @@ var require_validators = __commonJS({
                 if (data3.created_by !== void 0) {
                   let data12 = data3.created_by;
                   if (typeof data12 !== "string" && data12 !== null) {
-                    const err10 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/created_by", schemaPath: "#/definitions/TenantConfigurationItem/properties/created_by/type", keyword: "type", params: { type: schema63.properties.created_by.type }, message: "must be string,null" };
+                    const err10 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/created_by", schemaPath: "#/definitions/TenantConfigurationItem/properties/created_by/type", keyword: "type", params: { type: schema67.properties.created_by.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err10];
                     } else {
@@ -19409,7 +20751,7 @@ var require_validators = __commonJS({
                 if (data3.distribution_method !== void 0) {
                   let data13 = data3.distribution_method;
                   if (typeof data13 !== "string" && data13 !== null) {
-                    const err11 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/distribution_method", schemaPath: "#/definitions/TenantConfigurationItem/properties/distribution_method/type", keyword: "type", params: { type: schema63.properties.distribution_method.type }, message: "must be string,null" };
+                    const err11 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/distribution_method", schemaPath: "#/definitions/TenantConfigurationItem/properties/distribution_method/type", keyword: "type", params: { type: schema67.properties.distribution_method.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err11];
                     } else {
@@ -19443,7 +20785,7 @@ var require_validators = __commonJS({
                 if (data3.guid !== void 0) {
                   let data16 = data3.guid;
                   if (typeof data16 !== "string" && data16 !== null) {
-                    const err14 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/guid", schemaPath: "#/definitions/TenantConfigurationItem/properties/guid/type", keyword: "type", params: { type: schema63.properties.guid.type }, message: "must be string,null" };
+                    const err14 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/guid", schemaPath: "#/definitions/TenantConfigurationItem/properties/guid/type", keyword: "type", params: { type: schema67.properties.guid.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err14];
                     } else {
@@ -19499,7 +20841,7 @@ var require_validators = __commonJS({
                 if (data3.journals_run_currency !== void 0) {
                   let data21 = data3.journals_run_currency;
                   if (typeof data21 !== "string" && data21 !== null) {
-                    const err19 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/journals_run_currency", schemaPath: "#/definitions/TenantConfigurationItem/properties/journals_run_currency/type", keyword: "type", params: { type: schema63.properties.journals_run_currency.type }, message: "must be string,null" };
+                    const err19 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/journals_run_currency", schemaPath: "#/definitions/TenantConfigurationItem/properties/journals_run_currency/type", keyword: "type", params: { type: schema67.properties.journals_run_currency.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err19];
                     } else {
@@ -19533,7 +20875,7 @@ var require_validators = __commonJS({
                 if (data3.manual_journal_contra_account !== void 0) {
                   let data24 = data3.manual_journal_contra_account;
                   if (typeof data24 !== "string" && data24 !== null) {
-                    const err22 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/manual_journal_contra_account", schemaPath: "#/definitions/TenantConfigurationItem/properties/manual_journal_contra_account/type", keyword: "type", params: { type: schema63.properties.manual_journal_contra_account.type }, message: "must be string,null" };
+                    const err22 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/manual_journal_contra_account", schemaPath: "#/definitions/TenantConfigurationItem/properties/manual_journal_contra_account/type", keyword: "type", params: { type: schema67.properties.manual_journal_contra_account.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err22];
                     } else {
@@ -19556,7 +20898,7 @@ var require_validators = __commonJS({
                 if (data3.prorate_method !== void 0) {
                   let data26 = data3.prorate_method;
                   if (typeof data26 !== "string" && data26 !== null) {
-                    const err24 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/prorate_method", schemaPath: "#/definitions/TenantConfigurationItem/properties/prorate_method/type", keyword: "type", params: { type: schema63.properties.prorate_method.type }, message: "must be string,null" };
+                    const err24 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/prorate_method", schemaPath: "#/definitions/TenantConfigurationItem/properties/prorate_method/type", keyword: "type", params: { type: schema67.properties.prorate_method.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err24];
                     } else {
@@ -19623,7 +20965,7 @@ var require_validators = __commonJS({
                 if (data3.ui_mode !== void 0) {
                   let data32 = data3.ui_mode;
                   if (typeof data32 !== "string" && data32 !== null) {
-                    const err30 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/ui_mode", schemaPath: "#/definitions/TenantConfigurationItem/properties/ui_mode/type", keyword: "type", params: { type: schema63.properties.ui_mode.type }, message: "must be string,null" };
+                    const err30 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/ui_mode", schemaPath: "#/definitions/TenantConfigurationItem/properties/ui_mode/type", keyword: "type", params: { type: schema67.properties.ui_mode.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err30];
                     } else {
@@ -19647,7 +20989,7 @@ var require_validators = __commonJS({
                 if (data3.updated_by !== void 0) {
                   let data34 = data3.updated_by;
                   if (typeof data34 !== "string" && data34 !== null) {
-                    const err32 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/updated_by", schemaPath: "#/definitions/TenantConfigurationItem/properties/updated_by/type", keyword: "type", params: { type: schema63.properties.updated_by.type }, message: "must be string,null" };
+                    const err32 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/updated_by", schemaPath: "#/definitions/TenantConfigurationItem/properties/updated_by/type", keyword: "type", params: { type: schema67.properties.updated_by.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err32];
                     } else {
@@ -19955,9 +21297,9 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_SspCreateBody = validate48;
-    var schema67 = { "$comment": "Assembled from src/kinds/ssp/api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } };
-    var schema68 = { "$comment": "Assembled from src/kinds/ssp/api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } };
-    var schema70 = { "$comment": "Assembled from src/kinds/ssp/api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false };
+    var schema71 = { "$comment": "Assembled from src/kinds/ssp/api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } };
+    var schema72 = { "$comment": "Assembled from src/kinds/ssp/api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } };
+    var schema74 = { "$comment": "Assembled from src/kinds/ssp/api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false };
     function validate50(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -20246,7 +21588,7 @@ var require_validators = __commonJS({
                     errors++;
                   }
                   if (!(data13 === "Amount" || data13 === "Percent")) {
-                    const err27 = { instancePath: instancePath + "/ssp_values/" + i0 + "/value_type", schemaPath: "#/definitions/SspValueInput/properties/value_type/enum", keyword: "enum", params: { allowedValues: schema70.properties.value_type.enum }, message: "must be equal to one of the allowed values" };
+                    const err27 = { instancePath: instancePath + "/ssp_values/" + i0 + "/value_type", schemaPath: "#/definitions/SspValueInput/properties/value_type/enum", keyword: "enum", params: { allowedValues: schema74.properties.value_type.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err27];
                     } else {
@@ -20563,7 +21905,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data10 === "upload" || data10 === "formula")) {
-            const err27 = { instancePath: instancePath + "/method", schemaPath: "#/properties/method/enum", keyword: "enum", params: { allowedValues: schema67.properties.method.enum }, message: "must be equal to one of the allowed values" };
+            const err27 = { instancePath: instancePath + "/method", schemaPath: "#/properties/method/enum", keyword: "enum", params: { allowedValues: schema71.properties.method.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err27];
             } else {
@@ -20684,7 +22026,7 @@ var require_validators = __commonJS({
                     errors++;
                   }
                   if (!(data19 === "equality" || data19 === "inequality" || data19 === "greater than" || data19 === "less than" || data19 === "greater or equal" || data19 === "less or equal" || data19 === ">" || data19 === "<" || data19 === ">=" || data19 === "<=" || data19 === "in" || data19 === "not in" || data19 === "contains" || data19 === "not contains" || data19 === "starts with" || data19 === "ends with" || data19 === "null" || data19 === "not null")) {
-                    const err38 = { instancePath: instancePath + "/when/" + i1 + "/operator", schemaPath: "#/definitions/ConditionInput/properties/operator/enum", keyword: "enum", params: { allowedValues: schema68.properties.operator.enum }, message: "must be equal to one of the allowed values" };
+                    const err38 = { instancePath: instancePath + "/when/" + i1 + "/operator", schemaPath: "#/definitions/ConditionInput/properties/operator/enum", keyword: "enum", params: { allowedValues: schema72.properties.operator.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err38];
                     } else {
@@ -21762,7 +23104,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_PendingApprovals = validate58;
-    var schema77 = { "title": "PendingApprovalRecord", "type": "object", "description": "Pending approval record", "properties": { "approval_id": { "type": "string", "description": "System generated unique alphanumeric id" }, "approval_comments": { "type": ["string", "null"], "description": "Comments given at approve/reject" }, "approved_by": { "type": ["string", "null"], "description": "User id" }, "approved_on": { "type": ["integer", "null"], "description": "Epoch" }, "approver_role": { "type": ["string", "null"], "description": "Role of approver" }, "context": { "type": "string", "description": "Ingestion context of the file" }, "file_date_format": { "type": "string", "description": "Date format of the file (pattern of the MM/DD/YYYY kind)" }, "file_format": { "type": "string", "description": "File format (csv)" }, "file_id": { "type": "string", "description": "Id of the uploaded file" }, "file_name": { "type": "string", "description": "Name of the file" }, "uploaded_file_name": { "type": "string", "description": "Name of the file as uploaded" }, "ingested_transaction_type": { "type": "string", "description": "Upper case transaction type (ORDER for orders)" }, "is_own_upload": { "type": "boolean", "description": "true: file uploaded by the calling user" }, "status": { "type": "string", "description": "Pending Approval for records in the pending list" }, "total_rows_received": { "type": "integer", "description": "Number of rows in the file" }, "upload_time": { "type": "integer", "description": "Epoch" }, "upload_type": { "type": "string", "description": "Observed value MANUAL" }, "uploaded_by": { "type": "string", "description": "User id of uploader" } } };
+    var schema81 = { "title": "PendingApprovalRecord", "type": "object", "description": "Pending approval record", "properties": { "approval_id": { "type": "string", "description": "System generated unique alphanumeric id" }, "approval_comments": { "type": ["string", "null"], "description": "Comments given at approve/reject" }, "approved_by": { "type": ["string", "null"], "description": "User id" }, "approved_on": { "type": ["integer", "null"], "description": "Epoch" }, "approver_role": { "type": ["string", "null"], "description": "Role of approver" }, "context": { "type": "string", "description": "Ingestion context of the file" }, "file_date_format": { "type": "string", "description": "Date format of the file (pattern of the MM/DD/YYYY kind)" }, "file_format": { "type": "string", "description": "File format (csv)" }, "file_id": { "type": "string", "description": "Id of the uploaded file" }, "file_name": { "type": "string", "description": "Name of the file" }, "uploaded_file_name": { "type": "string", "description": "Name of the file as uploaded" }, "ingested_transaction_type": { "type": "string", "description": "Upper case transaction type (ORDER for orders)" }, "is_own_upload": { "type": "boolean", "description": "true: file uploaded by the calling user" }, "status": { "type": "string", "description": "Pending Approval for records in the pending list" }, "total_rows_received": { "type": "integer", "description": "Number of rows in the file" }, "upload_time": { "type": "integer", "description": "Epoch" }, "upload_type": { "type": "string", "description": "Observed value MANUAL" }, "uploaded_by": { "type": "string", "description": "User id of uploader" } } };
     function validate58(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -21824,7 +23166,7 @@ var require_validators = __commonJS({
                 if (data4.approval_comments !== void 0) {
                   let data6 = data4.approval_comments;
                   if (typeof data6 !== "string" && data6 !== null) {
-                    const err4 = { instancePath: instancePath + "/records/" + i1 + "/approval_comments", schemaPath: "#/definitions/PendingApprovalRecord/properties/approval_comments/type", keyword: "type", params: { type: schema77.properties.approval_comments.type }, message: "must be string,null" };
+                    const err4 = { instancePath: instancePath + "/records/" + i1 + "/approval_comments", schemaPath: "#/definitions/PendingApprovalRecord/properties/approval_comments/type", keyword: "type", params: { type: schema81.properties.approval_comments.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err4];
                     } else {
@@ -21836,7 +23178,7 @@ var require_validators = __commonJS({
                 if (data4.approved_by !== void 0) {
                   let data7 = data4.approved_by;
                   if (typeof data7 !== "string" && data7 !== null) {
-                    const err5 = { instancePath: instancePath + "/records/" + i1 + "/approved_by", schemaPath: "#/definitions/PendingApprovalRecord/properties/approved_by/type", keyword: "type", params: { type: schema77.properties.approved_by.type }, message: "must be string,null" };
+                    const err5 = { instancePath: instancePath + "/records/" + i1 + "/approved_by", schemaPath: "#/definitions/PendingApprovalRecord/properties/approved_by/type", keyword: "type", params: { type: schema81.properties.approved_by.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err5];
                     } else {
@@ -21848,7 +23190,7 @@ var require_validators = __commonJS({
                 if (data4.approved_on !== void 0) {
                   let data8 = data4.approved_on;
                   if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8))) && data8 !== null) {
-                    const err6 = { instancePath: instancePath + "/records/" + i1 + "/approved_on", schemaPath: "#/definitions/PendingApprovalRecord/properties/approved_on/type", keyword: "type", params: { type: schema77.properties.approved_on.type }, message: "must be integer,null" };
+                    const err6 = { instancePath: instancePath + "/records/" + i1 + "/approved_on", schemaPath: "#/definitions/PendingApprovalRecord/properties/approved_on/type", keyword: "type", params: { type: schema81.properties.approved_on.type }, message: "must be integer,null" };
                     if (vErrors === null) {
                       vErrors = [err6];
                     } else {
@@ -21860,7 +23202,7 @@ var require_validators = __commonJS({
                 if (data4.approver_role !== void 0) {
                   let data9 = data4.approver_role;
                   if (typeof data9 !== "string" && data9 !== null) {
-                    const err7 = { instancePath: instancePath + "/records/" + i1 + "/approver_role", schemaPath: "#/definitions/PendingApprovalRecord/properties/approver_role/type", keyword: "type", params: { type: schema77.properties.approver_role.type }, message: "must be string,null" };
+                    const err7 = { instancePath: instancePath + "/records/" + i1 + "/approver_role", schemaPath: "#/definitions/PendingApprovalRecord/properties/approver_role/type", keyword: "type", params: { type: schema81.properties.approver_role.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err7];
                     } else {
@@ -23019,7 +24361,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_ErrorTransactionFilter = validate67;
-    var schema85 = { "title": "ErrorTransactionFilter", "type": "object", "description": "Body of POST error transactions; every field is a filter", "required": ["transaction_type"], "additionalProperties": false, "properties": { "transaction_type": { "type": "string", "description": "order, invoice, event or mje", "enum": ["order", "invoice", "event", "mje"] }, "error_warning_type": { "type": "string", "description": "remediable or discarded", "enum": ["remediable", "discarded"] }, "error_warning_code": { "type": "string", "description": "Code of the error condition" }, "error_request_id": { "type": "string", "description": "Request id of the transaction file processed" }, "financial_id": { "type": "string", "description": "Order financial id or bill financial id" }, "error_from_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, start of date range" }, "error_to_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, end of date range" }, "legal_entity": { "type": "string", "description": "Restricts to one legal entity" } } };
+    var schema89 = { "title": "ErrorTransactionFilter", "type": "object", "description": "Body of POST error transactions; every field is a filter", "required": ["transaction_type"], "additionalProperties": false, "properties": { "transaction_type": { "type": "string", "description": "order, invoice, event or mje", "enum": ["order", "invoice", "event", "mje"] }, "error_warning_type": { "type": "string", "description": "remediable or discarded", "enum": ["remediable", "discarded"] }, "error_warning_code": { "type": "string", "description": "Code of the error condition" }, "error_request_id": { "type": "string", "description": "Request id of the transaction file processed" }, "financial_id": { "type": "string", "description": "Order financial id or bill financial id" }, "error_from_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, start of date range" }, "error_to_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, end of date range" }, "legal_entity": { "type": "string", "description": "Restricts to one legal entity" } } };
     function validate67(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -23056,7 +24398,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data0 === "order" || data0 === "invoice" || data0 === "event" || data0 === "mje")) {
-            const err3 = { instancePath: instancePath + "/transaction_type", schemaPath: "#/properties/transaction_type/enum", keyword: "enum", params: { allowedValues: schema85.properties.transaction_type.enum }, message: "must be equal to one of the allowed values" };
+            const err3 = { instancePath: instancePath + "/transaction_type", schemaPath: "#/properties/transaction_type/enum", keyword: "enum", params: { allowedValues: schema89.properties.transaction_type.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err3];
             } else {
@@ -23077,7 +24419,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data1 === "remediable" || data1 === "discarded")) {
-            const err5 = { instancePath: instancePath + "/error_warning_type", schemaPath: "#/properties/error_warning_type/enum", keyword: "enum", params: { allowedValues: schema85.properties.error_warning_type.enum }, message: "must be equal to one of the allowed values" };
+            const err5 = { instancePath: instancePath + "/error_warning_type", schemaPath: "#/properties/error_warning_type/enum", keyword: "enum", params: { allowedValues: schema89.properties.error_warning_type.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err5];
             } else {
@@ -23607,7 +24949,7 @@ function classify(answer2, req, attempt, now) {
     if (req.emptyOk) return { outcome: "ok", body: void 0, unknownValues: [] };
     return unreadable(`the answer (status ${status}) has no body`);
   }
-  const { body, json, marked } = readBody(text4);
+  const { body, json, marked: marked2 } = readBody(text4);
   const notJson = `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text4.slice(0, 120))})`;
   if (ok && !json) return unreadable(notJson);
   const problems = json ? problemsOf(body) : [];
@@ -23626,7 +24968,7 @@ function classify(answer2, req, attempt, now) {
     const about = along?.batch !== void 0 ? along.words : req.about ?? along?.words;
     return unreadable(`unexpected answer${about ? ` for ${about}` : ""}: ${where2} ${e?.message ?? "does not match the specification"}`);
   }
-  const value2 = marked();
+  const value2 = marked2();
   return { outcome: "ok", body: value2, unknownValues: unknownValues(value2) };
 }
 function namedAlong(body, instancePath, noun) {
@@ -25801,9 +27143,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve21, reject) => {
+          return new Promise((resolve20, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve21(data);
+              return err ? reject(err) : resolve20(data);
             });
           });
         }
@@ -25841,9 +27183,9 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve21, reject) => {
+          return new Promise((resolve20, reject) => {
             this.destroy(err, (err2, data) => {
-              return err2 ? reject(err2) : resolve21(data);
+              return err2 ? reject(err2) : resolve20(data);
             });
           });
         }
@@ -26119,8 +27461,8 @@ var require_pool_base = __commonJS({
           }
           return Promise.all(closeAll);
         } else {
-          return new Promise((resolve21) => {
-            this[kClosedResolve] = resolve21;
+          return new Promise((resolve20) => {
+            this[kClosedResolve] = resolve20;
           });
         }
       }
@@ -28401,8 +29743,8 @@ var require_webidl = __commonJS({
       return new TypeError(`${message.header}: ${message.message}`);
     };
     webidl.errors.conversionFailed = function(opts) {
-      const plural2 = opts.types.length === 1 ? "" : " one of";
-      const message = `${opts.argument} could not be converted to${plural2}: ${opts.types.join(", ")}.`;
+      const plural3 = opts.types.length === 1 ? "" : " one of";
+      const message = `${opts.argument} could not be converted to${plural3}: ${opts.types.join(", ")}.`;
       return webidl.errors.exception({
         header: opts.prefix,
         message
@@ -30243,8 +31585,8 @@ var require_promise = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve21, reject) => {
-        res = resolve21;
+      const promise = new Promise((resolve20, reject) => {
+        res = resolve20;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -31670,12 +33012,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve21, reject) => {
+      const waitForDrain = () => new Promise((resolve20, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve21;
+          callback = resolve20;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -32559,12 +33901,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve21, reject) => {
+      const waitForDrain = () => new Promise((resolve20, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve21;
+          callback = resolve20;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -32881,16 +34223,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       [kClose]() {
-        return new Promise((resolve21) => {
+        return new Promise((resolve20) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve21;
+            this[kClosedResolve] = resolve20;
           } else {
-            resolve21(null);
+            resolve20(null);
           }
         });
       }
       [kDestroy](err) {
-        return new Promise((resolve21) => {
+        return new Promise((resolve20) => {
           const requests2 = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests2.length; i++) {
             const request2 = requests2[i];
@@ -32903,7 +34245,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve21(null);
+            resolve20(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -33919,7 +35261,7 @@ var require_socks5_proxy_agent = __commonJS({
         const proxyHost = this[kProxyUrl].hostname;
         const proxyPort = parseInt(this[kProxyUrl].port) || 1080;
         debug("creating SOCKS5 connection to", proxyHost, proxyPort);
-        const socket = await new Promise((resolve21, reject) => {
+        const socket = await new Promise((resolve20, reject) => {
           this[kConnector]({
             hostname: proxyHost,
             host: proxyHost,
@@ -33929,7 +35271,7 @@ var require_socks5_proxy_agent = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve21(socket2);
+              resolve20(socket2);
             }
           });
         });
@@ -33939,14 +35281,14 @@ var require_socks5_proxy_agent = __commonJS({
           socket.destroy();
         });
         await socks5Client.handshake();
-        await new Promise((resolve21, reject) => {
+        await new Promise((resolve20, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 authentication timeout"));
           }, 5e3);
           const onAuthenticated = () => {
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve21();
+            resolve20();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -33955,14 +35297,14 @@ var require_socks5_proxy_agent = __commonJS({
           };
           if (socks5Client.state === STATES.AUTHENTICATED) {
             clearTimeout(timeout);
-            resolve21();
+            resolve20();
           } else {
             socks5Client.once("authenticated", onAuthenticated);
             socks5Client.once("error", onError);
           }
         });
         await socks5Client.connect(targetHost, targetPort);
-        await new Promise((resolve21, reject) => {
+        await new Promise((resolve20, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 connection timeout"));
           }, 5e3);
@@ -33970,7 +35312,7 @@ var require_socks5_proxy_agent = __commonJS({
             debug("SOCKS5 tunnel established to", targetHost, targetPort, "via", info2);
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve21();
+            resolve20();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -34013,8 +35355,8 @@ var require_socks5_proxy_agent = __commonJS({
                       socket,
                       servername: this[kRequestTls]?.servername || targetHost
                     });
-                    await new Promise((resolve21, reject) => {
-                      finalSocket.once("secureConnect", resolve21);
+                    await new Promise((resolve20, reject) => {
+                      finalSocket.once("secureConnect", resolve20);
                       finalSocket.once("error", reject);
                     });
                   }
@@ -34664,7 +36006,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return Promise.resolve(null);
         }
-        return new Promise((resolve21, reject) => {
+        return new Promise((resolve20, reject) => {
           if (this[kContentLength] && this[kContentLength] > limit || this[kBytesRead] > limit) {
             this.destroy(new AbortError());
           }
@@ -34678,11 +36020,11 @@ var require_readable = __commonJS({
               if (signal.aborted) {
                 reject(signal.reason ?? new AbortError());
               } else {
-                resolve21(null);
+                resolve20(null);
               }
             });
           } else {
-            this.on("close", resolve21);
+            this.on("close", resolve20);
           }
           this.on("error", noop).on("data", () => {
             if (this[kBytesRead] > limit) {
@@ -34710,7 +36052,7 @@ var require_readable = __commonJS({
     }
     function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve21, reject) => {
+      return new Promise((resolve20, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -34725,7 +36067,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve21,
+              resolve: resolve20,
               reject,
               length: 0,
               body: []
@@ -34799,18 +36141,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2, encoding) {
-      const { type, body, resolve: resolve21, stream, length } = consume2;
+      const { type, body, resolve: resolve20, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve21(chunksDecode(body, length, encoding));
+          resolve20(chunksDecode(body, length, encoding));
         } else if (type === "json") {
-          resolve21(JSON.parse(chunksDecode(body, length, encoding)));
+          resolve20(JSON.parse(chunksDecode(body, length, encoding)));
         } else if (type === "arrayBuffer") {
-          resolve21(chunksConcat(body, length).buffer);
+          resolve20(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve21(new Blob(body, { type: stream[kContentType] }));
+          resolve20(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve21(chunksConcat(body, length));
+          resolve20(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -35000,9 +36342,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve21, reject) => {
+        return new Promise((resolve20, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve21(data);
+            return err ? reject(err) : resolve20(data);
           });
         });
       }
@@ -35214,9 +36556,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve21, reject) => {
+        return new Promise((resolve20, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve21(data);
+            return err ? reject(err) : resolve20(data);
           });
         });
       }
@@ -35504,9 +36846,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve21, reject) => {
+        return new Promise((resolve20, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve21(data);
+            return err ? reject(err) : resolve20(data);
           });
         });
       }
@@ -35599,9 +36941,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve21, reject) => {
+        return new Promise((resolve20, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve21(data);
+            return err ? reject(err) : resolve20(data);
           });
         });
       }
@@ -35887,7 +37229,7 @@ var init_clock = __esm({
     "use strict";
     systemClock = {
       now: () => Date.now(),
-      sleep: (ms) => new Promise((resolve21) => setTimeout(resolve21, ms))
+      sleep: (ms) => new Promise((resolve20) => setTimeout(resolve20, ms))
     };
   }
 });
@@ -36018,8 +37360,8 @@ var init_governor = __esm({
       /** Resolves when a request may be sent: after any pause, within the window, paced by the rate.
        *  Rejects with TimeLimitReached when that moment is past the run's time limit. */
       acquire() {
-        return new Promise((resolve21, reject) => {
-          this.queue.push({ resolve: resolve21, reject });
+        return new Promise((resolve20, reject) => {
+          this.queue.push({ resolve: resolve20, reject });
           this.pump();
         });
       }
@@ -36263,6 +37605,20 @@ function bodyProblem(spec) {
   if (fn(spec.body)) return void 0;
   return describeAjvErrors(fn.errors).map((e) => `${e.field} ${e.message}`).join("; ");
 }
+function segmentProblem(text4) {
+  if (text4 === "") return "it is empty";
+  if (/^(?:\.|%2e){1,2}$/i.test(text4)) return `a URL takes ${JSON.stringify(text4)} for a step up the path, so the request would go to another resource`;
+  return void 0;
+}
+function pathProblem(spec) {
+  const parts = spec.path.split("/").slice(1);
+  for (const [i, part2] of parts.entries()) {
+    if (part2 === "" && i === parts.length - 1 && spec.kind === "read") continue;
+    const problem2 = segmentProblem(part2);
+    if (problem2) return `${spec.path}: segment ${i + 1} ${JSON.stringify(decodeURIComponentSafe(part2))}: ${problem2}`;
+  }
+  return void 0;
+}
 function checkUrl(name, value2) {
   const problem2 = urlProblem(value2);
   if (problem2) throw new UserError(`${name}${problem2}`);
@@ -36313,7 +37669,7 @@ function notSent(e) {
 function headerOf(h) {
   return Array.isArray(h) ? h[0] : h;
 }
-var BUDGET, freshProgress, NOT_TLS, UNTRUSTED, ApiCore, NOBODY_THERE, UNSENT;
+var BUDGET, decodeURIComponentSafe, freshProgress, NOT_TLS, UNTRUSTED, ApiCore, NOBODY_THERE, UNSENT;
 var init_core = __esm({
   "src/api/core.ts"() {
     "use strict";
@@ -36328,6 +37684,13 @@ var init_core = __esm({
     init_words();
     init_service_choices();
     BUDGET = { sends: 6, readSends: 10, createSends: 3, totalMs: 12e4, timeoutMs: 6e5 };
+    decodeURIComponentSafe = (part2) => {
+      try {
+        return decodeURIComponent(part2);
+      } catch {
+        return part2;
+      }
+    };
     freshProgress = () => ({ sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: void 0 });
     NOT_TLS = /* @__PURE__ */ new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG", "EPROTO", "ERR_SSL_HTTP_REQUEST"]);
     UNTRUSTED = /* @__PURE__ */ new Set([
@@ -36363,6 +37726,9 @@ var init_core = __esm({
       onRequestStart;
       /** What the request observer is told each request of this client view was sent for (see tagged). */
       tag;
+      /** A check of the run's, made before every send of a write through this client view, first in the
+       *  write unit's guard (see gated): words that block the write, or undefined. */
+      writeGate;
       /** Whether the token endpoint ever answered this client (shared by its views): until it has, a refused
        *  connection or a host that does not exist means nothing is there, and the sign-in stops at once. */
       reached = { auth: false };
@@ -36545,7 +37911,7 @@ var init_core = __esm({
       /** The transport: one send (plus one re-authentication after a 401, which the service did not
        *  process), and the answer as it came. Never throws for what the service answers; a failed token
        *  request is thrown (an ApiError of the token endpoint). */
-      async transport(spec, url, shown3, p) {
+      async transport(spec, url, shown4, p) {
         const sends = p.sends;
         const path = `${spec.path}${spec.query ? new URL(url).search : ""}`;
         for (let reauthed = false; ; reauthed = true) {
@@ -36574,16 +37940,16 @@ var init_core = __esm({
             if (cut && spec.kind !== "read") this.mayLand(t0);
             const reason = cut ?? connectionReason(e);
             this.observe(spec.method, path, null, t0, resend, reason);
-            this.log(`${shown3} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
+            this.log(`${shown4} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
             return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
           }
           const status = res.statusCode;
           if (status === 504 && spec.kind !== "read") this.mayLand(t0);
           this.observe(spec.method, path, status, t0, resend);
-          this.log(`${shown3} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
+          this.log(`${shown4} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
           if (status === 401 && this.auth.login)
             throw this.loginOver(spec.method, path, "the service refused the token of revsync login (it expired or was revoked); nothing was processed");
-          const refused2 = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec, shown3, token, reauthed, p) : void 0;
+          const refused2 = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec, shown4, token, reauthed, p) : void 0;
           if (refused2 === "again") continue;
           if (refused2 === "to the guard") return { status, body, reauth: true };
           return { status, retryAfter: headerOf(res.headers["retry-after"]), body };
@@ -36616,16 +37982,16 @@ var init_core = __esm({
       /** A 401, which the service did not process: the token is dropped, and a read is sent again at once
        *  with a new one ("again"); a write goes back to its write unit, whose guard reads again before the
        *  send after the sign-in, once per write ("to the guard"). After that, the 401 is the answer. */
-      tokenRefused(spec, shown3, token, reauthed, p) {
+      tokenRefused(spec, shown4, token, reauthed, p) {
         if (spec.kind === "read" && !reauthed) {
           this.auth.invalidate(token);
-          this.log(`${shown3}: token refused, signing in again`);
+          this.log(`${shown4}: token refused, signing in again`);
           return "again";
         }
         if (spec.kind !== "read" && !p.reauthed) {
           this.auth.invalidate(token);
           p.reauthed = true;
-          this.log(`${shown3}: token refused; signing in again before the write's guard and its next send`);
+          this.log(`${shown4}: token refused; signing in again before the write's guard and its next send`);
           return "to the guard";
         }
         return void 0;
@@ -36637,7 +38003,7 @@ var init_core = __esm({
         return this.exchange(spec, joinUrl(this.base, spec.path, spec.query), p);
       }
       async exchange(spec, url, p) {
-        const shown3 = `${spec.method} ${spec.path}${spec.query ? new URL(url).search : ""}`;
+        const shown4 = `${spec.method} ${spec.path}${spec.query ? new URL(url).search : ""}`;
         let ticket;
         try {
           ticket = await this.governor.acquire();
@@ -36647,7 +38013,7 @@ var init_core = __esm({
         }
         let answer2;
         try {
-          answer2 = await this.transport(spec, url, shown3, p);
+          answer2 = await this.transport(spec, url, shown4, p);
         } catch (e) {
           this.governor.settle(ticket, { kind: "no-answer" });
           throw e;
@@ -36655,7 +38021,7 @@ var init_core = __esm({
         const verdict2 = classify(answer2, spec, p, this.clock.now());
         if (verdict2.outcome === "ok") {
           this.governor.settle(ticket, { kind: "accepted" });
-          for (const u of verdict2.unknownValues) this.onUnknownValue(u, shown3);
+          for (const u of verdict2.unknownValues) this.onUnknownValue(u, shown4);
         } else {
           this.governor.settle(
             ticket,
@@ -36675,6 +38041,8 @@ var init_core = __esm({
         if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
         const hole = bodyProblem(spec);
         if (hole) throw new UserError(`${spec.method} ${spec.path}: the request body is not what the interface requires (${hole}); nothing was sent`);
+        const astray = pathProblem(spec);
+        if (astray) throw new UserError(`${spec.method} ${astray}; nothing was sent`);
         const url = joinUrl(this.base, spec.path, spec.query);
         const p = freshProgress();
         for (; ; ) {
@@ -36699,6 +38067,12 @@ var init_core = __esm({
        *  so no async context has to follow the step's promises. Token requests stay untagged. */
       tagged(tag) {
         return Object.create(this, { tag: { value: tag, enumerable: true } });
+      }
+      /** A view of this client whose writes are checked by `gate` before every send, first in the write
+       *  unit's guard (apply: a promoted write's source environment must still hold it, src/promotion/). It
+       *  shares everything else, as tagged does; the approver's view of it keeps the gate. */
+      gated(gate) {
+        return Object.create(this, { writeGate: { value: gate, enumerable: true } });
       }
       /** The view of this client that sends as the approver identity (four eyes): it shares everything but
        *  the sign-in (the connection pool, the governor, the budgets, the observer, its tag). Without an
@@ -36832,6 +38206,12 @@ var init_write = __esm({
           const hole = bodyProblem(spec);
           if (hole)
             return { kind: "blocked", reason: this.afterSends(`blocked: the request body is not what the interface requires (${hole}); ${NOTHING_SENT_FOR_IT}`) };
+          const astray = pathProblem(spec);
+          if (astray)
+            return {
+              kind: "blocked",
+              reason: this.afterSends(`blocked: the request would not reach the one resource it names (${astray}); ${NOTHING_SENT_FOR_IT}`)
+            };
           let v2;
           try {
             v2 = await this.core.sendOnce(spec, this.p);
@@ -36850,9 +38230,12 @@ var init_write = __esm({
           }
         }
       }
-      /** The guard's verdict, or the outcome of a guard whose read failed. */
+      /** The guard's verdict, or the outcome of a guard whose read failed. The run's own check of the write
+       *  (ApiCore.gated: a promotion's source) goes first: what it blocks is not read or sent. */
       async guard() {
         try {
+          const gate = await this.core.writeGate?.();
+          if (gate !== void 0) return { blocked: gate };
           return await this.w.guard();
         } catch (e) {
           if (!(e instanceof ApiError)) throw e;
@@ -37120,8 +38503,8 @@ var init_resources = __esm({
             const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
             why = `read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
             const asked = action.toLowerCase().startsWith("approv") ? /^approved$/i : /^rejected$/i;
-            const shown3 = gone.filter((id) => asked.test(records.get(id)?.status ?? "")).length;
-            return { landed: true, result: { message: why, processed_count: shown3, status: left.length ? "partial" : "no longer pending" } };
+            const shown4 = gone.filter((id) => asked.test(records.get(id)?.status ?? "")).length;
+            return { landed: true, result: { message: why, processed_count: shown4, status: left.length ? "partial" : "no longer pending" } };
           }
         });
         if (o.kind === "done") return o.result;
@@ -38019,7 +39402,11 @@ var init_read = __esm({
       policy: (name) => `ssp/${name}`,
       batch: (policy2, batch) => `ssp/${policy2}/batch/${batch}`
     };
-    fileIdOf = (batch) => typeof batch.file_id === "string" && batch.file_id ? batch.file_id : void 0;
+    fileIdOf = (batch) => {
+      const id = batch?.file_id;
+      if (typeof id === "string") return id || void 0;
+      return typeof id === "number" && Number.isFinite(id) ? String(id) : void 0;
+    };
   }
 });
 
@@ -38453,16 +39840,16 @@ function fourEyesRefusal(facts, approverConfigured, error2) {
 }
 function approvedBy(facts, read, rule2) {
   const sentAs = facts.approved_by;
-  const shown3 = read?.status === "approved" ? named(read.updated_by) : null;
-  Object.assign(facts, { sent_as: sentAs, confirmed: !!shown3 }, shown3 ? { approved_by: shown3 } : {});
-  if (!shown3) return void 0;
+  const shown4 = read?.status === "approved" ? named(read.updated_by) : null;
+  Object.assign(facts, { sent_as: sentAs, confirmed: !!shown4 }, shown4 ? { approved_by: shown4 } : {});
+  if (!shown4) return void 0;
   const sentNames = rule2.names?.length ? rule2.names : [sentAs];
-  const other = (rule2.fourEyes || rule2.approverConfigured) && !!sentAs && !sentNames.some((n) => sameUser(shown3, n));
-  const did = rule2.fourEyes ? preparedBy(facts, shown3) : void 0;
+  const other = (rule2.fourEyes || rule2.approverConfigured) && !!sentAs && !sentNames.some((n) => sameUser(shown4, n));
+  const did = rule2.fourEyes ? preparedBy(facts, shown4) : void 0;
   if (!other && !did) return void 0;
   facts.rule = "breached";
-  const asWho = other ? `the service shows it approved by ${shown3}, not by ${sentAs}, the user it was sent as (its credentials sign in as ${shown3})` : "";
-  const prepared = did ? `${shown3} ${did} and the service shows it approved by ${shown3}` : "";
+  const asWho = other ? `the service shows it approved by ${shown4}, not by ${sentAs}, the user it was sent as (its credentials sign in as ${shown4})` : "";
+  const prepared = did ? `${shown4} ${did} and the service shows it approved by ${shown4}` : "";
   return `approved, but four eyes is broken: ${[asWho, prepared].filter(Boolean).join("; ")}; the batch is approved in the service as it stands: have its approval reviewed there, and give REVSYNC_APPROVER_* the approver's own credentials (a token's user is what the service says, not what a variable or the token's unverified claims name)`;
 }
 function approverUnconfirmed(facts, matters) {
@@ -38470,16 +39857,16 @@ function approverUnconfirmed(facts, matters) {
   return `; who approved it is not confirmed: the service's answer, read right after the approve, names nobody (it was sent as ${facts.sent_as ?? "a user its token does not name"})`;
 }
 function foundApproved(facts, o, read, rule2) {
-  const shown3 = read?.status === "approved" ? named(read.updated_by) : null;
+  const shown4 = read?.status === "approved" ? named(read.updated_by) : null;
   delete facts.sent_as;
-  Object.assign(facts, { approved_by: shown3, confirmed: !!shown3 });
-  const did = rule2.fourEyes ? preparedBy(facts, shown3) : void 0;
-  const unnamed = rule2.fourEyes && !did ? unnamedWords(shown3, facts.reviewed_by) : void 0;
+  Object.assign(facts, { approved_by: shown4, confirmed: !!shown4 });
+  const did = rule2.fourEyes ? preparedBy(facts, shown4) : void 0;
+  const unnamed = rule2.fourEyes && !did ? unnamedWords(shown4, facts.reviewed_by) : void 0;
   if (!did && !unnamed) return void 0;
   facts.rule = "breached";
   const sentAs = rule2.sendsAs ?? "a user its token does not name";
   const when = o.answered !== void 0 ? `first: revsync's approve, sent as ${sentAs}, was sent and the service ${refusedWords(o.answered)}, and it did not land` : o.unprocessed !== void 0 ? `while revsync's approve, sent as ${sentAs}, was answered ${o.unprocessed} and not processed` : "before revsync sent anything for it";
-  const broken = unnamed ? `already approved, but four eyes could not be shown: ${unnamed}, ${when}` : `already approved, but four eyes is broken: ${shown3} ${did} and the service shows it approved by ${shown3}, ${when}`;
+  const broken = unnamed ? `already approved, but four eyes could not be shown: ${unnamed}, ${when}` : `already approved, but four eyes is broken: ${shown4} ${did} and the service shows it approved by ${shown4}, ${when}`;
   return `${broken}; the batch is approved in the service as it stands: have its approval reviewed there`;
 }
 function unnamedWords(approver, reviewer) {
@@ -38523,6 +39910,8 @@ function createGuard(run2, c2, p, core, differs) {
   return async () => {
     const name = p.body.compliance_name;
     const list3 = await run2.list(core);
+    const named3 = list3.filter((e) => e.compliance_name === name).length;
+    if (named3 > 1) return blocked(`the service holds ${named3} SSP policies named ${JSON.stringify(name)} now, not none as the plan saw`);
     const holder = createsActive(p) ? hierarchyHolder(list3, name, p.hierarchy_no) : void 0;
     const existing = list3.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : void 0;
     const held = existing && await differs(existing);
@@ -38581,17 +39970,30 @@ function checkCreations(run2, core = run2.run.core) {
   if (!run2.creationsChecked) {
     const creates = [...run2.landedCreates];
     run2.creationsChecked = creates.length ? ssp.list(core).then(
-      (list3) => clashes(list3, creates),
+      (list3) => clashes(list3, creates, run2.createdIds),
       (e) => ({ failed: e instanceof Error ? e.message : String(e) })
     ) : Promise.resolve(/* @__PURE__ */ new Map());
   }
   return run2.creationsChecked;
 }
-function clashes(list3, creates) {
+function clashes(list3, creates, created) {
   const out = /* @__PURE__ */ new Map();
   for (const c2 of creates) {
     const p = createPayload(c2);
-    if (!p || !createsActive(p)) continue;
+    if (!p) continue;
+    const name = p.body.compliance_name;
+    const copies = list3.filter((e) => e.compliance_name === name);
+    const twin = copies.length > 1 ? copies.find((e) => e.compliance_id !== created.get(name)) ?? copies[1] : void 0;
+    if (twin) {
+      out.set(
+        c2.address,
+        overwrittenWords(madeBy(twin), [
+          `the service holds ${copies.length} SSP policies named ${JSON.stringify(name)} now (another, compliance_id ${JSON.stringify(twin.compliance_id ?? null)}, came with revsync's create), and a name held twice addresses nothing: which one prices an order line is undefined`
+        ])
+      );
+      continue;
+    }
+    if (!createsActive(p)) continue;
     const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
     if (!holder) continue;
     out.set(
@@ -38682,7 +40084,7 @@ function policyMoves(policy2, c2, env2, changes) {
     const was = seen.get(name);
     const parts = [];
     if (was?.status !== void 0 && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
-    const file = typeof lb.file_id === "string" ? lb.file_id : null;
+    const file = fileIdOf(lb) ?? null;
     if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show(was.file_id)} -> ${show(file)}`);
     const later = c2.last_modified_on != null && typeof lb.updated_at === "number" && lb.updated_at > c2.last_modified_on;
     if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
@@ -38698,7 +40100,7 @@ async function sameUpload(run2, c2, p, read, bound) {
   const changed = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
   if (!p.values_checksum || p.compliance_id !== null && p.file_id === void 0)
     return blocked(`${c2.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
-  const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
+  const fileId = fileIdOf(lb) ?? null;
   if (p.compliance_id !== null && fileId !== p.file_id)
     return blocked(`${c2.address}${changed}: file_id ${show(p.file_id)} -> ${show(fileId)}, a new upload nobody reviewed`);
   if (p.compliance_id === null && fileId && !run2.fileSums.has(fileId) && run2.createdIds.get(p.policy) === env2.compliance_id) {
@@ -38822,7 +40224,7 @@ async function movedWhatWasCompared(run2, step) {
       outcomeUnknown: true
     })
   });
-  const fileOf = (b2) => typeof b2?.file_id === "string" && b2.file_id ? b2.file_id : null;
+  const fileOf = (b2) => fileIdOf(b2) ?? null;
   let all2;
   try {
     all2 = await ssp.getAll(core, p.policy);
@@ -46163,7 +47565,7 @@ var require_public_api = __commonJS({
       }
       return doc;
     }
-    function parse2(src, reviver, options) {
+    function parse3(src, reviver, options) {
       let _reviver = void 0;
       if (typeof reviver === "function") {
         _reviver = reviver;
@@ -46204,7 +47606,7 @@ var require_public_api = __commonJS({
         return value2.toString(options);
       return new Document4.Document(value2, _replacer, options).toString(options);
     }
-    exports2.parse = parse2;
+    exports2.parse = parse3;
     exports2.parseAllDocuments = parseAllDocuments4;
     exports2.parseDocument = parseDocument2;
     exports2.stringify = stringify;
@@ -46419,15 +47821,15 @@ function typeWords(st) {
 }
 function readUserFileBytes(path, maxBytes, inside) {
   const real = inside ? realPathInsideToRead(inside.folder, path, inside.words) : path;
-  const shown3 = inside?.words?.show?.(path) ?? path;
-  const notAFile = (st) => new FileRefused(shown3, `it is ${typeWords(st)}, not a regular file`);
+  const shown4 = inside?.words?.show?.(path) ?? path;
+  const notAFile = (st) => new FileRefused(shown4, `it is ${typeWords(st)}, not a regular file`);
   const before = (0, import_node_fs3.statSync)(real);
   if (!before.isFile()) throw notAFile(before);
   const fd = (0, import_node_fs3.openSync)(real, import_node_fs3.constants.O_RDONLY | (import_node_fs3.constants.O_NONBLOCK ?? 0));
   try {
     const st = (0, import_node_fs3.fstatSync)(fd);
     if (!st.isFile()) throw notAFile(st);
-    const over = () => new FileRefused(shown3, `it is over ${MiB(maxBytes)}, the most revsync reads of such a file`);
+    const over = () => new FileRefused(shown4, `it is over ${MiB(maxBytes)}, the most revsync reads of such a file`);
     if (st.size > maxBytes) throw over();
     let buf = Buffer.alloc(Math.min(maxBytes + 1, Math.max(st.size + 1, 64 * 1024)));
     let n = 0;
@@ -46521,8 +47923,8 @@ var init_user_files = __esm({
     };
     MiB = (n) => n >= 1024 * 1024 ? `${(n / 1048576).toFixed(n % 1048576 ? 1 : 0)} MiB` : `${Math.round(n / 1024)} KiB`;
     FileRefused = class extends UserError {
-      constructor(shown3, why) {
-        super(`cannot read ${shown3}: ${why}`);
+      constructor(shown4, why) {
+        super(`cannot read ${shown4}: ${why}`);
         this.why = why;
         this.name = "FileRefused";
       }
@@ -46810,7 +48212,11 @@ function fromVariables(target, penv) {
     signIn: () => signInOf(target, { token, get, variable, either: either(ownPassword), prefix }),
     approver: () => approverOf({ approverToken, get, variable, either: either(ownApprover || ownPassword), prefix }),
     approverNamed: () => {
-      if (approverToken) return { configured: true, user: tokenUser(approverToken) ?? (get("APPROVER_USER") || null) };
+      if (approverToken) {
+        const claimed = tokenUser(approverToken);
+        const text4 = get("APPROVER_USER") || null;
+        return claimed ? { configured: true, user: claimed } : { configured: true, user: text4, ...text4 ? { variable: true } : {} };
+      }
       const user = get("APPROVER_USERNAME");
       return user ? { configured: true, user } : { configured: false, user: null };
     }
@@ -47537,7 +48943,7 @@ var init_line = __esm({
     isNumeric = isNumber;
     lineCurrency = (line) => text(line.currency_code) || text(line.transaction_currency);
     NUMBER_FIELDS = ["order_quantity", "unit_list_price", "unit_sell_price", "total_list_price", "total_sell_price"];
-    negative = (shown3) => `${shown3} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
+    negative = (shown4) => `${shown4} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
   }
 });
 
@@ -47685,12 +49091,13 @@ function keptFields(git, live, fields) {
   }
   return out;
 }
-var APPLIED_ACTIONS, isApplied, actionWords, keptCount;
+var APPLIED_ACTIONS, isApplied, needsAction, actionWords, keptCount;
 var init_entries = __esm({
   "src/shared/entries.ts"() {
     "use strict";
     APPLIED_ACTIONS = ["create", "update", "review", "approve"];
     isApplied = (c2) => APPLIED_ACTIONS.includes(c2.action);
+    needsAction = (c2) => isApplied(c2) || c2.action === "blocked";
     actionWords = (a) => a.replace(/_/g, " ");
     keptCount = (kept) => (kept ?? []).reduce((n, k2) => n + Object.keys(k2.fields).length, 0);
   }
@@ -47921,8 +49328,8 @@ function boundChecksums(c2) {
   const batch = batchPayload(c2);
   if (batch) return batch.values_checksum ? [{ policy: batch.policy, batch: batch.batch, sum: batch.values_checksum }] : [];
   const policy2 = createPayload(c2)?.body.compliance_name ?? "";
-  const shown3 = c2.after?.batches ?? [];
-  return shown3.map((b2) => ({ policy: policy2, batch: b2.batch_name, sum: b2.values_checksum }));
+  const shown4 = c2.after?.batches ?? [];
+  return shown4.map((b2) => ({ policy: policy2, batch: b2.batch_name, sum: b2.values_checksum }));
 }
 var SspRun;
 var init_state = __esm({
@@ -48358,9 +49765,9 @@ function valuesText(held) {
 }
 function batchValues(f2, entry, policy2, live, unique) {
   const held = live.values.get(`${policy2}/${entry.name}`);
-  const shown3 = held && valuesText(held);
-  if (!shown3) return;
-  const text4 = formulaCells(shown3.text) ? valuesToCsv(valuesFromCsv(shown3.text)) : shown3.text;
+  const shown4 = held && valuesText(held);
+  if (!shown4) return;
+  const text4 = formulaCells(shown4.text) ? valuesToCsv(valuesFromCsv(shown4.text)) : shown4.text;
   const file = unique(import_node_path7.posix.join(import_node_path7.posix.dirname(f2.file), valuesFileFor(policy2, entry.name)));
   const problem2 = checkValuesText(text4, file).diagnostics[0];
   if (problem2) {
@@ -48370,7 +49777,7 @@ function batchValues(f2, entry, policy2, live, unique) {
     f2.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: values (line ${problem2.line}: ${problem2.message})`);
     return;
   }
-  if (shown3.split) {
+  if (shown4.split) {
     f2.batchComments.push(
       ` batch ${show4(entry.name)}: the service holds two sets of values: its uploaded file differs from its own values (ssp_values, what pricing uses); the values file holds the batch's own, and plan shows the difference`
     );
@@ -49197,7 +50604,7 @@ function batchSteps(b2, from, ctx, source) {
 function valuesHow(d, b2, lb) {
   const ref = valuesFileFor(d.name, b2.name);
   const path = import_node_path9.posix.join(import_node_path9.posix.dirname(d.source.file.split("\\").join("/")), ref);
-  const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
+  const fileId = fileIdOf(lb);
   const get = fileId && pasteable(fileId) && pasteable(path) ? `revsync ssp download ${shellQuote(fileId)} --output ${shellQuote(path)} gets them` : exportHint(d.name, "writes them (with the policy's file) into DIR");
   return `${get}; review them, then add \`values: ${ref}\` to this batch in ${d.source.file}`;
 }
@@ -49315,14 +50722,18 @@ function batchChanges(p, b2, lp, live, versioned, findings) {
   if (!lb) return [shownEntry("unsupported", baddr, REASONS2.batchMissing, { after: { status: b2.status }, ...versioned })];
   const from = lb.status ?? "";
   const version2 = { id: versioned.version_id, on: versioned.last_modified_on, compliance_id: lp.envelope.compliance_id ?? null };
-  const steps = batchSteps(
-    b2,
-    from,
-    { policy: p.d.name, version: version2, file_id: typeof lb.file_id === "string" ? lb.file_id : null, values_checksum: null },
-    p.source
-  );
+  const steps = batchSteps(b2, from, { policy: p.d.name, version: version2, file_id: fileIdOf(lb) ?? null, values_checksum: null }, p.source);
   const moving = steps.some((s3) => s3.action === "review" || s3.action === "approve");
   const status = { before: { status: from }, after: { status: b2.status } };
+  const astray = moving ? segmentProblem(lp.envelope.compliance_id ?? "") : void 0;
+  if (astray)
+    return [
+      shownEntry("blocked", baddr, REASONS2.unaddressed(lp.envelope.compliance_id, astray), {
+        ...status,
+        diff: [{ path: "status", kind: "changed", before: from, after: b2.status }],
+        ...versioned
+      })
+    ];
   const out = [];
   const dates = batchDatesDiff(b2, lb, baddr, findings.unknown);
   if (dates.length) {
@@ -49378,6 +50789,7 @@ var init_plan = __esm({
     init_canonical_json();
     init_number();
     init_words();
+    init_core();
     init_entries2();
     init_who();
     init_shell_quote();
@@ -49386,6 +50798,7 @@ var init_plan = __esm({
     init_read();
     init_values();
     REASONS2 = {
+      unaddressed: (id, problem2) => `its policy's compliance_id ${JSON.stringify(id ?? null)}, which the review and approve path (spec 4.7) names it by, does not address it (${problem2}), so revsync sends no review or approve`,
       sspUpdate: "SSP policies have no update operation in the interface (spec 4.6 only creates): change this policy in the service's UI, or create a new policy under another name",
       batchMissing: "this batch does not exist in the service: upload its file there first (the interface has no upload for an existing policy)",
       batchBackwards: (from, to) => `a batch cannot move back from ${from} to ${to}`,
@@ -49406,6 +50819,98 @@ var init_plan = __esm({
       createBlocked: (policy2) => `the create of ${policy2} is blocked, so nothing is done for its batches`
     };
     sspPlan = (desired, live, findings) => desired.flatMap((d) => policyChanges(d, desired, live, findings));
+  }
+});
+
+// src/kinds/ssp/promotion.ts
+function batchHolds(b2, lp, live, policy2, out, prefix = "") {
+  const lb = liveBatch(lp, b2.name);
+  if (!lb) {
+    out.notYet.push(`no batch ${JSON.stringify(b2.name)} of ${JSON.stringify(policy2)} (upload it there first)`);
+    return void 0;
+  }
+  const addr = sspAddress.batch(policy2, b2.name);
+  const unknown = /* @__PURE__ */ new Map();
+  for (const x2 of batchDatesDiff(b2, lb, addr, unknown)) out.differs.push({ field: `${prefix}${x2.path}`, source: x2.before, git: x2.after });
+  const held = live.values.get(`${policy2}/${b2.name}`);
+  const compared = { status: lb.status ?? null };
+  if (!b2.values || !held) {
+    out.differs.push({
+      field: `${prefix}values`,
+      source: held ? "values revsync could not compare" : "values not read",
+      git: b2.values ? b2.values.file : "no values file"
+    });
+    return compared;
+  }
+  const vd = shownValuesDiff(b2.values, held, addr, "plan", unknown);
+  out.notShown.push(...unshown(unknown).map((f2) => `${prefix}${f2}`));
+  if (vd.shown === "none") out.differs.push({ field: `${prefix}values`, source: "no values shown", git: b2.valuesShown ?? b2.values.file });
+  else if (vd.split)
+    out.differs.push({ field: `${prefix}values`, source: `two sets of values that differ in ${plural(vd.split, "row")}`, git: b2.valuesShown ?? b2.values.file });
+  else if (vd.total)
+    out.differs.push({ field: `${prefix}values`, source: `values that differ in ${plural(vd.total, "row")}`, git: b2.valuesShown ?? b2.values.file });
+  compared.values_checksum = vd.checksum ?? null;
+  return compared;
+}
+function createHolds(c2, d, live) {
+  const out = empty();
+  const lp = live.ssp.get(d.name);
+  if (!lp) return { ...out, notYet: [`no SSP policy ${JSON.stringify(d.name)}`] };
+  if (live.copies?.has(d.name))
+    return { ...out, differs: [{ field: "name", source: `${plural(live.copies.get(d.name)?.length ?? 2, "policy", "policies")} of this name`, git: d.name }] };
+  const unknown = /* @__PURE__ */ new Map();
+  for (const x2 of sspFieldDiff(d, lp, unknown)) out.differs.push({ field: x2.path, source: x2.before ?? null, git: x2.after ?? null });
+  out.notShown.push(...unshown(unknown));
+  out.compared = normalizeSspFields(
+    lp.item,
+    Object.keys(d.spec).filter((k2) => !out.notShown.includes(k2))
+  );
+  const sent = (c2.after?.batches ?? []).map((b2) => b2.batch_name);
+  const batches = {};
+  for (const name of sent) {
+    const b2 = d.batches.find((x2) => x2.name === name);
+    if (!b2) out.differs.push({ field: `batches.${name}`, source: "a batch git does not list there", git: name });
+    else batches[name] = batchHolds(b2, lp, live, d.name, out, `batches.${name}.`) ?? null;
+  }
+  if (sent.length) out.compared.batches = batches;
+  return out;
+}
+function batchStepHolds(c2, d, live) {
+  const out = empty();
+  const p = batchPayload(c2);
+  const b2 = d.batches.find((x2) => x2.name === p?.batch);
+  if (!p || !b2) return { ...out, leftOut: true };
+  const lp = live.ssp.get(d.name);
+  if (!lp) return { ...out, notYet: [`no SSP policy ${JSON.stringify(d.name)}`] };
+  const compared = batchHolds(b2, lp, live, d.name, out);
+  if (!compared) return out;
+  out.compared = compared;
+  const need = c2.after?.status ?? "";
+  const has = typeof compared.status === "string" ? compared.status : "";
+  if (REACHED[has] === void 0) out.differs.push({ field: "status", source: compared.status, git: need });
+  else if (has !== need && (REACHED[has] ?? 0) < (REACHED[need] ?? 0)) out.notYet.push(`batch ${JSON.stringify(b2.name)} is ${has} there, not yet ${need}`);
+  if (p.values_checksum && compared.values_checksum && p.values_checksum !== compared.values_checksum)
+    out.differs.push({ field: "values_checksum", source: compared.values_checksum, git: p.values_checksum });
+  return out;
+}
+function sspPromotion(c2, desired, live) {
+  const name = c2.action === "create" ? c2.address.slice(sspAddress.policy("").length) : batchPayload(c2)?.policy;
+  const d = desired.find((x2) => x2.name === name);
+  if (!d) return { ...empty(), leftOut: true };
+  return c2.action === "create" ? createHolds(c2, d, live) : batchStepHolds(c2, d, live);
+}
+var REACHED, empty, unshown;
+var init_promotion = __esm({
+  "src/kinds/ssp/promotion.ts"() {
+    "use strict";
+    init_normalize();
+    init_words();
+    init_compare();
+    init_payload();
+    init_read();
+    REACHED = { "file uploaded": 0, reviewed: 1, approved: 2 };
+    empty = () => ({ compared: {}, notYet: [], differs: [], notShown: [] });
+    unshown = (unknown) => [...unknown.values()].flatMap((list3) => list3.map((u) => u.field));
   }
 });
 
@@ -49711,6 +51216,7 @@ var init_kind2 = __esm({
     init_payload();
     init_plan();
     init_read();
+    init_promotion();
     init_values();
     init_facts();
     init_tests();
@@ -49786,6 +51292,7 @@ var init_kind2 = __esm({
         }
       },
       evidence: evidenceCheck,
+      promotion: sspPromotion,
       guardrails: { facts: SSP_FACTS, fields: SSP_FACT_FIELDS, of: sspFacts, concerns: sspConcerns },
       tests: {
         live: (live) => ({ policies: modelsFromLive(live) }),
@@ -49966,7 +51473,7 @@ function updateUnit(core, id, guard, calibrated = {}) {
   let sent = {};
   let before;
   let seen = { version: void 0, user: "" };
-  const empty = { compliance_id: id, compliance_details: [], error: [] };
+  const empty2 = { compliance_id: id, compliance_details: [], error: [] };
   const read = async () => {
     const env2 = (await tenantConfigurations.list(core)).find((x2) => x2.compliance_id === id);
     return { env: env2, live: env2?.compliance_spec?.[0] ?? {} };
@@ -49980,10 +51487,10 @@ function updateUnit(core, id, guard, calibrated = {}) {
       seen = { version: r.version, user: r.body.user_name };
       return tenantConfigurations.updateRequest(id, r.body, r.ifMatch);
     },
-    result: (body) => body ?? empty,
+    result: (body) => body ?? empty2,
     readBack: async () => {
       const { live } = await read();
-      if (Object.entries(sent).every(([k2, v2]) => sameJson(live[k2], v2))) return { landed: true, result: empty };
+      if (Object.entries(sent).every(([k2, v2]) => sameJson(live[k2], v2))) return { landed: true, result: empty2 };
       const b2 = before;
       if (b2 && Object.keys(sent).every((k2) => sameJson(live[k2], b2[k2]))) return { landed: false };
       return { other: "the tenant configuration holds neither the new values nor those read right before the write" };
@@ -50069,7 +51576,7 @@ function tenantChange(d, live, unknown) {
   if (!env2 || !item) return shownEntry("unsupported", addr, REASONS3.noTenant, { after: d.spec, source });
   const keys2 = Object.keys(d.spec);
   const before = pick(item, keys2);
-  const notCompared = unshown(d.spec, item);
+  const notCompared = unshown2(d.spec, item);
   const compared = keys2.filter((k2) => !notCompared.includes(k2));
   const diff = fieldDiff(pick(item, compared), pick(d.spec, compared));
   if (!diff.length) {
@@ -50082,6 +51589,10 @@ function tenantChange(d, live, unknown) {
   }
   const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid };
   const version2 = { version_id: env2.version_id ?? null, last_modified_on: numberOrNull(env2.last_modified_on), ...envelopeWho(env2), source };
+  const astray = segmentProblem(env2.compliance_id ?? "");
+  if (astray) return shownEntry("blocked", addr, REASONS3.unaddressed(env2.compliance_id, astray), { before, after: d.spec, diff, ...version2 });
+  const guid = typeof env2.unique_key === "string" && env2.unique_key.trim() ? env2.unique_key : void 0;
+  if (!guid) return shownEntry("blocked", addr, REASONS3.noGuid(env2.unique_key), { before, after: d.spec, diff, ...version2 });
   const holes = updateHoles(merged);
   if (holes.length) return shownEntry("blocked", addr, REASONS3.holes(holes, d.source.file), { before, after: d.spec, diff, ...version2 });
   return {
@@ -50092,7 +51603,7 @@ function tenantChange(d, live, unknown) {
     diff,
     ...version2,
     ...notCompared.length ? { reason: REASONS3.sentUnseen(notCompared.map((k2) => `${k2} ${JSON.stringify(d.spec[k2])}`)) } : {},
-    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: env2.unique_key ?? "", item: merged }
+    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: guid, item: merged }
   };
 }
 function tenantDrift(d, live, unknown) {
@@ -50100,7 +51611,7 @@ function tenantDrift(d, live, unknown) {
   const env2 = live.find((e) => e.compliance_name === d.name);
   const item = env2?.compliance_spec?.[0];
   if (!env2 || !item) return [missingItem(addr)];
-  const notCompared = unshown(d.spec, item);
+  const notCompared = unshown2(d.spec, item);
   addUnknown(
     unknown,
     addr,
@@ -50176,7 +51687,7 @@ function updateAgainstGit(c2, desired) {
   for (const x2 of c2.diff) if (!(x2.path in spec)) out.push(`${x2.path}: the plan writes ${show(x2.after)}, git no longer sets it`);
   return out;
 }
-var tenantAddress, REASONS3, unshown;
+var tenantAddress, REASONS3, unshown2;
 var init_compare2 = __esm({
   "src/kinds/tenant-configuration/compare.ts"() {
     "use strict";
@@ -50186,6 +51697,7 @@ var init_compare2 = __esm({
     init_normalize();
     init_unknown();
     init_ajv();
+    init_core();
     init_address();
     init_who();
     init_entries2();
@@ -50197,9 +51709,44 @@ var init_compare2 = __esm({
       noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
       holes: (holes, file) => `the update body (spec 4.2) would not be whole: ${holes.join("; ")}; the service's answer leaves ${holes.length === 1 ? "it" : "them"} out (or null) and git does not set ${holes.length === 1 ? "it" : "them"}, so revsync cannot fill the body from git or a fresh read and sends no update (a service that took a partial body could reset a field, unseen): set ${holes.length === 1 ? "it" : "them"} in ${file}`,
       sentUnseen: (fields) => `the update also sends ${fields.join(", ")} as git sets ${fields.length === 1 ? "it" : "them"}: the service shows no value (null) to compare, and the update body requires every field`,
+      noGuid: (given) => `the update body (spec 4.2) would not be whole: unique_key is required, and the service's answer gives the tenant configuration's GUID as ${given === void 0 ? "nothing (left out)" : JSON.stringify(given)}; only the service can give it, so revsync sends no update (never an empty one)`,
+      unaddressed: (id, problem2) => `its compliance_id ${JSON.stringify(id ?? null)}, which the update's path (spec 4.2) names it by, does not address it (${problem2}), so revsync sends no update`,
       notInGit: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it"
     };
-    unshown = (spec, item) => notShown(spec, item).map((u) => u.field);
+    unshown2 = (spec, item) => notShown(spec, item).map((u) => u.field);
+  }
+});
+
+// src/kinds/tenant-configuration/promotion.ts
+function tenantPromotion(c2, desired, live) {
+  const name = c2.address.slice(tenantAddress("").length);
+  const d = desired.find((x2) => x2.name === name);
+  if (!d) return { compared: {}, notYet: [], differs: [], notShown: [], leftOut: true };
+  const item = live.find((e) => e.compliance_name === name)?.compliance_spec?.[0];
+  if (!item) return { compared: {}, notYet: [`no tenant configuration ${JSON.stringify(name)}`], differs: [], notShown: [] };
+  const spec = d.spec;
+  const fields = writtenFields(c2);
+  const here = c2.before ?? {};
+  const out = { compared: pick(item, fields), notYet: [], differs: [], notShown: [] };
+  for (const k2 of fields) {
+    const held = item[k2] ?? null;
+    if (held === null) out.notShown.push(k2);
+    else if (!fieldDiff(pick(item, [k2]), pick(spec, [k2])).length) continue;
+    else if (sameJson(held, here[k2])) out.notYet.push(`${k2} is still ${JSON.stringify(held)}`);
+    else out.differs.push({ field: k2, source: held, git: spec[k2] ?? null });
+  }
+  return out;
+}
+var writtenFields;
+var init_promotion2 = __esm({
+  "src/kinds/tenant-configuration/promotion.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_normalize();
+    init_compare2();
+    writtenFields = (c2) => Object.keys(c2.after ?? {}).filter(
+      (k2) => c2.diff.some((x2) => x2.path === k2 || x2.path.startsWith(`${k2}.`) || x2.path.startsWith(`${k2}[`))
+    );
   }
 });
 
@@ -50230,6 +51777,7 @@ var init_kind3 = __esm({
     init_export_file();
     init_files2();
     init_service();
+    init_promotion2();
     init_write2();
     tenantConfiguration = {
       name: "tenant-configuration",
@@ -50279,6 +51827,7 @@ var init_kind3 = __esm({
         });
       },
       evidence: evidenceCheck2,
+      promotion: tenantPromotion,
       // No facts beyond every change's (its fields before and after); a setting of the tenant's concerns
       // every contract of the policy tests (carves_allocation reallocates them all).
       guardrails: { facts: [], of: () => ({}), concerns: () => "all" },
@@ -50537,10 +52086,10 @@ var init_output = __esm({
        *  secrets blanked out wherever it goes, control characters shown as text on a terminal, the data's
        *  own bytes to a pipe or a file. */
       raw(data) {
-        const shown3 = dataOutput(data, (t) => this.redactor.redact(t), !!this.stdout.isTTY);
-        if (shown3.redacted && this.once("data-redacted"))
+        const shown4 = dataOutput(data, (t) => this.redactor.redact(t), !!this.stdout.isTTY);
+        if (shown4.redacted && this.once("data-redacted"))
           this.warn("a secret of revsync's sign-in was blanked out of the data printed (the service's data holds it); --output FILE writes the data whole");
-        this.stdout.write(shown3.data);
+        this.stdout.write(shown4.data);
       }
       info(text4) {
         if (!this.opts.quiet) this.stderr.write(this.terminal(`${text4}
@@ -50651,7 +52200,7 @@ function firstFailing(p, line) {
 function order(policies2) {
   return policies2.filter((p) => p.active).sort((a, b2) => a.hierarchy_no - b2.hierarchy_no || byCodePoint(a.name, b2.name));
 }
-function batchHolds(b2, date) {
+function batchHolds2(b2, date) {
   const s3 = b2.effective_start_date ? parseDate(b2.effective_start_date) : void 0;
   const e = b2.effective_end_date ? parseDate(b2.effective_end_date) : void 0;
   return (!s3 || s3 <= date) && (!e || date <= e);
@@ -50683,7 +52232,7 @@ function sspOf(p, line, opts = {}) {
   if (!date) return { ssp: null, note: `the line has no date in ${field}, so no batch row can be chosen` };
   const candidates2 = [];
   for (const b2 of p.batches) {
-    if (b2.status !== "approved" || !batchHolds(b2, date)) continue;
+    if (b2.status !== "approved" || !batchHolds2(b2, date)) continue;
     const row2 = b2.values.find((v2) => v2.product_id === product && v2.currency_code === currency && rowHolds(v2, date));
     if (row2) candidates2.push({ batch: b2, row: row2 });
   }
@@ -51198,33 +52747,33 @@ function fitPieces(pieces, budget, leftOut) {
   if (all2 <= budget) return { text: pieces.join(""), shown: pieces.length };
   const room = budget - leftOut(pieces.length).length;
   let used = 0;
-  let shown3 = 0;
+  let shown4 = 0;
   for (const p of pieces) {
     if (used + p.length > room) break;
     used += p.length;
-    shown3++;
+    shown4++;
   }
-  return { text: pieces.slice(0, shown3).join("") + leftOut(pieces.length - shown3), shown: shown3 };
+  return { text: pieces.slice(0, shown4).join("") + leftOut(pieces.length - shown4), shown: shown4 };
 }
 function fitTiers(t, budget, between, leftOut) {
   const n = t.full.length;
   const full = t.full.join("");
   if (full.length <= budget) return { full: n, rest: null, listed: n, text: full };
   for (const rest of ["line", "bare"]) {
-    const short = t[rest];
+    const short2 = t[rest];
     const after = new Array(n + 1).fill(0);
-    for (let k2 = n - 1; k2 >= 0; k2--) after[k2] = (after[k2 + 1] ?? 0) + (short[k2]?.length ?? 0);
+    for (let k2 = n - 1; k2 >= 0; k2--) after[k2] = (after[k2 + 1] ?? 0) + (short2[k2]?.length ?? 0);
     let best = -1;
     let before = 0;
     for (let k2 = 0; k2 < n; k2++) {
       if (before + between(rest, k2).length + (after[k2] ?? 0) <= budget) best = k2;
       before += t.full[k2]?.length ?? 0;
     }
-    if (best >= 0) return { full: best, rest, listed: n, text: t.full.slice(0, best).join("") + between(rest, best) + short.slice(best).join("") };
+    if (best >= 0) return { full: best, rest, listed: n, text: t.full.slice(0, best).join("") + between(rest, best) + short2.slice(best).join("") };
   }
   const head = between("bare", 0);
-  const { text: text4, shown: shown3 } = fitPieces(t.bare, budget - head.length, leftOut);
-  return { full: 0, rest: "bare", listed: shown3, text: head + text4 };
+  const { text: text4, shown: shown4 } = fitPieces(t.bare, budget - head.length, leftOut);
+  return { full: 0, rest: "bare", listed: shown4, text: head + text4 };
 }
 function nameCap(lengths, room, least, most) {
   const fits = (cap) => lengths.reduce((n, l) => n + Math.min(l, cap), 0) <= room;
@@ -51259,7 +52808,9 @@ var init_budget = __esm({
       /** Drift accepted by drift.ignore, listed apart. */
       ignored: 6e3,
       /** The guardrails' outcomes and freeze windows, at the top of a plan's comment. */
-      guardrails: 8e3
+      guardrails: 8e3,
+      /** The promotion's writes and what the source holds of each, at the top of a plan's comment. */
+      promotion: 8e3
     };
   }
 });
@@ -51842,15 +53393,15 @@ function allocationImpactMarkdown(entries2, whole = WHOLE_PLAN) {
 }
 function planImpactText(impact2) {
   if (!impact2) return "";
-  const shown3 = [impactText(impact2.cases), allocationImpactText(impact2.allocation)].filter(Boolean);
-  if (shown3.length && impact2.notes?.length) shown3.push(impact2.notes.map((n) => `Note: ${terminalText(n)}`).join("\n"));
-  return shown3.join("\n\n");
+  const shown4 = [impactText(impact2.cases), allocationImpactText(impact2.allocation)].filter(Boolean);
+  if (shown4.length && impact2.notes?.length) shown4.push(impact2.notes.map((n) => `Note: ${terminalText(n)}`).join("\n"));
+  return shown4.join("\n\n");
 }
 function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
   if (!impact2) return "";
-  const shown3 = [impactMarkdown(impact2.cases, whole), allocationImpactMarkdown(impact2.allocation, whole)].filter(Boolean);
-  if (shown3.length && impact2.notes?.length)
-    shown3.push(
+  const shown4 = [impactMarkdown(impact2.cases, whole), allocationImpactMarkdown(impact2.allocation, whole)].filter(Boolean);
+  if (shown4.length && impact2.notes?.length)
+    shown4.push(
       fitPieces(
         impact2.notes.map((n) => `> Note: ${markdownText(n)}
 
@@ -51860,7 +53411,7 @@ function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
 `
       ).text
     );
-  return shown3.join("\n");
+  return shown4.join("\n");
 }
 function testFailures(test) {
   const entries2 = [
@@ -51938,6 +53489,7 @@ __export(model_exports, {
   impactOf: () => impactOf,
   isApplied: () => isApplied,
   legacyPlanChecksum: () => legacyPlanChecksum,
+  needsAction: () => needsAction,
   planChecksum: () => planChecksum,
   summarize: () => summarize
 });
@@ -52038,7 +53590,10 @@ function keys(name) {
   return [skeleton(seen.toLowerCase()), skeleton(seen)];
 }
 function visibleName(name) {
-  return JSON.stringify(name).replace(new RegExp("\\p{Cf}|(?! )\\p{Zs}", "gu"), (c2) => `\\u${(c2.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(name).replace(
+    new RegExp("\\p{Cf}|\\p{Default_Ignorable_Code_Point}|\\u2800|(?! )\\p{Zs}", "gu"),
+    (c2) => `\\u${(c2.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`
+  );
 }
 function looksAlike(a, b2) {
   if (a === b2) return false;
@@ -52057,7 +53612,7 @@ var init_look_alike = __esm({
     import_node_module3 = require("node:module");
     init_tenant();
     unhomoglyph = (text4) => (confusables ??= (0, import_node_module3.createRequire)(__revsyncModuleUrl)("unhomoglyph"))(text4);
-    UNSEEN = /[\s\p{Cf}\p{Cc}]/gu;
+    UNSEEN = /[\s\p{Cf}\p{Cc}\p{Default_Ignorable_Code_Point}\u2800]/gu;
     lookAlikeKeys = (name) => keys(name);
   }
 });
@@ -52192,8 +53747,8 @@ var init_guardrails = __esm({
     };
     windowLine = (w2) => w2.in_force ? `freeze ${w2.name}: in force until ${w2.until_local} (${w2.what})${w2.overridden ? `; overridden by ${w2.overridden.by}: ${w2.overridden.reason}` : ""}${w2.override_by && !w2.overridden ? `; override_by ${w2.override_by.join(", ")}` : ""}` : `freeze ${w2.name}: not in force${w2.from_local ? `; next from ${w2.from_local} to ${w2.until_local}` : ""} (${w2.what})`;
     passingRules = (plan, g2) => {
-      const shown3 = new Set(shownOutcomes(plan).map((x2) => x2.o.rule));
-      return g2.rules.filter((r) => !shown3.has(r.name)).length;
+      const shown4 = new Set(shownOutcomes(plan).map((x2) => x2.o.rule));
+      return g2.rules.filter((r) => !shown4.has(r.name)).length;
     };
     guardrailTestJson = (r) => ({
       name: r.test.name,
@@ -52203,6 +53758,97 @@ var init_guardrails = __esm({
       ...r.failures.length ? { failures: r.failures } : {},
       ...r.error ? { error: r.error } : {}
     });
+  }
+});
+
+// src/report/promotion.ts
+function short(v2) {
+  if (typeof v2 === "string" && /^sha256:[0-9a-f]{64}$/.test(v2)) return `${v2.slice(0, 19)}\u2026`;
+  const s3 = JSON.stringify(v2) ?? "null";
+  return s3.length > 60 ? `${s3.slice(0, 59)}\u2026` : s3;
+}
+function comparedWords(compared) {
+  const { batches, ...fields } = compared;
+  const names = Object.keys(fields);
+  const own2 = names.length > 4 ? `all ${names.length} fields git sets` : Object.entries(fields).map(([k2, v2]) => `${k2} ${short(v2)}`).join(", ");
+  const each = batches && typeof batches === "object" ? Object.entries(batches).map(
+    ([b2, v2]) => `batch ${JSON.stringify(b2)}: ${v2 ? comparedWords(v2) : "none"}`
+  ) : [];
+  return [own2, ...each].filter(Boolean).join("; ");
+}
+function commitWords(p) {
+  const commit = p.commit ? `commit ${p.commit.slice(0, 12)}` : "a commit git cannot name";
+  return p.uncommitted?.length ? `${commit}, with ${plural(p.uncommitted.length, "policy file")} that ${p.uncommitted.length === 1 ? "differs" : "differ"} from it` : commit;
+}
+function testsSentence(p) {
+  const tests = p.tests;
+  if (!tests) return p.read_at === null ? "" : "The repo has no policy tests to run there.";
+  const what = [tests.cases ? plural(tests.cases, "case") : "", tests.contracts ? plural(tests.contracts, "contract") : ""].filter(Boolean).join(" and ");
+  return tests.failed.length ? `Policy tests fail live in ${p.from} (${plural(tests.failed.length, "failure")}), so nothing is promoted: ${tests.failed.join("; ")}.` : `Policy tests pass live in ${p.from}${what ? ` (${what})` : ""}.`;
+}
+function promotionSentences(p) {
+  const where2 = `${p.from} (${p.base_url}, realm ${p.realm})`;
+  if (p.read_at === null) return [`Promotion from ${where2} at ${commitWords(p)}: nothing to promote, so ${p.from} was not read.`];
+  const counts3 = `${p.promoted} promoted, ${p.blocked} blocked`;
+  return [
+    `Promotion from ${where2}, read ${p.read_at.replace(/\.\d{3}Z$/, "Z")} at ${commitWords(p)}: ${counts3}; apply checks ${p.from} again right before each write.`,
+    testsSentence(p)
+  ].filter(Boolean);
+}
+function promotionText(plan, out) {
+  const p = plan.promotion;
+  if (!p) return [];
+  const [head, ...rest] = promotionSentences(p);
+  const bad = p.blocked > 0 || !!p.tests?.failed.length;
+  const lines = [out.paint(bad ? "red" : "bold", terminalText(head ?? "")), ...rest.map((l) => `  ${terminalText(l)}`)];
+  for (const f2 of p.uncommitted ?? []) lines.push(`  ${out.paint("yellow", "not committed:")} ${terminalText(f2)}`);
+  return [...lines, ""];
+}
+function changePromotionLines(c2, out) {
+  const p = c2.promotion;
+  if (!p) return [];
+  const unseen = p.not_shown?.length ? `; not compared, as ${p.from} does not show ${p.not_shown.length === 1 ? "it" : "them"}: ${p.not_shown.join(", ")}` : "";
+  if (p.status === "blocked") return [`      ${out.paint("red", `blocked for promotion (the ${p.action} it would be)`)}${terminalText(unseen)}`];
+  const holds3 = Object.keys(p.compared).length ? `: ${p.from} holds ${comparedWords(p.compared)}` : "";
+  return [`      ${out.paint("green", `promoted from ${terminalText(p.from)}`)}${terminalText(holds3)}${terminalText(unseen)}`];
+}
+function promotionMarkdown(plan, whole) {
+  const p = plan.promotion;
+  if (!p) return "";
+  const [head, ...rest] = promotionSentences(p);
+  const lead = p.blocked || p.tests?.failed.length ? `> **${markdownText(head ?? "")}**` : `> ${markdownText(head ?? "")}`;
+  const marked2 = plan.changes.filter((c2) => c2.promotion);
+  const rows = marked2.map((c2) => {
+    const m = c2.promotion;
+    const holds3 = m.status === "promoted" ? comparedWords(m.compared) : c2.reason ?? "";
+    return `| ${markdownCode(c2.address, { cell: true })} (${m.action}) | **${m.status}** | ${markdownText(holds3)} |
+`;
+  });
+  const table2 = rows.length ? [
+    `| Change | Promotion | What ${markdownText(p.from)} holds, or why not |`,
+    "|---|---|---|",
+    fitPieces(rows, SECTION_BUDGET.promotion, (n) => `
+_${plural(n, "more write")} in ${whole} (each change's promotion)._
+`).text
+  ] : [];
+  const files = (p.uncommitted ?? []).map((f2) => `- not committed: ${markdownText(f2)}`);
+  return [
+    `#### Promotion from ${markdownCode(p.from)}`,
+    "",
+    lead,
+    ...rest.map((l) => `> ${markdownText(l)}`),
+    "",
+    ...files.length ? [...files, ""] : [],
+    ...table2,
+    ""
+  ].join("\n");
+}
+var init_promotion3 = __esm({
+  "src/report/promotion.ts"() {
+    "use strict";
+    init_words();
+    init_budget();
+    init_escape();
   }
 });
 
@@ -52252,9 +53898,9 @@ function summaryLine(plan) {
   const s3 = plan.summary;
   const count2 = (a) => s3[a] ?? 0;
   const writes = APPLIED_ACTIONS.filter((a) => count2(a)).map((a) => `${count2(a)} to ${actionWords(a)}`);
-  const shown3 = ACTIONS.filter((a) => !APPLIED_ACTIONS.includes(a) && count2(a));
-  const total = shown3.reduce((n, a) => n + count2(a), 0);
-  const shownOnly = shown3.map((a) => `${count2(a)} ${actionWords(a)}`);
+  const shown4 = ACTIONS.filter((a) => !APPLIED_ACTIONS.includes(a) && count2(a));
+  const total = shown4.reduce((n, a) => n + count2(a), 0);
+  const shownOnly = shown4.map((a) => `${count2(a)} ${actionWords(a)}`);
   const unread = plan.unread?.length ? `; ${plan.unread.length} not read (the service did not answer: the plan says nothing of ${plan.unread.length === 1 ? "it" : "them"})` : "";
   return `Plan: ${writes.length ? writes.join(", ") : "nothing to apply"}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}${unread}.`;
 }
@@ -52326,11 +53972,12 @@ function planText(plan, out) {
   if (!hasChanges(plan)) {
     const env2 = `${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}`;
     const head = plan.kept_live?.length ? `No changes. ${keptWords(plan.kept_live)}; in every field git sets, environment ${env2}.` : `No changes. Environment ${env2}.`;
-    lines.push(...guardrailsText(plan, out), ...keptText(plan.kept_live, out), head, ...noteLines(plan.notes, plan.look_alike));
+    lines.push(...promotionText(plan, out), ...guardrailsText(plan, out), ...keptText(plan.kept_live, out), head, ...noteLines(plan.notes, plan.look_alike));
     return lines.join("\n");
   }
   const where2 = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
   lines.push(
+    ...promotionText(plan, out),
     ...guardrailsText(plan, out),
     hasApplied(plan) ? `revsync will make these changes in ${where2}:` : plan.changes.length ? `Nothing for revsync to apply in ${where2}, but the service and git differ:` : `Nothing for revsync to apply in ${where2}, but part of the service could not be read:`,
     ""
@@ -52352,7 +53999,7 @@ function planText(plan, out) {
     if (c2.values) lines.push(`      values: ${terminalText(valuesLine(c2.values))}`);
     const eyes = fourEyes && c2.action === "approve" ? fourEyesLine(fourEyes, c2.address) : void 0;
     if (eyes) lines.push(`      ${terminalText(eyes)}`);
-    lines.push(...changeGuardrailLines(c2, out), "");
+    lines.push(...changePromotionLines(c2, out), ...changeGuardrailLines(c2, out), "");
   }
   lines.push(...unreadText(plan.unread, out), ...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
   return lines.join("\n");
@@ -52429,13 +54076,13 @@ function changeLines(changes) {
 function changesMarkdown(changes, budget, whole, fourEyes, max) {
   const limit = max.toLocaleString("en");
   const line = changeLines(changes);
-  const headOf3 = (rest, shown3, cut) => {
+  const headOf3 = (rest, shown4, cut) => {
     const what = rest === "line" ? "one line each" : "one line each, without their reasons";
     const said = cut ? cutWords(whole) : "";
-    return shown3 ? `
-#### The other ${plural(changes.length - shown3, "change")}, ${what}
+    return shown4 ? `
+#### The other ${plural(changes.length - shown4, "change")}, ${what}
 
-_In full, the changes would pass the comment's ${limit} characters: the first ${shown3} are in full above, every change in full is in ${whole}._${said}
+_In full, the changes would pass the comment's ${limit} characters: the first ${shown4} are in full above, every change in full is in ${whole}._${said}
 
 ` : `#### Changes, ${what}
 
@@ -52449,7 +54096,7 @@ _In full, the changes would pass the comment's ${limit} characters: each is list
     (i, name) => `- \`${SYMBOL[changes[i].action]}\` <code>${name}</code>
 `
   );
-  const between = (rest, shown3) => headOf3(rest, shown3, rest === "line" ? line.cut : bare.cut);
+  const between = (rest, shown4) => headOf3(rest, shown4, rest === "line" ? line.cut : bare.cut);
   const leftOut = (n) => `
 _${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._
 `;
@@ -52460,6 +54107,8 @@ function planMarkdown(plan, file, max = MARKDOWN_LIMIT) {
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   const notes = alikeMarkdown(plan.look_alike) + notesMarkdown(plan.notes, whole);
   const kept = keptMarkdown(plan.kept_live, whole);
+  const promotion = promotionMarkdown(plan, whole);
+  if (promotion) head.push(promotion);
   const guardrails = guardrailsMarkdown(plan, whole);
   if (guardrails) head.push(guardrails);
   if (!hasChanges(plan)) {
@@ -52490,47 +54139,47 @@ _Not shown: the changes fill the comment. What the plan does to the policy test 
   return top + changes.text + (impact2 ? `
 ${impact2}` : "") + tail;
 }
-function driftText(report2, out) {
-  if (!report2.drift.length && !report2.unread?.length) {
-    const ignored = report2.ignored?.length ? ` (${plural(report2.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
-    const head = report2.kept_live?.length ? "No drift in the fields git sets." : report2.notes?.length ? "No drift in what the service shows." : "No drift.";
-    const kept = report2.kept_live?.length ? `; ${keptWords(report2.kept_live)}` : "";
+function driftText(report3, out) {
+  if (!report3.drift.length && !report3.unread?.length) {
+    const ignored = report3.ignored?.length ? ` (${plural(report3.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
+    const head = report3.kept_live?.length ? "No drift in the fields git sets." : report3.notes?.length ? "No drift in what the service shows." : "No drift.";
+    const kept = report3.kept_live?.length ? `; ${keptWords(report3.kept_live)}` : "";
     return [
-      ...keptText(report2.kept_live, out),
-      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}${kept}.`,
-      ...ignoredText(report2),
-      ...noteLines(report2.notes, report2.look_alike)
+      ...keptText(report3.kept_live, out),
+      `${head} Environment ${JSON.stringify(report3.environment)} ${matchesWords(report3.notes)}${ignored}${kept}.`,
+      ...ignoredText(report3),
+      ...noteLines(report3.notes, report3.look_alike)
     ].join("\n");
   }
-  const lines = [`Drift in environment ${JSON.stringify(report2.environment)}:`, ""];
-  for (const d of report2.drift) {
+  const lines = [`Drift in environment ${JSON.stringify(report3.environment)}:`, ""];
+  for (const d of report3.drift) {
     lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", terminalText(d.address))}: ${terminalText(d.message)}`);
     lines.push(...entryDiffLines(d, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
     const who = attribution(d);
     if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
   }
   lines.push(
-    ...ignoredText(report2),
+    ...ignoredText(report3),
     "",
-    ...unreadText(report2.unread, out),
-    ...keptText(report2.kept_live, out),
-    driftSummaryLine(report2),
-    ...noteLines(report2.notes, report2.look_alike)
+    ...unreadText(report3.unread, out),
+    ...keptText(report3.kept_live, out),
+    driftSummaryLine(report3),
+    ...noteLines(report3.notes, report3.look_alike)
   );
   return lines.join("\n");
 }
-function ignoredText(report2) {
-  if (!report2.ignored?.length) return [];
+function ignoredText(report3) {
+  if (!report3.ignored?.length) return [];
   return [
     "",
-    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report2.ignored.length}`,
-    ...report2.ignored.map((d) => `  ${d.class.padEnd(15)} ${terminalText(d.address)}: ${terminalText(d.message)} (${terminalText(d.reason)})`)
+    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report3.ignored.length}`,
+    ...report3.ignored.map((d) => `  ${d.class.padEnd(15)} ${terminalText(d.address)}: ${terminalText(d.message)} (${terminalText(d.reason)})`)
   ];
 }
-function ignoredMarkdown(report2, whole) {
-  if (!report2.ignored?.length) return "";
+function ignoredMarkdown(report3, whole) {
+  if (!report3.ignored?.length) return "";
   const rows = fitPieces(
-    report2.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address, { cell: true })} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
+    report3.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address, { cell: true })} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
 `),
     SECTION_BUDGET.ignored - 300,
     (n) => `
@@ -52539,7 +54188,7 @@ _${plural(n, "more accepted difference")} not shown here: every one is in ${whol
   );
   return [
     "",
-    `<details><summary>Ignored (accepted drift): ${report2.ignored.length}</summary>`,
+    `<details><summary>Ignored (accepted drift): ${report3.ignored.length}</summary>`,
     "",
     "| Class | Address | What | Reason |",
     "|---|---|---|---|",
@@ -52547,25 +54196,25 @@ _${plural(n, "more accepted difference")} not shown here: every one is in ${whol
     "</details>"
   ].join("\n");
 }
-function driftSummaryLine(report2) {
-  const parts = Object.entries(report2.summary).filter(([, v2]) => v2).map(([k2, v2]) => plural(v2, ...DRIFT_WORDS[k2] ?? [k2.replace(/_/g, " "), k2.replace(/_/g, " ")]));
-  const unread = report2.unread?.length ? `; ${report2.unread.length} not read (the service did not answer)` : "";
-  return `Drift: ${parts.join(", ") || "none in what was read"}${report2.ignored?.length ? `; ${report2.ignored.length} ignored (accepted)` : ""}${unread}.`;
+function driftSummaryLine(report3) {
+  const parts = Object.entries(report3.summary).filter(([, v2]) => v2).map(([k2, v2]) => plural(v2, ...DRIFT_WORDS[k2] ?? [k2.replace(/_/g, " "), k2.replace(/_/g, " ")]));
+  const unread = report3.unread?.length ? `; ${report3.unread.length} not read (the service did not answer)` : "";
+  return `Drift: ${parts.join(", ") || "none in what was read"}${report3.ignored?.length ? `; ${report3.ignored.length} ignored (accepted)` : ""}${unread}.`;
 }
 function attribution(d) {
   return modifiedWords({ modified_by: d.modified_by ?? null, modified_on: d.modified_on ?? null });
 }
-function driftMarkdown(report2, file, max = MARKDOWN_LIMIT) {
+function driftMarkdown(report3, file, max = MARKDOWN_LIMIT) {
   const whole = file === void 0 ? "the JSON report (`revsync drift --format json`)" : markdownText(file);
-  const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
-  const notes = alikeMarkdown(report2.look_alike) + notesMarkdown(report2.notes, whole);
-  const ignored = ignoredMarkdown(report2, whole);
-  const kept = keptMarkdown(report2.kept_live, whole);
-  if (!report2.drift.length && !report2.unread?.length) {
-    const head = report2.kept_live?.length ? `**No drift** in the fields git sets: the service ${matchesWords(report2.notes)} in them; ${keptWords(report2.kept_live).replace("shown above", "shown below")}.` : report2.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report2.notes)}.` : "**No drift.**";
+  const lines = [`<!-- revsync-drift:${commentText(report3.environment)} -->`, `### revsync drift in ${markdownCode(report3.environment)}`, ""];
+  const notes = alikeMarkdown(report3.look_alike) + notesMarkdown(report3.notes, whole);
+  const ignored = ignoredMarkdown(report3, whole);
+  const kept = keptMarkdown(report3.kept_live, whole);
+  if (!report3.drift.length && !report3.unread?.length) {
+    const head = report3.kept_live?.length ? `**No drift** in the fields git sets: the service ${matchesWords(report3.notes)} in them; ${keptWords(report3.kept_live).replace("shown above", "shown below")}.` : report3.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report3.notes)}.` : "**No drift.**";
     return [...lines, head, ...ignored ? [ignored] : [], "", ...kept ? [kept] : [], notes].join("\n");
   }
-  const unread = unreadMarkdown(report2.unread, whole);
+  const unread = unreadMarkdown(report3.unread, whole);
   if (unread) lines.splice(3, 0, unread);
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
@@ -52575,15 +54224,15 @@ _${plural(n, "more drifted resource")} not listed: even one row each, the drift 
 `;
   const tail = `${ignored}
 
-${driftSummaryLine(report2)}
+${driftSummaryLine(report3)}
 ${kept ? `
 ${kept}` : ""}${notes ? `
 ${notes}` : ""}`;
-  const said = (f2, cut) => f2.rest === null || f2.listed < report2.drift.length ? "" : `
+  const said = (f2, cut) => f2.rest === null || f2.listed < report3.drift.length ? "" : `
 _With every field that differs, the drift would pass the comment's ${limit} characters: ${f2.full ? `the first ${f2.full} are shown with their fields, the rest` : "each is listed"} in one row${f2.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._${cut ? cutWords(whole) : ""}
 `;
-  const room = max - 1 - top.length - tail.length - said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }, true).length;
-  const rows = driftRows(report2.drift, room);
+  const room = max - 1 - top.length - tail.length - said({ full: report3.drift.length, rest: "bare", listed: report3.drift.length }, true).length;
+  const rows = driftRows(report3.drift, room);
   const fitted2 = fitTiers(rows, room, () => "", leftOut);
   return top + fitted2.text + said(fitted2, fitted2.rest === "line" ? rows.cut.line : fitted2.rest === "bare" && rows.cut.bare) + tail;
 }
@@ -52627,21 +54276,21 @@ function applyLine(o, out) {
   const color = o.outcome === "done" || o.outcome === "already" || o.outcome === "confirmed" ? "green" : o.outcome === "skipped" ? "yellow" : "red";
   return `${out.paint(color, o.outcome.padEnd(7))} ${o.action.padEnd(8)} ${terminalText(o.address)}: ${terminalText(o.message)}`;
 }
-function applyText(report2, out) {
-  const lines = report2.outcomes.map((o) => applyLine(o, out));
-  const s3 = report2.summary;
+function applyText(report3, out) {
+  const lines = report3.outcomes.map((o) => applyLine(o, out));
+  const s3 = report3.summary;
   const undone = s3.failed + s3.unknown + s3.overwritten + s3.breached;
-  const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s3.blocked ? "finished with blocked writes" : "complete";
+  const head = report3.interrupted ? "interrupted" : undone ? "finished with failures" : s3.blocked ? "finished with blocked writes" : "complete";
   const names = Object.keys(s3);
   const counts3 = names.filter((o) => s3[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s3[o]} ${o}`);
-  const sent = names.some((o) => o !== "already" && s3[o]) || report2.outcomes.some((o) => o.answered !== void 0);
+  const sent = names.some((o) => o !== "already" && s3[o]) || report3.outcomes.some((o) => o.answered !== void 0);
   lines.push("", `Apply ${head}: ${counts3.join(", ")}${!sent && s3.already ? "; nothing was sent" : ""}.`);
-  const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
+  const eyes = report3.outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
   if (eyes)
     lines.push(
       `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`
     );
-  const broken = report2.outcomes.filter((o) => o.outcome === "breached" && o.four_eyes?.rule === "breached").length;
+  const broken = report3.outcomes.filter((o) => o.outcome === "breached" && o.four_eyes?.rule === "breached").length;
   if (broken)
     lines.push(
       `Four eyes is broken by ${plural(broken, "approve")} that landed or were found made (named above): the service shows ${broken === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${broken === 1 ? "that approval" : "those approvals"} in the service.`
@@ -52654,7 +54303,7 @@ function applyText(report2, out) {
     lines.push(
       "Someone else's write met a write of this apply (named above): run `revsync plan` to see the service as it is now; a change of theirs that this apply's write may have undone does not show there: read the service and ask them."
     );
-  if (s3.blocked > report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
+  if (s3.blocked > report3.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
     lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
   else if (!s3.overwritten && !s3.breached && !eyes && (s3.failed || s3.unknown || s3.skipped))
     lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
@@ -52676,6 +54325,7 @@ var init_plan2 = __esm({
     init_words();
     init_budget();
     init_guardrails();
+    init_promotion3();
     SYMBOL = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
     COLOR2 = {
       create: "green",
@@ -52738,9 +54388,9 @@ var init_apply2 = __esm({
     applyViews = {
       text: async () => {
         const { applyText: applyText2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
-        return ({ report: report2 }, out) => out.out(applyText2(report2, out));
+        return ({ report: report3 }, out) => out.out(applyText2(report3, out));
       },
-      json: async () => ({ report: report2, lock }, out) => out.json({ ...report2, lock })
+      json: async () => ({ report: report3, lock }, out) => out.json({ ...report3, lock })
     };
   }
 });
@@ -52826,12 +54476,12 @@ var init_drift2 = __esm({
     driftViews = {
       text: async () => {
         const { driftText: driftText2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
-        return (report2, out) => out.out(driftText2(report2, out));
+        return (report3, out) => out.out(driftText2(report3, out));
       },
-      json: async () => (report2, out) => out.out(JSON.stringify(report2, null, 2)),
+      json: async () => (report3, out) => out.out(JSON.stringify(report3, null, 2)),
       markdown: async () => {
         const { driftMarkdown: driftMarkdown2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
-        return (report2, out) => out.out(driftMarkdown2(report2));
+        return (report3, out) => out.out(driftMarkdown2(report3));
       }
     };
   }
@@ -52839,7 +54489,7 @@ var init_drift2 = __esm({
 
 // src/fleet/outcome.ts
 function planOutcome(plan) {
-  const status = plan.unread?.length ? "failed" : plan.changes.some(isApplied) ? "changes" : "clean";
+  const status = plan.unread?.length ? "failed" : plan.changes.some(needsAction) ? "changes" : "clean";
   return { environment: plan.environment, command: "plan", status, plan };
 }
 function driftOutcome(drift) {
@@ -52964,8 +54614,8 @@ ${markdownText(countsLine(outcomes))}.
   const ordered = byConcern(outcomes);
   const room = MARKDOWN_LIMIT - 1 - head.length;
   const tableText = summaryTable(ordered, room, mixed);
-  const shown3 = ordered.filter((o) => o.status !== "clean" && !saidInTable(o));
-  return head + tableText + sections(shown3, room - tableText.length, whole, mixed);
+  const shown4 = ordered.filter((o) => o.status !== "clean" && !saidInTable(o));
+  return head + tableText + sections(shown4, room - tableText.length, whole, mixed);
 }
 function summaryTable(ordered, budget, mixed) {
   const top = `| Environment | ${mixed ? "Command | " : ""}Outcome | What |
@@ -52990,14 +54640,14 @@ function saidInTable(o) {
   const message = String(e.message ?? "");
   return e.hint === void 0 && !diagnosticsOf(e).length && !message.includes("\n") && message.length <= ROW_WORDS;
 }
-function sections(shown3, budget, whole, mixed) {
-  const full = shown3.map((o) => section(o, whole(o), MARKDOWN_LIMIT, mixed));
-  const chosen = new Array(shown3.length).fill("");
+function sections(shown4, budget, whole, mixed) {
+  const full = shown4.map((o) => section(o, whole(o), MARKDOWN_LIMIT, mixed));
+  const chosen = new Array(shown4.length).fill("");
   let left = budget;
   const bySize = full.map((s3, i) => [s3.length, i]).sort((a, b2) => a[0] - b2[0]);
   for (const [k2, [size, i]] of bySize.entries()) {
     const share = Math.floor(left / (bySize.length - k2));
-    const o = shown3[i];
+    const o = shown4[i];
     const text4 = size <= share ? full[i] : fitted(o, whole(o), share, mixed);
     chosen[i] = text4;
     left -= text4.length;
@@ -53046,8 +54696,8 @@ function fleetJson(outcomes) {
   return {
     ...commands.length === 1 ? { command: commands[0] } : {},
     environments: outcomes.map((o) => {
-      const report2 = o.plan ?? o.drift ?? o.test ?? { error: o.error };
-      return { ...report2, environment: o.environment, command: o.command, status: o.status, ...o.source === void 0 ? {} : { file: o.source } };
+      const report3 = o.plan ?? o.drift ?? o.test ?? { error: o.error };
+      return { ...report3, environment: o.environment, command: o.command, status: o.status, ...o.source === void 0 ? {} : { file: o.source } };
     }),
     summary: countOutcomes(outcomes)
   };
@@ -53128,22 +54778,22 @@ var init_errors2 = __esm({
     NONE = "No error transactions match.";
     errorsViews = {
       text: async () => {
-        const [{ table: table2 }, { terminalText: terminalText2 }, { plural: plural2 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_escape(), escape_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
+        const [{ table: table2 }, { terminalText: terminalText2 }, { plural: plural3 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_escape(), escape_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
         return {
           summary: (rows, out) => {
             if (!rows.length) out.out(NONE);
             for (const r of rows) {
-              out.out(`${out.paint("bold", terminalText2(r.code))}  ${plural2(r.count, "transaction")}: ${terminalText2(r.message)}`);
+              out.out(`${out.paint("bold", terminalText2(r.code))}  ${plural3(r.count, "transaction")}: ${terminalText2(r.message)}`);
               out.out(`    suggestion: ${terminalText2(r.suggestion)}`);
               if (r.missing_policy_set) out.out(`    missing policy set: ${r.missing_policy_set}`);
             }
           },
           records: ({ total, records }, out) => {
             if (!records.length) return out.out(NONE);
-            const shown3 = COLUMNS.filter((c2) => c2.heading);
-            out.out(table2([shown3.map((c2) => c2.heading ?? ""), ...records.map((r) => shown3.map((c2) => c2.get(r) ?? ""))]));
+            const shown4 = COLUMNS.filter((c2) => c2.heading);
+            out.out(table2([shown4.map((c2) => c2.heading ?? ""), ...records.map((r) => shown4.map((c2) => c2.get(r) ?? ""))]));
             out.out(`
-${plural2(total, "error transaction")}.`);
+${plural3(total, "error transaction")}.`);
           }
         };
       },
@@ -53258,6 +54908,13 @@ function guardrailWords(r, esc2) {
     g2.held_back.length ? `held back: ${g2.held_back.map(esc2).join("; ")}` : "nothing held the plan back"
   ].join("; ");
 }
+function promotionWords(r, esc2) {
+  const p = r.promotion;
+  if (!p) return void 0;
+  const tests = p.tests ? p.tests.failed.length ? `policy tests failed there: ${p.tests.failed.map(esc2).join("; ")}` : `policy tests passed there (${plural(p.tests.cases, "case")}, ${plural(p.tests.contracts, "contract")})` : "no policy tests";
+  const again = r.promotion_tests_at_apply ? `; again before the writes: ${r.promotion_tests_at_apply.failed.length ? "failed" : "passed"}` : "";
+  return `from ${esc2(p.from)} (${esc2(p.base_url)}, realm ${esc2(p.realm)}), read ${esc2(p.read_at ?? "never: nothing to promote")} at commit ${esc2(p.commit ?? "unknown")}: ${p.promoted} promoted, ${p.blocked} blocked; compared ${esc2(p.compared_checksum)}; ${tests}${again}`;
+}
 function lockWords(r) {
   const l = r.lock;
   if (!l) return void 0;
@@ -53285,7 +54942,8 @@ function evidenceText(file, r, out, doubt = null) {
     ...notCleanWords(r, terminalText) ? [`  not clean   ${notCleanWords(r, terminalText)}`] : [],
     `  outcome     ${countLine(r)}${r.error ? `; error: ${terminalText(r.error)}` : ""}`,
     ...fourEyesText(r),
-    ...guardrailWords(r, terminalText) ? [`  guardrails  ${guardrailWords(r, terminalText)}`] : []
+    ...guardrailWords(r, terminalText) ? [`  guardrails  ${guardrailWords(r, terminalText)}`] : [],
+    ...promotionWords(r, terminalText) ? [`  promotion   ${promotionWords(r, terminalText)}`] : []
   ];
   if (r.changes.length) lines.push("", "  changes:");
   for (const c2 of r.changes) {
@@ -53297,6 +54955,7 @@ function evidenceText(file, r, out, doubt = null) {
     const people = peopleWords(c2, terminalText);
     if (people) lines.push(`                four eyes: ${people}`);
     if (outcomeWords2(c2, terminalText)) lines.push(`                guardrails: ${outcomeWords2(c2, terminalText)}`);
+    if (c2.promotion) lines.push(`                promotion: ${c2.promotion.status} from ${terminalText(c2.promotion.from)}: ${terminalText(JSON.stringify(c2.promotion.compared))}`);
     for (const d of c2.diff) lines.push(`                ${terminalText(d.path)}: ${show8(d.before)} -> ${show8(d.after)}`);
     for (const q of c2.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
   }
@@ -53308,7 +54967,10 @@ function changeRows2(c2) {
     (q) => `${markdownText(q.method)} ${markdownText(q.path)} \u2192 ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}${q.user ? ` as ${markdownText(q.user)}` : ""}`
   ).join("<br>");
   const values2 = c2.values ? [`values: ${markdownText(c2.values.file)}, ${plural(c2.values.rows, "row")}, checksum ${markdownText(c2.values.checksum ?? "none")}`] : [];
-  const guarded = outcomeWords2(c2, markdownText) ? [`guardrails: ${outcomeWords2(c2, markdownText)}`] : [];
+  const guarded = [
+    ...outcomeWords2(c2, markdownText) ? [`guardrails: ${outcomeWords2(c2, markdownText)}`] : [],
+    ...c2.promotion ? [`promotion: ${c2.promotion.status} from ${markdownText(c2.promotion.from)}`] : []
+  ];
   const diff = [...values2, ...guarded, ...c2.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show8(d.before))} \u2192 ${markdownText(show8(d.after))}`)].join("<br>");
   return `| ${markdownCode(c2.action, { cell: true })} | ${markdownCode(c2.address, { cell: true })} | ${diff || "\u2014"} | ${sent || "\u2014"} | **${c2.outcome}**: ${markdownText(c2.why)} |`;
 }
@@ -53324,6 +54986,7 @@ function evidenceMarkdown(file, r, doubt = null) {
     `- **Where**: ${markdownText(r.base_url)}, realm ${markdownCode(r.realm)}, as ${markdownCode(r.service_user ?? "(none)")}`,
     ...lockWords(r) ? [`- **Lock**: ${markdownText(lockWords(r) ?? "")}`] : [],
     ...guardrailWords(r, markdownText) ? [`- **Guardrails**: ${guardrailWords(r, markdownText)}`] : [],
+    ...promotionWords(r, markdownText) ? [`- **Promotion**: ${promotionWords(r, markdownText)}`] : [],
     `- **Outcome**: ${countLine(r)}${r.error ? `; error: ${markdownText(r.error)}` : ""}`,
     "",
     ...r.changes.length ? ["| action | address | what was approved | what was sent | outcome |", "|---|---|---|---|---|", ...r.changes.map(changeRows2)] : ["No changes were applied."],
@@ -53331,9 +54994,9 @@ function evidenceMarkdown(file, r, doubt = null) {
     ...fourEyesMarkdown(r)
   ].join("\n");
 }
-function verifyText(report2, out, live) {
+function verifyText(report3, out, live) {
   const lines = [];
-  for (const v2 of report2.records) {
+  for (const v2 of report3.records) {
     const ok = v2.findings[0] === "intact";
     const tag = ok ? out.paint("green", "intact   ") : out.paint("red", v2.findings.join("+").toUpperCase().padEnd(9));
     lines.push(`${tag} ${terminalText(v2.file)}${v2.environment ? ` (${terminalText(v2.environment)} #${v2.sequence ?? "?"})` : ""}`);
@@ -53341,12 +55004,12 @@ function verifyText(report2, out, live) {
     for (const p of v2.problems) lines.push(`          ${terminalText(p)}`);
     for (const f2 of live?.get(v2.file) ?? []) lines.push(`          ${liveWords(f2)}`);
   }
-  const bad = report2.records.filter((v2) => v2.findings[0] !== "intact").length;
+  const bad = report3.records.filter((v2) => v2.findings[0] !== "intact").length;
   lines.push(
     "",
-    bad ? out.paint("red", `${plural(bad, "record")} of ${report2.records.length} failed the check.`) : `${plural(report2.records.length, "record")}: every hash and every link holds.`
+    bad ? out.paint("red", `${plural(bad, "record")} of ${report3.records.length} failed the check.`) : `${plural(report3.records.length, "record")}: every hash and every link holds.`
   );
-  for (const [env2, h] of Object.entries(report2.heads)) lines.push(`Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`);
+  for (const [env2, h] of Object.entries(report3.heads)) lines.push(`Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`);
   const changed = liveChanged(live);
   if (changed)
     lines.push(
@@ -53406,15 +55069,15 @@ var init_evidence2 = __esm({
     evidenceVerifyViews = {
       text: async () => {
         const { verifyText: verifyText2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
-        return ({ report: report2, live }, out) => out.out(verifyText2(report2, out, live));
+        return ({ report: report3, live }, out) => out.out(verifyText2(report3, out, live));
       },
       json: async () => {
         const { liveChanged: liveChanged2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
-        return ({ folder, report: report2, live }, out) => out.json({
+        return ({ folder, report: report3, live }, out) => out.json({
           folder,
-          ok: report2.ok && !liveChanged2(live),
-          records: report2.records.map((v2) => ({ ...v2, ...live ? { live: live.get(v2.file) ?? null } : {} })),
-          heads: report2.heads
+          ok: report3.ok && !liveChanged2(live),
+          records: report3.records.map((v2) => ({ ...v2, ...live ? { live: live.get(v2.file) ?? null } : {} })),
+          heads: report3.heads
         });
       }
     };
@@ -53642,10 +55305,10 @@ var init_plan3 = __esm({
       ...planViews,
       text: async () => {
         const text4 = await planText2();
-        return (shown3, out) => {
-          const { plan, file } = shown3;
+        return (shown4, out) => {
+          const { plan, file } = shown4;
           out.out(`Saved plan ${file ?? ""}, made ${plan.created_at.replace(/\.\d{3}Z$/, "Z")}${plan.user ? ` as ${plan.user}` : ""}.`);
-          text4(shown3, out);
+          text4(shown4, out);
         };
       }
     };
@@ -53732,7 +55395,7 @@ var init_ssp = __esm({
     "use strict";
     sspBatchesViews = {
       text: async () => {
-        const [{ table: table2 }, { plural: plural2 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
+        const [{ table: table2 }, { plural: plural3 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
         return ({ policy: policy2, rows }, out) => {
           if (!rows.length) return out.out(policy2 === void 0 ? "No SSP policy in the service has batches." : `${policy2} has no batches.`);
           out.out(
@@ -53751,7 +55414,7 @@ var init_ssp = __esm({
             ])
           );
           out.out(`
-${plural2(rows.length, "batch", "batches")}. revsync ssp download FILE_ID gets a batch's values.`);
+${plural3(rows.length, "batch", "batches")}. revsync ssp download FILE_ID gets a batch's values.`);
         };
       },
       json: async () => ({ rows }, out) => out.json({ batches: rows })
@@ -55054,20 +56717,20 @@ var init_tokens = __esm({
 
 // src/emulator/server.ts
 function trickle(res, body, ms) {
-  return new Promise((resolve21) => {
+  return new Promise((resolve20) => {
     let i = 0;
     const timer = setInterval(() => {
       if (res.destroyed || i >= body.length) {
         clearInterval(timer);
         if (!res.destroyed) res.end();
-        resolve21();
+        resolve20();
         return;
       }
       res.write(body.subarray(i, ++i));
     }, ms);
     res.on("close", () => {
       clearInterval(timer);
-      resolve21();
+      resolve20();
     });
   });
 }
@@ -55075,7 +56738,7 @@ function isLoopback(address) {
   return !!address && (address.startsWith("127.") || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("::ffff:127."));
 }
 function readBody2(req) {
-  return new Promise((resolve21, reject) => {
+  return new Promise((resolve20, reject) => {
     const chunks = [];
     let size = 0;
     let over = false;
@@ -55084,7 +56747,7 @@ function readBody2(req) {
       if (size > MAX_BODY) over = true;
       else chunks.push(c2);
     });
-    req.on("end", () => resolve21(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve20(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -55133,9 +56796,9 @@ async function startEmulator(opts) {
   const server = (0, import_node_http.createServer)({ keepAliveTimeout: 3e4 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());
   });
-  await new Promise((resolve21, reject) => {
+  await new Promise((resolve20, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve21());
+    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve20());
   });
   const addr = server.address();
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
@@ -55143,9 +56806,9 @@ async function startEmulator(opts) {
     url: `http://${host}:${addr.port}`,
     server,
     emulator,
-    close: () => new Promise((resolve21) => {
+    close: () => new Promise((resolve20) => {
       server.closeAllConnections();
-      server.close(() => resolve21());
+      server.close(() => resolve20());
     })
   };
 }
@@ -55219,13 +56882,13 @@ var init_server = __esm({
       }
       /** A latency fault's wait: its `latency_ms`, or until the fault is no longer set. */
       hold(fault) {
-        return new Promise((resolve21) => {
+        return new Promise((resolve20) => {
           const h = {
             fault,
             done: () => {
               clearTimeout(timer);
               this.held.delete(h);
-              resolve21();
+              resolve20();
             }
           };
           const timer = setTimeout(h.done, fault.latency_ms ?? 100);
@@ -55821,6 +57484,57 @@ var init_scope = __esm({
   }
 });
 
+// src/config/promotion.ts
+function promoteFromOf(config, name) {
+  return config.environments[name]?.promote_from;
+}
+function promotionProblems(config, doc, file) {
+  const names = Object.keys(config.environments ?? {});
+  const problems = [];
+  const say = (name, message) => {
+    problems.push({
+      file,
+      ...at(doc, `/environments/${name}/promote_from`),
+      severity: "error",
+      rule: "promotion",
+      message: `environments.${name}.promote_from: ${message}`
+    });
+  };
+  const cycles = /* @__PURE__ */ new Set();
+  for (const name of names) {
+    const from = promoteFromOf(config, name);
+    if (from === void 0) continue;
+    if (from === name) {
+      say(name, "an environment cannot receive its changes from itself: name the environment they are tried in first (sandbox, say)");
+      continue;
+    }
+    if (!names.includes(from)) {
+      const near = nearest(from, names, { max: 1 })[0];
+      say(name, `${JSON.stringify(from)} is not an environment of revsync.yaml${near ? ` (did you mean ${near}?)` : ""}; it has: ${names.join(", ")}`);
+      continue;
+    }
+    const seen = [name];
+    for (let step = from; step !== void 0; step = promoteFromOf(config, step)) {
+      if (step === name) {
+        if (!cycles.has(name))
+          say(name, `promotion goes round in a cycle (${[...seen, name].join(" -> ")}): one environment of a chain must receive its changes from none`);
+        seen.forEach((n) => cycles.add(n));
+        break;
+      }
+      if (seen.includes(step) || !names.includes(step)) break;
+      seen.push(step);
+    }
+  }
+  return problems;
+}
+var init_promotion4 = __esm({
+  "src/config/promotion.ts"() {
+    "use strict";
+    init_did_you_mean();
+    init_schema_diagnostics();
+  }
+});
+
 // src/config/repo.ts
 function findConfig(cwd, explicit) {
   if (explicit) {
@@ -55837,18 +57551,23 @@ function findConfig(cwd, explicit) {
 }
 function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
   const root = (0, import_node_path13.dirname)(configFile);
-  const shown3 = (0, import_node_path13.relative)(cwd, configFile) || configFile;
-  const docs = readYamlFile(configFile, shown3, diagnostics);
+  const shown4 = (0, import_node_path13.relative)(cwd, configFile) || configFile;
+  const docs = readYamlFile(configFile, shown4, diagnostics);
   const doc = docs[0];
   if (!doc) {
-    if (!diagnostics.length) diagnostics.push({ file: shown3, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
+    if (!diagnostics.length) diagnostics.push({ file: shown4, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
     return void 0;
   }
   const problems = schemaDiagnostics(doc, "revsync-config.schema.json");
   diagnostics.push(...problems);
   if (problems.length) return void 0;
   const config = doc.value;
-  const ambiguous = [...batchStatusProblems(config, doc, shown3), ...connectionProblems(config, doc, shown3), ...credentialProblems(config, doc, shown3)];
+  const ambiguous = [
+    ...batchStatusProblems(config, doc, shown4),
+    ...connectionProblems(config, doc, shown4),
+    ...credentialProblems(config, doc, shown4),
+    ...promotionProblems(config, doc, shown4)
+  ];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return void 0;
   return { cwd, root, configFile, policiesDir: (0, import_node_path13.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
@@ -55936,6 +57655,8 @@ function remoteCredentials(text4) {
     return void 0;
   }
   const web = /^(https?|ftps?):$/i.test(url.protocol);
+  if (web && (url.search || url.hash))
+    return `it holds a query or fragment (${url.protocol}//${url.host}${url.pathname}?[credentials]), which carries a token as a parameter and which a git remote never needs: credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
   if (url.password === "" && (url.username === "" || !web)) return void 0;
   return `it holds a ${url.password !== "" ? "password" : "user name, which for an http(s) remote is a credential (a token written as the user signs in)"} (${url.protocol}//[credentials]@${url.host}): credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
 }
@@ -56034,7 +57755,8 @@ function resolveEnv(repo, name, env2) {
     rateLimit: raw.rate_limit,
     ...fourEyesOf(raw.four_eyes ?? repo.config.four_eyes),
     ...evidence === void 0 ? {} : { evidence: (0, import_node_path13.resolve)(repo.root, evidence) },
-    lock
+    lock,
+    ...raw.promote_from !== void 0 ? { promoteFrom: raw.promote_from } : {}
   };
 }
 function fourEyesOf(raw) {
@@ -56089,16 +57811,16 @@ function policyDocs(repo, vars, kinds, diagnostics, environment) {
   const inside = readInside(repo, repo.policiesDir);
   const scopedLists = (fileKind) => kinds.find((k2) => k2.fileKind === fileKind)?.scopedLists ?? [];
   for (const abs of listYamlFiles(repo.policiesDir)) {
-    const shown3 = (0, import_node_path13.relative)(repo.cwd, abs) || abs;
-    const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file: shown3, diagnostics });
-    for (const src of readYamlFile(abs, shown3, diagnostics, vars, inside, keep2)) {
+    const shown4 = (0, import_node_path13.relative)(repo.cwd, abs) || abs;
+    const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file: shown4, diagnostics });
+    for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside, keep2)) {
       const kind = src.value?.kind;
       if (typeof kind === "string" && known.includes(kind)) {
         docs.push({ src, absFile: abs, kind });
         continue;
       }
       diagnostics.push({
-        file: shown3,
+        file: shown4,
         ...at(src, "/kind"),
         severity: "error",
         message: kind === void 0 ? `missing kind: expected ${known.join(" or ")}` : kind === "SspPolicyTest" ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds ${andList(known)} files` : `kind: expected ${known.map((k2) => JSON.stringify(k2)).join(" or ")}, got ${JSON.stringify(kind)}`
@@ -56153,6 +57875,7 @@ var init_repo = __esm({
     init_schema_diagnostics();
     init_yaml_source();
     init_scope();
+    init_promotion4();
     init_service_choices();
     init_loopback();
     CONFIG_FILE = "revsync.yaml";
@@ -56163,20 +57886,20 @@ var init_repo = __esm({
 });
 
 // src/config/test-files.ts
-function testCase(file, c2, shown3, where2) {
+function testCase(file, c2, shown4, where2) {
   return {
     name: c2.name,
-    file: shown3,
+    file: shown4,
     ...where2,
     input: c2.line,
     expect: { policy: c2.expect.policy ?? null, ...c2.expect.ssp !== void 0 ? { ssp: c2.expect.ssp } : {} },
     ...file.date_field ? { dateField: file.date_field } : {}
   };
 }
-function contractOf(file, c2, shown3, where2) {
+function contractOf(file, c2, shown4, where2) {
   return {
     name: c2.name,
-    file: shown3,
+    file: shown4,
     ...where2,
     lines: c2.lines.map((l) => {
       const input = { ...l.line };
@@ -56233,7 +57956,7 @@ function contractProblems(file, c2, i) {
   }
   return out;
 }
-function fastCases(abs, shown3, inside) {
+function fastCases(abs, shown4, inside) {
   const text4 = plainText(abs, inside);
   const read = text4 === void 0 ? void 0 : loadPlain(text4);
   if (!read || !fileValidator("policy/ssp-policy-test.schema.json")(read.value)) return void 0;
@@ -56250,8 +57973,8 @@ function fastCases(abs, shown3, inside) {
     column: list3[i]?.column ?? 1
   });
   return {
-    cases: cases.map((c2, i) => testCase(file, c2, shown3, place(starts.cases, i))),
-    contracts: contracts.map((c2, i) => contractOf(file, c2, shown3, place(starts.contracts, i)))
+    cases: cases.map((c2, i) => testCase(file, c2, shown4, place(starts.cases, i))),
+    contracts: contracts.map((c2, i) => contractOf(file, c2, shown4, place(starts.contracts, i)))
   };
 }
 function plainText(abs, inside) {
@@ -56306,19 +58029,19 @@ function loadTests(repo, vars) {
   if (!(0, import_node_fs9.existsSync)(dir) || !(0, import_node_fs9.statSync)(dir).isDirectory()) return { cases, contracts, diagnostics, dir, found: false };
   const inside = readInside(repo, dir);
   for (const abs of listYamlFiles(dir)) {
-    const shown3 = (0, import_node_path14.relative)(repo.cwd, abs) || abs;
-    const fast = fastCases(abs, shown3, inside);
+    const shown4 = (0, import_node_path14.relative)(repo.cwd, abs) || abs;
+    const fast = fastCases(abs, shown4, inside);
     if (fast) {
       cases.push(...fast.cases);
       contracts.push(...fast.contracts);
       continue;
     }
-    for (const src of readYamlFile(abs, shown3, diagnostics, vars, inside)) {
+    for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside)) {
       const kind = src.value?.kind;
       if (kind === GUARDRAIL_TEST) continue;
       if (kind !== "SspPolicyTest") {
         diagnostics.push({
-          file: shown3,
+          file: shown4,
           ...at(src, "/kind"),
           severity: "error",
           message: `kind: a file in ${(0, import_node_path14.relative)(repo.cwd, dir) || "."} must be an SspPolicyTest or a ${GUARDRAIL_TEST}, got ${JSON.stringify(kind)}`
@@ -56331,7 +58054,7 @@ function loadTests(repo, vars) {
       const file = src.value;
       if (!file.cases && !file.contracts) {
         diagnostics.push({
-          file: shown3,
+          file: shown4,
           ...at(src, ""),
           severity: "error",
           message: "a policy test file holds cases:, contracts: or both; this one holds neither"
@@ -56340,19 +58063,19 @@ function loadTests(repo, vars) {
       }
       const lineErrors = (file.cases ?? []).flatMap(
         (c2, i) => lineProblems(c2.line, file.date_field).map((p) => ({
-          file: shown3,
+          file: shown4,
           ...at(src, `/cases/${i}/line/${pointer(p.field)}`),
           severity: "error",
           message: `cases.${i}.line.${p.field}: ${p.message}`
         }))
       );
       (file.contracts ?? []).forEach((c2, i) => {
-        for (const p of contractProblems(file, c2, i)) lineErrors.push({ file: shown3, ...at(src, p.path), severity: "error", message: p.message });
+        for (const p of contractProblems(file, c2, i)) lineErrors.push({ file: shown4, ...at(src, p.path), severity: "error", message: p.message });
       });
       diagnostics.push(...lineErrors);
       if (lineErrors.length) continue;
-      (file.cases ?? []).forEach((c2, i) => cases.push(testCase(file, c2, shown3, at(src, `/cases/${i}`))));
-      (file.contracts ?? []).forEach((c2, i) => contracts.push(contractOf(file, c2, shown3, at(src, `/contracts/${i}`))));
+      (file.cases ?? []).forEach((c2, i) => cases.push(testCase(file, c2, shown4, at(src, `/cases/${i}`))));
+      (file.contracts ?? []).forEach((c2, i) => contracts.push(contractOf(file, c2, shown4, at(src, `/contracts/${i}`))));
     }
   }
   return { cases, contracts, diagnostics, dir, found: true };
@@ -58232,7 +59955,9 @@ function overridesOf(flags) {
   return names.map((name) => ({ name, reason: flags.reason ?? "" }));
 }
 function approversOf(flags, env2, core, pr) {
-  const named3 = core?.approverAuth ? core.approverAuth.username : approverNamedFor(env2, flags).user;
+  const auth = core?.approverAuth;
+  const vars = auth ? void 0 : approverNamedFor(env2, flags);
+  const named3 = auth ? auth.usernameFrom === "variable" ? void 0 : auth.username : vars?.variable ? void 0 : vars?.user;
   const out = named3 ? [{ user: named3, via: "approver identity" }] : [];
   for (const user of pr?.independent ?? []) out.push({ user, via: "pull request approval" });
   return out;
@@ -58325,7 +60050,17 @@ var init_schemas = __esm({
   }
 });
 
-// src/config/scaffold.ts
+// src/cli/init.ts
+var init_exports = {};
+__export(init_exports, {
+  adaptRecipe: () => adaptRecipe,
+  defaultPin: () => defaultPin,
+  editPin: () => editPin,
+  isLocalSpec: () => isLocalSpec,
+  pinFrom: () => pinFrom,
+  repoShape: () => repoShape,
+  runInit: () => runInit
+});
 function repoShape(text4) {
   let doc;
   try {
@@ -58405,29 +60140,49 @@ function packageJson(dir, pin) {
   )}
 `;
 }
-function scaffoldRepo(dir, cwd, options) {
-  const where2 = (0, import_node_path17.relative)(cwd, dir) || ".";
-  const { existing, configText, shape, warning: warning2 } = readConfig(dir, where2, cwd, options);
-  const found = options.pin ? {} : defaultPin(ownPackage().version);
-  const scaffold = { dir, where: where2, existing, shape, pin: options.pin ?? found.spec ?? PLACEHOLDER, found };
-  const outcome = writeFiles(scaffold, filesFor(scaffold, configText, options), options, cwd);
-  const next = nextSteps(scaffold, outcome, options);
-  return { where: where2, existed: !!existing, outcome, ...warning2 ? { configWarning: warning2 } : {}, ...next };
+async function runInit(flags, out, args) {
+  const envName2 = checkFlags(flags);
+  const dir = (0, import_node_path17.resolve)(out.io.cwd, args[0] ?? ".");
+  const where2 = (0, import_node_path17.relative)(out.io.cwd, dir) || ".";
+  const { existing, configText, shape } = readConfig(dir, where2, envName2, flags, out);
+  const found = flags.pin ? {} : defaultPin(ownPackage().version);
+  const scaffold = { dir, where: where2, existing, shape, pin: flags.pin ?? found.spec ?? PLACEHOLDER, found };
+  const outcome = writeFiles(scaffold, filesFor(scaffold, configText, flags), flags, out);
+  out.out(`${existing ? "Added to" : "Initialised"} a revsync policy repo in ${where2}:`);
+  for (const w2 of outcome.written) out.out(`  ${w2}`);
+  if (!outcome.written.length) out.out("  nothing: every file init writes is there");
+  if (outcome.unchanged.length) out.out(`  unchanged, already as init writes them: ${outcome.unchanged.join(", ")}`);
+  if (outcome.kept.length) out.out(`  kept, as they exist (--force replaces them): ${outcome.kept.join(", ")}`);
+  sayNext(scaffold, outcome, flags, out);
+  return 0;
 }
-function readConfig(dir, where2, cwd, flags) {
-  const envName2 = flags.envName;
+function checkFlags(flags) {
+  const envName2 = flags.env ?? "sandbox";
+  if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(envName2))
+    throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(envName2)}`);
+  if (flags.ci && !CI_FILES[flags.ci]) throw new UserError(`--ci must be github or gitlab, got ${JSON.stringify(flags.ci)}`);
+  const credentials = flags.baseUrl ? urlCredentials(flags.baseUrl) : void 0;
+  if (credentials) throw new UserError(`--base-url: ${credentials}`);
+  if (flags.baseUrl && !/^https?:\/\//.test(flags.baseUrl)) throw new UserError(`--base-url must be an http(s) URL, got ${JSON.stringify(flags.baseUrl)}`);
+  return envName2;
+}
+function readConfig(dir, where2, envName2, flags, out) {
   const configPath = (0, import_node_path17.join)(dir, "revsync.yaml");
   const existing = (0, import_node_fs11.existsSync)(configPath) && !flags.force ? readRepoFile(configPath) : void 0;
   const configText = existing ?? freshConfig(envName2, envName2.toUpperCase().replace(/[^A-Z0-9]/g, "_"), flags);
   const shape = repoShape(configText);
   if (!shape) {
     throw new UserError(
-      `${(0, import_node_path17.relative)(cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
+      `${(0, import_node_path17.relative)(out.io.cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
       "run revsync validate to see why, or init --force to write a new revsync.yaml"
     );
   }
-  const warning2 = existing && flags.shapesGiven ? `${where2 === "." ? "" : `${where2}/`}revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only (--force writes it again)` : void 0;
-  return { existing, configText, shape, ...warning2 ? { warning: warning2 } : {} };
+  if (existing && (flags.env || flags.baseUrl || flags.realm)) {
+    out.warn(
+      `${where2 === "." ? "" : `${where2}/`}revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only (--force writes it again)`
+    );
+  }
+  return { existing, configText, shape };
 }
 function filesFor({ dir, shape, pin }, configText, flags) {
   const files = /* @__PURE__ */ new Map();
@@ -58448,8 +60203,8 @@ function editorSettings(shape) {
   return `${JSON.stringify({ "yaml.schemas": schemas2 }, null, 2)}
 `;
 }
-function writeFiles({ dir, where: where2, pin }, files, flags, cwd) {
-  const words2 = { show: (p) => (0, import_node_path17.relative)(cwd, p) || ".", folderName: `the folder init writes (${where2})` };
+function writeFiles({ dir, where: where2, pin }, files, flags, out) {
+  const words2 = { show: (p) => (0, import_node_path17.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where2})` };
   for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path17.join)(dir, name), words2);
   const outcome = { written: [], kept: [], unchanged: [] };
   for (const [name, text4] of files) {
@@ -58496,22 +60251,21 @@ function installStep(dir, pinned, pin) {
     `  npm install --save-dev ${shellQuote(pin)}${pin === PLACEHOLDER ? "   # fill in the git URL and tag of your revsync, or run init with --pin SPEC" : "   # pins revsync in package.json and installs it here (init --pin SPEC names another)"}`
   ];
 }
-function nextSteps({ dir, where: where2, existing, shape, pin, found }, { written: written2 }, flags) {
-  const warnings = [];
+function sayNext({ dir, where: where2, existing, shape, pin, found }, { written: written2 }, flags, out) {
   const pinned = pinnedIn(dir);
   const pins = !!(flags.ci || flags.pin);
   if (pins && pinned === PLACEHOLDER) {
     const why = found.local ? `revsync runs from a clone whose origin is a path on this machine (${found.local}), and a pin to it would install only here, never in CI` : "revsync does not know where it was installed from";
-    warnings.push(
+    out.warn(
       `package.json pins revsync at a placeholder: ${why}. Set devDependencies.revsync to the git URL your CI can reach and a release tag or full commit id (or run init with --pin SPEC)`
     );
   } else if (flags.ci && typeof pinned === "string" && isLocalSpec(pinned)) {
     const instead = found.spec ?? (pin !== pinned ? pin : PLACEHOLDER);
-    warnings.push(
+    out.warn(
       `package.json pins revsync at ${JSON.stringify(pinned)}, a path on this machine: a CI runner cannot fetch it, so the recipes' npm install fails there. Pin a version from an npm registry your CI reaches, or a git+https URL at a release tag or full commit id (init --pin ${shellQuote(instead)})`
     );
   } else if (pins && pinned === void 0) {
-    warnings.push(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev ${shellQuote(pin)}`);
+    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev ${shellQuote(pin)}`);
   }
   const wrotePin = written2.some((w2) => w2.endsWith("package.json") || w2.includes(" in package.json"));
   const next = !existing || wrotePin ? installStep(dir, pinned, pin) : [];
@@ -58522,9 +60276,17 @@ function nextSteps({ dir, where: where2, existing, shape, pin, found }, { writte
     next.push("  npx --no -- revsync validate");
     next.push("  npx --no -- revsync plan --detailed-exitcode   # exit 0: git matches the service");
   }
-  if (next.length && where2 !== ".") next.unshift(`  cd ${shellQuote(where2)}`);
-  const ciNote = flags.ci ? `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables: each environment's own (${(shape.credentials ?? shape.environments.map((e) => credentialPrefix(e))).map((p) => `${p}_CLIENT_ID, \u2026`).join("; ")}, which the recipes pass to every job; revsync signs each environment in with its own), or the unprefixed REVSYNC_CLIENT_ID, \u2026 for environments that share one sign-in. With four_eyes: true, give the apply job alone the approver identity too (REVSYNC_APPROVER_USERNAME, REVSYNC_APPROVER_PASSWORD): approves go as that second user, and apply reads the pull request's approvals with the CI's token; and give the plan job the approver's user name alone, as the variable REVSYNC_APPROVER_USERNAME (on GitHub a variable of the <env>-read environment or the repository, on GitLab an unprotected CI/CD variable), so that the plan names who will approve.` : void 0;
-  return { warnings, next, ...ciNote ? { ciNote } : {} };
+  if (next.length) {
+    out.out("");
+    out.out("Next:");
+    if (where2 !== ".") out.out(`  cd ${shellQuote(where2)}`);
+    for (const line of next) out.out(line);
+  }
+  if (flags.ci) {
+    out.out(
+      `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables: each environment's own (${(shape.credentials ?? shape.environments.map((e) => credentialPrefix(e))).map((p) => `${p}_CLIENT_ID, \u2026`).join("; ")}, which the recipes pass to every job; revsync signs each environment in with its own), or the unprefixed REVSYNC_CLIENT_ID, \u2026 for environments that share one sign-in. With four_eyes: true, give the apply job alone the approver identity too (REVSYNC_APPROVER_USERNAME, REVSYNC_APPROVER_PASSWORD): approves go as that second user, and apply reads the pull request's approvals with the CI's token; and give the plan job the approver's user name alone, as the variable REVSYNC_APPROVER_USERNAME (on GitHub a variable of the <env>-read environment or the repository, on GitLab an unprotected CI/CD variable), so that the plan names who will approve.`
+    );
+  }
 }
 function mergeInto(name, current, pinFlag, pin) {
   if (name === ".gitignore") {
@@ -58615,9 +60377,9 @@ function freshConfig(env2, prefix, flags) {
     ""
   ].join("\n");
 }
-var import_node_child_process, import_node_fs11, import_node_path17, import_node_module5, import_node_util, import_yaml5, isCiName, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
-var init_scaffold = __esm({
-  "src/config/scaffold.ts"() {
+var import_node_child_process, import_node_fs11, import_node_path17, import_node_module5, import_node_util, import_yaml5, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
+var init_init = __esm({
+  "src/cli/init.ts"() {
     "use strict";
     import_node_child_process = require("node:child_process");
     import_node_fs11 = require("node:fs");
@@ -58626,12 +60388,12 @@ var init_scaffold = __esm({
     import_node_util = require("node:util");
     import_yaml5 = __toESM(require_dist(), 1);
     init_errors();
+    init_http();
     init_credentials();
     init_schemas();
     init_ajv();
     init_user_files();
     init_shell_quote();
-    isCiName = (name) => Object.hasOwn(CI_FILES, name);
     OWN_ROOT = (0, import_node_path17.join)(schemasDir, "..");
     CI_DIR = (0, import_node_path17.join)(OWN_ROOT, "examples", "ci");
     CI_FILES = {
@@ -58647,415 +60409,6 @@ var init_scaffold = __esm({
     PLACEHOLDER = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
     GITIGNORE_HEADER = "# Saved plans (revsync plan --out) and what the CI recipes write (plans, their markdown, drift, policy test reports): made in CI, not committed.";
     GITIGNORE_LINES = ["plan.json", "plan-*.json", "*.plan.json", "plan-*.md", "drift-*.md", "policy-tests.xml", "node_modules/"];
-  }
-});
-
-// src/report/init.ts
-function initText(s3, out) {
-  if (s3.configWarning) out.warn(s3.configWarning);
-  const { written: written2, unchanged, kept } = s3.outcome;
-  out.out(`${s3.existed ? "Added to" : "Initialised"} a revsync policy repo in ${s3.where}:`);
-  for (const w2 of written2) out.out(`  ${w2}`);
-  if (!written2.length) out.out("  nothing: every file init writes is there");
-  if (unchanged.length) out.out(`  unchanged, already as init writes them: ${unchanged.join(", ")}`);
-  if (kept.length) out.out(`  kept, as they exist (--force replaces them): ${kept.join(", ")}`);
-  for (const w2 of s3.warnings) out.warn(w2);
-  if (s3.next.length) {
-    out.out("");
-    out.out("Next:");
-    for (const line of s3.next) out.out(line);
-  }
-  if (s3.ciNote) out.out(s3.ciNote);
-}
-var init_init = __esm({
-  "src/report/init.ts"() {
-    "use strict";
-  }
-});
-
-// src/cli/init.ts
-var init_exports = {};
-__export(init_exports, {
-  runInit: () => runInit
-});
-async function runInit(flags, out, args) {
-  const envName2 = checkFlags(flags);
-  const options = { ...flags, envName: envName2, shapesGiven: !!(flags.env || flags.baseUrl || flags.realm) };
-  initText(scaffoldRepo((0, import_node_path18.resolve)(out.io.cwd, args[0] ?? "."), out.io.cwd, options), out);
-  return 0;
-}
-function checkFlags(flags) {
-  const envName2 = flags.env ?? "sandbox";
-  if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(envName2))
-    throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(envName2)}`);
-  if (flags.ci && !isCiName(flags.ci)) throw new UserError(`--ci must be github or gitlab, got ${JSON.stringify(flags.ci)}`);
-  const credentials = flags.baseUrl ? urlCredentials(flags.baseUrl) : void 0;
-  if (credentials) throw new UserError(`--base-url: ${credentials}`);
-  if (flags.baseUrl && !/^https?:\/\//.test(flags.baseUrl)) throw new UserError(`--base-url must be an http(s) URL, got ${JSON.stringify(flags.baseUrl)}`);
-  return envName2;
-}
-var import_node_path18;
-var init_init2 = __esm({
-  "src/cli/init.ts"() {
-    "use strict";
-    import_node_path18 = require("node:path");
-    init_errors();
-    init_http();
-    init_scaffold();
-    init_init();
-  }
-});
-
-// src/shared/facts.ts
-var HOLDS_BACK;
-var init_facts3 = __esm({
-  "src/shared/facts.ts"() {
-    "use strict";
-    HOLDS_BACK = ["deny", "approval_needed", "error"];
-  }
-});
-
-// src/guardrails/identity.ts
-function listedIn(approvers, list3) {
-  const out = [];
-  for (const a of approvers) if (list3.some((u) => sameUser(u, a.user)) && !out.some((o) => sameUser(o.user, a.user))) out.push(a);
-  return out;
-}
-var approverWords;
-var init_identity = __esm({
-  "src/guardrails/identity.ts"() {
-    "use strict";
-    init_who();
-    approverWords = (approvers) => approvers.map((a) => `${a.user} (${a.via === "approver identity" ? "the approver identity" : "a pull request approval"})`).join(", ");
-  }
-});
-
-// src/guardrails/judge.ts
-function grantOverrides(setup, judging) {
-  return judging.overrides.map((o) => {
-    const named3 = [...setup.rules, ...setup.windows];
-    const target = named3.find((x2) => x2.name === o.name);
-    if (!target) {
-      const near = nearest(
-        o.name,
-        named3.map((x2) => x2.name),
-        { max: 1 }
-      )[0];
-      throw new UserError(
-        `--override ${o.name}: environment ${setup.environment} has no guardrail or freeze window of that name${near ? ` (did you mean ${near}?)` : ""}`,
-        named3.length ? `its rules and windows: ${named3.map((x2) => x2.name).join(", ")}` : void 0
-      );
-    }
-    if (!target.override_by) throw new UserError(`--override ${o.name}: it has no override_by in revsync.yaml (${target.source}), so nobody may override it`);
-    if (!o.reason.trim()) throw new UserError(`--override ${o.name} needs --reason TEXT: why it is overridden goes into the plan and the evidence`);
-    const by = listedIn(judging.approvers, target.override_by)[0];
-    if (!by)
-      throw new UserError(
-        `--override ${o.name}: only ${target.override_by.join(", ")} may override it, and ${judging.approvers.length ? `the approvers here are ${approverWords(judging.approvers)}` : "no approver is known to this run"}`,
-        "the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN) or, in CI, an approval of the pull request must be one of override_by"
-      );
-    return { name: o.name, reason: o.reason, by: by.user };
-  });
-}
-function matches(rule2, c2, env2) {
-  const m = rule2.match;
-  if (m.actions && !m.actions.includes(c2.action)) return false;
-  if (m.environments && !m.environments.includes(env2)) return false;
-  if (m.addresses && !m.addresses.some((test) => test(c2.address))) return false;
-  if (m.fields && !c2.diff.some((d) => m.fields?.some((f2) => d.path === f2 || d.path.startsWith(`${f2}.`) || d.path.startsWith(`${f2}[`)))) return false;
-  return true;
-}
-function holds2(rule2, lookup2) {
-  if (!rule2.when) return { holds: true, words: "every change it matches" };
-  try {
-    const h = conditionHolds(rule2.when.tree, lookup2);
-    const read = [...new Set(namesOf(rule2.when.tree).map((n) => n.name))].map((n) => `${n} = ${shown(lookup2(n) ?? null)}`);
-    return { holds: h, words: `${rule2.when.text}${read.length ? `: ${read.join(", ")}` : ""}` };
-  } catch (e) {
-    if (!(e instanceof ExprError)) throw e;
-    return { error: `${rule2.when.text} cannot be judged: ${e.message}` };
-  }
-}
-function outcomeOf(rule2, c2, lookup2, ctx) {
-  const base = { rule: rule2.name, effect: rule2.effect };
-  const h = holds2(rule2, lookup2);
-  if ("error" in h) return { ...base, outcome: rule2.effect === "warn" ? "warn" : "error", message: h.error };
-  if (!h.holds) return { ...base, outcome: "pass", message: `${h.words} does not hold` };
-  const exception = rule2.exceptions.find((x2) => globMatch(x2.address, c2.address) && ctx.today <= x2.until);
-  if (exception) return { ...base, outcome: "excepted", message: `excepted until ${exception.until}: ${exception.reason}; ${h.words}` };
-  if (rule2.effect === "warn") return { ...base, outcome: "warn", message: h.words };
-  if (rule2.effect === "require_approval") {
-    const approved = listedIn(ctx.judging.approvers, rule2.from ?? []);
-    const count2 = rule2.count ?? 1;
-    const by = approved.map((a) => a.user);
-    if (approved.length >= count2) return { ...base, outcome: "approved", approved_by: by, message: `approved by ${approverWords(approved)}; ${h.words}` };
-    const override2 = ctx.granted.find((o) => o.name === rule2.name);
-    if (override2)
-      return {
-        ...base,
-        outcome: "overridden",
-        approved_by: by,
-        override: { by: override2.by, reason: override2.reason },
-        message: `overridden by ${override2.by}: ${override2.reason}; ${h.words}`
-      };
-    const has = approved.length ? `; approved by ${approverWords(approved)}` : "";
-    return {
-      ...base,
-      outcome: "approval_needed",
-      approved_by: by,
-      message: `needs ${count2} approval${count2 === 1 ? "" : "s"} of ${(rule2.from ?? []).join(", ")}${has}; ${h.words}`
-    };
-  }
-  const override = ctx.granted.find((o) => o.name === rule2.name);
-  if (override)
-    return {
-      ...base,
-      outcome: "overridden",
-      override: { by: override.by, reason: override.reason },
-      message: `overridden by ${override.by}: ${override.reason}; ${h.words}`
-    };
-  return { ...base, outcome: "deny", message: h.words };
-}
-function windowStatus(w2, now, granted) {
-  const { open, next } = w2.time(now);
-  const o = open ?? next;
-  const iso4 = (t) => t === void 0 ? null : new Date(t).toISOString();
-  const local = (t) => t === void 0 ? null : localWords(t, w2.timezone);
-  const override = open ? granted.find((g2) => g2.name === w2.name) : void 0;
-  return {
-    name: w2.name,
-    kind: w2.kind,
-    what: w2.what,
-    timezone: w2.timezone,
-    in_force: !!open,
-    from: iso4(o?.from),
-    until: iso4(o?.until),
-    from_local: local(o?.from),
-    until_local: local(o?.until),
-    ...w2.description ? { description: w2.description } : {},
-    ...w2.override_by ? { override_by: w2.override_by } : {},
-    ...override ? { overridden: { by: override.by, reason: override.reason } } : {},
-    source: w2.source
-  };
-}
-function heldBack(freeze, changes, outcomes) {
-  const out = freeze.filter((w2) => w2.in_force && !w2.overridden).map((w2) => `freeze window ${w2.name} is in force until ${w2.until_local} (${w2.what}): every write waits`);
-  outcomes.forEach((list3, i) => {
-    for (const o of list3 ?? [])
-      if (HOLDS_BACK.includes(o.outcome))
-        out.push(
-          `${o.rule} ${o.outcome === "deny" ? "denies" : o.outcome === "error" ? "cannot judge" : "needs approvals for"} ${changes[i]?.address} (${changes[i]?.action}): ${o.message}`
-        );
-  });
-  return out;
-}
-function judgePlan(changes, setup, judging, kinds) {
-  const granted = grantOverrides(setup, judging);
-  const table2 = new Set(factTable(kinds).map((f2) => f2.name));
-  const today = dayText(dayOf(judging.now, setup.calendar.timezone));
-  const outcomes = changes.map((c2) => {
-    if (!isApplied(c2)) return void 0;
-    const facts = { ...c2.facts ?? {}, ...factsAt(c2.facts ?? {}, judging.now, setup.calendar) };
-    const lookup2 = lookupFor(c2, facts, table2);
-    return setup.rules.filter((r) => matches(r, c2, setup.environment)).map((r) => outcomeOf(r, c2, lookup2, { today, judging, granted }));
-  });
-  const freeze = setup.windows.map((w2) => windowStatus(w2, judging.now, granted));
-  const rules = setup.rules.map((r) => ({
-    name: r.name,
-    effect: r.effect,
-    ...r.count !== void 0 ? { count: r.count } : {},
-    ...r.from ? { from: r.from } : {},
-    ...r.override_by ? { override_by: r.override_by } : {},
-    ...r.when ? { when: r.when.text } : {},
-    ...r.description ? { description: r.description } : {},
-    source: r.source
-  }));
-  const guardrails = {
-    evaluated_at: new Date(judging.now).toISOString(),
-    timezone: setup.calendar.timezone,
-    rules,
-    freeze,
-    approvers: [...judging.approvers],
-    overrides: granted,
-    held_back: heldBack(freeze, changes, outcomes)
-  };
-  return { outcomes, guardrails };
-}
-function worstOutcome(results) {
-  const order2 = ["error", "deny", "approval_needed", "warn", "overridden", "approved", "excepted", "pass"];
-  return order2.find((o) => results.includes(o)) ?? "pass";
-}
-var shown;
-var init_judge = __esm({
-  "src/guardrails/judge.ts"() {
-    "use strict";
-    init_errors();
-    init_did_you_mean();
-    init_expr();
-    init_address();
-    init_entries();
-    init_facts3();
-    init_facts2();
-    init_identity();
-    init_time();
-    shown = (v2) => typeof v2 === "number" ? String(Number(v2.toFixed(4))) : JSON.stringify(v2);
-  }
-});
-
-// src/guardrails/tests.ts
-function loadGuardrailTests(repo) {
-  const dir = testsDir(repo);
-  const tests = [];
-  const diagnostics = [];
-  if (!(0, import_node_fs12.existsSync)(dir) || !(0, import_node_fs12.statSync)(dir).isDirectory()) return { tests, diagnostics };
-  const inside = readInside(repo, dir);
-  for (const abs of listYamlFiles(dir)) {
-    const shown3 = (0, import_node_path19.relative)(repo.cwd, abs) || abs;
-    const docs = [];
-    for (const src of readYamlFile(abs, shown3, docs, void 0, inside)) {
-      if (src.value?.kind !== GUARDRAIL_TEST) continue;
-      const problems = schemaDiagnostics(src, "policy/guardrail-test.schema.json");
-      diagnostics.push(...problems);
-      if (problems.length) continue;
-      const spec = src.value;
-      tests.push({ name: spec.metadata?.name ?? `${shown3} #${src.index + 1}`, file: shown3, line: at(src, "").line, spec, dir: (0, import_node_path19.dirname)(abs) });
-    }
-    if (tests.some((t) => t.file === shown3)) diagnostics.push(...docs);
-  }
-  return { tests, diagnostics };
-}
-function changesOf(t, repo) {
-  if (t.spec.plan !== void 0) {
-    const path = (0, import_node_path19.resolve)(t.dir, t.spec.plan);
-    let plan;
-    try {
-      plan = JSON.parse(readUserFile(path, READ_CAPS.json, readInside(repo, t.dir)));
-    } catch (e) {
-      throw new UserError(`plan ${t.spec.plan}: ${e.message}`);
-    }
-    if (!Array.isArray(plan.changes)) throw new UserError(`plan ${t.spec.plan} is not a saved plan (no changes)`);
-    return { changes: plan.changes, environment: typeof plan.environment === "string" ? plan.environment : void 0 };
-  }
-  const changes = (t.spec.changes ?? []).map((c2) => {
-    const [before, after] = [c2.before ?? {}, c2.after ?? {}];
-    const fields = [.../* @__PURE__ */ new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])];
-    const diff = fields.map((path) => ({ path, kind: "changed", before: before?.[path], after: after?.[path] }));
-    return { address: c2.address, action: c2.action, before, after, diff, version_id: null, last_modified_on: null, facts: c2.facts ?? {} };
-  });
-  return { changes, environment: void 0 };
-}
-function got(name, expected, changes, g2, outcomes) {
-  const w2 = g2.freeze.find((x2) => x2.name === name);
-  if (w2) {
-    const state = w2.in_force ? w2.overridden ? "overridden" : "in_force" : "not_in_force";
-    return state === expected ? [] : [`${name}: expected ${JSON.stringify(expected)}, got ${state}${w2.in_force ? ` (until ${w2.until_local})` : ""}`];
-  }
-  if (!g2.rules.some((r) => r.name === name))
-    return [
-      `${name}: no guardrail or freeze window of that name in this environment (${[...g2.rules.map((r) => r.name), ...g2.freeze.map((x2) => x2.name)].join(", ")})`
-    ];
-  const of = (pick2) => {
-    const list3 = changes.flatMap((c2, i) => pick2(c2) ? (outcomes[i] ?? []).filter((o) => o.rule === name) : []);
-    return { results: list3.map((o) => o.outcome), why: list3.filter((o) => o.outcome !== "pass").map((o) => o.message) };
-  };
-  if (typeof expected === "string") {
-    const { results, why } = of(() => true);
-    const worst = worstOutcome(results);
-    return worst === expected ? [] : [`${name}: expected ${expected}, got ${worst}${why.length ? ` (${why[0]})` : ""}`];
-  }
-  return Object.entries(expected).flatMap(([address, want]) => {
-    const { results, why } = of((c2) => c2.address === address);
-    const outcome = results.length ? worstOutcome(results) : "none";
-    return outcome === want ? [] : [`${name} at ${address}: expected ${want}, got ${outcome}${why.length ? ` (${why[0]})` : ""}`];
-  });
-}
-function runOne(t, repo, kinds) {
-  const fail = (error2) => ({ test: t, pass: false, failures: [], error: error2 });
-  try {
-    const { changes, environment } = changesOf(t, repo);
-    const envs = environmentNames(repo);
-    const env2 = t.spec.environment ?? environment ?? (envs.length === 1 ? envs[0] : void 0);
-    if (!env2) return fail(`name the environment whose guardrails it judges (environment:); revsync.yaml has ${envs.join(", ")}`);
-    if (!envs.includes(env2)) return fail(`no environment ${JSON.stringify(env2)} in revsync.yaml; it has: ${envs.join(", ")}`);
-    const now = Date.parse(t.spec.at);
-    const { setup, diagnostics } = guardrailSetup(repo, env2, kinds, now);
-    const errors = diagnostics.filter((d) => d.severity === "error");
-    if (errors.length)
-      return fail(`the guardrails of revsync.yaml have errors: ${errors.map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`).join("; ")}`);
-    const approvers = (t.spec.approvals ?? []).map((user) => ({ user, via: "approver identity" }));
-    const { outcomes, guardrails } = judgePlan(changes, setup, { now, approvers, overrides: t.spec.overrides ?? [] }, kinds);
-    const failures = Object.entries(t.spec.expect).flatMap(([name, want]) => got(name, want, changes, guardrails, outcomes));
-    return { test: t, pass: !failures.length, failures };
-  } catch (e) {
-    if (e instanceof UserError) return fail(e.message);
-    throw e;
-  }
-}
-function runGuardrailTests(tests, repo, kinds) {
-  return tests.map((t) => {
-    const started2 = performance.now();
-    const r = runOne(t, repo, kinds);
-    return { ...r, seconds: (performance.now() - started2) / 1e3 };
-  });
-}
-var import_node_fs12, import_node_path19;
-var init_tests2 = __esm({
-  "src/guardrails/tests.ts"() {
-    "use strict";
-    import_node_fs12 = require("node:fs");
-    import_node_path19 = require("node:path");
-    init_repo();
-    init_schema_diagnostics();
-    init_test_files();
-    init_walk();
-    init_yaml_source();
-    init_errors();
-    init_user_files();
-    init_judge();
-    init_setup();
-  }
-});
-
-// src/live/read.ts
-async function readLive(core, desired, opts, kinds = KINDS) {
-  let done = 0;
-  let total = kinds.length;
-  const unread = [];
-  const failures = [];
-  const recorded = (address, e) => {
-    if (!opts.partial || !(e instanceof ApiError)) return false;
-    unread.push({ address, error: e.message });
-    failures.push(e);
-    return true;
-  };
-  const progress = {
-    more: (n) => void (total += n),
-    done: (what) => opts.progress?.(++done, total, what),
-    unread: recorded
-  };
-  const read = await Promise.all(
-    kinds.map(async (k2) => {
-      try {
-        return [[k2.name, await k2.read(core, desiredOf(k2, desired), opts, progress)]];
-      } catch (e) {
-        if (recorded(k2.name, e)) return [];
-        throw e;
-      }
-    })
-  );
-  const live = new Map(read.flat());
-  if (kinds.length && !live.size && failures[0]) throw failures[0];
-  return unread.length ? Object.assign(live, { unread: unread.sort((a, b2) => byCodePoint(a.address, b2.address)) }) : live;
-}
-var nothingInGit;
-var init_read2 = __esm({
-  "src/live/read.ts"() {
-    "use strict";
-    init_errors();
-    init_kind();
-    init_address();
-    init_registry();
-    nothingInGit = (kinds = KINDS) => new Map(kinds.map((k2) => [k2.name, []]));
   }
 });
 
@@ -59098,129 +60451,6 @@ var init_policy_models = __esm({
     carvesLive = (live, kinds = KINDS) => carvesOf(fromLive(live, kinds));
     modelsFromGit2 = (desired, live, kinds = KINDS) => policiesOf(fromGit(desired, live, kinds));
     carvesGit = (desired, live, kinds = KINDS) => carvesOf(fromGit(desired, live, kinds));
-  }
-});
-
-// src/plan/policy-tests.ts
-function guardrailTests(repo, brokenAsCase, kinds) {
-  const { tests, diagnostics } = loadGuardrailTests(repo);
-  const guardrails = runGuardrailTests(tests, repo, kinds);
-  if (!diagnostics.some((d) => d.severity === "error")) return { guardrails };
-  const problems = new PolicyProblems("the guardrail tests have errors", diagnostics);
-  if (!brokenAsCase) throw problems;
-  return { guardrails, guardBroken: problems };
-}
-function casesFor(repo, vars, how) {
-  const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, how.processEnv));
-  if (diagnostics.some((d) => d.severity === "error")) {
-    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path20.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
-    if (!how.brokenAsCase) throw problems;
-    return { cases, contracts, dir, broken: problems };
-  }
-  return { cases, contracts, dir };
-}
-async function liveIn(repo, env2, read, how) {
-  const { cases, contracts, dir, broken } = casesFor(repo, env2, how);
-  const base = { cases, contracts, dir, broken, rules: env2.service.allocationRules, source: `the service's policies in ${env2.name}`, label: env2.name };
-  if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
-  const { kinds } = how;
-  const live = await read(nothingInGit(kinds), { approvedValues: true });
-  return { ...base, policies: modelsFromLive2(live, kinds), carves: carvesLive(live, kinds) };
-}
-function offlineRuns(repo, env2, how) {
-  const { processEnv: penv, kinds } = how;
-  const named3 = env2 ?? penv.REVSYNC_ENV;
-  const names = named3 ? [selectEnv(repo, named3, penv)] : environmentNames(repo);
-  const groups = /* @__PURE__ */ new Map();
-  const skipped = /* @__PURE__ */ new Set();
-  for (const name of names.length ? names : [void 0]) {
-    const own2 = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
-    const problems = own2.problems;
-    if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(own2, penv), kinds, name);
-    if (diagnostics.some((d) => d.severity === "error")) {
-      throw new PolicyProblems(
-        `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
-        diagnostics,
-        "run revsync validate"
-      );
-    }
-    const { cases, contracts, dir, broken } = casesFor(repo, own2, how);
-    const git = modelsFromGitOnly2(desired, kinds);
-    for (const s3 of git.skipped) skipped.add(s3);
-    const carves2 = carvesGit(desired, void 0, kinds);
-    const rules = rulesOf(repo, name);
-    const key5 = names.length > 1 ? canonicalJson([git.models, cases, contracts, contracts.length ? [carves2, rules] : []]) : "";
-    const group = groups.get(key5);
-    if (group) group.names.push(name ?? "");
-    else groups.set(key5, { cases, contracts, dir, broken, policies: git.models, carves: carves2, rules, source: "git's policies", names: [name ?? ""] });
-  }
-  const warning2 = skipped.size ? `left out, because git does not give their conditions or hierarchy_no (they keep their live values; revsync test --live uses the service's): ${[...skipped].join(", ")}` : void 0;
-  const all2 = [...groups.values()];
-  const runs = all2.map((g2) => {
-    const label = g2.names.join(", ");
-    const cases = all2.length > 1 ? g2.cases.map((c2) => ({ ...c2, name: `${c2.name} [${label}]` })) : g2.cases;
-    const contracts = all2.length > 1 ? g2.contracts.map((c2) => ({ ...c2, name: `${c2.name} [${label}]` })) : g2.contracts;
-    return { ...g2, cases, contracts, label };
-  });
-  return { runs, ...warning2 ? { warning: warning2 } : {} };
-}
-var import_node_path20, rulesOf;
-var init_policy_tests = __esm({
-  "src/plan/policy-tests.ts"() {
-    "use strict";
-    import_node_path20 = require("node:path");
-    init_canonical_json();
-    init_errors();
-    init_service_choices();
-    init_test_files();
-    init_repo();
-    init_tests2();
-    init_read2();
-    init_policy_models();
-    rulesOf = (repo, name) => (name ? serviceChoices(repo.config.environments[name]?.service, void 0, {}).allocationRules : void 0) ?? {};
-  }
-});
-
-// src/fleet/environments.ts
-function parallelOf(flags) {
-  if (flags.parallel === void 0) return 4;
-  const n = numberOf(flags.parallel) ?? NaN;
-  if (!Number.isInteger(n) || n < 1 || n > 64)
-    throw new UserError(`--parallel must be a whole number from 1 to 64, got ${JSON.stringify(flags.parallel)}`, "--parallel 4 runs four environments at once");
-  return n;
-}
-function fleetNames(repo, flags, processEnv, reads = true) {
-  if (flags.allEnvs && flags.envs !== void 0)
-    throw new UserError("--all-envs and --envs both given: use one (--envs names some environments, --all-envs every one)");
-  if (flags.env !== void 0)
-    throw new UserError(`--env and ${fleetFlag(flags)} both given: --env runs one environment, ${fleetFlag(flags)} several; use one`);
-  const asked = flags.allEnvs ? environmentNames(repo) : [...new Set((flags.envs ?? "").split(",").map((n) => n.trim()))].filter(Boolean);
-  if (!asked.length) throw new UserError("--envs names no environment", `name them with commas, e.g. --envs ${environmentNames(repo).slice(0, 2).join(",")}`);
-  for (const name of asked) selectEnv(repo, name, {});
-  if (reads && asked.length > 1) refuseOverrides(processEnv, fleetFlag(flags));
-  return asked;
-}
-function refuseOverrides(penv, flag) {
-  const set = overridesSet(penv);
-  if (!set.length) return;
-  const names = andList(set);
-  const one = set.length === 1;
-  throw new UserError(
-    `${names} ${one ? "is" : "are"} set, and ${flag} reads ${flag === "--all-envs" ? "every environment" : "several environments"}: ${one ? "it" : "they"} would point each of them at the same tenant, so nothing was read`,
-    `unset ${names} to check every environment with the URLs of revsync.yaml, or check the one environment ${one ? "it is" : "they are"} for with --env NAME, without ${flag}`
-  );
-}
-var isFleet, fleetFlag;
-var init_environments = __esm({
-  "src/fleet/environments.ts"() {
-    "use strict";
-    init_repo();
-    init_errors();
-    init_number();
-    init_words();
-    isFleet = (flags) => !!flags.allEnvs || flags.envs !== void 0;
-    fleetFlag = (flags) => flags.allEnvs ? "--all-envs" : "--envs";
   }
 });
 
@@ -62710,6 +63940,34 @@ var init_progress = __esm({
 });
 
 // src/cli/fleet.ts
+function parallelOf(flags) {
+  if (flags.parallel === void 0) return 4;
+  const n = numberOf(flags.parallel) ?? NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 64)
+    throw new UserError(`--parallel must be a whole number from 1 to 64, got ${JSON.stringify(flags.parallel)}`, "--parallel 4 runs four environments at once");
+  return n;
+}
+function fleetNames(repo, flags, reads = true) {
+  if (flags.allEnvs && flags.envs !== void 0)
+    throw new UserError("--all-envs and --envs both given: use one (--envs names some environments, --all-envs every one)");
+  if (flags.env !== void 0)
+    throw new UserError(`--env and ${fleetFlag(flags)} both given: --env runs one environment, ${fleetFlag(flags)} several; use one`);
+  const asked = flags.allEnvs ? environmentNames(repo) : [...new Set((flags.envs ?? "").split(",").map((n) => n.trim()))].filter(Boolean);
+  if (!asked.length) throw new UserError("--envs names no environment", `name them with commas, e.g. --envs ${environmentNames(repo).slice(0, 2).join(",")}`);
+  for (const name of asked) selectEnv(repo, name, {});
+  if (reads && asked.length > 1) refuseOverrides(envOf(flags), fleetFlag(flags));
+  return asked;
+}
+function refuseOverrides(penv, flag) {
+  const set = overridesSet(penv);
+  if (!set.length) return;
+  const names = andList(set);
+  const one = set.length === 1;
+  throw new UserError(
+    `${names} ${one ? "is" : "are"} set, and ${flag} reads ${flag === "--all-envs" ? "every environment" : "several environments"}: ${one ? "it" : "they"} would point each of them at the same tenant, so nothing was read`,
+    `unset ${names} to check every environment with the URLs of revsync.yaml, or check the one environment ${one ? "it is" : "they are"} for with --env NAME, without ${flag}`
+  );
+}
 async function runEnvironments(repo, names, flags, out, command, view, work2) {
   const parallel = parallelOf(flags);
   const line = await fleetLine(out, VERB[command], names.length, flags.quiet);
@@ -62785,22 +64043,67 @@ async function fleetLine(out, verb, total, quiet) {
     stop: progress.stop
   };
 }
-var fleetNames2, VERB;
+var isFleet, fleetFlag, VERB;
 var init_fleet3 = __esm({
   "src/cli/fleet.ts"() {
     "use strict";
+    init_repo();
     init_errors();
-    init_environments();
     init_outcome();
     init_run2();
+    init_number();
     init_escape();
     init_words();
     init_context();
     init_output();
     init_progress();
     init_rate_limit();
-    fleetNames2 = (repo, flags, reads = true) => fleetNames(repo, flags, envOf(flags), reads);
+    isFleet = (flags) => !!flags.allEnvs || flags.envs !== void 0;
+    fleetFlag = (flags) => flags.allEnvs ? "--all-envs" : "--envs";
     VERB = { plan: "Planning", drift: "Checking drift in", test: "Testing the policies of" };
+  }
+});
+
+// src/live/read.ts
+async function readLive(core, desired, opts, kinds = KINDS) {
+  let done = 0;
+  let total = kinds.length;
+  const unread = [];
+  const failures = [];
+  const recorded = (address, e) => {
+    if (!opts.partial || !(e instanceof ApiError)) return false;
+    unread.push({ address, error: e.message });
+    failures.push(e);
+    return true;
+  };
+  const progress = {
+    more: (n) => void (total += n),
+    done: (what) => opts.progress?.(++done, total, what),
+    unread: recorded
+  };
+  const read = await Promise.all(
+    kinds.map(async (k2) => {
+      try {
+        return [[k2.name, await k2.read(core, desiredOf(k2, desired), opts, progress)]];
+      } catch (e) {
+        if (recorded(k2.name, e)) return [];
+        throw e;
+      }
+    })
+  );
+  const live = new Map(read.flat());
+  if (kinds.length && !live.size && failures[0]) throw failures[0];
+  return unread.length ? Object.assign(live, { unread: unread.sort((a, b2) => byCodePoint(a.address, b2.address)) }) : live;
+}
+var nothingInGit;
+var init_read2 = __esm({
+  "src/live/read.ts"() {
+    "use strict";
+    init_errors();
+    init_kind();
+    init_address();
+    init_registry();
+    nothingInGit = (kinds = KINDS) => new Map(kinds.map((k2) => [k2.name, []]));
   }
 });
 
@@ -62896,11 +64199,18 @@ function keptOf(desired, live, targets, kinds) {
   const kept = readKinds(kinds, live).flatMap((k2) => k2.kept?.(desiredOf(k2, desired), liveOf(k2, live), targets) ?? []).filter((k2) => !unreadAt(live, k2.address));
   return plainData(kept.sort((a, b2) => byCodePoint(a.address, b2.address)));
 }
+function inPlanOrder(changes, kinds = KINDS) {
+  const rank = (c2) => kindOf2(kinds, c2.address)?.rank?.(c2) ?? 0;
+  return changes.sort((a, b2) => (ORDER[a.action] ?? 9) - (ORDER[b2.action] ?? 9) || rank(a) - rank(b2) || byCodePoint(a.address, b2.address));
+}
+function withChanges(plan, changes, kinds = KINDS) {
+  const ordered = inPlanOrder(plainData(changes), kinds);
+  return { ...plan, changes: ordered, summary: summarize(ACTIONS, ordered, "action") };
+}
 function draftPlan(desired, live, meta, kinds = KINDS) {
   const { changes, findings, kept } = entries(desired, live, meta.targets, kinds);
   const alike = lookAlikes(desired, live, meta.targets, readKinds(kinds, live));
-  const rank = (c2) => kindOf2(kinds, c2.address)?.rank?.(c2) ?? 0;
-  changes.sort((a, b2) => (ORDER[a.action] ?? 9) - (ORDER[b2.action] ?? 9) || rank(a) - rank(b2) || byCodePoint(a.address, b2.address));
+  inPlanOrder(changes, kinds);
   return {
     format_version: "1",
     environment: meta.environment,
@@ -62985,6 +64295,363 @@ var init_targets = __esm({
   }
 });
 
+// src/shared/facts.ts
+var HOLDS_BACK;
+var init_facts3 = __esm({
+  "src/shared/facts.ts"() {
+    "use strict";
+    HOLDS_BACK = ["deny", "approval_needed", "error"];
+  }
+});
+
+// src/guardrails/identity.ts
+function listedIn(approvers, list3) {
+  const out = [];
+  for (const a of approvers) if (list3.some((u) => sameUser(u, a.user)) && !out.some((o) => sameUser(o.user, a.user))) out.push(a);
+  return out;
+}
+var approverWords;
+var init_identity = __esm({
+  "src/guardrails/identity.ts"() {
+    "use strict";
+    init_who();
+    approverWords = (approvers) => approvers.map((a) => `${a.user} (${a.via === "approver identity" ? "the approver identity" : "a pull request approval"})`).join(", ");
+  }
+});
+
+// src/guardrails/judge.ts
+function grantOverrides(setup, judging) {
+  return judging.overrides.map((o) => {
+    const named3 = [...setup.rules, ...setup.windows];
+    const target = named3.find((x2) => x2.name === o.name);
+    if (!target) {
+      const near = nearest(
+        o.name,
+        named3.map((x2) => x2.name),
+        { max: 1 }
+      )[0];
+      throw new UserError(
+        `--override ${o.name}: environment ${setup.environment} has no guardrail or freeze window of that name${near ? ` (did you mean ${near}?)` : ""}`,
+        named3.length ? `its rules and windows: ${named3.map((x2) => x2.name).join(", ")}` : void 0
+      );
+    }
+    if (!target.override_by) throw new UserError(`--override ${o.name}: it has no override_by in revsync.yaml (${target.source}), so nobody may override it`);
+    if (!o.reason.trim()) throw new UserError(`--override ${o.name} needs --reason TEXT: why it is overridden goes into the plan and the evidence`);
+    const by = listedIn(judging.approvers, target.override_by)[0];
+    if (!by)
+      throw new UserError(
+        `--override ${o.name}: only ${target.override_by.join(", ")} may override it, and ${judging.approvers.length ? `the approvers here are ${approverWords(judging.approvers)}` : "no approver is known to this run"}`,
+        "the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN) or, in CI, an approval of the pull request must be one of override_by"
+      );
+    return { name: o.name, reason: o.reason, by: by.user };
+  });
+}
+function matches(rule2, c2, env2) {
+  const m = rule2.match;
+  if (m.actions && !m.actions.includes(c2.action)) return false;
+  if (m.environments && !m.environments.includes(env2)) return false;
+  if (m.addresses && !m.addresses.some((test) => test(c2.address))) return false;
+  if (m.fields && !c2.diff.some((d) => m.fields?.some((f2) => d.path === f2 || d.path.startsWith(`${f2}.`) || d.path.startsWith(`${f2}[`)))) return false;
+  return true;
+}
+function holds2(rule2, lookup2) {
+  if (!rule2.when) return { holds: true, words: "every change it matches" };
+  try {
+    const h = conditionHolds(rule2.when.tree, lookup2);
+    const read = [...new Set(namesOf(rule2.when.tree).map((n) => n.name))].map((n) => `${n} = ${shown(lookup2(n) ?? null)}`);
+    return { holds: h, words: `${rule2.when.text}${read.length ? `: ${read.join(", ")}` : ""}` };
+  } catch (e) {
+    if (!(e instanceof ExprError)) throw e;
+    return { error: `${rule2.when.text} cannot be judged: ${e.message}` };
+  }
+}
+function outcomeOf(rule2, c2, lookup2, ctx) {
+  const base = { rule: rule2.name, effect: rule2.effect };
+  const h = holds2(rule2, lookup2);
+  if ("error" in h) return { ...base, outcome: rule2.effect === "warn" ? "warn" : "error", message: h.error };
+  if (!h.holds) return { ...base, outcome: "pass", message: `${h.words} does not hold` };
+  const exception = rule2.exceptions.find((x2) => globMatch(x2.address, c2.address) && ctx.today <= x2.until);
+  if (exception) return { ...base, outcome: "excepted", message: `excepted until ${exception.until}: ${exception.reason}; ${h.words}` };
+  if (rule2.effect === "warn") return { ...base, outcome: "warn", message: h.words };
+  if (rule2.effect === "require_approval") {
+    const approved = listedIn(ctx.judging.approvers, rule2.from ?? []);
+    const count2 = rule2.count ?? 1;
+    const by = approved.map((a) => a.user);
+    if (approved.length >= count2) return { ...base, outcome: "approved", approved_by: by, message: `approved by ${approverWords(approved)}; ${h.words}` };
+    const override2 = ctx.granted.find((o) => o.name === rule2.name);
+    if (override2)
+      return {
+        ...base,
+        outcome: "overridden",
+        approved_by: by,
+        override: { by: override2.by, reason: override2.reason },
+        message: `overridden by ${override2.by}: ${override2.reason}; ${h.words}`
+      };
+    const has = approved.length ? `; approved by ${approverWords(approved)}` : "";
+    return {
+      ...base,
+      outcome: "approval_needed",
+      approved_by: by,
+      message: `needs ${count2} approval${count2 === 1 ? "" : "s"} of ${(rule2.from ?? []).join(", ")}${has}; ${h.words}`
+    };
+  }
+  const override = ctx.granted.find((o) => o.name === rule2.name);
+  if (override)
+    return {
+      ...base,
+      outcome: "overridden",
+      override: { by: override.by, reason: override.reason },
+      message: `overridden by ${override.by}: ${override.reason}; ${h.words}`
+    };
+  return { ...base, outcome: "deny", message: h.words };
+}
+function windowStatus(w2, now, granted) {
+  const { open, next } = w2.time(now);
+  const o = open ?? next;
+  const iso4 = (t) => t === void 0 ? null : new Date(t).toISOString();
+  const local = (t) => t === void 0 ? null : localWords(t, w2.timezone);
+  const override = open ? granted.find((g2) => g2.name === w2.name) : void 0;
+  return {
+    name: w2.name,
+    kind: w2.kind,
+    what: w2.what,
+    timezone: w2.timezone,
+    in_force: !!open,
+    from: iso4(o?.from),
+    until: iso4(o?.until),
+    from_local: local(o?.from),
+    until_local: local(o?.until),
+    ...w2.description ? { description: w2.description } : {},
+    ...w2.override_by ? { override_by: w2.override_by } : {},
+    ...override ? { overridden: { by: override.by, reason: override.reason } } : {},
+    source: w2.source
+  };
+}
+function heldBack(freeze, changes, outcomes) {
+  const out = freeze.filter((w2) => w2.in_force && !w2.overridden).map((w2) => `freeze window ${w2.name} is in force until ${w2.until_local} (${w2.what}): every write waits`);
+  outcomes.forEach((list3, i) => {
+    for (const o of list3 ?? [])
+      if (HOLDS_BACK.includes(o.outcome))
+        out.push(
+          `${o.rule} ${o.outcome === "deny" ? "denies" : o.outcome === "error" ? "cannot judge" : "needs approvals for"} ${changes[i]?.address} (${changes[i]?.action}): ${o.message}`
+        );
+  });
+  return out;
+}
+function judgePlan(changes, setup, judging, kinds) {
+  const granted = grantOverrides(setup, judging);
+  const table2 = new Set(factTable(kinds).map((f2) => f2.name));
+  const today = dayText(dayOf(judging.now, setup.calendar.timezone));
+  const outcomes = changes.map((c2) => {
+    if (!isApplied(c2)) return void 0;
+    const facts = { ...c2.facts ?? {}, ...factsAt(c2.facts ?? {}, judging.now, setup.calendar) };
+    const lookup2 = lookupFor(c2, facts, table2);
+    return setup.rules.filter((r) => matches(r, c2, setup.environment)).map((r) => outcomeOf(r, c2, lookup2, { today, judging, granted }));
+  });
+  const freeze = setup.windows.map((w2) => windowStatus(w2, judging.now, granted));
+  const rules = setup.rules.map((r) => ({
+    name: r.name,
+    effect: r.effect,
+    ...r.count !== void 0 ? { count: r.count } : {},
+    ...r.from ? { from: r.from } : {},
+    ...r.override_by ? { override_by: r.override_by } : {},
+    ...r.when ? { when: r.when.text } : {},
+    ...r.description ? { description: r.description } : {},
+    source: r.source
+  }));
+  const guardrails = {
+    evaluated_at: new Date(judging.now).toISOString(),
+    timezone: setup.calendar.timezone,
+    rules,
+    freeze,
+    approvers: [...judging.approvers],
+    overrides: granted,
+    held_back: heldBack(freeze, changes, outcomes)
+  };
+  return { outcomes, guardrails };
+}
+function worstOutcome(results) {
+  const order2 = ["error", "deny", "approval_needed", "warn", "overridden", "approved", "excepted", "pass"];
+  return order2.find((o) => results.includes(o)) ?? "pass";
+}
+var shown;
+var init_judge = __esm({
+  "src/guardrails/judge.ts"() {
+    "use strict";
+    init_errors();
+    init_did_you_mean();
+    init_expr();
+    init_address();
+    init_entries();
+    init_facts3();
+    init_facts2();
+    init_identity();
+    init_time();
+    shown = (v2) => typeof v2 === "number" ? String(Number(v2.toFixed(4))) : JSON.stringify(v2);
+  }
+});
+
+// src/promotion/tests.ts
+function modelsOf(live, kinds) {
+  const parts = kinds.flatMap((k2) => k2.tests ? [k2.tests.live(liveOf(k2, live))] : []);
+  return { policies: parts.flatMap((p) => p.policies ?? []), carves: parts.every((p) => p.carves ?? true) };
+}
+function testsInSource(tests, live, kinds) {
+  if (tests.broken.length) return { cases: tests.cases.length, contracts: tests.contracts.length, failed: tests.broken };
+  const { policies: policies2, carves: carves2 } = modelsOf(live, kinds);
+  const cases = runCases(tests.cases, policies2);
+  const contracts = runContracts(tests.contracts, policies2, { readRule: ruleReader(tests.rules), carves: carves2 });
+  const failed2 = [
+    ...cases.filter((r) => !r.pass).map((r) => `case ${JSON.stringify(r.case.name)} (${r.case.file}:${r.case.line}): ${r.why.join("; ")}`),
+    ...contracts.filter((r) => !r.pass).map((r) => `contract ${JSON.stringify(r.contract.name)} (${r.contract.file}:${r.contract.line}): ${r.why.join("; ")}`)
+  ];
+  return { cases: cases.length, contracts: contracts.length, failed: failed2 };
+}
+function testsWords(from, t) {
+  const shown4 = t.failed.slice(0, 3).join("; ");
+  const more = t.failed.length > 3 ? `; and ${t.failed.length - 3} more` : "";
+  return `the policy tests fail live in ${from} (as revsync test --live --env ${from} runs them): ${shown4}${more}`;
+}
+var init_tests2 = __esm({
+  "src/promotion/tests.ts"() {
+    "use strict";
+    init_kind();
+    init_allocate();
+    init_run();
+  }
+});
+
+// src/promotion/check.ts
+function shown2(v2) {
+  const s3 = typeof v2 === "string" && /^(values|no |two |a batch)/.test(v2) ? v2 : JSON.stringify(v2) ?? "null";
+  return s3.length > 80 ? `${s3.slice(0, 79)}\u2026` : s3;
+}
+function findingWords(from, f2) {
+  if (f2.leftOut)
+    return `not in ${from}: git's files leave it out of ${from} (metadata.environments), so it was never tried there and cannot be promoted from there`;
+  const behind = f2.notYet.join("; ");
+  if (f2.differs.length) {
+    const fields = f2.differs.map((d) => `${d.field} (${from} holds ${shown2(d.source)}, git ${shown2(d.git)})`).join(", ");
+    return `differs in ${from}: ${fields}${behind ? `; not yet there: ${behind}` : ""}; someone changed ${from} since, or it was never applied there: bring ${from} back to git (revsync plan --env ${from} shows what differs), then plan again`;
+  }
+  if (behind) return `not yet in ${from}: ${behind}; apply it to ${from} first (revsync apply --env ${from}), then plan again`;
+  return void 0;
+}
+function marked(c2, from, f2, why) {
+  const action = c2.promotion?.action ?? c2.action;
+  const promotion = {
+    status: why === void 0 ? "promoted" : "blocked",
+    from,
+    action,
+    compared: f2.compared,
+    ...f2.differs.length ? { differs: f2.differs } : {},
+    ...f2.notShown.length ? { not_shown: f2.notShown } : {}
+  };
+  if (why === void 0) return { ...c2, promotion };
+  const { payload: _sent, ...rest } = c2;
+  return { ...rest, action: "blocked", reason: why, promotion };
+}
+function sourceFinding(c2, source, kinds) {
+  const kind = kindOf2(kinds, c2.address);
+  return kind?.promotion?.(c2, desiredOf(kind, source.desired), liveOf(kind, source.live));
+}
+function judgeWrite(c2, source, kinds) {
+  const f2 = sourceFinding(c2, source, kinds);
+  if (!f2) return marked(c2, source.name, NOTHING, `revsync cannot compare ${c2.address.split("/")[0]} between environments, so it promotes none of it`);
+  return marked(c2, source.name, f2, findingWords(source.name, f2));
+}
+function promoteChanges(changes, source, kinds) {
+  const failing2 = source.tests?.failed.length ? testsWords(source.name, source.tests) : void 0;
+  const judged2 = changes.map((c2) => {
+    if (!isApplied(c2)) return c2;
+    const j2 = judgeWrite(c2, source, kinds);
+    return failing2 && j2.promotion?.status === "promoted" ? marked(c2, source.name, { ...NOTHING, compared: j2.promotion.compared }, failing2) : j2;
+  });
+  const creates = judged2.filter((c2) => c2.promotion?.status === "blocked" && c2.promotion.action === "create").map((c2) => c2.address);
+  return judged2.map((c2) => {
+    const under2 = c2.promotion?.status === "promoted" ? creates.find((a) => c2.address.startsWith(`${a}/`)) : void 0;
+    if (!under2 || !c2.promotion) return c2;
+    return marked(
+      c2,
+      source.name,
+      { ...NOTHING, compared: c2.promotion.compared },
+      `the create of ${under2} is blocked for promotion, so nothing is done for its batches`
+    );
+  });
+}
+function comparedChecksum(changes) {
+  return canonicalHash(changes.flatMap((c2) => c2.promotion ? [{ address: c2.address, action: c2.promotion.action, compared: c2.promotion.compared }] : []));
+}
+function promotionFacts(changes, source, readAt, tests) {
+  return {
+    from: source.name,
+    base_url: source.baseUrl,
+    realm: source.realm,
+    user: source.user,
+    commit: source.commit,
+    ...source.uncommitted.length ? { uncommitted: [...source.uncommitted] } : {},
+    read_at: readAt,
+    promoted: changes.filter((c2) => c2.promotion?.status === "promoted").length,
+    blocked: changes.filter((c2) => c2.promotion?.status === "blocked").length,
+    compared_checksum: comparedChecksum(changes),
+    ...tests ? { tests } : {}
+  };
+}
+function blockedForPromotion(plan) {
+  return plan.changes.filter((c2) => c2.promotion?.status === "blocked").map((c2) => `${c2.address} (${c2.promotion?.action}): ${c2.reason ?? ""}`);
+}
+var NOTHING;
+var init_check = __esm({
+  "src/promotion/check.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_kind();
+    init_registry();
+    init_entries();
+    init_tests2();
+    NOTHING = { compared: {}, notYet: [], differs: [], notShown: [] };
+  }
+});
+
+// src/promotion/source.ts
+async function readSource(src, addresses, kinds, withTests = hasTests(src)) {
+  return readLive(
+    src.core,
+    src.desired,
+    { concurrency: src.concurrency, targets: [...new Set(addresses)], values: true, managedDetails: true, ...withTests ? { approvedValues: true } : {} },
+    kinds
+  );
+}
+var hasTests;
+var init_source2 = __esm({
+  "src/promotion/source.ts"() {
+    "use strict";
+    init_read2();
+    hasTests = (src) => !!src.tests && (src.tests.cases.length > 0 || src.tests.contracts.length > 0 || src.tests.broken.length > 0);
+  }
+});
+
+// src/promotion/promote.ts
+async function promotePlan(changes, src, kinds, now = () => /* @__PURE__ */ new Date()) {
+  const writes = changes.filter(isApplied).map((c2) => c2.address);
+  const facts = { ...src, user: null };
+  if (!writes.length) return { changes: [...changes], promotion: promotionFacts(changes, facts, null) };
+  const live = await readSource(src, writes, kinds);
+  const readAt = now().toISOString();
+  const tests = src.tests && hasTests(src) ? testsInSource(src.tests, live, kinds) : void 0;
+  const judged2 = promoteChanges(changes, { name: src.name, desired: src.desired, live, ...tests ? { tests } : {} }, kinds);
+  return { changes: judged2, promotion: promotionFacts(judged2, { ...facts, user: src.core.auth.username ?? null }, readAt, tests) };
+}
+var init_promote = __esm({
+  "src/promotion/promote.ts"() {
+    "use strict";
+    init_entries();
+    init_check();
+    init_source2();
+    init_tests2();
+  }
+});
+
 // src/plan/make.ts
 function judged(plan, req, live, kinds) {
   const g2 = req.guardrails;
@@ -63040,7 +64707,11 @@ async function makePlan(core, req) {
     kinds
   );
   checkTargets(req.meta.targets, req.desired, live, kinds);
-  const plan = draftPlan(req.desired, live, req.meta, kinds);
+  let plan = draftPlan(req.desired, live, req.meta, kinds);
+  if (req.promotion) {
+    const { changes, promotion } = await promotePlan(plan.changes, req.promotion, kinds, () => req.meta.now ?? /* @__PURE__ */ new Date());
+    plan = { ...withChanges(plan, changes, kinds), promotion };
+  }
   if (req.fourEyes) plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: req.meta.user, ...req.fourEyes }, kinds);
   if (tests && !live.unread?.length) plan.impact = planImpact(plan, req.desired, live, tests, kinds);
   else if (tests && plan.changes.length)
@@ -63062,6 +64733,7 @@ var init_make = __esm({
     init_facts2();
     init_judge();
     init_model();
+    init_promote();
   }
 });
 
@@ -63102,7 +64774,7 @@ function skipDependents(steps, outcomes, running2, settle3) {
 async function schedule(steps, exec, opts) {
   const outcomes = /* @__PURE__ */ new Map();
   const running2 = /* @__PURE__ */ new Set();
-  return new Promise((resolve21) => {
+  return new Promise((resolve20) => {
     const settle3 = (o) => {
       outcomes.set(o.step.id, o);
       opts.onFinish?.(o);
@@ -63137,7 +64809,7 @@ async function schedule(steps, exec, opts) {
           pump();
         });
       }
-      if (running2.size === 0 && outcomes.size === steps.length) resolve21(steps.map((s3) => outcomes.get(s3.id)));
+      if (running2.size === 0 && outcomes.size === steps.length) resolve20(steps.map((s3) => outcomes.get(s3.id)));
     };
     pump();
   });
@@ -63309,19 +64981,20 @@ async function applyPlan(core, plan, opts) {
   const run2 = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, reviewers, log };
   const appliers = new Map(kinds.filter((k2) => steps.some((s3) => s3.kind === k2)).map((k2) => [k2, k2.apply(run2)]));
   let finished = 0;
-  const outcomes = await schedule(
-    steps,
-    async (s3) => stepWords(s3.change.action, await runStep(s3, appliers.get(s3.kind), opts.tagRequests ? core.tagged(stepTag(s3.change)) : core)),
-    {
-      concurrency: opts.concurrency,
-      isStopping: opts.isStopping,
-      onStart: (s3) => observers2.forEach((o) => o.stepStarted?.(s3)),
-      onFinish: (o) => {
-        finished++;
-        observers2.forEach((x2) => x2.stepFinished?.(o, finished, steps.length));
-      }
+  const viewOf = (c2) => {
+    const tagged = opts.tagRequests ? core.tagged(stepTag(c2)) : core;
+    const gate = opts.gate;
+    return gate ? tagged.gated(() => gate(c2)) : tagged;
+  };
+  const outcomes = await schedule(steps, async (s3) => stepWords(s3.change.action, await runStep(s3, appliers.get(s3.kind), viewOf(s3.change))), {
+    concurrency: opts.concurrency,
+    isStopping: opts.isStopping,
+    onStart: (s3) => observers2.forEach((o) => o.stepStarted?.(s3)),
+    onFinish: (o) => {
+      finished++;
+      observers2.forEach((x2) => x2.stepFinished?.(o, finished, steps.length));
     }
-  );
+  });
   await settle(outcomes, appliers);
   const entries2 = outcomes.map(reportEntry);
   return { environment: plan.environment, outcomes: entries2, summary: countOutcomes2(entries2), interrupted: opts.isStopping() };
@@ -63352,18 +65025,18 @@ var init_run3 = __esm({
 
 // src/evidence/context.ts
 function run(args, cwd, env2) {
-  return new Promise((resolve21, reject) => {
+  return new Promise((resolve20, reject) => {
     (0, import_node_child_process2.execFile)(
       "git",
       args,
       { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => err ? reject(err) : resolve21(stdout)
+      (err, stdout) => err ? reject(err) : resolve20(stdout)
     );
   });
 }
 async function gitState(root, evidenceDir, env2, policyPaths = []) {
-  const inside = (0, import_node_path21.relative)(root, evidenceDir);
-  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path21.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
+  const inside = (0, import_node_path18.relative)(root, evidenceDir);
+  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path18.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
   let status;
   try {
     status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env2);
@@ -63404,11 +65077,11 @@ async function notClean(root, found, policyPaths, env2) {
   }
   const from = realOr(root);
   const isPolicy = (p) => policyPaths.some((pp) => {
-    const rel = (0, import_node_path21.relative)(pp || ".", p);
-    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path21.isAbsolute)(rel) && POLICY_FILE.test(p);
+    const rel = (0, import_node_path18.relative)(pp || ".", p);
+    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path18.isAbsolute)(rel) && POLICY_FILE.test(p);
   });
   const all2 = found.map((f2) => {
-    const path = (0, import_node_path21.relative)(from, (0, import_node_path21.join)(top, f2.path)) || f2.path;
+    const path = (0, import_node_path18.relative)(from, (0, import_node_path18.join)(top, f2.path)) || f2.path;
     return { path, what: f2.what, policy: isPolicy(path) };
   }).sort((a, b2) => a.policy !== b2.policy ? a.policy ? -1 : 1 : a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
   return { not_clean: all2.slice(0, NOT_CLEAN_LISTED), not_clean_total: all2.length };
@@ -63434,7 +65107,7 @@ async function uncommittedFiles(cwd, files, env2) {
 }
 function realOr(dir) {
   try {
-    return (0, import_node_fs13.realpathSync)(dir);
+    return (0, import_node_fs12.realpathSync)(dir);
   } catch {
     return dir;
   }
@@ -63463,7 +65136,7 @@ async function changedPolicyFiles(root, paths, cwd, env2) {
   }
   const from = realOr(cwd);
   found.sort((a, b2) => a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
-  return { commit, files: found.map((f2) => `${(0, import_node_path21.relative)(from, (0, import_node_path21.join)(top, f2.path)) || f2.path} (${f2.what})`) };
+  return { commit, files: found.map((f2) => `${(0, import_node_path18.relative)(from, (0, import_node_path18.join)(top, f2.path)) || f2.path} (${f2.what})`) };
 }
 function ciContext(env2, readEvent = () => void 0) {
   const ctx = ciOwnContext(env2, readEvent);
@@ -63505,13 +65178,13 @@ function ciOwnContext(env2, readEvent) {
   }
   return null;
 }
-var import_node_child_process2, import_node_fs13, import_node_path21, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
+var import_node_child_process2, import_node_fs12, import_node_path18, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
 var init_context2 = __esm({
   "src/evidence/context.ts"() {
     "use strict";
     import_node_child_process2 = require("node:child_process");
-    import_node_fs13 = require("node:fs");
-    import_node_path21 = require("node:path");
+    import_node_fs12 = require("node:fs");
+    import_node_path18 = require("node:path");
     NOT_CLEAN_LISTED = 50;
     POLICY_FILE = /\.(ya?ml|csv)$/i;
     nonEmpty = (v2) => v2 && v2.trim() ? v2 : null;
@@ -63696,8 +65369,8 @@ async function gitlabBot(get, headers, base, u, user) {
 }
 function judgeApproval(read, applied, where2) {
   const name = where2.provider === "gitlab" ? `merge request !${where2.number}` : `pull request #${where2.number}`;
-  const short = (c2) => c2 ? c2.slice(0, 12) : "unknown";
-  const excluded = (a) => sameUser(a.user, read.author) ? "the author" : a.excluded ?? (read.headBy.some((u) => sameUser(u, a.user)) ? `made the head commit ${short(read.head)}` : void 0);
+  const short2 = (c2) => c2 ? c2.slice(0, 12) : "unknown";
+  const excluded = (a) => sameUser(a.user, read.author) ? "the author" : a.excluded ?? (read.headBy.some((u) => sameUser(u, a.user)) ? `made the head commit ${short2(read.head)}` : void 0);
   const others = read.standing.filter((a) => !sameUser(a.user, read.author));
   const counting = others.filter((a) => !excluded(a));
   const atHead = counting.filter((a) => !!read.head && a.commit === read.head);
@@ -63711,10 +65384,10 @@ function judgeApproval(read, applied, where2) {
   else if (!counting.length)
     problem2 = `${name} has no approval that counts (${others.map((a) => `${a.user}: ${excluded(a)}`).join("; ")}): it needs one by someone other than its author, ${read.author}, who has write access, is not a bot and did not make its head commit`;
   else if (!atHead.length)
-    problem2 = read.commitNote ? `${name} is approved by ${counting.map((a) => a.user).join(", ")}, but ${read.commitNote}` : `${name} was approved by ${counting.map((a) => a.user).join(", ")} at an older commit (${[...new Set(counting.map((a) => short(a.commit)))].join(", ")}), not at its head ${short(read.head)}: the change applied is not the one approved`;
+    problem2 = read.commitNote ? `${name} is approved by ${counting.map((a) => a.user).join(", ")}, but ${read.commitNote}` : `${name} was approved by ${counting.map((a) => a.user).join(", ")} at an older commit (${[...new Set(counting.map((a) => short2(a.commit)))].join(", ")}), not at its head ${short2(read.head)}: the change applied is not the one approved`;
   else if (!applied) problem2 = "the commit this run applies is unknown (no git HEAD, no CI commit)";
   else if (applied !== read.head && !read.merges.includes(applied))
-    problem2 = `the commit applied, ${short(applied)}, is neither the approved head ${short(read.head)} of ${name} nor the commit its merge made (${read.merges.map(short).join(", ") || "none yet"})`;
+    problem2 = `the commit applied, ${short2(applied)}, is neither the approved head ${short2(read.head)} of ${name} nor the commit its merge made (${read.merges.map(short2).join(", ") || "none yet"})`;
   return {
     provider: where2.provider,
     number: where2.number,
@@ -63733,7 +65406,7 @@ function judgeApproval(read, applied, where2) {
   };
 }
 async function pullRequestApproval(ci, env2, applied, get) {
-  const empty = (number2, problem2) => ({
+  const empty2 = (number2, problem2) => ({
     provider: ci.provider,
     number: number2,
     author: null,
@@ -63747,7 +65420,7 @@ async function pullRequestApproval(ci, env2, applied, get) {
   });
   const n = ci.pull_request;
   if (n === null)
-    return empty(
+    return empty2(
       null,
       `this ${ci.provider === "gitlab" ? "pipeline" : "run"} names no ${ci.provider === "gitlab" ? "merge" : "pull"} request (the CI recipes set REVSYNC_PULL_REQUEST to the one merged)`
     );
@@ -63755,7 +65428,7 @@ async function pullRequestApproval(ci, env2, applied, get) {
     const read = ci.provider === "gitlab" ? await readGitlab(get, env2, n) : await readGithub(get, env2, n);
     return judgeApproval(read, applied, { provider: ci.provider, number: n });
   } catch (e) {
-    if (e instanceof ForgeError) return empty(n, e.message);
+    if (e instanceof ForgeError) return empty2(n, e.message);
     throw e;
   }
 }
@@ -63812,6 +65485,19 @@ async function approverSignedIn(core) {
     throw new UserError(
       `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
       "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)"
+    );
+  }
+}
+async function approverConfirmed(core) {
+  if (!core.approverAuth?.isStatic) return;
+  try {
+    await approvals.pending(core.asApprover());
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 403 || e.status === 404)) return;
+    if (!(e instanceof ApiError) || e.status !== 401) throw e;
+    throw new UserError(
+      "the service refused the approver identity's token (401): it names nobody who may override or approve, so nothing was sent",
+      "give REVSYNC_APPROVER_TOKEN a token the service issued, or sign the approver in again: revsync login --approver"
     );
   }
 }
@@ -63888,6 +65574,7 @@ var init_four_eyes3 = __esm({
   "src/cli/four-eyes.ts"() {
     "use strict";
     init_core();
+    init_resources();
     init_user_files();
     init_http();
     init_run3();
@@ -63945,7 +65632,8 @@ async function makePlan2(repo, env2, core, flags, out, opts) {
       kinds: kindsOf(out.io),
       ...tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env2.service.allocationRules } } : {},
       ...env2.fourEyes ? { fourEyes: { approver: named3.user, approverConfigured: named3.configured, approverKnown } } : {},
-      ...opts.guardrails ? { guardrails: opts.guardrails } : {}
+      ...opts.guardrails ? { guardrails: opts.guardrails } : {},
+      ...opts.promotion ? { promotion: opts.promotion } : {}
     })
   );
 }
@@ -63961,6 +65649,120 @@ var init_reading = __esm({
     init_io();
     init_progress();
     init_rate_limit();
+  }
+});
+
+// src/guardrails/tests.ts
+function loadGuardrailTests(repo) {
+  const dir = testsDir(repo);
+  const tests = [];
+  const diagnostics = [];
+  if (!(0, import_node_fs13.existsSync)(dir) || !(0, import_node_fs13.statSync)(dir).isDirectory()) return { tests, diagnostics };
+  const inside = readInside(repo, dir);
+  for (const abs of listYamlFiles(dir)) {
+    const shown4 = (0, import_node_path19.relative)(repo.cwd, abs) || abs;
+    const docs = [];
+    for (const src of readYamlFile(abs, shown4, docs, void 0, inside)) {
+      if (src.value?.kind !== GUARDRAIL_TEST) continue;
+      const problems = schemaDiagnostics(src, "policy/guardrail-test.schema.json");
+      diagnostics.push(...problems);
+      if (problems.length) continue;
+      const spec = src.value;
+      tests.push({ name: spec.metadata?.name ?? `${shown4} #${src.index + 1}`, file: shown4, line: at(src, "").line, spec, dir: (0, import_node_path19.dirname)(abs) });
+    }
+    if (tests.some((t) => t.file === shown4)) diagnostics.push(...docs);
+  }
+  return { tests, diagnostics };
+}
+function changesOf(t, repo) {
+  if (t.spec.plan !== void 0) {
+    const path = (0, import_node_path19.resolve)(t.dir, t.spec.plan);
+    let plan;
+    try {
+      plan = JSON.parse(readUserFile(path, READ_CAPS.json, readInside(repo, t.dir)));
+    } catch (e) {
+      throw new UserError(`plan ${t.spec.plan}: ${e.message}`);
+    }
+    if (!Array.isArray(plan.changes)) throw new UserError(`plan ${t.spec.plan} is not a saved plan (no changes)`);
+    return { changes: plan.changes, environment: typeof plan.environment === "string" ? plan.environment : void 0 };
+  }
+  const changes = (t.spec.changes ?? []).map((c2) => {
+    const [before, after] = [c2.before ?? {}, c2.after ?? {}];
+    const fields = [.../* @__PURE__ */ new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])];
+    const diff = fields.map((path) => ({ path, kind: "changed", before: before?.[path], after: after?.[path] }));
+    return { address: c2.address, action: c2.action, before, after, diff, version_id: null, last_modified_on: null, facts: c2.facts ?? {} };
+  });
+  return { changes, environment: void 0 };
+}
+function got(name, expected, changes, g2, outcomes) {
+  const w2 = g2.freeze.find((x2) => x2.name === name);
+  if (w2) {
+    const state = w2.in_force ? w2.overridden ? "overridden" : "in_force" : "not_in_force";
+    return state === expected ? [] : [`${name}: expected ${JSON.stringify(expected)}, got ${state}${w2.in_force ? ` (until ${w2.until_local})` : ""}`];
+  }
+  if (!g2.rules.some((r) => r.name === name))
+    return [
+      `${name}: no guardrail or freeze window of that name in this environment (${[...g2.rules.map((r) => r.name), ...g2.freeze.map((x2) => x2.name)].join(", ")})`
+    ];
+  const of = (pick2) => {
+    const list3 = changes.flatMap((c2, i) => pick2(c2) ? (outcomes[i] ?? []).filter((o) => o.rule === name) : []);
+    return { results: list3.map((o) => o.outcome), why: list3.filter((o) => o.outcome !== "pass").map((o) => o.message) };
+  };
+  if (typeof expected === "string") {
+    const { results, why } = of(() => true);
+    const worst = worstOutcome(results);
+    return worst === expected ? [] : [`${name}: expected ${expected}, got ${worst}${why.length ? ` (${why[0]})` : ""}`];
+  }
+  return Object.entries(expected).flatMap(([address, want]) => {
+    const { results, why } = of((c2) => c2.address === address);
+    const outcome = results.length ? worstOutcome(results) : "none";
+    return outcome === want ? [] : [`${name} at ${address}: expected ${want}, got ${outcome}${why.length ? ` (${why[0]})` : ""}`];
+  });
+}
+function runOne(t, repo, kinds) {
+  const fail = (error2) => ({ test: t, pass: false, failures: [], error: error2 });
+  try {
+    const { changes, environment } = changesOf(t, repo);
+    const envs = environmentNames(repo);
+    const env2 = t.spec.environment ?? environment ?? (envs.length === 1 ? envs[0] : void 0);
+    if (!env2) return fail(`name the environment whose guardrails it judges (environment:); revsync.yaml has ${envs.join(", ")}`);
+    if (!envs.includes(env2)) return fail(`no environment ${JSON.stringify(env2)} in revsync.yaml; it has: ${envs.join(", ")}`);
+    const now = Date.parse(t.spec.at);
+    const { setup, diagnostics } = guardrailSetup(repo, env2, kinds, now);
+    const errors = diagnostics.filter((d) => d.severity === "error");
+    if (errors.length)
+      return fail(`the guardrails of revsync.yaml have errors: ${errors.map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`).join("; ")}`);
+    const approvers = (t.spec.approvals ?? []).map((user) => ({ user, via: "approver identity" }));
+    const { outcomes, guardrails } = judgePlan(changes, setup, { now, approvers, overrides: t.spec.overrides ?? [] }, kinds);
+    const failures = Object.entries(t.spec.expect).flatMap(([name, want]) => got(name, want, changes, guardrails, outcomes));
+    return { test: t, pass: !failures.length, failures };
+  } catch (e) {
+    if (e instanceof UserError) return fail(e.message);
+    throw e;
+  }
+}
+function runGuardrailTests(tests, repo, kinds) {
+  return tests.map((t) => {
+    const started2 = performance.now();
+    const r = runOne(t, repo, kinds);
+    return { ...r, seconds: (performance.now() - started2) / 1e3 };
+  });
+}
+var import_node_fs13, import_node_path19;
+var init_tests3 = __esm({
+  "src/guardrails/tests.ts"() {
+    "use strict";
+    import_node_fs13 = require("node:fs");
+    import_node_path19 = require("node:path");
+    init_repo();
+    init_schema_diagnostics();
+    init_test_files();
+    init_walk();
+    init_yaml_source();
+    init_errors();
+    init_user_files();
+    init_judge();
+    init_setup();
   }
 });
 
@@ -63981,12 +65783,12 @@ async function runTest(flags, out) {
 }
 async function testRun(flags, out, view) {
   const repo = openRepo(flags);
-  const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offline(repo, flags, out, view);
-  const shownDir = (0, import_node_path22.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
+  const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offlineRuns(repo, flags, out, view);
+  const shownDir = (0, import_node_path20.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
   const results = runs.flatMap((r) => runCases(r.cases, r.policies));
   const contracts = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
   const source = runs.length === 1 ? runs[0]?.source ?? "" : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
-  const { guardrails, guardBroken } = guardrailTests(repo, !!view.reportsBrokenFiles, kindsOf(out.io));
+  const { guardrails, guardBroken } = guardrailTests(repo, view, kindsOf(out.io));
   const broken = runs.find((r) => r.broken)?.broken ?? guardBroken;
   if (broken) {
     view.results({ results, contracts, guardrails, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
@@ -64002,23 +65804,42 @@ async function testRun(flags, out, view) {
   view.results({ results, contracts, guardrails, source, ...live }, out);
   return results.every((r) => r.pass) && contracts.every((r) => r.pass) && guardrails.every((r) => r.pass) ? 0 : 1;
 }
-function offline(repo, flags, out, view) {
-  const { runs, warning: warning2 } = offlineRuns(repo, flags.env, askedOf(flags, out, view));
-  if (warning2) out.warn(warning2);
-  return runs;
+function guardrailTests(repo, view, kinds) {
+  const { tests, diagnostics } = loadGuardrailTests(repo);
+  const guardrails = runGuardrailTests(tests, repo, kinds);
+  if (!diagnostics.some((d) => d.severity === "error")) return { guardrails };
+  const problems = new PolicyProblems("the guardrail tests have errors", diagnostics);
+  if (!view.reportsBrokenFiles) throw problems;
+  return { guardrails, guardBroken: problems };
+}
+function casesFor(repo, vars, flags, view) {
+  const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
+  if (diagnostics.some((d) => d.severity === "error")) {
+    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path20.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
+    if (!view.reportsBrokenFiles) throw problems;
+    return { cases, contracts, dir, broken: problems };
+  }
+  return { cases, contracts, dir };
 }
 async function liveRun(repo, flags, out, view) {
   const name = selectEnv(repo, flags.env, envOf(flags));
   let core;
   try {
     const env2 = openEnv(repo, flags, name);
-    const read = (desired, options) => readWithProgress(core ??= openClient(env2, flags, out), desired, flags, out, options);
-    return await liveIn(repo, env2, read, askedOf(flags, out, view));
+    return await liveIn(repo, env2, () => core = openClient(env2, flags, out), flags, out, view);
   } catch (e) {
     throw inEnvironment(e, name);
   } finally {
     await core?.close();
   }
+}
+async function liveIn(repo, env2, client, flags, out, view) {
+  const { cases, contracts, dir, broken } = casesFor(repo, env2, flags, view);
+  const base = { cases, contracts, dir, broken, rules: env2.service.allocationRules, source: `the service's policies in ${env2.name}`, label: env2.name };
+  if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
+  const kinds = kindsOf(out.io);
+  const live = await readWithProgress(client(), nothingInGit(kinds), flags, out, { approvedValues: true });
+  return { ...base, policies: modelsFromLive2(live, kinds), carves: carvesLive(live, kinds) };
 }
 async function liveFleet(flags, out) {
   if (!flags.live)
@@ -64034,10 +65855,10 @@ async function liveFleet(flags, out) {
   const view = await pickView(fleetViews, flags.format);
   const [{ testJson: testJson2 }] = await Promise.all([Promise.resolve().then(() => (init_policy_test(), policy_test_exports))]);
   const repo = openRepo(flags);
-  const names = fleetNames2(repo, flags);
+  const names = fleetNames(repo, flags);
   const strict = { results: () => void 0 };
   const outcomes = await runEnvironments(repo, names, flags, out, "test", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
-    const r = await liveIn(repo, env2, (desired, options) => readWithProgress(core, desired, own2, envOut, options), askedOf(own2, envOut, strict));
+    const r = await liveIn(repo, env2, () => core, own2, envOut, strict);
     const results = runCases(r.cases, r.policies);
     const contracts = runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves });
     return testOutcome(env2.name, testJson2(results, r.source, contracts, env2.name));
@@ -64045,30 +65866,72 @@ async function liveFleet(flags, out) {
   view.end({ outcomes, whole: () => "this command's JSON output (--format json)" }, out);
   return fleetExit(outcomes, { planChanges: false });
 }
-var import_node_path22, reported, askedOf;
+function offlineRuns(repo, flags, out, view) {
+  const penv = envOf(flags);
+  const named3 = flags.env ?? penv.REVSYNC_ENV;
+  const names = named3 ? [selectEnv(repo, named3, penv)] : environmentNames(repo);
+  const groups = /* @__PURE__ */ new Map();
+  const skipped = /* @__PURE__ */ new Set();
+  for (const name of names.length ? names : [void 0]) {
+    const own2 = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
+    const problems = own2.problems;
+    if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(own2, penv), kindsOf(out.io), name);
+    if (diagnostics.some((d) => d.severity === "error")) {
+      throw new PolicyProblems(
+        `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
+        diagnostics,
+        "run revsync validate"
+      );
+    }
+    const { cases, contracts, dir, broken } = casesFor(repo, own2, flags, view);
+    const git = modelsFromGitOnly2(desired, kindsOf(out.io));
+    for (const s3 of git.skipped) skipped.add(s3);
+    const carves2 = carvesGit(desired, void 0, kindsOf(out.io));
+    const rules = rulesOf(repo, name);
+    const key5 = names.length > 1 ? canonicalJson([git.models, cases, contracts, contracts.length ? [carves2, rules] : []]) : "";
+    const group = groups.get(key5);
+    if (group) group.names.push(name ?? "");
+    else groups.set(key5, { cases, contracts, dir, broken, policies: git.models, carves: carves2, rules, source: "git's policies", names: [name ?? ""] });
+  }
+  if (skipped.size) {
+    out.warn(
+      `left out, because git does not give their conditions or hierarchy_no (they keep their live values; revsync test --live uses the service's): ${[...skipped].join(", ")}`
+    );
+  }
+  const all2 = [...groups.values()];
+  return all2.map((g2) => {
+    const label = g2.names.join(", ");
+    const cases = all2.length > 1 ? g2.cases.map((c2) => ({ ...c2, name: `${c2.name} [${label}]` })) : g2.cases;
+    const contracts = all2.length > 1 ? g2.contracts.map((c2) => ({ ...c2, name: `${c2.name} [${label}]` })) : g2.contracts;
+    return { ...g2, cases, contracts, label };
+  });
+}
+var import_node_path20, reported, rulesOf;
 var init_test = __esm({
   "src/cli/test.ts"() {
     "use strict";
+    init_canonical_json();
     init_errors();
+    init_policy_models();
+    init_test_files();
     init_run();
     init_allocate();
-    init_policy_tests();
+    init_service_choices();
     init_view();
     init_policy_test2();
-    import_node_path22 = require("node:path");
+    import_node_path20 = require("node:path");
     init_context();
     init_fleet3();
     init_outcome();
     init_fleet2();
     init_io();
     init_reading();
+    init_read2();
     init_repo();
+    init_tests3();
     reported = /* @__PURE__ */ new WeakSet();
-    askedOf = (flags, out, view) => ({
-      processEnv: envOf(flags),
-      kinds: kindsOf(out.io),
-      brokenAsCase: !!view.reportsBrokenFiles
-    });
+    rulesOf = (repo, name) => (name ? serviceChoices(repo.config.environments[name]?.service, void 0, {}).allocationRules : void 0) ?? {};
   }
 });
 
@@ -64128,140 +65991,6 @@ var init_mapping = __esm({
     );
     YAML11_NOT_TEXT = /^(?:\d{4}-\d\d?-\d\d?(?:(?:[Tt]|[ \t]+)\d\d?:\d\d:\d\d(?:\.\d*)?(?:[ \t]*(?:Z|[-+]\d\d?(?::\d\d)?))?)?|[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|[-+]?(?:0b[01_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?))$/;
     yaml11NotText = (text4) => YAML11_NOT_TEXT.test(text4);
-  }
-});
-
-// src/export/test-cases.ts
-function lineOf(details, omit, mask, pseudonyms, dropped) {
-  const line = {};
-  for (const [k2, v2] of Object.entries(details)) {
-    if (omit.has(k2)) continue;
-    if (CREDENTIAL.test(k2)) {
-      dropped.add(k2);
-      continue;
-    }
-    if (typeof v2 !== "string" && typeof v2 !== "number" && typeof v2 !== "boolean") continue;
-    if (mask.has(k2)) {
-      const seen = pseudonyms.get(k2) ?? /* @__PURE__ */ new Map();
-      pseudonyms.set(k2, seen);
-      const key5 = String(v2);
-      if (!seen.has(key5)) seen.set(key5, `masked-${seen.size + 1}`);
-      line[k2] = seen.get(key5);
-    } else line[k2] = v2;
-  }
-  return line;
-}
-function recordCases(records, ordered, { mask, omit }) {
-  const pseudonyms = /* @__PURE__ */ new Map();
-  const dropped = /* @__PURE__ */ new Set();
-  const seen = /* @__PURE__ */ new Set();
-  const recorded = { cases: [], comments: [], same: 0, withoutDocument: 0, warnings: [] };
-  for (const r of records) {
-    const details = r.document_details;
-    if (!details || typeof details !== "object") {
-      recorded.withoutDocument++;
-      continue;
-    }
-    const line = lineOf(details, omit, mask, pseudonyms, dropped);
-    const key5 = JSON.stringify(line);
-    if (seen.has(key5)) {
-      recorded.same++;
-      continue;
-    }
-    seen.add(key5);
-    const id = r.error_id ?? `record ${recorded.cases.length + 1}`;
-    const bad = lineProblems(line);
-    if (bad.length) {
-      recorded.warnings.push(`${id} left out: its ${bad.map((b2) => `${b2.field} ${b2.message}`).join("; ")}`);
-      continue;
-    }
-    const got2 = matchLine(ordered, line);
-    if (got2.error) {
-      recorded.warnings.push(`${id} left out: its routing cannot be told today (${got2.error})`);
-      continue;
-    }
-    const product = typeof line.product_id === "string" ? ` ${line.product_id}` : "";
-    recorded.comments.push(
-      ` ${[r.error_warning_code, r.error_date, r.error_warning_type].filter(Boolean).join(", ")}: ${got2.policy === null ? "meets no policy" : `${got2.policy}, SSP ${showSsp(got2.ssp)}`}${got2.note ? ` (${got2.note})` : ""}`
-    );
-    recorded.cases.push({ name: `${id}${product}`, line, expect: { policy: got2.policy, ...got2.ssp !== null ? { ssp: Number(got2.ssp.toFixed(6)) } : {} } });
-  }
-  if (dropped.size) recorded.warnings.push(`left out of every line, because their names say they hold credentials: ${[...dropped].join(", ")}`);
-  return recorded;
-}
-function testedWarnings(policies2, { mask, omit }) {
-  const warnings = [];
-  for (const f2 of [...mask, ...omit]) {
-    const by = policies2.filter((p) => p.when.some((c2) => c2.field_name === f2)).map((p) => p.name);
-    if (by.length)
-      warnings.push(
-        `${f2} is ${mask.has(f2) ? "masked" : "left out"}, but ${by.join(", ")} test${by.length === 1 ? "s" : ""} it: the recorded routing is that of the line as written`
-      );
-  }
-  return warnings;
-}
-function testFileText(envName2, { filter, mask, omit }, { cases, comments }) {
-  const when = (/* @__PURE__ */ new Date()).toISOString().slice(0, 10);
-  const filters = Object.entries(filter).map(([k2, v2]) => `${k2}=${String(v2)}`).join(", ");
-  const header = [
-    `Recorded by revsync test record --from-errors on ${when}, from the error transactions of environment ${envName2} (${filters}).`,
-    "Each case is an order line as the service wrote it (spec 4.10 document_details) and pins the policy, and the SSP,",
-    "that the service's policies gave it then. The date for batch values is the first of date, ssp_date, order_date a line has.",
-    ...mask.size ? [`Masked: ${[...mask].join(", ")}.`] : [],
-    ...omit.size ? [`Left out: ${[...omit].join(", ")}.`] : []
-  ];
-  const doc = new import_yaml7.Document({
-    apiVersion: "revsync/v1",
-    kind: "SspPolicyTest",
-    metadata: { name: `Recorded order lines (${envName2}, ${when})` },
-    cases
-  });
-  quotedWhereNeeded(doc.contents);
-  const seq = doc.get("cases", true);
-  if ((0, import_yaml7.isSeq)(seq)) {
-    seq.items.forEach((item, i) => {
-      if (!(0, import_yaml7.isMap)(item)) return;
-      item.commentBefore = comments[i];
-      const expect = item.get("expect", true);
-      if (expect) expect.flow = true;
-    });
-  }
-  return `${header.map((h) => `# ${h}`).join("\n")}
-${doc.toString({ lineWidth: 0 })}`;
-}
-var import_yaml7, PERSONAL, CREDENTIAL;
-var init_test_cases = __esm({
-  "src/export/test-cases.ts"() {
-    "use strict";
-    import_yaml7 = __toESM(require_dist(), 1);
-    init_evaluate();
-    init_line();
-    init_mapping();
-    PERSONAL = ["customer_name", "customer_id", "po_number"];
-    CREDENTIAL = /secret|passw(or)?d|token|api_?key|credential|authori[sz]ation|bearer/i;
-  }
-});
-
-// src/report/test-record.ts
-function recordedText(read, { mask, omit, shown: shown3 }, { cases, same: same2, withoutDocument }, out) {
-  const routes = /* @__PURE__ */ new Map();
-  for (const c2 of cases) routes.set(c2.expect.policy ?? "no policy", (routes.get(c2.expect.policy ?? "no policy") ?? 0) + 1);
-  const skippedNote = [same2 ? `${plural(same2, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
-  out.out(
-    `Recorded ${plural(cases.length, "case")} from ${plural(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown3}: ${[
-      ...routes
-    ].map(([p, n]) => `${n} ${p}`).join(", ")}.`
-  );
-  const personal = PERSONAL.filter((f2) => !mask.has(f2) && !omit.has(f2) && cases.some((c2) => f2 in c2.line));
-  if (personal.length) {
-    out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
-  }
-}
-var init_test_record = __esm({
-  "src/report/test-record.ts"() {
-    "use strict";
-    init_test_cases();
-    init_words();
   }
 });
 
@@ -64358,30 +66087,48 @@ var test_record_exports = {};
 __export(test_record_exports, {
   runTestRecord: () => runTestRecord
 });
+function lineOf(details, omit, mask, pseudonyms, dropped) {
+  const line = {};
+  for (const [k2, v2] of Object.entries(details)) {
+    if (omit.has(k2)) continue;
+    if (CREDENTIAL.test(k2)) {
+      dropped.add(k2);
+      continue;
+    }
+    if (typeof v2 !== "string" && typeof v2 !== "number" && typeof v2 !== "boolean") continue;
+    if (mask.has(k2)) {
+      const seen = pseudonyms.get(k2) ?? /* @__PURE__ */ new Map();
+      pseudonyms.set(k2, seen);
+      const key5 = String(v2);
+      if (!seen.has(key5)) seen.set(key5, `masked-${seen.size + 1}`);
+      line[k2] = seen.get(key5);
+    } else line[k2] = v2;
+  }
+  return line;
+}
 async function runTestRecord(flags, out) {
   const request2 = checkRequest(flags, out);
   const repo = openRepo(flags);
   if ((0, import_node_fs14.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
   const env2 = openEnv(repo, flags);
   const { records, policies: policies2 } = await readSources(env2, request2.filter, flags, out);
-  const recorded = recordCases(records, order(policies2), request2);
-  for (const w2 of recorded.warnings) out.warn(w2);
+  const recorded = recordCases(records, order(policies2), request2, out);
   if (!recorded.cases.length) {
     throw new UserError(
-      `no order lines to record: ${plural(records.length, "error transaction")} matched${records.length ? ", none with an order document revsync can read" : ""}; nothing was written`,
+      `no order lines to record: ${plural2(records.length, "error transaction")} matched${records.length ? ", none with an order document revsync can read" : ""}; nothing was written`,
       records.length ? void 0 : "revsync errors --type order with the same filters lists what the service holds"
     );
   }
-  for (const w2 of testedWarnings(policies2, request2)) out.warn(w2);
+  warnTested(policies2, request2, out);
   const text4 = testFileText(env2.name, request2, recorded);
   const safe = out.redactor.redact(text4);
   if (safe !== text4) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
   writeUserFile(request2.target, safe);
   const dir = testsDir(repo);
-  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path23.sep))) {
-    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path23.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
+  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path21.sep))) {
+    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path21.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
   }
-  recordedText(records.length, request2, recorded, out);
+  sayRecorded(records.length, request2, recorded, out);
   return 0;
 }
 function checkRequest(flags, out) {
@@ -64393,8 +66140,8 @@ function checkRequest(flags, out) {
   const mask = new Set(list2(flags.mask, "--mask"));
   const omit = new Set(list2(flags.omit, "--omit"));
   for (const f2 of mask) if (omit.has(f2)) throw new UserError(`${f2} is in both --mask and --omit: choose one`);
-  const target = (0, import_node_path23.resolve)(out.io.cwd, flags.out);
-  return { filter, mask, omit, target, shown: (0, import_node_path23.relative)(out.io.cwd, target) || flags.out };
+  const target = (0, import_node_path21.resolve)(out.io.cwd, flags.out);
+  return { filter, mask, omit, target, shown: (0, import_node_path21.relative)(out.io.cwd, target) || flags.out };
 }
 async function readSources(env2, filter, flags, out) {
   const core = openClient(env2, flags, out);
@@ -64408,32 +66155,177 @@ async function readSources(env2, filter, flags, out) {
     await core.close();
   }
 }
-var import_node_fs14, import_node_path23, list2;
-var init_test_record2 = __esm({
+function recordCases(records, ordered, { mask, omit }, out) {
+  const pseudonyms = /* @__PURE__ */ new Map();
+  const dropped = /* @__PURE__ */ new Set();
+  const seen = /* @__PURE__ */ new Set();
+  const recorded = { cases: [], comments: [], same: 0, withoutDocument: 0 };
+  for (const r of records) {
+    const details = r.document_details;
+    if (!details || typeof details !== "object") {
+      recorded.withoutDocument++;
+      continue;
+    }
+    const line = lineOf(details, omit, mask, pseudonyms, dropped);
+    const key5 = JSON.stringify(line);
+    if (seen.has(key5)) {
+      recorded.same++;
+      continue;
+    }
+    seen.add(key5);
+    const id = r.error_id ?? `record ${recorded.cases.length + 1}`;
+    const bad = lineProblems(line);
+    if (bad.length) {
+      out.warn(`${id} left out: its ${bad.map((b2) => `${b2.field} ${b2.message}`).join("; ")}`);
+      continue;
+    }
+    const got2 = matchLine(ordered, line);
+    if (got2.error) {
+      out.warn(`${id} left out: its routing cannot be told today (${got2.error})`);
+      continue;
+    }
+    const product = typeof line.product_id === "string" ? ` ${line.product_id}` : "";
+    recorded.comments.push(
+      ` ${[r.error_warning_code, r.error_date, r.error_warning_type].filter(Boolean).join(", ")}: ${got2.policy === null ? "meets no policy" : `${got2.policy}, SSP ${showSsp(got2.ssp)}`}${got2.note ? ` (${got2.note})` : ""}`
+    );
+    recorded.cases.push({ name: `${id}${product}`, line, expect: { policy: got2.policy, ...got2.ssp !== null ? { ssp: Number(got2.ssp.toFixed(6)) } : {} } });
+  }
+  if (dropped.size) out.warn(`left out of every line, because their names say they hold credentials: ${[...dropped].join(", ")}`);
+  return recorded;
+}
+function warnTested(policies2, { mask, omit }, out) {
+  for (const f2 of [...mask, ...omit]) {
+    const by = policies2.filter((p) => p.when.some((c2) => c2.field_name === f2)).map((p) => p.name);
+    if (by.length)
+      out.warn(
+        `${f2} is ${mask.has(f2) ? "masked" : "left out"}, but ${by.join(", ")} test${by.length === 1 ? "s" : ""} it: the recorded routing is that of the line as written`
+      );
+  }
+}
+function testFileText(envName2, { filter, mask, omit }, { cases, comments }) {
+  const when = (/* @__PURE__ */ new Date()).toISOString().slice(0, 10);
+  const filters = Object.entries(filter).map(([k2, v2]) => `${k2}=${String(v2)}`).join(", ");
+  const header = [
+    `Recorded by revsync test record --from-errors on ${when}, from the error transactions of environment ${envName2} (${filters}).`,
+    "Each case is an order line as the service wrote it (spec 4.10 document_details) and pins the policy, and the SSP,",
+    "that the service's policies gave it then. The date for batch values is the first of date, ssp_date, order_date a line has.",
+    ...mask.size ? [`Masked: ${[...mask].join(", ")}.`] : [],
+    ...omit.size ? [`Left out: ${[...omit].join(", ")}.`] : []
+  ];
+  const doc = new import_yaml7.Document({
+    apiVersion: "revsync/v1",
+    kind: "SspPolicyTest",
+    metadata: { name: `Recorded order lines (${envName2}, ${when})` },
+    cases
+  });
+  quotedWhereNeeded(doc.contents);
+  const seq = doc.get("cases", true);
+  if ((0, import_yaml7.isSeq)(seq)) {
+    seq.items.forEach((item, i) => {
+      if (!(0, import_yaml7.isMap)(item)) return;
+      item.commentBefore = comments[i];
+      const expect = item.get("expect", true);
+      if (expect) expect.flow = true;
+    });
+  }
+  return `${header.map((h) => `# ${h}`).join("\n")}
+${doc.toString({ lineWidth: 0 })}`;
+}
+function sayRecorded(read, { mask, omit, shown: shown4 }, { cases, same: same2, withoutDocument }, out) {
+  const routes = /* @__PURE__ */ new Map();
+  for (const c2 of cases) routes.set(c2.expect.policy ?? "no policy", (routes.get(c2.expect.policy ?? "no policy") ?? 0) + 1);
+  const skippedNote = [same2 ? `${plural2(same2, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
+  out.out(
+    `Recorded ${plural2(cases.length, "case")} from ${plural2(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown4}: ${[
+      ...routes
+    ].map(([p, n]) => `${n} ${p}`).join(", ")}.`
+  );
+  const personal = PERSONAL.filter((f2) => !mask.has(f2) && !omit.has(f2) && cases.some((c2) => f2 in c2.line));
+  if (personal.length) {
+    out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
+  }
+}
+var import_node_fs14, import_node_path21, import_yaml7, PERSONAL, CREDENTIAL, list2, plural2;
+var init_test_record = __esm({
   "src/cli/test-record.ts"() {
     "use strict";
     import_node_fs14 = require("node:fs");
-    import_node_path23 = require("node:path");
+    import_node_path21 = require("node:path");
+    import_yaml7 = __toESM(require_dist(), 1);
     init_resources();
     init_errors();
     init_evaluate();
     init_test_files();
+    init_line();
     init_policy_models();
     init_read2();
-    init_test_cases();
-    init_test_record();
+    init_mapping();
     init_user_files();
-    init_words();
     init_context();
     init_errors3();
     init_io();
     init_reading();
+    PERSONAL = ["customer_name", "customer_id", "po_number"];
+    CREDENTIAL = /secret|passw(or)?d|token|api_?key|credential|authori[sz]ation|bearer/i;
     list2 = (v2, flag) => {
       if (v2 === void 0) return [];
       const names = v2.split(",").map((s3) => s3.trim()).filter(Boolean);
       if (!names.length) throw new UserError(`${flag} needs field names separated by commas, e.g. ${flag} customer_name,customer_id`);
       return names;
     };
+    plural2 = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+  }
+});
+
+// src/cli/promotion.ts
+function sourceEnv(repo, env2, flags) {
+  const penv = { ...envOf(flags) };
+  for (const k2 of OVERRIDE_VARS) delete penv[k2];
+  const source = resolveEnv(repo, env2.promoteFrom ?? "", penv);
+  const a = tenantIdentity(env2.baseUrl, env2.realm);
+  if (a.key === tenantIdentity(source.baseUrl, source.realm).key)
+    throw new UserError(
+      `environment ${JSON.stringify(env2.name)} receives its changes from ${JSON.stringify(source.name)} (promote_from), and both are the tenant ${a.url}, realm ${a.realm}: a tenant cannot be its own source, so nothing was read`,
+      `point ${source.name} at the tenant changes are tried in first${OVERRIDE_VARS.some((k2) => envOf(flags)[k2] !== void 0) ? ", or unset REVSYNC_BASE_URL and the other overrides" : ""}`
+    );
+  return source;
+}
+function testsOf(repo, source, flags) {
+  const t = loadTests(repo, varsFor(source, envOf(flags)));
+  if (!t.found) return void 0;
+  const broken = t.diagnostics.filter((d) => d.severity === "error").map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`);
+  return { cases: t.cases, contracts: t.contracts, rules: source.service.allocationRules, broken };
+}
+async function openPromotion(repo, env2, flags, out) {
+  if (!env2.promoteFrom) return void 0;
+  const source = sourceEnv(repo, env2, flags);
+  const desired = desiredState(repo, source, out, flags);
+  const tests = testsOf(repo, source, flags);
+  const paths = [(0, import_node_path22.relative)(repo.root, repo.configFile), (0, import_node_path22.relative)(repo.root, repo.policiesDir) || "."];
+  const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
+  return {
+    name: source.name,
+    baseUrl: source.baseUrl,
+    realm: source.realm,
+    core: openClient(source, flags, out),
+    desired,
+    ...tests ? { tests } : {},
+    commit,
+    uncommitted: files,
+    concurrency: concurrencyOf(flags)
+  };
+}
+var import_node_path22;
+var init_promotion5 = __esm({
+  "src/cli/promotion.ts"() {
+    "use strict";
+    import_node_path22 = require("node:path");
+    init_repo();
+    init_test_files();
+    init_errors();
+    init_context2();
+    init_tenant();
+    init_context();
   }
 });
 
@@ -64451,17 +66343,18 @@ async function runPlan(flags, out) {
     const env2 = openEnv(repo, flags, name);
     const guardrails = guardrailsOf(repo, env2, flags, approversOf(flags, env2, void 0), kindsOf(out.io));
     const core = openClient(env2, flags, out);
+    const promotion = await openPromotion(repo, env2, flags, out);
     try {
-      const plan = await makePlan2(repo, env2, core, flags, out, { impact: true, ...guardrails ? { guardrails } : {} });
+      const plan = await makePlan2(repo, env2, core, flags, out, { impact: true, ...guardrails ? { guardrails } : {}, ...promotion ? { promotion } : {} });
       view({ plan, file: flags.out }, out);
       noteTurnedAway(core.governor, env2, flags, out);
       if (flags.out) {
-        writeUserFile((0, import_node_path24.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
+        writeUserFile((0, import_node_path23.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
         out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${shellQuote(flags.out)}`);
       }
       return planExit(plan, flags, out);
     } finally {
-      await core.close();
+      await Promise.all([core.close(), promotion?.core.close()]);
     }
   } catch (e) {
     throw inEnvironment(e, name);
@@ -64476,17 +66369,18 @@ function planExit(plan, flags, out) {
       s3.not_in_git ? `${s3.not_in_git} not in git` : "",
       s3.unsupported ? `${s3.unsupported} unsupported` : ""
     ].filter(Boolean);
-    out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing`);
+    const act = s3.blocked ? `; a blocked write waits for someone to act, as its reason says${flags.detailedExitcode ? " (exit 2)" : ""}` : "";
+    out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing${act}`);
   }
   if (plan.unread?.length) {
     out.error(unreadError(plan.unread));
     return 1;
   }
-  return flags.detailedExitcode && actionable ? 2 : 0;
+  return flags.detailedExitcode && plan.changes.some(needsAction) ? 2 : 0;
 }
 function planFolder(flags, names, cwd) {
   if (flags.out === void 0) return void 0;
-  const dir = (0, import_node_path24.resolve)(cwd, flags.out);
+  const dir = (0, import_node_path23.resolve)(cwd, flags.out);
   const bad = names.find((n) => !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(n));
   if (bad !== void 0)
     throw new UserError(
@@ -64504,13 +66398,18 @@ function planFolder(flags, names, cwd) {
 async function planFleet(flags, out) {
   const view = await pickView(fleetViews, flags.format);
   const repo = openRepo(flags);
-  const names = fleetNames2(repo, flags);
+  const names = fleetNames(repo, flags);
   const dir = planFolder(flags, names, out.io.cwd);
-  const fileOf = (name) => (0, import_node_path24.join)(flags.out ?? "", `${name}.plan.json`);
+  const fileOf = (name) => (0, import_node_path23.join)(flags.out ?? "", `${name}.plan.json`);
   const outcomes = await runEnvironments(repo, names, flags, out, "plan", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
     const guardrails = guardrailsOf(repo, env2, own2, approversOf(own2, env2, void 0), kindsOf(envOut.io));
-    const plan = await makePlan2(repo, env2, core, own2, envOut, { impact: true, ...guardrails ? { guardrails } : {} });
-    if (dir) writeUserFile((0, import_node_path24.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
+    const promotion = await openPromotion(repo, env2, own2, envOut);
+    const plan = await makePlan2(repo, env2, core, own2, envOut, {
+      impact: true,
+      ...guardrails ? { guardrails } : {},
+      ...promotion ? { promotion } : {}
+    }).finally(() => promotion?.core.close());
+    if (dir) writeUserFile((0, import_node_path23.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
     return planOutcome(plan);
   });
   const whole = (o) => dir && o.plan ? fileOf(o.plan.environment) : "this command's JSON output (--format json)";
@@ -64522,15 +66421,16 @@ async function planFleet(flags, out) {
     );
   return fleetExit(outcomes, { planChanges: !!flags.detailedExitcode });
 }
-var import_node_path24, import_node_fs15;
+var import_node_path23, import_node_fs15;
 var init_plan4 = __esm({
   "src/cli/plan.ts"() {
     "use strict";
-    import_node_path24 = require("node:path");
+    import_node_path23 = require("node:path");
     import_node_fs15 = require("node:fs");
     init_repo();
     init_errors();
     init_outcome();
+    init_model();
     init_plan2();
     init_unread();
     init_view();
@@ -64545,6 +66445,7 @@ var init_plan4 = __esm({
     init_io();
     init_reading();
     init_rate_limit();
+    init_promotion5();
   }
 });
 
@@ -64723,14 +66624,14 @@ __export(show_exports, {
 async function runShow(flags, out, args) {
   const view = await pickView(showViews, flags.format);
   const file = args[0] ?? "";
-  view({ plan: readPlanFile((0, import_node_path25.resolve)(out.io.cwd, file), kindsOf(out.io), false), file }, out);
+  view({ plan: readPlanFile((0, import_node_path24.resolve)(out.io.cwd, file), kindsOf(out.io), false), file }, out);
   return 0;
 }
-var import_node_path25;
+var import_node_path24;
 var init_show = __esm({
   "src/cli/show.ts"() {
     "use strict";
-    import_node_path25 = require("node:path");
+    import_node_path24 = require("node:path");
     init_view();
     init_plan3();
     init_io();
@@ -64742,7 +66643,7 @@ var init_show = __esm({
 function applySignals(source, warn) {
   let stopping = false;
   let stop = () => void 0;
-  const stopNow = new Promise((resolve21) => stop = () => resolve21("stop now"));
+  const stopNow = new Promise((resolve20) => stop = () => resolve20("stop now"));
   const running2 = /* @__PURE__ */ new Map();
   const done = [];
   const handler = (signal) => () => {
@@ -64796,7 +66697,10 @@ async function guardrailsBeforeWriting(plan, run2) {
   const asks = overrides.length > 0 || setup.rules.some((r) => r.effect === "require_approval");
   const ci = asks ? ciOf(flags) : null;
   const approval = ci ? await readPullRequestApproval(flags, run2.repo, ci) : void 0;
-  if (asks) await approverSignedIn(core);
+  if (asks) {
+    await approverSignedIn(core);
+    await approverConfirmed(core);
+  }
   const judging = { now: nowOf(flags), approvers: approversOf(flags, run2.env, core, approval), overrides };
   const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, kindsOf(run2.out.io));
   const changes = plan.changes.map((c2, i) => {
@@ -64805,8 +66709,9 @@ async function guardrailsBeforeWriting(plan, run2) {
     return o ? { ...rest, guardrails: o } : rest;
   });
   run2.evidence?.recorder.setGuardrails(guardrails, outcomes);
-  const shown3 = { ...plan, changes, guardrails };
-  return { shown: shown3, ...approval ? { approval } : {} };
+  const shown4 = { ...plan, changes, guardrails };
+  const again = (now) => heldBackError({ ...shown4, guardrails: judgePlan(plan.changes, setup, { ...judging, now }, kindsOf(run2.out.io)).guardrails });
+  return { shown: shown4, again, ...approval ? { approval } : {} };
 }
 function heldBackError(plan) {
   const held = plan.guardrails?.held_back ?? [];
@@ -64933,14 +66838,14 @@ function headIn(dir, environment) {
   const slots = names.map((n) => SLOT.exec(n)).filter((m) => !!m && m[1] === own2).map((m) => ({ name: m[0], seq: Number(m[2]) })).sort((x2, y2) => y2.seq - x2.seq);
   const slot = slots[0]?.seq ?? 0;
   for (const { name } of slots) {
-    const head = headOf((0, import_node_path26.join)(dir, name), environment);
+    const head = headOf((0, import_node_path25.join)(dir, name), environment);
     if (head) return { ...head, slot };
   }
   const tag = `-${envSlug(environment)}-`;
   let best;
   for (const n of names) {
     if (!n.endsWith(".json") || !n.includes(tag) || SLOT.test(n)) continue;
-    const head = headOf((0, import_node_path26.join)(dir, n), environment);
+    const head = headOf((0, import_node_path25.join)(dir, n), environment);
     if (head && (!best || head.sequence > best.sequence)) best = head;
   }
   return best ? { ...best, slot } : slot ? { hash: "", sequence: 0, slot } : void 0;
@@ -64991,7 +66896,7 @@ function readRecords(dir) {
     if (e.isDirectory()) return { file: e.name, unreadable: "is a folder: an evidence folder holds records only" };
     if (!e.name.endsWith(".json"))
       return { file: e.name, unreadable: "is not an evidence record (revsync writes records as .json files): an evidence folder holds records only" };
-    return readRecord((0, import_node_path26.join)(dir, e.name), e.name);
+    return readRecord((0, import_node_path25.join)(dir, e.name), e.name);
   });
 }
 function readRecord(path, file = path) {
@@ -65015,7 +66920,7 @@ function readRecord(path, file = path) {
 function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
   for (let attempt = 0; attempt < APPEND_TRIES; attempt++) {
     const record2 = linked(content, headIn(dir, content.environment), redact, unavailable);
-    const path = (0, import_node_path26.join)(dir, recordFileName(record2));
+    const path = (0, import_node_path25.join)(dir, recordFileName(record2));
     try {
       writeFileExclusive(path, `${JSON.stringify(record2, null, 2)}
 `);
@@ -65039,13 +66944,13 @@ function linked(content, last2, redact, unavailable) {
   record2.hash = recordHash(record2);
   return record2;
 }
-var import_node_crypto10, import_node_fs16, import_node_path26, envSlug, envPart, SLOT, APPEND_TRIES;
+var import_node_crypto10, import_node_fs16, import_node_path25, envSlug, envPart, SLOT, APPEND_TRIES;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
     import_node_crypto10 = require("node:crypto");
     import_node_fs16 = require("node:fs");
-    import_node_path26 = require("node:path");
+    import_node_path25 = require("node:path");
     init_errors();
     init_fs_atomic();
     init_redact_json();
@@ -65064,11 +66969,11 @@ function valuesOf(c2) {
   const checksum = typeof c2.payload?.values_checksum === "string" ? c2.payload.values_checksum : null;
   return { values: { checksum, file: c2.values.file, rows: c2.values.rows } };
 }
-var import_node_path27, iso3, EvidenceRecorder;
+var import_node_path26, iso3, EvidenceRecorder;
 var init_recorder = __esm({
   "src/evidence/recorder.ts"() {
     "use strict";
-    import_node_path27 = require("node:path");
+    import_node_path26 = require("node:path");
     init_run3();
     init_four_eyes2();
     init_model();
@@ -65098,6 +67003,7 @@ var init_recorder = __esm({
       approverNote;
       pullRequest;
       guardrails;
+      promotionTests;
       running = /* @__PURE__ */ new Set();
       written;
       /** ClientOptions.onRequestStart: the attempt is listed as it is sent, in flight until `observe` says
@@ -65180,6 +67086,10 @@ var init_recorder = __esm({
       setGuardrails(judged2, outcomes) {
         this.guardrails = { judged: judged2, outcomes };
       }
+      /** A saved plan's source's policy tests, as they came out right before the writes. */
+      setPromotionTests(tests) {
+        this.promotionTests = tests;
+      }
       /** The environment's lock as the run took it (or --lock=false), and later whether it was released. */
       setLock(lock) {
         this.lock = lock;
@@ -65221,7 +67131,7 @@ var init_recorder = __esm({
           if (c2.source) files.add(c2.source.replace(/:\d+$/, ""));
           if (c2.values?.file) files.add(c2.values.file);
         }
-        const read = new Set([...files].map((f2) => (0, import_node_path27.relative)(this.init.repoRoot, (0, import_node_path27.resolve)(this.init.cwd, f2))));
+        const read = new Set([...files].map((f2) => (0, import_node_path26.relative)(this.init.repoRoot, (0, import_node_path26.resolve)(this.init.cwd, f2))));
         if (git.not_clean) git = { ...git, not_clean: git.not_clean.map((p) => read.has(p.path) ? { ...p, policy: true } : p) };
         const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
         if (!outside.length) return git;
@@ -65242,6 +67152,7 @@ var init_recorder = __esm({
             ...valuesOf(c2),
             ...four ? { four_eyes: four } : {},
             ...guardrails ? { guardrails } : {},
+            ...c2.promotion ? { promotion: c2.promotion } : {},
             requests: isApplied(c2) && this.requestsOf.get(stepTag(c2)) || []
           };
         });
@@ -65274,6 +67185,8 @@ var init_recorder = __esm({
           ...this.approverNote ? { approver_note: this.approverNote } : {},
           ...this.pullRequest ? { pull_request_approval: this.pullRequest } : {},
           ...this.guardrails ? { guardrails: this.guardrails.judged } : {},
+          ...plan.promotion ? { promotion: plan.promotion } : {},
+          ...this.promotionTests ? { promotion_tests_at_apply: this.promotionTests } : {},
           started_at: iso3(this.started),
           finished_at: iso3(i.now()),
           git,
@@ -65415,9 +67328,78 @@ var init_guardrails3 = __esm({
   }
 });
 
+// src/evidence/promotion.ts
+function promotionProblems2(r, promoteFrom) {
+  const p = r.promotion;
+  if (!p) {
+    return promoteFrom === void 0 ? [] : [
+      `promotion: environment ${r.environment} receives its changes from ${promoteFrom} (promote_from in revsync.yaml${r.git?.commit ? ` at commit ${r.git.commit.slice(0, 12)}` : ""}), and this record holds no promotion facts (the source, the commit, what was compared): it was applied without promotion`
+    ];
+  }
+  const out = [];
+  if (promoteFrom !== void 0 && promoteFrom !== p.from)
+    out.push(`promotion: promoted from ${p.from}, while revsync.yaml at its commit names ${promoteFrom}`);
+  const sum = comparedChecksum(Array.isArray(r.changes) ? r.changes : []);
+  if (sum !== p.compared_checksum)
+    out.push(`promotion: its changes' promotion facts do not make its compared_checksum (${p.compared_checksum}; they make ${sum})`);
+  const landed = landedWrites(r);
+  for (const c2 of landed) {
+    if (!c2.promotion) out.push(`promotion: ${c2.address} (${c2.action}) landed without the plan's promotion facts`);
+    else if (c2.promotion.status !== "promoted") out.push(`promotion: ${c2.address} (${c2.action}) landed though the plan blocked it for promotion`);
+  }
+  const failed2 = [...p.tests?.failed ?? [], ...r.promotion_tests_at_apply?.failed ?? []];
+  if (landed.length && failed2.length) out.push(`promotion: writes landed though the policy tests failed live in ${p.from}: ${failed2.slice(0, 3).join("; ")}`);
+  if (landed.length && p.read_at === null) out.push(`promotion: writes landed though ${p.from} was not read`);
+  return out;
+}
+async function promoteFromAtCommits(root, configPath, commits, env2) {
+  const out = /* @__PURE__ */ new Map();
+  await Promise.all(
+    [...new Set(commits)].map(async (commit) => {
+      const text4 = await gitShow(root, `${commit}:${configPath}`, env2);
+      if (text4 !== void 0) out.set(commit, promoteFromIn(text4));
+    })
+  );
+  return out;
+}
+function promoteFromIn(text4) {
+  let doc;
+  try {
+    doc = (0, import_yaml8.parse)(text4);
+  } catch {
+    return {};
+  }
+  const envs = doc?.environments ?? {};
+  const out = {};
+  for (const [name, e] of Object.entries(envs)) if (typeof e?.promote_from === "string") out[name] = e.promote_from;
+  return out;
+}
+function gitShow(cwd, spec, env2) {
+  return new Promise((resolve20) => {
+    (0, import_node_child_process3.execFile)(
+      "git",
+      ["show", spec],
+      { cwd, timeout: 1e4, maxBuffer: 4 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
+      (err, stdout) => resolve20(err ? void 0 : stdout)
+    );
+  });
+}
+var import_node_child_process3, import_yaml8, landedWrites;
+var init_promotion6 = __esm({
+  "src/evidence/promotion.ts"() {
+    "use strict";
+    import_node_child_process3 = require("node:child_process");
+    import_yaml8 = __toESM(require_dist(), 1);
+    init_check();
+    init_entries();
+    init_record();
+    landedWrites = (r) => (Array.isArray(r.changes) ? r.changes : []).filter((c2) => APPLIED_ACTIONS.includes(c2.action) && LANDED.has(c2.outcome));
+  }
+});
+
 // src/evidence/verify.ts
-function verifyChain(stored) {
-  const checked = stored.map(checkRecord);
+function verifyChain(stored, opts = {}) {
+  const checked = stored.map((s3) => checkRecord(s3, opts));
   const out = checked.map((c2) => c2.verified);
   const byEnv = /* @__PURE__ */ new Map();
   checked.forEach(({ verified: v2, placed }, index) => {
@@ -65537,7 +67519,7 @@ function crossChains(byEnv, recordOf, out) {
     }
   }
 }
-function checkRecord(s3) {
+function checkRecord(s3, opts) {
   const v2 = { file: s3.file, environment: null, sequence: null, hash: null, findings: [], problems: [] };
   const found = (finding, ...problems) => {
     v2.findings.push(finding);
@@ -65578,20 +67560,23 @@ function checkRecord(s3) {
   if (eyes.notes.length) v2.note = [v2.note, ...eyes.notes].filter(Boolean).join("; ");
   const guarded = guardrailProblems(r);
   if (guarded.length) found("guardrails", ...guarded);
+  const promoted = promotionProblems2(r, opts.promoteFrom?.(r));
+  if (promoted.length) found("promotion", ...promoted);
   return { verified: v2, placed: true };
 }
 function renamedWords(file, r) {
-  const name = (0, import_node_path28.basename)(file);
+  const name = (0, import_node_path27.basename)(file);
   if (name === recordFileName(r) || name === earlierFileName(r)) return void 0;
   return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: its environment and sequence)`;
 }
-var import_node_path28, missing, tenantKeysOf;
+var import_node_path27, missing, tenantKeysOf;
 var init_verify = __esm({
   "src/evidence/verify.ts"() {
     "use strict";
     init_four_eyes4();
     init_guardrails3();
-    import_node_path28 = require("node:path");
+    init_promotion6();
+    import_node_path27 = require("node:path");
     init_ajv();
     init_record();
     init_store();
@@ -65610,11 +67595,11 @@ __export(evidence_exports2, {
 });
 function startEvidence(flags, repo, env2, planFile) {
   if (flags.evidence !== void 0 && !flags.evidence.trim()) throw new UserError("--evidence needs a folder");
-  const dir = flags.evidence !== void 0 ? (0, import_node_path29.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
+  const dir = flags.evidence !== void 0 ? (0, import_node_path28.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
   if (dir === void 0) return void 0;
   if (flags.evidence === void 0) {
     try {
-      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path29.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
+      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path28.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
     } catch (e) {
       throw new UserError(
         `evidence: of revsync.yaml: ${e.message}; nothing was sent`,
@@ -65631,7 +67616,7 @@ function startEvidence(flags, repo, env2, planFile) {
       repoRoot: repo.root,
       cwd: cwdOf(flags),
       env: penv,
-      policyPaths: [(0, import_node_path29.relative)(repo.root, repo.configFile), (0, import_node_path29.relative)(repo.root, repo.policiesDir) || "."],
+      policyPaths: [(0, import_node_path28.relative)(repo.root, repo.configFile), (0, import_node_path28.relative)(repo.root, repo.policiesDir) || "."],
       environment: env2.name,
       baseUrl: env2.baseUrl,
       authUrl: env2.authUrl,
@@ -65658,27 +67643,43 @@ function startEvidence(flags, repo, env2, planFile) {
   };
   return ev;
 }
-function recordsAt(target) {
+async function recordsAt(target, flags) {
   let dir = false;
   try {
     dir = (0, import_node_fs17.statSync)(target).isDirectory();
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
-  const folder = dir ? target : (0, import_node_path29.dirname)(target);
+  const folder = dir ? target : (0, import_node_path28.dirname)(target);
   const found = readRecords(folder);
-  const checked = verifyChain(found).records;
+  const checked = verifyChain(found, await promotionExpected(flags, found)).records;
   const verdicts = new Map(checked.map((v2) => [v2.file, v2]));
   const byFile = new Map(found.map((s3) => [s3.file, s3]));
   const all2 = checked.map((v2) => byFile.get(v2.file));
   if (dir) return { stored: all2, verdicts };
-  const own2 = all2.find((s3) => s3.file === (0, import_node_path29.basename)(target)) ?? readRecord(target);
+  const own2 = all2.find((s3) => s3.file === (0, import_node_path28.basename)(target)) ?? readRecord(target);
   const verdict2 = verdicts.get(own2.file);
   return { stored: [{ ...own2, file: target }], verdicts: new Map(verdict2 ? [[target, verdict2]] : []) };
 }
+async function promotionExpected(flags, stored) {
+  let repo;
+  try {
+    repo = openRepo(flags);
+  } catch {
+    return {};
+  }
+  const commits = stored.flatMap((s3) => typeof s3.record?.git?.commit === "string" ? [s3.record.git.commit] : []);
+  const at2 = await promoteFromAtCommits(repo.root, `./${(0, import_node_path28.basename)(repo.configFile)}`, commits, envOf(flags));
+  return {
+    promoteFrom: (r) => {
+      const then = r.git?.commit ? at2.get(r.git.commit) : void 0;
+      return then ? then[r.environment] : promoteFromOf(repo.config, r.environment);
+    }
+  };
+}
 async function runEvidenceVerify(flags, out, args) {
   const view = await pickView(evidenceVerifyViews, flags.format);
-  const dir = (0, import_node_path29.resolve)(cwdOf(flags), args[0] ?? "");
+  const dir = (0, import_node_path28.resolve)(cwdOf(flags), args[0] ?? "");
   let st;
   try {
     st = (0, import_node_fs17.statSync)(dir);
@@ -65688,12 +67689,12 @@ async function runEvidenceVerify(flags, out, args) {
   if (!st.isDirectory()) throw new UserError(`${dir} is a file: evidence verify checks a folder of records (evidence show prints one)`);
   const stored = readRecords(dir);
   if (!stored.length) throw new UserError(`no evidence records in ${dir}`, "evidence verify checks a folder that apply --evidence wrote records into");
-  const report2 = verifyChain(stored);
+  const report3 = verifyChain(stored, await promotionExpected(flags, stored));
   let live;
   if (flags.live) live = await liveFindings(flags, stored, out);
-  view({ folder: dir, report: report2, live }, out);
+  view({ folder: dir, report: report3, live }, out);
   if (live && (await Promise.resolve().then(() => (init_evidence(), evidence_exports))).liveChanged(live)) return 1;
-  return report2.ok ? 0 : 1;
+  return report3.ok ? 0 : 1;
 }
 async function liveFindings(flags, stored, out) {
   const repo = openRepo(flags);
@@ -65716,8 +67717,8 @@ async function liveFindings(flags, stored, out) {
 async function runEvidenceShow(flags, out, args) {
   const view = await pickView(evidenceShowViews, flags.format);
   const target = args[0] ?? "";
-  const path = (0, import_node_path29.isAbsolute)(target) ? target : (0, import_node_path29.resolve)(cwdOf(flags), target);
-  const { stored: all2, verdicts } = recordsAt(path);
+  const path = (0, import_node_path28.isAbsolute)(target) ? target : (0, import_node_path28.resolve)(cwdOf(flags), target);
+  const { stored: all2, verdicts } = await recordsAt(path, flags);
   let stored = all2;
   if (flags.env) stored = stored.filter((s3) => s3.record?.environment === flags.env);
   if (flags.last !== void 0) {
@@ -65752,18 +67753,20 @@ function doubtOf(v2) {
     return { tag, words: `this record was changed after it was written (${v2.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v2.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs17, import_node_path29, version;
+var import_node_fs17, import_node_path28, version;
 var init_evidence3 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
     import_node_fs17 = require("node:fs");
-    import_node_path29 = require("node:path");
+    import_node_path28 = require("node:path");
     init_errors();
     init_context2();
     init_live();
     init_recorder();
     init_store();
     init_verify();
+    init_promotion6();
+    init_promotion4();
     init_package_root();
     init_user_files();
     init_view();
@@ -65772,13 +67775,13 @@ var init_evidence3 = __esm({
     init_number();
     init_context();
     init_io();
-    version = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path29.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path28.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
 // src/lock/local-lock.ts
 function machineLockDir(env2 = process.env, platform = process.platform) {
-  return platform === "win32" ? (0, import_node_path30.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
+  return platform === "win32" ? (0, import_node_path29.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
 }
 function thisProcessSpace() {
   const read = (f2) => {
@@ -65821,7 +67824,7 @@ function releasedOf(v2) {
   const r = v2;
   return r && typeof r === "object" && typeof r.lock === "string" ? { released: { lock: r.lock, why: typeof r.why === "string" ? r.why : "released" } } : void 0;
 }
-var import_node_crypto11, import_node_fs18, import_node_os3, import_node_path30, running, LocalLock;
+var import_node_crypto11, import_node_fs18, import_node_os3, import_node_path29, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
@@ -65829,7 +67832,7 @@ var init_local_lock = __esm({
     import_node_fs18 = require("node:fs");
     init_fs_atomic();
     import_node_os3 = require("node:os");
-    import_node_path30 = require("node:path");
+    import_node_path29 = require("node:path");
     init_tenant();
     init_user_files();
     init_lock();
@@ -65849,7 +67852,7 @@ var init_local_lock = __esm({
         const tenant = tenantIdentity(service.baseUrl, service.realm);
         const name = earlier ? (0, import_node_crypto11.createHash)("sha256").update(`${service.baseUrl}
 ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.slice(0, 32)}`;
-        this.path = (0, import_node_path30.join)(dir, `${name}.json`);
+        this.path = (0, import_node_path29.join)(dir, `${name}.json`);
         this.where = `file ${this.path} of this machine`;
       }
       dir;
@@ -66027,18 +68030,18 @@ function parseRecord(id, message, environment) {
     ...releasedOf(r.released) ?? {}
   };
 }
-var import_node_child_process3, import_node_crypto12, import_node_os4, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
+var import_node_child_process4, import_node_crypto12, import_node_os4, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
 var init_git_lock = __esm({
   "src/lock/git-lock.ts"() {
     "use strict";
-    import_node_child_process3 = require("node:child_process");
+    import_node_child_process4 = require("node:child_process");
     import_node_crypto12 = require("node:crypto");
     import_node_os4 = require("node:os");
     init_local_lock();
     init_lock();
     EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     GIT_TIMEOUT_MS = 6e4;
-    withoutCredentials = (text4) => text4.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@");
+    withoutCredentials = (text4) => text4.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@").replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s?#]*)[?#][^\s'"]*/gi, "$1?***");
     GitLock = class _GitLock {
       constructor(opts) {
         this.opts = opts;
@@ -66066,8 +68069,8 @@ var init_git_lock = __esm({
         return h.host === (0, import_node_os4.hostname)() ? holderState(h, thisProcessSpace()) : "unknown";
       }
       git(args, extraEnv = {}) {
-        return new Promise((resolve21, reject) => {
-          const child = (0, import_node_child_process3.execFile)(
+        return new Promise((resolve20, reject) => {
+          const child = (0, import_node_child_process4.execFile)(
             "git",
             args,
             {
@@ -66089,7 +68092,7 @@ var init_git_lock = __esm({
                 return;
               }
               const killed = err && err.killed;
-              resolve21({
+              resolve20({
                 code: err ? typeof err.code === "number" ? err.code ?? 1 : 1 : 0,
                 stdout: String(stdout),
                 stderr: withoutCredentials(String(stderr)) + (killed ? `
@@ -66215,7 +68218,7 @@ function lockBackend(repo, env2, flags) {
     return new RenamedLock(new GitLock({ ...git, ref: tenantLockRef(tenantIdentity(env2.baseUrl, env2.realm)) }), new GitLock(git));
   }
   const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os5.tmpdir)();
-  const earlier = (0, import_node_path31.join)((0, import_node_path31.resolve)(tmp), "revsync-locks");
+  const earlier = (0, import_node_path30.join)((0, import_node_path30.resolve)(tmp), "revsync-locks");
   const service = { baseUrl: env2.baseUrl, realm: env2.realm };
   return new RenamedLock(new LocalLock(machineLockDir(penv), service), new LocalLock(earlier, service, void 0, void 0, true));
 }
@@ -66436,13 +68439,13 @@ async function mayRelease(flags, out, environment, holder, state) {
   if (!yes) out.error("unlock cancelled: nothing was released");
   return yes;
 }
-var import_node_fs19, import_node_os5, import_node_path31, revsyncVersion, realSleep, where;
+var import_node_fs19, import_node_os5, import_node_path30, revsyncVersion, realSleep, where;
 var init_lock3 = __esm({
   "src/cli/lock.ts"() {
     "use strict";
     import_node_fs19 = require("node:fs");
     import_node_os5 = require("node:os");
-    import_node_path31 = require("node:path");
+    import_node_path30 = require("node:path");
     init_duration();
     init_errors();
     init_context2();
@@ -66455,9 +68458,71 @@ var init_lock3 = __esm({
     init_lock2();
     init_prompt();
     init_context();
-    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path31.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path30.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
     realSleep = (ms) => new Promise((r) => setTimeout(r, ms));
     where = async (backend) => await backend.describe?.().catch(() => void 0) ?? backend.where;
+  }
+});
+
+// src/promotion/apply.ts
+function checkSavedPromotion(plan, promoteFrom, file) {
+  const was = plan.promotion?.from;
+  if (was === promoteFrom) return;
+  const now = promoteFrom === void 0 ? "has no promote_from" : `receives its changes from ${JSON.stringify(promoteFrom)} (promote_from)`;
+  const then = was === void 0 ? "was made without promotion" : `was promoted from ${JSON.stringify(was)}`;
+  throw new UserError(
+    `the plan ${file} ${then}, and environment ${JSON.stringify(plan.environment)} ${now} in revsync.yaml: what was reviewed is not what applies now, so nothing was sent`,
+    `plan again: revsync plan --env ${plan.environment} --out FILE, review it, and apply that file`
+  );
+}
+async function testsBeforeWriting(src, kinds) {
+  if (!src.tests || !hasTests(src)) return void 0;
+  const live = await readLive(src.core, src.desired, { concurrency: src.concurrency, targets: [], approvedValues: true }, kinds);
+  return testsInSource(src.tests, live, kinds);
+}
+function testsRefusal(from, t) {
+  return new UserError(
+    `${testsWords(from, t)}, so nothing was sent`,
+    `fix the policies or the tests, apply them to ${from}, then plan again; revsync test --live --env ${from} runs them`
+  );
+}
+function promotionLeftBlocked(plan) {
+  const blocked2 = blockedForPromotion(plan);
+  if (!blocked2.length || !plan.promotion) return void 0;
+  const from = plan.promotion.from;
+  return new UserError(
+    `${plural(blocked2.length, "write")} of this plan ${blocked2.length === 1 ? "is" : "are"} blocked for promotion from ${from}, and nothing was sent for ${blocked2.length === 1 ? "it" : "them"}:
+  ${blocked2.join("\n  ")}`,
+    `apply to ${from} first and run its tests there (revsync apply --env ${from}; revsync test --live --env ${from}), then plan again`
+  );
+}
+var init_apply3 = __esm({
+  "src/promotion/apply.ts"() {
+    "use strict";
+    init_errors();
+    init_read2();
+    init_words();
+    init_check();
+    init_source2();
+    init_tests2();
+  }
+});
+
+// src/promotion/gate.ts
+function promotionGate(src, kinds) {
+  return async (c2) => {
+    const live = await readSource(src, [c2.address], kinds, false);
+    const judged2 = judgeWrite(c2, { name: src.name, desired: src.desired, live }, kinds);
+    if (judged2.promotion?.status === "promoted") return void 0;
+    return `blocked: ${c2.address} is not promoted from ${src.name} any more (read right before the write): ${judged2.reason ?? ""}; ${NOTHING_SENT_FOR_IT}`;
+  };
+}
+var init_gate = __esm({
+  "src/promotion/gate.ts"() {
+    "use strict";
+    init_write();
+    init_check();
+    init_source2();
   }
 });
 
@@ -66469,7 +68534,7 @@ __export(apply_exports, {
 function openRun(flags, out, args, view) {
   const repo = openRepo(flags);
   const planFile = args[0];
-  const read = planFile ? readPlanFile((0, import_node_path32.resolve)(out.io.cwd, planFile), kindsOf(out.io)) : void 0;
+  const read = planFile ? readPlanFile((0, import_node_path31.resolve)(out.io.cwd, planFile), kindsOf(out.io)) : void 0;
   if (read && flags.target?.length) {
     throw new UserError(
       `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
@@ -66502,8 +68567,8 @@ function openRun(flags, out, args, view) {
 }
 async function warnUncommitted(run2, plan) {
   const { repo, out, flags } = run2;
-  const paths = [(0, import_node_path32.relative)(repo.root, repo.configFile), (0, import_node_path32.relative)(repo.root, repo.policiesDir) || "."];
-  for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path32.relative)(repo.root, (0, import_node_path32.resolve)(cwdOf(flags), c2.values.file)));
+  const paths = [(0, import_node_path31.relative)(repo.root, repo.configFile), (0, import_node_path31.relative)(repo.root, repo.policiesDir) || "."];
+  for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path31.relative)(repo.root, (0, import_node_path31.resolve)(cwdOf(flags), c2.values.file)));
   const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
   run2.tree = { commit, files };
   if (!files.length) return;
@@ -66515,7 +68580,12 @@ async function warnUncommitted(run2, plan) {
 async function planToApply(run2) {
   if (run2.saved) await warnUncommitted(run2, run2.saved);
   const plan = run2.saved ? checkAgainstGit(run2.saved, desiredState(run2.repo, run2.env, run2.out, run2.flags), kindsOf(run2.out.io)) : checkPayloads(
-    await makePlan2(run2.repo, run2.env, run2.core, run2.flags, run2.out, { impact: false, applies: true, ...planGuardrails(run2) }),
+    await makePlan2(run2.repo, run2.env, run2.core, run2.flags, run2.out, {
+      impact: false,
+      applies: true,
+      ...planGuardrails(run2),
+      ...run2.promotion ? { promotion: run2.promotion } : {}
+    }),
     kindsOf(run2.out.io)
   );
   if (!run2.saved) await warnUncommitted(run2, plan);
@@ -66529,9 +68599,28 @@ function planGuardrails(run2) {
 }
 async function judgedNow(run2, plan) {
   if (!run2.guardrails) return plan.guardrails ? { ...plan, guardrails: void 0, changes: plan.changes.map(({ guardrails: _g, ...c2 }) => c2) } : plan;
-  const judged2 = await guardrailsBeforeWriting(plan, { ...run2, setup: run2.guardrails });
+  const judged2 = await guardrailsBeforeWriting(run2.saved ? await factsOfNow(run2, plan, run2.guardrails) : plan, { ...run2, setup: run2.guardrails });
   if (judged2.approval) run2.approval = judged2.approval;
+  run2.judgedAgain = judged2.again;
   return judged2.shown;
+}
+async function factsOfNow(run2, plan, setup) {
+  if (!setup.rules.some((r) => r.when)) return plan;
+  const flags = { ...run2.flags, target: plan.targets };
+  const now = await makePlan2(run2.repo, run2.env, run2.core, flags, run2.out, { impact: false, applies: true, ...planGuardrails({ ...run2, flags }) });
+  const key5 = (c2) => `${c2.action} ${c2.address}`;
+  const fresh = new Map(now.changes.filter(isApplied).map((c2) => [key5(c2), c2.facts]));
+  const changes = plan.changes.map((c2) => {
+    if (!isApplied(c2)) return c2;
+    const facts = fresh.get(key5(c2));
+    if (!facts)
+      throw new UserError(
+        `the guardrails judge ${c2.address} (${c2.action}) on what git and the service give now, and a plan made now holds no such change: nothing was sent`,
+        "run revsync plan again, review it, and apply that plan"
+      );
+    return { ...c2, facts };
+  });
+  return { ...plan, changes };
 }
 async function confirmed(run2) {
   const { out, core, signals: signals2 } = run2;
@@ -66546,14 +68635,17 @@ async function confirmed(run2) {
 }
 async function beforeWriting(run2, plan) {
   const { out, core, env: env2, evidence } = run2;
-  const shown3 = await judgedNow(run2, plan);
-  out.info(planText(shown3, out.err));
+  const shown4 = await judgedNow(run2, plan);
+  out.info(planText(shown4, out.err));
   if (!hasApplied(plan)) {
     out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
     noteTurnedAway(core.governor, env2, run2.flags, out);
+    const blocked2 = promotionLeftBlocked(plan);
+    if (blocked2) throw blocked2;
     return unreadCode(run2, plan, 0);
   }
-  const held = heldBackError(shown3);
+  await promotionTestsNow(run2);
+  const held = heldBackError(shown4);
   if (held) throw held;
   const fourEyes = env2.fourEyes || !!plan.four_eyes;
   const ready = readyToApply(plan, core, { fourEyes, kinds: kindsOf(out.io) });
@@ -66630,7 +68722,7 @@ function observers(run2, progress) {
 async function writeAll(run2, plan) {
   const { out, core, env: env2, flags } = run2;
   const progress = await startProgress(out, "Applying\u2026", flags.quiet, core.governor);
-  let report2;
+  let report3;
   try {
     const fourEyes = env2.fourEyes || !!plan.four_eyes;
     const opts = {
@@ -66638,19 +68730,31 @@ async function writeAll(run2, plan) {
       isStopping: run2.signals.isStopping,
       observers: observers(run2, progress),
       fourEyes,
-      kinds: kindsOf(out.io)
+      kinds: kindsOf(out.io),
+      ...run2.promotion ? { gate: promotionGate(run2.promotion, kindsOf(out.io)) } : {}
     };
-    report2 = await applyPlan(core, plan, { ...opts, tagRequests: run2.evidence !== void 0 });
+    report3 = await applyPlan(core, plan, { ...opts, tagRequests: run2.evidence !== void 0 });
   } finally {
     progress.stop();
   }
-  if (run2.evidence) run2.evidence.report = report2;
-  const wrote = report2.interrupted ? 130 : report2.outcomes.some((o) => o.status === "failed") ? 1 : 0;
+  if (run2.evidence) run2.evidence.report = report3;
+  const blocked2 = report3.interrupted ? void 0 : promotionLeftBlocked(plan);
+  const wrote = report3.interrupted ? 130 : report3.outcomes.some((o) => o.status === "failed") || blocked2 ? 1 : 0;
   const code = await settle2(run2, { exitCode: unreadCode(run2, plan, wrote, false) });
-  run2.view({ report: report2, lock: run2.backend ? run2.lock?.evidence() : NO_LOCK }, out);
+  run2.view({ report: report3, lock: run2.backend ? run2.lock?.evidence() : NO_LOCK }, out);
   noteTurnedAway(core.governor, env2, flags, out);
+  if (blocked2) {
+    out.error(blocked2.message);
+    if (blocked2.hint) out.hint(`Hint: ${blocked2.hint}`);
+  }
   unreadCode(run2, plan, wrote);
   return code;
+}
+async function promotionTestsNow(run2) {
+  if (!run2.promotion || !run2.saved) return;
+  const tests = await testsBeforeWriting(run2.promotion, kindsOf(run2.out.io));
+  if (tests) run2.evidence?.recorder.setPromotionTests(tests);
+  if (tests?.failed.length) throw testsRefusal(run2.promotion.name, tests);
 }
 function unreadCode(run2, plan, code, say = true) {
   if (!plan.unread?.length) return code;
@@ -66659,9 +68763,15 @@ function unreadCode(run2, plan, code, say = true) {
   return run2.saved || code !== 0 ? code : 1;
 }
 async function work(run2) {
+  if (run2.saved && run2.planFile) checkSavedPromotion(run2.saved, run2.env.promoteFrom, run2.planFile);
+  run2.promotion = await openPromotion(run2.repo, run2.env, run2.flags, run2.out);
   const ready = await beforeWriting(run2, await planToApply(run2));
   if (typeof ready === "number") return ready;
-  return await lockEnvironment(run2, ready) ?? writeAll(run2, ready);
+  const stopped = await lockEnvironment(run2, ready);
+  if (stopped !== void 0) return stopped;
+  const late = run2.judgedAgain?.(nowOf(run2.flags));
+  if (late) throw late;
+  return writeAll(run2, ready);
 }
 function decideLock(run2) {
   const { lock, out, env: env2 } = run2;
@@ -66712,16 +68822,17 @@ async function runApply(flags, out, _r, args) {
     out.error(run2.signals.stopNowMessage());
     return await settle2(run2, { exitCode: 130, stoppedNow: true });
   } finally {
-    if (!run2.signals.inFlight().length) await run2.core.close();
+    if (!run2.signals.inFlight().length) await Promise.all([run2.core.close(), run2.promotion?.core.close()]);
     run2.signals.close();
   }
 }
-var import_node_path32, NO_LOCK;
-var init_apply3 = __esm({
+var import_node_path31, NO_LOCK;
+var init_apply4 = __esm({
   "src/cli/apply.ts"() {
     "use strict";
-    import_node_path32 = require("node:path");
+    import_node_path31 = require("node:path");
     init_run3();
+    init_model();
     init_unread();
     init_errors();
     init_lock();
@@ -66745,6 +68856,9 @@ var init_apply3 = __esm({
     init_four_eyes3();
     init_four_eyes2();
     init_lock3();
+    init_promotion5();
+    init_apply3();
+    init_gate();
     NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" };
   }
 });
@@ -66802,7 +68916,7 @@ var init_drift3 = __esm({
 });
 
 // src/plan/ignore.ts
-function applyIgnore(report2, rules, today) {
+function applyIgnore(report3, rules, today) {
   const active = rules.filter((r) => inForce(r, today));
   const drift = [];
   const ignored = [];
@@ -66810,7 +68924,7 @@ function applyIgnore(report2, rules, today) {
     reason: [...new Set(used.map((r) => r.reason))].join("; "),
     rule: [...new Set(used.map((r) => r.address))].join(", ")
   });
-  for (const item of report2.drift) {
+  for (const item of report3.drift) {
     const matching = active.filter((r) => globMatch(r.address, item.address) && (!r.classes || r.classes.includes(item.class)));
     if (!matching.length) {
       drift.push(item);
@@ -66845,8 +68959,8 @@ function applyIgnore(report2, rules, today) {
       });
     }
   }
-  const summary = Object.fromEntries(Object.keys(report2.summary).map((k2) => [k2, drift.filter((d) => d.class === k2).length]));
-  return { ...report2, drift, summary, ignored };
+  const summary = Object.fromEntries(Object.keys(report3.summary).map((k2) => [k2, drift.filter((d) => d.class === k2).length]));
+  return { ...report3, drift, summary, ignored };
 }
 var FIELD_CLASSES2, fieldOf;
 var init_ignore = __esm({
@@ -66860,27 +68974,18 @@ var init_ignore = __esm({
   }
 });
 
-// src/plan/make-drift.ts
-async function makeDrift(repo, env2, { desired, read, targets, kinds }) {
-  const live = await read(desired, { values: true, managedDetails: true, partial: true });
-  checkTargets(targets, desired, live, kinds);
-  return applyIgnore(buildDrift(desired, live, { environment: env2.name, targets }, kinds), repo.config.drift?.ignore ?? [], todayUtc());
-}
-var init_make_drift = __esm({
-  "src/plan/make-drift.ts"() {
-    "use strict";
-    init_drift_ignore();
-    init_drift3();
-    init_ignore();
-    init_targets();
-  }
-});
-
 // src/cli/drift.ts
 var drift_exports = {};
 __export(drift_exports, {
   runDrift: () => runDrift
 });
+async function driftReport(repo, env2, core, flags, out) {
+  const desired = desiredState(repo, env2, out, flags);
+  const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true, partial: true });
+  const kinds = kindsOf(out.io);
+  checkTargets(flags.target ?? [], desired, live, kinds);
+  return applyIgnore(buildDrift(desired, live, { environment: env2.name, targets: flags.target ?? [] }, kinds), repo.config.drift?.ignore ?? [], todayUtc());
+}
 async function runDrift(flags, out) {
   if (isFleet(flags)) return driftFleet(flags, out);
   const view = await pickView(driftViews, flags.format);
@@ -66890,14 +68995,14 @@ async function runDrift(flags, out) {
     const env2 = openEnv(repo, flags, name);
     const core = openClient(env2, flags, out);
     try {
-      const report2 = await driftReport(repo, env2, core, flags, out);
-      view(report2, out);
+      const report3 = await driftReport(repo, env2, core, flags, out);
+      view(report3, out);
       noteTurnedAway(core.governor, env2, flags, out);
-      if (report2.unread?.length) {
-        out.error(unreadError(report2.unread));
+      if (report3.unread?.length) {
+        out.error(unreadError(report3.unread));
         return 1;
       }
-      return report2.drift.length ? 2 : 0;
+      return report3.drift.length ? 2 : 0;
     } finally {
       await core.close();
     }
@@ -66908,7 +69013,7 @@ async function runDrift(flags, out) {
 async function driftFleet(flags, out) {
   const view = await pickView(fleetViews, flags.format);
   const repo = openRepo(flags);
-  const names = fleetNames2(repo, flags);
+  const names = fleetNames(repo, flags);
   const outcomes = await runEnvironments(
     repo,
     names,
@@ -66921,14 +69026,16 @@ async function driftFleet(flags, out) {
   view.end({ outcomes, whole: () => "this command's JSON output (--format json)" }, out);
   return fleetExit(outcomes, { planChanges: false });
 }
-var driftReport;
 var init_drift4 = __esm({
   "src/cli/drift.ts"() {
     "use strict";
+    init_drift_ignore();
     init_repo();
     init_errors();
     init_outcome();
-    init_make_drift();
+    init_drift3();
+    init_ignore();
+    init_targets();
     init_unread();
     init_view();
     init_drift2();
@@ -66938,12 +69045,6 @@ var init_drift4 = __esm({
     init_io();
     init_reading();
     init_rate_limit();
-    driftReport = (repo, env2, core, flags, out) => makeDrift(repo, env2, {
-      desired: desiredState(repo, env2, out, flags),
-      read: (desired, options) => readWithProgress(core, desired, flags, out, options),
-      targets: flags.target ?? [],
-      kinds: kindsOf(out.io)
-    });
   }
 });
 
@@ -66968,13 +69069,13 @@ function outcomesOf(output, checkPlan) {
 }
 function entryOf(raw, source, fleetCommand, checkPlan) {
   if (!isObject(raw)) throw notOutput(source, "an environment's entry is not a JSON object");
-  const { status: _status, command: own2, file: _file, ...report2 } = raw;
+  const { status: _status, command: own2, file: _file, ...report3 } = raw;
   const command = isCommand(own2) ? own2 : fleetCommand;
-  if (isObject(report2.error)) return failedOf(report2, source, command);
-  if (Array.isArray(report2.changes) && typeof report2.checksum === "string") return planOutcome(checkPlan(report2, source));
-  if (Array.isArray(report2.drift)) return driftOutcome(checkDrift(report2, source));
-  if (Array.isArray(report2.cases) && isObject(report2.summary)) {
-    const test = checkTest(report2, source);
+  if (isObject(report3.error)) return failedOf(report3, source, command);
+  if (Array.isArray(report3.changes) && typeof report3.checksum === "string") return planOutcome(checkPlan(report3, source));
+  if (Array.isArray(report3.drift)) return driftOutcome(checkDrift(report3, source));
+  if (Array.isArray(report3.cases) && isObject(report3.summary)) {
+    const test = checkTest(report3, source);
     if (typeof test.environment !== "string")
       throw notOutput(source, "its policy tests name no environment (revsync test without --live runs git's policies, in no environment)");
     return testOutcome(test.environment, test);
@@ -67056,7 +69157,7 @@ async function runSummary(flags, out, files) {
   if (!files.length && !expected?.length)
     throw new UserError("no outputs to sum up", "name the JSON files the jobs wrote, e.g. revsync summary outputs/*.json");
   const lists = files.map((file) => {
-    const data = readJson((0, import_node_path33.resolve)(cwdOf(flags), file), file);
+    const data = readJson((0, import_node_path32.resolve)(cwdOf(flags), file), file);
     return outcomesOf({ source: file, data }, (raw, source) => planFromJson(raw, source, "so it is not summed up", kindsOf(out.io)));
   });
   if (!files.length || !lists.flat().length)
@@ -67075,27 +69176,27 @@ function expectedEnvironments(flags) {
     if (flags.allEnvs) throw e;
     hasConfig = false;
   }
-  if (hasConfig) return fleetNames2(openRepo(flags), { ...flags, env: void 0 }, false);
+  if (hasConfig) return fleetNames(openRepo(flags), { ...flags, env: void 0 }, false);
   return [...new Set((flags.envs ?? "").split(",").map((n) => n.trim()))].filter(Boolean);
 }
-function readJson(path, shown3) {
+function readJson(path, shown4) {
   let text4;
   try {
     text4 = readUserFile(path, READ_CAPS.json);
   } catch (e) {
-    throw new UserError(`cannot read ${shown3}: ${readFailure(e)}`);
+    throw new UserError(`cannot read ${shown4}: ${readFailure(e)}`);
   }
   try {
     return JSON.parse(text4);
   } catch (e) {
-    throw new UserError(`${shown3} is not a JSON output of revsync: it is not valid JSON (${e.message})`);
+    throw new UserError(`${shown4} is not a JSON output of revsync: it is not valid JSON (${e.message})`);
   }
 }
-var import_node_path33;
+var import_node_path32;
 var init_summary = __esm({
   "src/cli/summary.ts"() {
     "use strict";
-    import_node_path33 = require("node:path");
+    import_node_path32 = require("node:path");
     init_repo();
     init_errors();
     init_merge();
@@ -67107,128 +69208,6 @@ var init_summary = __esm({
     init_fleet3();
     init_io();
     init_plan_file();
-  }
-});
-
-// src/export/folder.ts
-function exportFolder(cwd, dirFlag, repo) {
-  const dir = (0, import_node_path34.resolve)(cwd, dirFlag ?? repo.policiesDir);
-  const dirInRepo = !(0, import_node_path34.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path34.isAbsolute)((0, import_node_path34.relative)(repo.root, dir));
-  const inside = {
-    folder: dirInRepo ? repo.root : dir,
-    words: {
-      show: (p) => (0, import_node_path34.relative)(cwd, p) || ".",
-      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path34.relative)(cwd, dir) || "."}`
-    }
-  };
-  const readValues = (file) => {
-    try {
-      return readUserFile((0, import_node_path34.join)(dir, file), READ_CAPS.values, inside);
-    } catch {
-      return void 0;
-    }
-  };
-  return { dir, inside, readValues, shown: (file) => (0, import_node_path34.relative)(cwd, (0, import_node_path34.join)(dir, file)) || file };
-}
-function filesUnder(dir) {
-  const out = /* @__PURE__ */ new Set();
-  const walk = (d) => {
-    for (const e of (0, import_node_fs20.readdirSync)(d, { withFileTypes: true })) {
-      if (e.name.startsWith(".")) continue;
-      const p = (0, import_node_path34.join)(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out.add(posixOf((0, import_node_path34.relative)(dir, p)));
-    }
-  };
-  if ((0, import_node_fs20.existsSync)(dir)) walk(dir);
-  return out;
-}
-function gitFileAs(file, text4, vars, repo, environment, kinds) {
-  const values2 = [];
-  const dropped = /* @__PURE__ */ new Set();
-  const scopedLists = (fileKind) => kinds.find((k2) => k2.fileKind === fileKind)?.scopedLists ?? [];
-  const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file, diagnostics: [], keepPlaces: true, dropped });
-  for (const src of readYamlText(text4, file, [], vars, keep2)) if (!src.unresolved?.size) values2[src.index] = src.value;
-  return { file, text: text4, values: values2, outOfScope: dropped };
-}
-function gitFiles(dir, vars, inside, unreadable, at2) {
-  if (!(0, import_node_fs20.existsSync)(dir)) return [];
-  return listYamlFiles(dir).flatMap((abs) => {
-    let text4;
-    try {
-      text4 = readUserFile(abs, READ_CAPS.text, inside);
-    } catch (e) {
-      unreadable.push(e instanceof Error ? e.message : String(e));
-      return [];
-    }
-    return [gitFileAs(posixOf((0, import_node_path34.relative)(dir, abs)), text4, vars, at2.repo, at2.environment, at2.kinds)];
-  });
-}
-function varHome(repo, envName2, added = /* @__PURE__ */ new Set()) {
-  const env2 = { name: envName2 };
-  const envVars = repo.config.environments[env2.name]?.vars ?? {};
-  return (name) => {
-    if (added.has(name)) return { kind: "own" };
-    if (Object.prototype.hasOwnProperty.call(envVars, name)) {
-      const raw = envVars[name];
-      if (typeof raw === "string" && /\$\{/.test(raw)) {
-        return { kind: "shared", environments: [], where: `environments.${env2.name}.vars of revsync.yaml takes from ${raw} of the process environment` };
-      }
-      return { kind: "own" };
-    }
-    const others = environmentNames(repo).filter((n) => n !== env2.name && !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name));
-    return { kind: "shared", environments: others, where: `the process environment sets (environments.${env2.name}.vars of revsync.yaml has no entry for it)` };
-  };
-}
-function checkWrites(ctx, plan, errors) {
-  const { dir } = ctx;
-  const { folder: base, words: words2 } = ctx.inside;
-  const outside = [];
-  const unwritable2 = [];
-  for (const w2 of plan.writes) {
-    try {
-      realPathInside(base, (0, import_node_path34.join)(dir, w2.file), words2);
-    } catch (e) {
-      const message = e.message;
-      errors.push(`${message} (${w2.what})`);
-      (e instanceof PathOutside ? outside : unwritable2).push(w2);
-    }
-  }
-  const failed2 = [...outside, ...unwritable2];
-  const heldBack2 = [];
-  for (const w2 of plan.writes) {
-    const cause = w2.group === void 0 || failed2.includes(w2) ? void 0 : failed2.find((f2) => f2.group === w2.group);
-    if (!cause) continue;
-    errors.push(`${ctx.shown(w2.file)} not written (${w2.what}): it goes with ${ctx.shown(cause.file)}, which cannot be written`);
-    heldBack2.push(w2);
-  }
-  return { outside, unwritable: unwritable2, heldBack: heldBack2 };
-}
-function writeAll2(ctx, w2) {
-  const written2 = [];
-  const order2 = [...w2.writes.filter((f2) => f2.file.endsWith(".csv")), ...w2.writes.filter((f2) => !f2.file.endsWith(".csv"))];
-  try {
-    for (const f2 of order2) {
-      editUserFile((0, import_node_path34.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
-      written2.push(f2);
-    }
-  } catch (e) {
-    return { written: written2, error: e };
-  }
-  return void 0;
-}
-var import_node_fs20, import_node_path34, posixOf;
-var init_folder = __esm({
-  "src/export/folder.ts"() {
-    "use strict";
-    import_node_fs20 = require("node:fs");
-    import_node_path34 = require("node:path");
-    init_repo();
-    init_walk();
-    init_yaml_source();
-    init_scope();
-    init_user_files();
-    posixOf = (p) => p.split(import_node_path34.sep).join("/");
   }
 });
 
@@ -67283,8 +69262,8 @@ function mergedBatchFor(holdings, name, policyFile, ctx) {
   }
   const texts = held.map((h) => h.file.batchValues.get(name));
   if (texts.every((t) => t !== void 0)) {
-    const dir = import_node_path35.posix.dirname(policyFile);
-    const own2 = (suffix) => import_node_path35.posix.relative(dir, ctx.unique(import_node_path35.posix.join(dir, valuesFileFor(policy2, name).replace(/\.csv$/, `${suffix}.csv`))));
+    const dir = import_node_path33.posix.dirname(policyFile);
+    const own2 = (suffix) => import_node_path33.posix.relative(dir, ctx.unique(import_node_path33.posix.join(dir, valuesFileFor(policy2, name).replace(/\.csv$/, `${suffix}.csv`))));
     const same2 = texts.every((t) => t === texts[0] || !!ctx.kind?.sameValues?.(t, texts[0]));
     if (same2) {
       entry.values = own2("");
@@ -67364,11 +69343,11 @@ function written(value2) {
 }
 function renderMerged(docs, header) {
   const texts = docs.map((d) => {
-    const doc = new import_yaml8.Document(written(d.value));
+    const doc = new import_yaml9.Document(written(d.value));
     quotedWhereNeeded(doc.contents);
-    (0, import_yaml8.visit)(doc, {
+    (0, import_yaml9.visit)(doc, {
       Pair(_2, pair) {
-        if ((0, import_yaml8.isScalar)(pair.key) && pair.key.value === "environments" && (0, import_yaml8.isSeq)(pair.value)) pair.value.flow = true;
+        if ((0, import_yaml9.isScalar)(pair.key) && pair.key.value === "environments" && (0, import_yaml9.isSeq)(pair.value)) pair.value.flow = true;
       }
     });
     placeComments(doc, d);
@@ -67377,12 +69356,12 @@ function renderMerged(docs, header) {
   return `${header.map((h) => `# ${h}`).join("\n")}
 ${texts.join("---\n")}`;
 }
-var import_node_path35, import_yaml8, VarRef, VarNamer, isScalarValue, envsOf;
+var import_node_path33, import_yaml9, VarRef, VarNamer, isScalarValue, envsOf;
 var init_all_envs = __esm({
   "src/export/all-envs.ts"() {
     "use strict";
-    import_node_path35 = require("node:path");
-    import_yaml8 = __toESM(require_dist(), 1);
+    import_node_path33 = require("node:path");
+    import_yaml9 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
     init_registry();
@@ -67442,7 +69421,7 @@ function scalarText(value2) {
 function setValue(doc, path, serviceValue, edits, raw = false) {
   const value2 = raw ? serviceValue : literalValue(serviceValue);
   const old = doc.getIn(path, true);
-  if (old && (0, import_yaml9.isScalar)(old) && (value2 === null || typeof value2 !== "object")) {
+  if (old && (0, import_yaml10.isScalar)(old) && (value2 === null || typeof value2 !== "object")) {
     old.value = value2;
     quotedWhereNeeded(old);
     if (old.range) edits.splices.push({ start: old.range[0], end: old.range[1], text: scalarText(value2) });
@@ -67535,12 +69514,12 @@ function addBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }) {
   const file = text4 !== void 0 ? newValues() : void 0;
   const entry = literalValue({ ...b2, ...file !== void 0 ? { values: file } : {} });
   const seq = doc.get("batches", true);
-  if ((0, import_yaml9.isSeq)(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
+  if ((0, import_yaml10.isSeq)(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
   else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
   edits.structural = true;
   out.changes.push(`batch ${b2.name} added`);
   if (file !== void 0 && text4 !== void 0)
-    out.values.push({ file: import_node_path36.posix.join(ctx.policyDir, file), text: text4, what: `values of ${batchAddress(f2, b2.name)}`, named: true });
+    out.values.push({ file: import_node_path34.posix.join(ctx.policyDir, file), text: text4, what: `values of ${batchAddress(f2, b2.name)}`, named: true });
 }
 function updateBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }, i, g2) {
   const put3 = (path, value2, what2) => {
@@ -67557,7 +69536,7 @@ function updateBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }, i, g2) {
   if (text4 === void 0) return;
   const what = `values of ${batchAddress(f2, b2.name)}`;
   if (typeof g2.values === "string" && g2.values !== "") {
-    const file2 = import_node_path36.posix.normalize(import_node_path36.posix.join(ctx.policyDir, g2.values));
+    const file2 = import_node_path34.posix.normalize(import_node_path34.posix.join(ctx.policyDir, g2.values));
     if (!sameValues(ctx.kind, ctx.readValues(file2), text4) && !refuseShared(ctx, `the values of batch ${b2.name} differ from ${file2}`))
       out.values.push({ file: file2, text: text4, what });
     return;
@@ -67566,7 +69545,7 @@ function updateBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }, i, g2) {
   const file = newValues();
   setValue(doc, ["batches", i, "values"], file, edits);
   out.changes.push(`batch ${b2.name} values`);
-  out.values.push({ file: import_node_path36.posix.join(ctx.policyDir, file), text: text4, what, named: true });
+  out.values.push({ file: import_node_path34.posix.join(ctx.policyDir, file), text: text4, what, named: true });
 }
 function updateDoc(doc, current, f2, edits, ctx) {
   const out = { changes: [], values: [] };
@@ -67591,7 +69570,7 @@ function rewrite(original, docs, edits) {
   if (!edits || edits.structural || !edits.splices.length) return whole;
   let text4 = original;
   for (const s3 of [...edits.splices].sort((a, b2) => b2.start - a.start)) text4 = text4.slice(0, s3.start) + s3.text + text4.slice(s3.end);
-  const meaning2 = (t) => (0, import_yaml9.parseAllDocuments)(t).map((d) => d.toJS());
+  const meaning2 = (t) => (0, import_yaml10.parseAllDocuments)(t).map((d) => d.toJS());
   return sameJson(meaning2(text4), meaning2(whole)) ? text4 : whole;
 }
 function readGit(git, kinds) {
@@ -67599,7 +69578,7 @@ function readGit(git, kinds) {
   const where2 = /* @__PURE__ */ new Map();
   const broken = /* @__PURE__ */ new Map();
   for (const g2 of git) {
-    const docs = (0, import_yaml9.parseAllDocuments)(g2.text);
+    const docs = (0, import_yaml10.parseAllDocuments)(g2.text);
     if (!Array.isArray(docs)) continue;
     parsed.set(g2.file, docs);
     const err = docs.flatMap((d) => d.errors)[0];
@@ -67621,11 +69600,11 @@ function readGit(git, kinds) {
 function valuesNamedIn(git) {
   const named3 = /* @__PURE__ */ new Set();
   for (const g2 of git) {
-    const docs = g2.values.length ? g2.values : (0, import_yaml9.parseAllDocuments)(g2.text).map((d) => d.toJS());
+    const docs = g2.values.length ? g2.values : (0, import_yaml10.parseAllDocuments)(g2.text).map((d) => d.toJS());
     for (const v2 of docs) {
       const batches = v2?.batches;
       if (!Array.isArray(batches)) continue;
-      for (const b2 of batches) if (typeof b2?.values === "string" && b2.values !== "") named3.add(import_node_path36.posix.normalize(import_node_path36.posix.join(import_node_path36.posix.dirname(g2.file), b2.values)));
+      for (const b2 of batches) if (typeof b2?.values === "string" && b2.values !== "") named3.add(import_node_path34.posix.normalize(import_node_path34.posix.join(import_node_path34.posix.dirname(g2.file), b2.values)));
     }
   }
   return named3;
@@ -67647,7 +69626,7 @@ function placeFile(f2, x2) {
   }
   const current = hit.file.values[hit.index];
   const doc = read.parsed.get(hit.file.file)?.[hit.index];
-  if (current === void 0 || !doc || !(0, import_yaml9.isMap)(doc.contents)) {
+  if (current === void 0 || !doc || !(0, import_yaml10.isMap)(doc.contents)) {
     plan.skipped.push(`${hit.file.file} holds ${f2.address} but could not be read with this environment's variables (revsync validate says why): left as it is`);
     return;
   }
@@ -67658,7 +69637,7 @@ function placeFile(f2, x2) {
     address: f2.address,
     claimValues: x2.claimValues,
     plan,
-    policyDir: import_node_path36.posix.dirname(hit.file.file),
+    policyDir: import_node_path34.posix.dirname(hit.file.file),
     readValues: x2.readValues,
     ...kind ? { kind } : {},
     ...opts.varHome ? { varHome: opts.varHome } : {},
@@ -67677,9 +69656,9 @@ function placeExport(files, git, header, readValues, opts = {}) {
   for (const f2 of files) if (!read.where.has(key3(f2.value.kind, f2.value.metadata.name))) for (const v2 of f2.valuesFiles) claimed.add(v2.file);
   const claimValues = (policyDir, file) => {
     let path = file;
-    for (let i = 2; claimed.has(import_node_path36.posix.join(policyDir, path)) || readValues(import_node_path36.posix.join(policyDir, path)) !== void 0; i++)
+    for (let i = 2; claimed.has(import_node_path34.posix.join(policyDir, path)) || readValues(import_node_path34.posix.join(policyDir, path)) !== void 0; i++)
       path = file.replace(/\.csv$/, `-${i}.csv`);
-    claimed.add(import_node_path36.posix.join(policyDir, path));
+    claimed.add(import_node_path34.posix.join(policyDir, path));
     return path;
   };
   const x2 = { plan, git, read, header, readValues, claimValues, opts, matched: /* @__PURE__ */ new Set(), dirty: /* @__PURE__ */ new Map(), edits: /* @__PURE__ */ new Map() };
@@ -67696,12 +69675,12 @@ function placeExport(files, git, header, readValues, opts = {}) {
   }
   return plan;
 }
-var import_node_path36, import_yaml9, key3, setOwnValue, setLiveValue, WHOLE_VAR, batchAddress, sharedOf;
+var import_node_path34, import_yaml10, key3, setOwnValue, setLiveValue, WHOLE_VAR, batchAddress, sharedOf;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
-    import_node_path36 = require("node:path");
-    import_yaml9 = __toESM(require_dist(), 1);
+    import_node_path34 = require("node:path");
+    import_yaml10 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
     init_export_file();
@@ -67765,11 +69744,11 @@ function varFor(d, path, values2, others, parts, what, ctx) {
 }
 function prepareSpec(address, d, holders, others, ctx, p) {
   const spec = d.doc.get("spec", true);
-  if (!(0, import_yaml10.isMap)(spec)) return [];
+  if (!(0, import_yaml11.isMap)(spec)) return [];
   const name = holders[0]?.file.value.metadata.name ?? "";
   const lists = [];
   for (const item of spec.items) {
-    const field = (0, import_yaml10.isScalar)(item.key) ? String(item.key.value) : void 0;
+    const field = (0, import_yaml11.isScalar)(item.key) ? String(item.key.value) : void 0;
     if (!field || !holders.every((h) => field in h.file.value.spec)) continue;
     const values2 = new Map(holders.map((h) => [h.env, h.file.value.spec[field]]));
     const r = varFor(d, ["spec", field], values2, others, [name, field], `${address}: ${field}`, ctx);
@@ -67845,12 +69824,12 @@ function prepareValues(d, i, b2, held, rest, ctx, p) {
   if (typeof raw !== "string" || variablesIn(raw).length || !texts.every((t) => t !== void 0)) return;
   const same2 = texts.every((t) => t === texts[0] || !!ctx.kind?.sameValues?.(t, texts[0]));
   if (same2) return;
-  const dir = import_node_path37.posix.dirname(d.file);
+  const dir = import_node_path35.posix.dirname(d.file);
   const policy2 = held[0]?.file.value.metadata.name ?? "";
   const files = held.map((h, i2) => {
-    const file = ctx.unique(import_node_path37.posix.join(dir, meaning(raw)).replace(/\.csv$/i, "") + `-${h.env.toLowerCase().replace(/[^a-z0-9]+/g, "-")}.csv`);
+    const file = ctx.unique(import_node_path35.posix.join(dir, meaning(raw)).replace(/\.csv$/i, "") + `-${h.env.toLowerCase().replace(/[^a-z0-9]+/g, "-")}.csv`);
     p.values.push({ file, text: texts[i2], what: `values of ${held[0]?.file.batchAddress?.(b2) ?? b2} in ${h.env}` });
-    return [h.env, import_node_path37.posix.relative(dir, file)];
+    return [h.env, import_node_path35.posix.relative(dir, file)];
   });
   const values2 = new Map([...files, ...rest.map((e) => [e, meaning(raw)])]);
   const ref = ctx.namer.name([policy2, b2, "values"], values2, `${held[0]?.file.batchAddress?.(b2) ?? b2}: values`);
@@ -67865,11 +69844,11 @@ function addMerged(d, b2, holders, ctx, p) {
   else entry.environments = held;
   const node = quotedWhereNeeded(d.doc.createNode(ownText(entry)));
   const seq = d.doc.get("batches", true);
-  if ((0, import_yaml10.isSeq)(seq)) seq.add(node);
+  if ((0, import_yaml11.isSeq)(seq)) seq.add(node);
   else d.doc.set("batches", d.doc.createNode([node]));
   d.edits.structural = true;
-  const dir = import_node_path37.posix.dirname(d.file);
-  for (const v2 of valuesFiles) p.values.push({ file: import_node_path37.posix.join(dir, v2.file), text: v2.text, what: `values of batch ${b2}` });
+  const dir = import_node_path35.posix.dirname(d.file);
+  for (const v2 of valuesFiles) p.values.push({ file: import_node_path35.posix.join(dir, v2.file), text: v2.text, what: `values of batch ${b2}` });
   note(p, d, `batch ${b2} added${entry.environments ? ` for ${entry.environments.join(", ")}` : ""}`);
 }
 function ownText(entry) {
@@ -67879,7 +69858,7 @@ function ownText(entry) {
 }
 function prepareBatches(d, holders, others, ctx, p) {
   const seq = d.doc.get("batches", true);
-  const listed = (0, import_yaml10.isSeq)(seq) ? seq.items.map((item) => (0, import_yaml10.isMap)(item) ? item.get("name") : void 0) : [];
+  const listed = (0, import_yaml11.isSeq)(seq) ? seq.items.map((item) => (0, import_yaml11.isMap)(item) ? item.get("name") : void 0) : [];
   const live = [...new Set(holders.flatMap((h) => (h.file.value.batches ?? []).map((b2) => b2.name)))].sort();
   for (const b2 of live) {
     const at2 = listed.flatMap((n, i) => n === b2 ? [i] : []);
@@ -67916,12 +69895,12 @@ function prepareAddress(address, holdings, docs, ctx, p) {
     }
   }
 }
-var import_node_path37, import_yaml10, scopeNode, effective, inOrder, isScalarValue2, meaning;
+var import_node_path35, import_yaml11, scopeNode, effective, inOrder, isScalarValue2, meaning;
 var init_all_envs_in_place = __esm({
   "src/export/all-envs-in-place.ts"() {
     "use strict";
-    import_node_path37 = require("node:path");
-    import_yaml10 = __toESM(require_dist(), 1);
+    import_node_path35 = require("node:path");
+    import_yaml11 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
     init_scope();
@@ -67939,7 +69918,7 @@ var init_all_envs_in_place = __esm({
 
 // src/export/config-vars.ts
 function setEnvironmentVars(text4, env2, sets) {
-  const doc = (0, import_yaml11.parseDocument)(text4);
+  const doc = (0, import_yaml12.parseDocument)(text4);
   if (doc.errors.length) throw new Error(`revsync.yaml has a YAML error: ${doc.errors[0]?.message ?? ""}`);
   const splices = [];
   let structural = false;
@@ -67947,7 +69926,7 @@ function setEnvironmentVars(text4, env2, sets) {
     const value2 = literalValue(serviceValue);
     const path = ["environments", env2, "vars", name];
     const old = doc.getIn(path, true);
-    if (old && (0, import_yaml11.isScalar)(old) && old.range && (value2 === null || typeof value2 !== "object")) {
+    if (old && (0, import_yaml12.isScalar)(old) && old.range && (value2 === null || typeof value2 !== "object")) {
       splices.push({ start: old.range[0], end: old.range[1], text: scalarText(value2) });
       old.value = value2;
       quotedWhereNeeded(old);
@@ -67961,39 +69940,357 @@ function setEnvironmentVars(text4, env2, sets) {
   for (const s3 of splices.sort((a, b2) => b2.start - a.start)) out = out.slice(0, s3.start) + s3.text + out.slice(s3.end);
   return out;
 }
-var import_yaml11;
+var import_yaml12;
 var init_config_vars = __esm({
   "src/export/config-vars.ts"() {
     "use strict";
-    import_yaml11 = __toESM(require_dist(), 1);
+    import_yaml12 = __toESM(require_dist(), 1);
     init_interpolate();
     init_in_place();
     init_mapping();
   }
 });
 
-// src/export/run-all-envs.ts
+// src/cli/export.ts
+var export_exports = {};
+__export(export_exports, {
+  checkWrites: () => checkWrites,
+  exportFolder: () => exportFolder,
+  filesUnder: () => filesUnder,
+  gitFileAs: () => gitFileAs,
+  posixOf: () => posixOf,
+  refusalWords: () => refusalWords,
+  runExport: () => runExport,
+  varHome: () => varHome,
+  writeAll: () => writeAll2
+});
+function filesUnder(dir) {
+  const out = /* @__PURE__ */ new Set();
+  const walk = (d) => {
+    for (const e of (0, import_node_fs20.readdirSync)(d, { withFileTypes: true })) {
+      if (e.name.startsWith(".")) continue;
+      const p = (0, import_node_path36.join)(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out.add(posixOf((0, import_node_path36.relative)(dir, p)));
+    }
+  };
+  if ((0, import_node_fs20.existsSync)(dir)) walk(dir);
+  return out;
+}
+function gitFileAs(file, text4, vars, repo, environment, kinds) {
+  const values2 = [];
+  const dropped = /* @__PURE__ */ new Set();
+  const scopedLists = (fileKind) => kinds.find((k2) => k2.fileKind === fileKind)?.scopedLists ?? [];
+  const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file, diagnostics: [], keepPlaces: true, dropped });
+  for (const src of readYamlText(text4, file, [], vars, keep2)) if (!src.unresolved?.size) values2[src.index] = src.value;
+  return { file, text: text4, values: values2, outOfScope: dropped };
+}
+function gitFiles(dir, vars, inside, unreadable, at2) {
+  if (!(0, import_node_fs20.existsSync)(dir)) return [];
+  return listYamlFiles(dir).flatMap((abs) => {
+    let text4;
+    try {
+      text4 = readUserFile(abs, READ_CAPS.text, inside);
+    } catch (e) {
+      unreadable.push(e instanceof Error ? e.message : String(e));
+      return [];
+    }
+    return [gitFileAs(posixOf((0, import_node_path36.relative)(dir, abs)), text4, vars, at2.repo, at2.environment, at2.kinds)];
+  });
+}
+function varHome(repo, envName2, added = /* @__PURE__ */ new Set()) {
+  const env2 = { name: envName2 };
+  const envVars = repo.config.environments[env2.name]?.vars ?? {};
+  return (name) => {
+    if (added.has(name)) return { kind: "own" };
+    if (Object.prototype.hasOwnProperty.call(envVars, name)) {
+      const raw = envVars[name];
+      if (typeof raw === "string" && /\$\{/.test(raw)) {
+        return { kind: "shared", environments: [], where: `environments.${env2.name}.vars of revsync.yaml takes from ${raw} of the process environment` };
+      }
+      return { kind: "own" };
+    }
+    const others = environmentNames(repo).filter((n) => n !== env2.name && !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name));
+    return { kind: "shared", environments: others, where: `the process environment sets (environments.${env2.name}.vars of revsync.yaml has no entry for it)` };
+  };
+}
+async function exportPlan(ctx, core) {
+  const { flags, out, repo, env: env2, dir } = ctx;
+  const kinds = kindsOf(out.io);
+  const live = await readWithProgress(core, nothingInGit(kinds), flags, out, { allDetails: true, allValues: true });
+  checkTargets(flags.target ?? [], nothingInGit(kinds), live, kinds);
+  let taken;
+  let git;
+  try {
+    git = gitFiles(dir, varsFor(env2, envOf(flags)), ctx.inside, ctx.unreadable, { repo, environment: env2.name, kinds });
+    taken = /* @__PURE__ */ new Set([...filesUnder(dir), ...valuesNamedIn(git)]);
+  } catch (e) {
+    throw fileError("read", ctx.shown("."), e);
+  }
+  const unnamed = [];
+  const heldTwice = [];
+  const files = exportFiles(live, flags.target ?? [], taken, unnamed, kinds, heldTwice);
+  const schemaFile = (0, import_node_path36.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const header = (file) => [
+    `yaml-language-server: $schema=${posixOf((0, import_node_path36.relative)((0, import_node_path36.dirname)((0, import_node_path36.join)(dir, file)), schemaFile))}`,
+    `Exported by revsync from environment ${env2.name}.`
+  ];
+  const inPolicies = !(0, import_node_path36.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path36.isAbsolute)((0, import_node_path36.relative)(repo.policiesDir, dir));
+  const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
+  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(repo, env2.name), sharedWith, taken, kinds }), files, unnamed, heldTwice };
+}
+function checkWrites(ctx, plan) {
+  const { out, dir } = ctx;
+  const { folder: base, words: words2 } = ctx.inside;
+  const outside = [];
+  const unwritable2 = [];
+  for (const w2 of plan.writes) {
+    try {
+      realPathInside(base, (0, import_node_path36.join)(dir, w2.file), words2);
+    } catch (e) {
+      const message = e.message;
+      out.error(`${message} (${w2.what})`);
+      (e instanceof PathOutside ? outside : unwritable2).push(w2);
+    }
+  }
+  const failed2 = [...outside, ...unwritable2];
+  const heldBack2 = [];
+  for (const w2 of plan.writes) {
+    const cause = w2.group === void 0 || failed2.includes(w2) ? void 0 : failed2.find((f2) => f2.group === w2.group);
+    if (!cause) continue;
+    out.error(`${ctx.shown(w2.file)} not written (${w2.what}): it goes with ${ctx.shown(cause.file)}, which cannot be written`);
+    heldBack2.push(w2);
+  }
+  return { outside, unwritable: unwritable2, heldBack: heldBack2 };
+}
+function whatToWrite(ctx, plan) {
+  const { repo, env: env2, dir } = ctx;
+  const { folder: base, words: words2 } = ctx.inside;
+  const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(ctx, plan);
+  if (ctx.unreadable.length)
+    for (const w2 of plan.writes.filter((x2) => x2.created && x2.group !== void 0 && !heldBack2.includes(x2))) {
+      if (w2.file === w2.group)
+        ctx.out.error(`${ctx.shown(w2.file)} not written (${w2.what}): a policy file of the folder could not be read (above), and it may hold this policy`);
+      heldBack2.push(w2);
+    }
+  const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack2]);
+  const writes = plan.writes.filter((w2) => !left.has(w2) && ctx.readValues(w2.file) !== w2.text);
+  const schemaFile = (0, import_node_path36.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const needsSchemas = writes.some((w2) => {
+    const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w2.text);
+    return !!m && (0, import_node_path36.resolve)((0, import_node_path36.dirname)((0, import_node_path36.join)(dir, w2.file)), m[1]) === schemaFile;
+  });
+  let configText;
+  if (plan.vars.length) {
+    const before = readUserFile(repo.configFile, READ_CAPS.text);
+    const after = setEnvironmentVars(before, env2.name, plan.vars);
+    if (after !== before) configText = after;
+  }
+  return { writes, outside, unwritable: unwritable2, heldBack: heldBack2, needsSchemas, configText, base, words: words2 };
+}
+function reportWrites(ctx, plan, w2, schemas2) {
+  const { flags, out, repo, env: env2 } = ctx;
+  const dry = !!flags.dryRun;
+  for (const x2 of w2.writes)
+    out.out(
+      `${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${ctx.shown(x2.file)}${x2.created && !x2.what.startsWith("values") ? "" : ` (${x2.what})`}`
+    );
+  const envVars = repo.config.environments[env2.name]?.vars ?? {};
+  const configShown = (0, import_node_path36.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  for (const v2 of plan.vars) {
+    out.out(
+      `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v2.name} in ${configShown}: ${JSON.stringify(envVars[v2.name])} -> ${JSON.stringify(v2.value)} (${v2.what} reads \${${v2.name}}, which stays)`
+    );
+  }
+  for (const f2 of schemas2)
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path36.relative)(repo.cwd, (0, import_node_path36.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+}
+function reportLeft(ctx, x2, created) {
+  const { out, flags } = ctx;
+  const { plan, files, unnamed } = x2;
+  for (const s3 of plan.skipped) out.error(s3);
+  for (const b2 of plan.broken) out.error(`${ctx.shown(b2.file)}:${b2.message}`);
+  for (const r of plan.refused) out.error(r.message);
+  for (const r of x2.heldTwice) out.error(r);
+  for (const u of ctx.unreadable) out.error(`${u}: export neither updates it nor writes a policy file beside it that it may already hold`);
+  const keptInGit = (l) => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
+  const leftOut = files.flatMap((f2) => created.has(f2.address) ? f2.leftOut : f2.leftOut.filter((l) => !keptInGit(l)));
+  if (unnamed.length)
+    out.warn(`not exported, git cannot hold their names (plan shows each as not in git; rename it in the service to manage it):
+  ${unnamed.join("\n  ")}`);
+  if (leftOut.length)
+    out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):
+  ${leftOut.join("\n  ")}`);
+  for (const n of unknownNotes(plan.unknown)) out.out(`Note: ${n}`);
+  const gitOnly = plan.gitOnly.filter((g2) => targeted(g2.address, flags.target ?? []));
+  if (gitOnly.length) {
+    out.warn(
+      `git has files for what the service does not hold, left as they are (plan shows each):
+  ${gitOnly.map((g2) => `${g2.address} (${ctx.shown(g2.file)})`).join("\n  ")}`
+    );
+  }
+}
+function refusalWords(refused2) {
+  const n = (because) => refused2.filter((r) => r.because === because).length;
+  const words2 = [
+    ["shared", "difference another environment would see", "differences other environments would see"],
+    ["process", "value that comes from a process variable", "values that come from process variables"],
+    ["variable", "value that comes from variables export cannot set", "values that come from variables export cannot set"]
+  ];
+  return words2.filter(([b2]) => n(b2) > 0).map(([b2, one, many]) => plural(n(b2), one, many));
+}
+function closing(ctx, plan, w2, schemas2, heldTwice) {
+  const { out, flags, repo } = ctx;
+  const failed2 = plan.broken.length + plan.refused.length + plan.skipped.length + w2.outside.length + w2.unwritable.length + w2.heldBack.length + heldTwice.length + ctx.unreadable.length;
+  const newFiles = w2.writes.filter((x2) => x2.created).length;
+  const total = w2.writes.length + schemas2.length + (w2.configText !== void 0 ? 1 : 0);
+  if (!total && !failed2) {
+    const unknown = [...plan.unknown.values()].flat().length;
+    const caveat = unknown ? `, in every field the service shows (${plural(unknown, "field")} it does not show kept as git has ${unknown === 1 ? "it" : "them"})` : "";
+    out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
+  } else if (!total) out.out("Nothing was exported: see the errors above.");
+  if (flags.dryRun && total) {
+    const configShown = (0, import_node_path36.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+    const parts = `${newFiles} new, ${w2.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w2.configText !== void 0 ? `, ${configShown}` : ""}`;
+    out.out(`
+Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
+  }
+  if (!failed2) return 0;
+  const failures = [
+    plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
+    plan.skipped.length ? plural(plan.skipped.length, "policy it could not compare", "policies it could not compare") : "",
+    ...refusalWords(plan.refused),
+    w2.outside.length ? plural(w2.outside.length, "file outside the folder", "files outside the folder") : "",
+    w2.unwritable.length ? plural(w2.unwritable.length, "file that cannot be written", "files that cannot be written") : "",
+    w2.heldBack.length ? plural(w2.heldBack.length, "file held back with them", "files held back with them") : "",
+    heldTwice.length ? plural(heldTwice.length, "copy of a name the service holds twice", "copies of names the service holds twice") : "",
+    ctx.unreadable.length ? plural(ctx.unreadable.length, "policy file it could not read", "policy files it could not read") : ""
+  ].filter(Boolean);
+  out.error(
+    `export left ${failures.join(", ")} as ${failed2 === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`
+  );
+  return 1;
+}
+function writeAll2(ctx, w2) {
+  const written2 = [];
+  const order2 = [...w2.writes.filter((f2) => f2.file.endsWith(".csv")), ...w2.writes.filter((f2) => !f2.file.endsWith(".csv"))];
+  try {
+    for (const f2 of order2) {
+      editUserFile((0, import_node_path36.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
+      written2.push(f2);
+    }
+  } catch (e) {
+    return { written: written2, error: e };
+  }
+  return void 0;
+}
+function exportFolder(flags, out, repo) {
+  const dir = (0, import_node_path36.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
+  const dirInRepo = !(0, import_node_path36.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path36.isAbsolute)((0, import_node_path36.relative)(repo.root, dir));
+  const inside = {
+    folder: dirInRepo ? repo.root : dir,
+    words: {
+      show: (p) => (0, import_node_path36.relative)(out.io.cwd, p) || ".",
+      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path36.relative)(out.io.cwd, dir) || "."}`
+    }
+  };
+  const readValues = (file) => {
+    try {
+      return readUserFile((0, import_node_path36.join)(dir, file), READ_CAPS.values, inside);
+    } catch {
+      return void 0;
+    }
+  };
+  return { dir, inside, readValues, shown: (file) => (0, import_node_path36.relative)(out.io.cwd, (0, import_node_path36.join)(dir, file)) || file };
+}
+async function runExport(flags, out) {
+  const repo = openRepo(flags);
+  const env2 = openEnv(repo, flags);
+  const core = openClient(env2, flags, out);
+  const ctx = { flags, out, repo, env: env2, ...exportFolder(flags, out, repo), unreadable: [] };
+  try {
+    const x2 = await exportPlan(ctx, core);
+    const w2 = whatToWrite(ctx, x2.plan);
+    const schemas2 = w2.needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
+    if (!flags.dryRun) {
+      const stopped = writeAll2(ctx, w2);
+      if (stopped) {
+        reportWrites(ctx, { ...x2.plan, vars: [] }, { ...w2, writes: stopped.written }, []);
+        out.error(
+          `export stopped: ${stopped.error.message}; ${plural(stopped.written.length, "file was", "files were")} written (listed above): run export again, or plan to see what is left`
+        );
+        return 1;
+      }
+      if (w2.needsSchemas) writeRepoSchemas(repo.root, false);
+      if (w2.configText !== void 0) editUserFile(repo.configFile, w2.configText, repo.root, { ...w2.words, folderName: "the policy repo" });
+    }
+    reportWrites(ctx, x2.plan, w2, schemas2);
+    reportLeft(ctx, x2, new Set(w2.writes.filter((f2) => f2.created).map((f2) => f2.what)));
+    return closing(ctx, x2.plan, w2, schemas2, x2.heldTwice);
+  } finally {
+    await core.close();
+  }
+}
+var import_node_fs20, import_node_path36, posixOf;
+var init_export2 = __esm({
+  "src/cli/export.ts"() {
+    "use strict";
+    import_node_fs20 = require("node:fs");
+    import_node_path36 = require("node:path");
+    init_repo();
+    init_walk();
+    init_yaml_source();
+    init_scope();
+    init_config_vars();
+    init_in_place();
+    init_mapping();
+    init_read2();
+    init_targets();
+    init_unknown();
+    init_schemas();
+    init_address();
+    init_user_files();
+    init_words();
+    init_context();
+    init_io();
+    init_reading();
+    posixOf = (p) => p.split(import_node_path36.sep).join("/");
+  }
+});
+
+// src/cli/export-all-envs.ts
+var export_all_envs_exports = {};
+__export(export_all_envs_exports, {
+  runExportAllEnvs: () => runExportAllEnvs
+});
 function put2(s3, file, text4, what, group) {
   s3.overlay.set(file, text4);
   s3.whats.set(file, [...s3.whats.get(file) ?? [], what]);
   if (group !== void 0 && !s3.groups.has(file)) s3.groups.set(file, group);
 }
-async function readAll(req, taken) {
-  const { kinds, targets } = req;
+async function readAll(repo, names, flags, out, taken) {
   const reads = [];
   let unknownTarget;
   let matched = false;
-  for (const name of req.names) {
-    const { env: env2, live } = await req.read(name, nothingInGit(kinds), { allDetails: true, allValues: true });
+  for (const name of names) {
+    const env2 = openEnv(repo, flags, name);
+    const core = openClient(env2, flags, out);
     try {
-      checkTargets(targets, nothingInGit(kinds), live, kinds);
-      matched = true;
-    } catch (e) {
-      unknownTarget ??= e;
+      out.verbose(`export: reading environment ${name}`);
+      const kinds = kindsOf(out.io);
+      const live = await readWithProgress(core, nothingInGit(kinds), flags, out, { allDetails: true, allValues: true });
+      try {
+        checkTargets(flags.target ?? [], nothingInGit(kinds), live, kinds);
+        matched = true;
+      } catch (e) {
+        unknownTarget ??= e;
+      }
+      const unnamed = [];
+      const heldTwice = [];
+      reads.push({ env: env2, files: exportFiles(live, flags.target ?? [], taken, unnamed, kindsOf(out.io), heldTwice), unnamed, heldTwice });
+    } finally {
+      await core.close();
     }
-    const unnamed = [];
-    const heldTwice = [];
-    reads.push({ env: env2, files: exportFiles(live, targets, taken, unnamed, kinds, heldTwice), unnamed, heldTwice });
   }
   if (!matched && unknownTarget) throw unknownTarget;
   return reads;
@@ -68003,7 +70300,7 @@ function gitDocs(s3, files) {
   const broken = /* @__PURE__ */ new Map();
   for (const file of files) {
     const text4 = textOf(s3, file) ?? "";
-    const docs = (0, import_yaml12.parseAllDocuments)(text4);
+    const docs = (0, import_yaml13.parseAllDocuments)(text4);
     if (!Array.isArray(docs)) continue;
     if (docs.some((d) => d.errors.length)) {
       broken.set(file, text4);
@@ -68035,7 +70332,7 @@ function placeNew(s3, merged, broken, header) {
     const what = docs.length > 1 ? `: one document each for ${scopes.join("; ")}` : first.scope ? ` (for ${scopes[0]})` : "";
     put2(s3, file, renderMerged(docs, header(file)), `${first.address}${what}`, file);
     for (const d of docs) {
-      for (const v2 of d.valuesFiles) put2(s3, posixOf((0, import_node_path38.join)(file, "..", v2.file)), v2.text, `values of ${d.address}`, file);
+      for (const v2 of d.valuesFiles) put2(s3, posixOf((0, import_node_path37.join)(file, "..", v2.file)), v2.text, `values of ${d.address}`, file);
       s3.problems.leftOut.push(...d.leftOut);
     }
   }
@@ -68105,9 +70402,9 @@ function placeAll(s3, taken) {
     s3.problems.failed.push(`${s3.ctx.shown(f2)}: cannot be read, so export neither updates it nor writes a policy file beside it that it may already hold`);
   for (const r of s3.reads) s3.problems.failed.push(...r.heldTwice.map((h) => `${h} (environment ${r.env.name})`));
   const fresh = s3.reads.map((r) => ({ env: r.env.name, files: unreadable.length ? [] : r.files.filter((f2) => !byAddress.has(f2.address)) }));
-  const schemaFile = (0, import_node_path38.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path37.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path38.relative)((0, import_node_path38.join)(s3.ctx.dir, file, ".."), schemaFile))}`,
+    `yaml-language-server: $schema=${posixOf((0, import_node_path37.relative)((0, import_node_path37.join)(s3.ctx.dir, file, ".."), schemaFile))}`,
     `Exported by revsync from environments ${order2.join(", ")}.`
   ];
   placeNew(s3, mergeExports(fresh, order2, s3.namer, taken, s3.kinds), broken, header);
@@ -68118,7 +70415,7 @@ function placeAll(s3, taken) {
 }
 function listYamlFilesIn(dir) {
   try {
-    return listYamlFiles(dir).map((abs) => posixOf((0, import_node_path38.relative)(dir, abs)));
+    return listYamlFiles(dir).map((abs) => posixOf((0, import_node_path37.relative)(dir, abs)));
   } catch {
     return [];
   }
@@ -68145,203 +70442,19 @@ function collectWrites(s3) {
   }
   return { writes, configText: after !== before ? after : void 0, sets };
 }
-async function exportAllEnvironments(req) {
-  const { repo, folder } = req;
-  let taken;
-  try {
-    taken = filesUnder(folder.dir);
-  } catch (e) {
-    throw fileError("read", folder.shown("."), e);
-  }
-  const reads = await readAll(req, taken);
-  const existing = new Map(reads.map((r) => [r.env.name, r.env.vars]));
-  const s3 = {
-    ctx: folder,
-    repo,
-    kinds: req.kinds,
-    targets: req.targets,
-    reads,
-    overlay: /* @__PURE__ */ new Map(),
-    whats: /* @__PURE__ */ new Map(),
-    groups: /* @__PURE__ */ new Map(),
-    namer: new VarNamer(existing),
-    envVars: /* @__PURE__ */ new Map(),
-    problems: { skipped: [], broken: [], refused: [], gitOnly: [], unknown: /* @__PURE__ */ new Map(), leftOut: [], unnamed: [], failed: [] }
-  };
-  placeAll(s3, taken);
-  return writeOut(s3, req.dryRun, collectWrites(s3));
-}
-function writeOut(s3, dryRun, w2) {
-  const errors = [];
-  const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(s3.ctx, { writes: w2.writes }, errors);
-  const failedFiles = [...outside, ...unwritable2, ...heldBack2];
-  const ok = { writes: w2.writes.filter((x2) => !failedFiles.includes(x2)), base: s3.ctx.inside.folder, words: s3.ctx.inside.words };
-  const schemaFile = (0, import_node_path38.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
-  const needsSchemas = ok.writes.some((x2) => {
-    const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(x2.text);
-    return !!m && (0, import_node_path38.join)(s3.ctx.dir, x2.file, "..", m[1]) === schemaFile;
-  });
-  const schemas2 = needsSchemas ? writeRepoSchemas(s3.repo.root, false, true).written : [];
-  const pr = s3.problems;
-  const failed2 = pr.refused.length + pr.skipped.length + pr.broken.length + pr.failed.length + failedFiles.length;
-  const done = { envs: s3.reads.map((r) => r.env.name), w: w2, refused: failedFiles, errors, schemas: schemas2, problems: pr, failed: failed2 };
-  if (dryRun) return done;
-  const stopped = writeAll2(s3.ctx, ok);
-  if (stopped) return { ...done, stopped };
-  if (needsSchemas) writeRepoSchemas(s3.repo.root, false);
-  if (w2.configText !== void 0) editUserFile(s3.repo.configFile, w2.configText, s3.repo.root, { ...ok.words, folderName: "the policy repo" });
-  return done;
-}
-var import_node_path38, import_yaml12, onDisk, textOf;
-var init_run_all_envs = __esm({
-  "src/export/run-all-envs.ts"() {
-    "use strict";
-    import_node_path38 = require("node:path");
-    import_yaml12 = __toESM(require_dist(), 1);
-    init_repo();
-    init_walk();
-    init_registry();
-    init_read2();
-    init_targets();
-    init_schemas();
-    init_address();
-    init_user_files();
-    init_all_envs();
-    init_all_envs_in_place();
-    init_config_vars();
-    init_folder();
-    init_in_place();
-    init_mapping();
-    onDisk = (s3, file) => {
-      try {
-        return readUserFile((0, import_node_path38.join)(s3.ctx.dir, file), file.endsWith(".csv") ? READ_CAPS.values : READ_CAPS.text, s3.ctx.inside);
-      } catch {
-        return void 0;
-      }
-    };
-    textOf = (s3, file) => s3.overlay.get(file) ?? onDisk(s3, file);
-  }
-});
-
-// src/report/export.ts
-function exportText(x2, asked, out) {
-  const ctx = { ...asked, out };
-  for (const e of x2.errors) out.error(e);
-  if (x2.stopped) {
-    reportWrites(ctx, { ...x2.plan, vars: [] }, { ...x2.w, writes: x2.stopped.written }, []);
-    out.error(
-      `export stopped: ${x2.stopped.error.message}; ${plural(x2.stopped.written.length, "file was", "files were")} written (listed above): run export again, or plan to see what is left`
-    );
-    return;
-  }
-  reportWrites(ctx, x2.plan, x2.w, x2.schemas);
-  reportLeft(ctx, x2, new Set(x2.w.writes.filter((f2) => f2.created).map((f2) => f2.what)));
-  closing(ctx, x2);
-}
-function reportWrites(ctx, plan, w2, schemas2) {
-  const { out, repo, env: env2 } = ctx;
-  const dry = ctx.dryRun;
-  for (const x2 of w2.writes)
-    out.out(
-      `${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${ctx.folder.shown(x2.file)}${x2.created && !x2.what.startsWith("values") ? "" : ` (${x2.what})`}`
-    );
-  const envVars = repo.config.environments[env2.name]?.vars ?? {};
-  const configShown = (0, import_node_path39.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
-  for (const v2 of plan.vars) {
-    out.out(
-      `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v2.name} in ${configShown}: ${JSON.stringify(envVars[v2.name])} -> ${JSON.stringify(v2.value)} (${v2.what} reads \${${v2.name}}, which stays)`
-    );
-  }
-  for (const f2 of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path39.relative)(repo.cwd, (0, import_node_path39.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
-}
-function reportLeft(ctx, x2, created) {
-  const { out } = ctx;
-  const { plan, files, unnamed } = x2;
-  for (const s3 of plan.skipped) out.error(s3);
-  for (const b2 of plan.broken) out.error(`${ctx.folder.shown(b2.file)}:${b2.message}`);
-  for (const r of plan.refused) out.error(r.message);
-  for (const r of x2.heldTwice) out.error(r);
-  for (const u of x2.unreadable) out.error(`${u}: export neither updates it nor writes a policy file beside it that it may already hold`);
-  const keptInGit = (l) => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
-  const leftOut = files.flatMap((f2) => created.has(f2.address) ? f2.leftOut : f2.leftOut.filter((l) => !keptInGit(l)));
-  if (unnamed.length)
-    out.warn(`not exported, git cannot hold their names (plan shows each as not in git; rename it in the service to manage it):
-  ${unnamed.join("\n  ")}`);
-  if (leftOut.length)
-    out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):
-  ${leftOut.join("\n  ")}`);
-  for (const n of unknownNotes(plan.unknown)) out.out(`Note: ${n}`);
-  const gitOnly = plan.gitOnly.filter((g2) => targeted(g2.address, ctx.targets));
-  if (gitOnly.length) {
-    out.warn(
-      `git has files for what the service does not hold, left as they are (plan shows each):
-  ${gitOnly.map((g2) => `${g2.address} (${ctx.folder.shown(g2.file)})`).join("\n  ")}`
-    );
-  }
-}
-function refusalWords(refused2) {
-  const n = (because) => refused2.filter((r) => r.because === because).length;
-  const words2 = [
-    ["shared", "difference another environment would see", "differences other environments would see"],
-    ["process", "value that comes from a process variable", "values that come from process variables"],
-    ["variable", "value that comes from variables export cannot set", "values that come from variables export cannot set"]
-  ];
-  return words2.filter(([b2]) => n(b2) > 0).map(([b2, one, many]) => plural(n(b2), one, many));
-}
-function closing(ctx, x2) {
-  const { out, repo } = ctx;
-  const { plan, w: w2, schemas: schemas2, heldTwice, failed: failed2 } = x2;
-  const newFiles = w2.writes.filter((x3) => x3.created).length;
-  const total = w2.writes.length + schemas2.length + (w2.configText !== void 0 ? 1 : 0);
-  if (!total && !failed2) {
-    const unknown = [...plan.unknown.values()].flat().length;
-    const caveat = unknown ? `, in every field the service shows (${plural(unknown, "field")} it does not show kept as git has ${unknown === 1 ? "it" : "them"})` : "";
-    out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
-  } else if (!total) out.out("Nothing was exported: see the errors above.");
-  if (ctx.dryRun && total) {
-    const configShown = (0, import_node_path39.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
-    const parts = `${newFiles} new, ${w2.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w2.configText !== void 0 ? `, ${configShown}` : ""}`;
-    out.out(`
-Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
-  }
-  if (!failed2) return;
-  const failures = [
-    plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
-    plan.skipped.length ? plural(plan.skipped.length, "policy it could not compare", "policies it could not compare") : "",
-    ...refusalWords(plan.refused),
-    w2.outside.length ? plural(w2.outside.length, "file outside the folder", "files outside the folder") : "",
-    w2.unwritable.length ? plural(w2.unwritable.length, "file that cannot be written", "files that cannot be written") : "",
-    w2.heldBack.length ? plural(w2.heldBack.length, "file held back with them", "files held back with them") : "",
-    heldTwice.length ? plural(heldTwice.length, "copy of a name the service holds twice", "copies of names the service holds twice") : "",
-    x2.unreadable.length ? plural(x2.unreadable.length, "policy file it could not read", "policy files it could not read") : ""
-  ].filter(Boolean);
-  out.error(
-    `export left ${failures.join(", ")} as ${failed2 === 1 ? "it was" : "they were"} (listed above)${total && !ctx.dryRun ? "; the rest was written" : ""}`
-  );
-}
-function exportAllText(x2, asked, out) {
-  const { repo, folder } = asked;
-  for (const e of x2.errors) out.error(e);
-  if (x2.stopped) {
-    for (const f2 of x2.stopped.written) out.out(`${f2.created ? "wrote" : "updated"} ${folder.shown(f2.file)}`);
-    out.error(
-      `export stopped: ${x2.stopped.error.message}; ${plural(x2.stopped.written.length, "file was", "files were")} written (listed above): run export again`
-    );
-    return;
-  }
-  const { w: w2, schemas: schemas2 } = x2;
-  const dry = asked.dryRun;
-  const written2 = w2.writes.filter((f2) => !x2.refused.includes(f2));
-  for (const f2 of written2)
-    out.out(`${dry ? f2.created ? "would write" : "would update" : f2.created ? "wrote" : "updated"} ${folder.shown(f2.file)} (${f2.what})`);
-  const configShown = (0, import_node_path39.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+function report(s3, flags, w2, failed2, schemas2) {
+  const { out } = s3.ctx;
+  const dry = !!flags.dryRun;
+  const written2 = w2.writes.filter((x2) => !failed2.files.includes(x2));
+  for (const x2 of written2)
+    out.out(`${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${s3.ctx.shown(x2.file)} (${x2.what})`);
+  const configShown = (0, import_node_path37.relative)(s3.repo.cwd, s3.repo.configFile) || "revsync.yaml";
   for (const v2 of w2.sets)
     out.out(`${dry ? "would set" : "set"} environments.${v2.env}.vars.${v2.name} in ${configShown}: ${JSON.stringify(v2.value)} (${v2.what})`);
   for (const f2 of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path39.relative)(repo.cwd, (0, import_node_path39.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
-  const pr = x2.problems;
-  for (const p of pr.skipped) out.error(p);
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path37.relative)(s3.repo.cwd, (0, import_node_path37.join)(s3.repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+  const pr = s3.problems;
+  for (const x2 of pr.skipped) out.error(x2);
   for (const b2 of pr.broken) out.error(b2);
   for (const r of pr.refused) out.error(r.message);
   for (const f2 of pr.failed) out.error(f2);
@@ -68353,190 +70466,111 @@ function exportAllText(x2, asked, out) {
   for (const n of unknownNotes(pr.unknown)) out.out(`Note: ${n}`);
   if (pr.gitOnly.length) out.warn(`git has files for what the service does not hold, left as they are (plan shows each):
   ${pr.gitOnly.join("\n  ")}`);
-  const count2 = x2.failed;
+  const count2 = pr.refused.length + pr.skipped.length + pr.broken.length + pr.failed.length + failed2.count;
   const total = written2.length + schemas2.length + (w2.configText !== void 0 ? 1 : 0);
-  const envs = x2.envs.join(", ");
+  const envs = s3.reads.map((r) => r.env.name).join(", ");
   if (!total && !count2) out.out(`Nothing to export: git's files already hold what the service of every environment (${envs}) holds.`);
   if (dry && total) out.out(`
 Dry run: ${plural(total, "file")} would be written; nothing was written.`);
-  if (!count2) return;
+  if (!count2) return 0;
   const why = [
     ...refusalWords(pr.refused),
     pr.skipped.length ? plural(pr.skipped.length, "policy it could not compare", "policies it could not compare") : "",
     pr.failed.length ? plural(pr.failed.length, "name held twice or file it could not read", "names held twice or files it could not read") : ""
   ];
   out.error(
-    `export left ${[...why, x2.refused.length ? plural(x2.refused.length, "file that cannot be written", "files that cannot be written") : ""].filter(Boolean).join(", ") || "what is listed above"} as it was (listed above)${total && !dry ? "; the rest was written" : ""}`
+    `export left ${[...why, failed2.count ? plural(failed2.count, "file that cannot be written", "files that cannot be written") : ""].filter(Boolean).join(", ") || "what is listed above"} as it was (listed above)${total && !dry ? "; the rest was written" : ""}`
   );
+  return 1;
 }
-var import_node_path39;
-var init_export2 = __esm({
-  "src/report/export.ts"() {
-    "use strict";
-    import_node_path39 = require("node:path");
-    init_address();
-    init_unknown();
-    init_words();
-  }
-});
-
-// src/cli/export-all-envs.ts
-var export_all_envs_exports = {};
-__export(export_all_envs_exports, {
-  runExportAllEnvs: () => runExportAllEnvs
-});
 async function runExportAllEnvs(flags, out) {
   const repo = openRepo(flags);
-  const names = fleetNames2(repo, { ...flags, allEnvs: true });
-  const asked = { repo, folder: exportFolder(out.io.cwd, flags.dir, repo), dryRun: !!flags.dryRun };
-  const read = async (name, desired, options) => {
-    const env2 = openEnv(repo, flags, name);
-    const core = openClient(env2, flags, out);
-    try {
-      out.verbose(`export: reading environment ${name}`);
-      return { env: env2, live: await readWithProgress(core, desired, flags, out, options) };
-    } finally {
-      await core.close();
-    }
+  const names = fleetNames(repo, { ...flags, allEnvs: true });
+  const folder = exportFolder(flags, out, repo);
+  let taken;
+  try {
+    taken = filesUnder(folder.dir);
+  } catch (e) {
+    throw fileError("read", folder.shown("."), e);
+  }
+  const reads = await readAll(repo, names, flags, out, taken);
+  const existing = new Map(reads.map((r) => [r.env.name, r.env.vars]));
+  const s3 = {
+    ctx: { out, ...folder },
+    repo,
+    kinds: kindsOf(out.io),
+    targets: flags.target ?? [],
+    reads,
+    overlay: /* @__PURE__ */ new Map(),
+    whats: /* @__PURE__ */ new Map(),
+    groups: /* @__PURE__ */ new Map(),
+    namer: new VarNamer(existing),
+    envVars: /* @__PURE__ */ new Map(),
+    problems: { skipped: [], broken: [], refused: [], gitOnly: [], unknown: /* @__PURE__ */ new Map(), leftOut: [], unnamed: [], failed: [] }
   };
-  const exported = await exportAllEnvironments({ ...asked, names, targets: flags.target ?? [], kinds: kindsOf(out.io), read });
-  exportAllText(exported, asked, out);
-  return exported.stopped || exported.failed ? 1 : 0;
+  placeAll(s3, taken);
+  const w2 = collectWrites(s3);
+  return writeOut(s3, flags, w2);
 }
+function writeOut(s3, flags, w2) {
+  const plan = { writes: w2.writes };
+  const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(s3.ctx, plan);
+  const failedFiles = [...outside, ...unwritable2, ...heldBack2];
+  const ok = { writes: w2.writes.filter((x2) => !failedFiles.includes(x2)), base: s3.ctx.inside.folder, words: s3.ctx.inside.words };
+  const schemaFile = (0, import_node_path37.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const needsSchemas = ok.writes.some((x2) => {
+    const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(x2.text);
+    return !!m && (0, import_node_path37.join)(s3.ctx.dir, x2.file, "..", m[1]) === schemaFile;
+  });
+  const schemas2 = needsSchemas ? writeRepoSchemas(s3.repo.root, false, true).written : [];
+  if (!flags.dryRun) {
+    const stopped = writeAll2(s3.ctx, ok);
+    if (stopped) {
+      for (const x2 of stopped.written) s3.ctx.out.out(`${x2.created ? "wrote" : "updated"} ${s3.ctx.shown(x2.file)}`);
+      s3.ctx.out.error(
+        `export stopped: ${stopped.error.message}; ${plural(stopped.written.length, "file was", "files were")} written (listed above): run export again`
+      );
+      return 1;
+    }
+    if (needsSchemas) writeRepoSchemas(s3.repo.root, false);
+    if (w2.configText !== void 0) editUserFile(s3.repo.configFile, w2.configText, s3.repo.root, { ...ok.words, folderName: "the policy repo" });
+  }
+  return report(s3, flags, w2, { files: failedFiles, count: failedFiles.length }, schemas2);
+}
+var import_node_path37, import_yaml13, onDisk, textOf;
 var init_export_all_envs = __esm({
   "src/cli/export-all-envs.ts"() {
     "use strict";
-    init_folder();
-    init_run_all_envs();
-    init_export2();
-    init_context();
-    init_fleet3();
-    init_io();
-    init_reading();
-  }
-});
-
-// src/export/run.ts
-async function exportPlan(ctx) {
-  const { repo, env: env2, kinds, targets } = ctx;
-  const { dir } = ctx.folder;
-  const live = await ctx.read(nothingInGit(kinds), { allDetails: true, allValues: true });
-  checkTargets(targets, nothingInGit(kinds), live, kinds);
-  let taken;
-  let git;
-  try {
-    git = gitFiles(dir, varsFor(env2, ctx.processEnv), ctx.folder.inside, ctx.unreadable, { repo, environment: env2.name, kinds });
-    taken = /* @__PURE__ */ new Set([...filesUnder(dir), ...valuesNamedIn(git)]);
-  } catch (e) {
-    throw fileError("read", ctx.folder.shown("."), e);
-  }
-  const unnamed = [];
-  const heldTwice = [];
-  const files = exportFiles(live, targets, taken, unnamed, kinds, heldTwice);
-  const schemaFile = (0, import_node_path40.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
-  const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path40.relative)((0, import_node_path40.dirname)((0, import_node_path40.join)(dir, file)), schemaFile))}`,
-    `Exported by revsync from environment ${env2.name}.`
-  ];
-  const inPolicies = !(0, import_node_path40.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path40.isAbsolute)((0, import_node_path40.relative)(repo.policiesDir, dir));
-  const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
-  return {
-    plan: placeExport(files, git, header, ctx.folder.readValues, { varHome: varHome(repo, env2.name), sharedWith, taken, kinds }),
-    files,
-    unnamed,
-    heldTwice
-  };
-}
-function whatToWrite(ctx, plan) {
-  const { repo, env: env2 } = ctx;
-  const { dir, shown: shown3, readValues } = ctx.folder;
-  const { folder: base, words: words2 } = ctx.folder.inside;
-  const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(ctx.folder, plan, ctx.errors);
-  if (ctx.unreadable.length)
-    for (const w2 of plan.writes.filter((x2) => x2.created && x2.group !== void 0 && !heldBack2.includes(x2))) {
-      if (w2.file === w2.group)
-        ctx.errors.push(`${shown3(w2.file)} not written (${w2.what}): a policy file of the folder could not be read (above), and it may hold this policy`);
-      heldBack2.push(w2);
-    }
-  const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack2]);
-  const writes = plan.writes.filter((w2) => !left.has(w2) && readValues(w2.file) !== w2.text);
-  const schemaFile = (0, import_node_path40.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
-  const needsSchemas = writes.some((w2) => {
-    const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w2.text);
-    return !!m && (0, import_node_path40.resolve)((0, import_node_path40.dirname)((0, import_node_path40.join)(dir, w2.file)), m[1]) === schemaFile;
-  });
-  let configText;
-  if (plan.vars.length) {
-    const before = readUserFile(repo.configFile, READ_CAPS.text);
-    const after = setEnvironmentVars(before, env2.name, plan.vars);
-    if (after !== before) configText = after;
-  }
-  return { writes, outside, unwritable: unwritable2, heldBack: heldBack2, needsSchemas, configText, base, words: words2 };
-}
-async function exportEnvironment(request2) {
-  const ctx = { ...request2, unreadable: [], errors: [] };
-  const { repo } = ctx;
-  const x2 = await exportPlan(ctx);
-  const w2 = whatToWrite(ctx, x2.plan);
-  const schemas2 = w2.needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
-  const failed2 = x2.plan.broken.length + x2.plan.refused.length + x2.plan.skipped.length + w2.outside.length + w2.unwritable.length + w2.heldBack.length + x2.heldTwice.length + ctx.unreadable.length;
-  const done = { ...x2, unreadable: ctx.unreadable, errors: ctx.errors, w: w2, schemas: schemas2, failed: failed2 };
-  if (request2.dryRun) return done;
-  const stopped = writeAll2(ctx.folder, w2);
-  if (stopped) return { ...done, stopped };
-  if (w2.needsSchemas) writeRepoSchemas(repo.root, false);
-  if (w2.configText !== void 0) editUserFile(repo.configFile, w2.configText, repo.root, { ...w2.words, folderName: "the policy repo" });
-  return done;
-}
-var import_node_path40;
-var init_run4 = __esm({
-  "src/export/run.ts"() {
-    "use strict";
-    import_node_path40 = require("node:path");
+    import_node_path37 = require("node:path");
+    import_yaml13 = __toESM(require_dist(), 1);
     init_repo();
+    init_walk();
+    init_all_envs();
+    init_all_envs_in_place();
+    init_config_vars();
+    init_in_place();
+    init_mapping();
+    init_registry();
     init_read2();
     init_targets();
     init_schemas();
+    init_unknown();
+    init_address();
     init_user_files();
-    init_config_vars();
-    init_folder();
-    init_in_place();
-    init_mapping();
-  }
-});
-
-// src/cli/export.ts
-var export_exports = {};
-__export(export_exports, {
-  runExport: () => runExport
-});
-async function runExport(flags, out) {
-  const repo = openRepo(flags);
-  const env2 = openEnv(repo, flags);
-  const core = openClient(env2, flags, out);
-  const asked = { repo, env: env2, folder: exportFolder(out.io.cwd, flags.dir, repo), targets: flags.target ?? [], dryRun: !!flags.dryRun };
-  try {
-    const exported = await exportEnvironment({
-      ...asked,
-      processEnv: envOf(flags),
-      kinds: kindsOf(out.io),
-      read: (desired, options) => readWithProgress(core, desired, flags, out, options)
-    });
-    exportText(exported, asked, out);
-    return exported.stopped || exported.failed ? 1 : 0;
-  } finally {
-    await core.close();
-  }
-}
-var init_export3 = __esm({
-  "src/cli/export.ts"() {
-    "use strict";
-    init_folder();
-    init_run4();
-    init_export2();
+    init_words();
     init_context();
     init_io();
+    init_fleet3();
+    init_export2();
     init_reading();
+    onDisk = (s3, file) => {
+      try {
+        return readUserFile((0, import_node_path37.join)(s3.ctx.dir, file), file.endsWith(".csv") ? READ_CAPS.values : READ_CAPS.text, s3.ctx.inside);
+      } catch {
+        return void 0;
+      }
+    };
+    textOf = (s3, file) => s3.overlay.get(file) ?? onDisk(s3, file);
   }
 });
 
@@ -68723,7 +70757,7 @@ async function runSspFile(what, flags, out, args) {
     const bytes = what === "template" ? await template(core, flags.batch, out) : await download(core, args[0] ?? "");
     warnFormulas(bytes, out);
     if (flags.output) {
-      writeUserFile((0, import_node_path41.resolve)(out.io.cwd, flags.output), bytes);
+      writeUserFile((0, import_node_path38.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
       const text4 = bytes.toString("latin1") + bytes.toString("utf8");
       if (out.redactor.redact(text4) !== text4)
@@ -68760,11 +70794,11 @@ async function download(core, fileId) {
     );
   }
 }
-var import_node_path41;
+var import_node_path38;
 var init_ssp_files = __esm({
   "src/cli/ssp-files.ts"() {
     "use strict";
-    import_node_path41 = require("node:path");
+    import_node_path38 = require("node:path");
     init_resources();
     init_errors();
     init_csv();
@@ -68961,10 +70995,10 @@ function fish(root) {
     for (const c2 of n.children) lines.push(`complete -c revsync -n ${cond} -a ${sq(last(c2))} -d ${sq(c2.description)}`);
     for (const o of n.options) {
       const long = o.flags.find((f2) => f2.startsWith("--"));
-      const short = o.flags.find((f2) => !f2.startsWith("--"));
+      const short2 = o.flags.find((f2) => !f2.startsWith("--"));
       const parts = [`complete -c revsync -n ${cond}`];
       if (long) parts.push(`-l ${long.slice(2)}`);
-      if (short) parts.push(`-s ${short.slice(1)}`);
+      if (short2) parts.push(`-s ${short2.slice(1)}`);
       if (o.values) parts.push(o.file ? "-r -F" : o.values.length ? `-x -a ${sq(o.values.join(" "))}` : "-x");
       parts.push(`-d ${sq(o.description)}`);
       lines.push(parts.join(" "));
@@ -69046,8 +71080,8 @@ var init_demo = __esm({
 async function listenForAnswer(judge) {
   let settle3;
   let fail;
-  const verdict2 = new Promise((resolve21, reject) => {
-    settle3 = resolve21;
+  const verdict2 = new Promise((resolve20, reject) => {
+    settle3 = resolve20;
     fail = reject;
   });
   verdict2.catch(() => void 0);
@@ -69074,15 +71108,15 @@ async function listenForAnswer(judge) {
     answer(res, v2.accepted ? 200 : 400, v2.message);
     settle3(v2);
   };
-  await new Promise((resolve21, reject) => {
+  await new Promise((resolve20, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve21());
+    server.listen(0, "127.0.0.1", () => resolve20());
   });
   return {
     redirectUri: `${origin()}${CALLBACK_PATH}`,
     verdict: verdict2,
-    close: () => new Promise((resolve21) => {
-      server.close(() => resolve21());
+    close: () => new Promise((resolve20) => {
+      server.close(() => resolve20());
       server.closeAllConnections();
     })
   };
@@ -69095,17 +71129,17 @@ function refused(req, origin) {
   return void 0;
 }
 function readAnswer(req) {
-  return new Promise((resolve21, reject) => {
+  return new Promise((resolve20, reject) => {
     const chunks = [];
     let size = 0;
     req.on("data", (c2) => {
       size += c2.length;
       if (size > MAX_ANSWER) {
-        resolve21(void 0);
+        resolve20(void 0);
         req.destroy();
       } else chunks.push(c2);
     });
-    req.on("end", () => resolve21(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve20(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -69171,13 +71205,13 @@ function checkAnswer(fragment, binding, now) {
   const error2 = p.get("error");
   if (error2 !== null) {
     const description = p.get("error_description");
-    return { ok: false, reason: `the service refused the sign-in: ${shown2(error2)}${description ? ` (${shown2(description)})` : ""}` };
+    return { ok: false, reason: `the service refused the sign-in: ${shown3(error2)}${description ? ` (${shown3(description)})` : ""}` };
   }
   const token = p.get("access_token");
   if (!token) return { ok: false, reason: "the answer holds no access_token; nothing was kept" };
   const type = p.get("token_type");
   if (type !== null && type.toLowerCase() !== "bearer")
-    return { ok: false, reason: `the token is of type ${JSON.stringify(shown2(type))}, not a bearer token (spec 5.5); nothing was kept` };
+    return { ok: false, reason: `the token is of type ${JSON.stringify(shown3(type))}, not a bearer token (spec 5.5); nothing was kept` };
   const claims = tokenClaims(token);
   if (typeof claims?.nonce !== "string" || !same(claims.nonce, binding.nonce))
     return {
@@ -69200,7 +71234,7 @@ function lifetime(expiresIn, exp, now) {
   const until = now + seconds2 * 1e3;
   return typeof exp === "number" && Number.isFinite(exp) ? Math.min(until, exp * 1e3) : until;
 }
-function shown2(text4) {
+function shown3(text4) {
   const one = text4.replace(/\s+/g, " ").trim();
   return one.length > SHOWN ? `${one.slice(0, SHOWN)}\u2026` : one;
 }
@@ -69276,8 +71310,8 @@ function keep(target, accepted, deps) {
 function waitFor(verdict2, deps) {
   let timer;
   let onAbort;
-  const timeout = new Promise((resolve21) => {
-    timer = setTimeout(() => resolve21("timeout"), deps.waitMs);
+  const timeout = new Promise((resolve20) => {
+    timer = setTimeout(() => resolve20("timeout"), deps.waitMs);
   });
   const aborted = new Promise((_resolve, reject) => {
     onAbort = () => reject(new Cancelled());
@@ -69305,7 +71339,7 @@ var init_login = __esm({
 function browserCommands(url, penv, platform = process.platform) {
   const browser = penv.BROWSER?.trim();
   if (browser)
-    return browser.split(import_node_path42.delimiter).map((c2) => words(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
+    return browser.split(import_node_path39.delimiter).map((c2) => words(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
   if (platform === "darwin") return [["open", url]];
   if (platform === "win32") return [["rundll32", "url.dll,FileProtocolHandler", url]];
   return [["xdg-open", url]];
@@ -69317,12 +71351,12 @@ async function openBrowser(url, penv, platform = process.platform) {
   return false;
 }
 function started(command, args, penv) {
-  return new Promise((resolve21) => {
-    const child = (0, import_node_child_process4.spawn)(command, args, { stdio: "ignore", detached: true, env: penv, windowsHide: true });
-    child.once("error", () => resolve21(false));
+  return new Promise((resolve20) => {
+    const child = (0, import_node_child_process5.spawn)(command, args, { stdio: "ignore", detached: true, env: penv, windowsHide: true });
+    child.once("error", () => resolve20(false));
     child.once("spawn", () => {
       child.unref();
-      resolve21(true);
+      resolve20(true);
     });
   });
 }
@@ -69345,12 +71379,12 @@ function words(command) {
   if (word !== void 0) out.push(word);
   return out;
 }
-var import_node_child_process4, import_node_path42;
+var import_node_child_process5, import_node_path39;
 var init_open_browser = __esm({
   "src/open-browser.ts"() {
     "use strict";
-    import_node_child_process4 = require("node:child_process");
-    import_node_path42 = require("node:path");
+    import_node_child_process5 = require("node:child_process");
+    import_node_path39 = require("node:path");
   }
 });
 
@@ -69508,7 +71542,7 @@ function registerInit(program2, run2) {
   ).option("--env <name>", "the environment's name in a new revsync.yaml (default: sandbox)").option("--base-url <url>", "the service's base URL (default: ${<ENV>_BASE_URL}, set in the environment or CI)").option("--realm <realm>", "the tenant's realm (default: ${<ENV>_REALM})").addOption(choiceOption("--ci <kind>", "also write CI recipes: github or gitlab (for the environments of revsync.yaml)", ["github", "gitlab"])).option("--pin <spec>", "what package.json pins revsync to, an npm dependency spec (default: the git repository revsync came from, at tag v<version>)").option("--force", "overwrite files that exist (revsync.yaml too)").addHelpText(
     "after",
     "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github          # in a repo that has revsync.yaml: adds the recipes for its environments\n\nThen: npm install, export the tenant's policies (revsync export), validate, plan.\nAdds only what is missing: a file that exists is kept (and named) unless --force; an existing\n.gitignore gets the lines it lacks, an existing package.json the revsync pin (--pin changes it)."
-  ).action(run2(async (f2, out, _r, args) => (await Promise.resolve().then(() => (init_init2(), init_exports))).runInit(f2, out, args)));
+  ).action(run2(async (f2, out, _r, args) => (await Promise.resolve().then(() => (init_init(), init_exports))).runInit(f2, out, args)));
 }
 function registerTest(program2, run2) {
   common(
@@ -69538,7 +71572,7 @@ function registerTestRecord(test, run2) {
       "after",
       "\nExamples:\n  revsync test record --from-errors --out policy-tests/recorded-orders.yaml\n  revsync test record --from-errors --code ERR-00015 --from 2026-10-01 --mask customer_name,customer_id --out tests/october.yaml\n\nEach case pins the policy and SSP the service's policies give the line today (as revsync test --live\nwould compute them); revsync test --live passes on the new file, and plan's impact lists a case that a\nchange in git re-routes. Credentials are never written. Exit: 0 written, 1 error (nothing written)."
     )
-  ).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_test_record2(), test_record_exports))).runTestRecord(f2, out)));
+  ).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_test_record(), test_record_exports))).runTestRecord(f2, out)));
 }
 function registerPlan(program2, run2) {
   const cmd = common(
@@ -69569,7 +71603,7 @@ function registerApply(program2, run2) {
     ),
     { views: applyViews, target: true }
   );
-  overrideOptions(cmd).action(run2(async (f2, out, r, args) => (await Promise.resolve().then(() => (init_apply3(), apply_exports))).runApply(f2, out, r, args)));
+  overrideOptions(cmd).action(run2(async (f2, out, r, args) => (await Promise.resolve().then(() => (init_apply4(), apply_exports))).runApply(f2, out, r, args)));
 }
 function registerDrift(program2, run2) {
   common(
@@ -69600,7 +71634,7 @@ function registerExport(program2, run2) {
     { target: true }
   ).action(
     run2(
-      async (f2, out) => f2.allEnvs ? (await Promise.resolve().then(() => (init_export_all_envs(), export_all_envs_exports))).runExportAllEnvs(f2, out) : (await Promise.resolve().then(() => (init_export3(), export_exports))).runExport(f2, out)
+      async (f2, out) => f2.allEnvs ? (await Promise.resolve().then(() => (init_export_all_envs(), export_all_envs_exports))).runExportAllEnvs(f2, out) : (await Promise.resolve().then(() => (init_export2(), export_exports))).runExport(f2, out)
     )
   );
 }
@@ -69751,14 +71785,14 @@ module.exports = __toCommonJS(main_exports);
 init_esm();
 init_errors();
 var import_node_fs21 = require("node:fs");
-var import_node_path43 = require("node:path");
+var import_node_path40 = require("node:path");
 init_package_root();
 init_output();
 init_io();
 init_auth();
 init_credentials();
 init_view();
-var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path43.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path40.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
 function makeOutput(flags, redactor, io) {
   return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
 }
@@ -69783,7 +71817,7 @@ async function runCli(argv, io = processIo()) {
   } catch (e) {
     const out = ran.current?.out ?? makeOutput(program2.opts(), redactor, io);
     if (e instanceof CommanderError && !ran.current && e.exitCode !== 0) await commandLineRefused(e, argv, out);
-    const code = report(e, out, ran.current?.flags.format, ran.current && whose(e, ran.current));
+    const code = report2(e, out, ran.current?.flags.format, ran.current && whose(e, ran.current));
     saySecretsAltered(redactor, out);
     return code;
   }
@@ -69877,7 +71911,7 @@ function testCommand(argv) {
   const command = args.findIndex((a) => !a.startsWith("-"));
   return args[command] === "test" && args[command + 1] !== "record";
 }
-function report(e, out, format2, about = {}) {
+function report2(e, out, format2, about = {}) {
   if (e instanceof CommanderError) {
     if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
     return 1;

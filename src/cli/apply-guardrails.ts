@@ -10,7 +10,7 @@ import { judgePlan } from "../guardrails/judge.js";
 import type { GuardrailSetup } from "../guardrails/setup.js";
 import type { Plan } from "../plan/model.js";
 import type { Evidence } from "./evidence.js";
-import { approverSignedIn, ciOf, readPullRequestApproval } from "./four-eyes.js";
+import { approverConfirmed, approverSignedIn, ciOf, readPullRequestApproval } from "./four-eyes.js";
 import type { GlobalFlags, OverrideFlags } from "./flags.js";
 import { approversOf, nowOf, overridesOf } from "./guardrails.js";
 import { kindsOf } from "./io.js";
@@ -21,6 +21,8 @@ interface Judged {
   shown: Plan;
   /** The pull request's approval, when it was read for the guardrails (four eyes reads it once). */
   approval?: PullRequestApproval;
+  /** The same plan, approvers and overrides judged at another moment: the refusal, or undefined. */
+  again: (now: number) => UserError | undefined;
 }
 
 /** Judges the plan now; refuses it (UserError, nothing sent) while anything holds it back. */
@@ -34,7 +36,10 @@ export async function guardrailsBeforeWriting(
   const asks = overrides.length > 0 || setup.rules.some((r) => r.effect === "require_approval");
   const ci = asks ? ciOf(flags) : null;
   const approval = ci ? await readPullRequestApproval(flags, run.repo, ci) : undefined;
-  if (asks) await approverSignedIn(core);
+  if (asks) {
+    await approverSignedIn(core);
+    await approverConfirmed(core);
+  }
   const judging = { now: nowOf(flags), approvers: approversOf(flags, run.env, core, approval), overrides };
   const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, kindsOf(run.out.io));
   const changes = plan.changes.map((c, i) => {
@@ -44,7 +49,9 @@ export async function guardrailsBeforeWriting(
   });
   run.evidence?.recorder.setGuardrails(guardrails, outcomes);
   const shown = { ...plan, changes, guardrails };
-  return { shown, ...(approval ? { approval } : {}) };
+  const again = (now: number): UserError | undefined =>
+    heldBackError({ ...shown, guardrails: judgePlan(plan.changes, setup, { ...judging, now }, kindsOf(run.out.io)).guardrails });
+  return { shown, again, ...(approval ? { approval } : {}) };
 }
 
 /** The refusal of a plan the guardrails hold back, in words. */

@@ -12,7 +12,7 @@ import {
   type PayloadsChecked,
 } from "../apply/run.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
-import type { Change, Plan } from "../plan/model.js";
+import { isApplied, type Change, type Plan } from "../plan/model.js";
 import { unreadError } from "../report/unread.js";
 import { Cancelled, UserError } from "../errors.js";
 import type { LockBackend } from "../lock/lock.js";
@@ -40,6 +40,10 @@ import { startEvidence, type Evidence } from "./evidence.js";
 import { fourEyesBeforeWriting } from "./four-eyes.js";
 import { approverSincePlan } from "../plan/four-eyes.js";
 import { lockBackend, lockDisabled, lockTimeoutOf, takeEnvLock, type ApplyLockFlags, type EnvLock } from "./lock.js";
+import { openPromotion } from "./promotion.js";
+import type { PromotionSource } from "../promotion/source.js";
+import { checkSavedPromotion, promotionLeftBlocked, testsBeforeWriting, testsRefusal } from "../promotion/apply.js";
+import { promotionGate } from "../promotion/gate.js";
 
 /** What the evidence record and --format json say of a run told --lock=false. */
 const NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" } as const;
@@ -72,8 +76,12 @@ interface Run {
   guardrails?: GuardrailSetup;
   /** The pull request's approval, once read (for the guardrails; four eyes reads no second time). */
   approval?: PullRequestApproval;
+  /** The guardrails' judgment of the plan at another moment (with guardrails): the refusal, or undefined. */
+  judgedAgain?: (now: number) => UserError | undefined;
   /** The commit the policy repo is at and the policy files that differ from it (four eyes holds them). */
   tree?: { commit: string | null; files: string[] };
+  /** promote_from: the source environment, opened (its own client), which each write is checked against. */
+  promotion?: PromotionSource;
 }
 
 /** Everything checked before anything is read or sent: the saved plan (whole, as it was reviewed: its
@@ -144,7 +152,12 @@ async function planToApply(run: Run): Promise<PayloadsChecked> {
   const plan = run.saved
     ? checkAgainstGit(run.saved, desiredState(run.repo, run.env, run.out, run.flags), kindsOf(run.out.io))
     : checkPayloads(
-        await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false, applies: true, ...planGuardrails(run) }),
+        await makePlan(run.repo, run.env, run.core, run.flags, run.out, {
+          impact: false,
+          applies: true,
+          ...planGuardrails(run),
+          ...(run.promotion ? { promotion: run.promotion } : {}),
+        }),
         kindsOf(run.out.io),
       );
   if (!run.saved) await warnUncommitted(run, plan);
@@ -167,9 +180,33 @@ function planGuardrails(run: Run): {
 async function judgedNow(run: Run, plan: PayloadsChecked): Promise<Plan> {
   // Rules git no longer holds judge nothing now: the saved plan's outcomes are not shown as today's.
   if (!run.guardrails) return plan.guardrails ? { ...plan, guardrails: undefined, changes: plan.changes.map(({ guardrails: _g, ...c }) => c) } : plan;
-  const judged = await guardrailsBeforeWriting(plan, { ...run, setup: run.guardrails });
+  const judged = await guardrailsBeforeWriting(run.saved ? await factsOfNow(run, plan, run.guardrails) : plan, { ...run, setup: run.guardrails });
   if (judged.approval) run.approval = judged.approval;
+  run.judgedAgain = judged.again;
   return judged.shown;
+}
+
+/** A saved plan's facts are its own word (anyone can edit them and compute its checksum again; in CI a
+ *  job the pull request controls may have made it): where a rule's `when` reads facts, they are those of
+ *  a plan made now from git and the service, change by change. A change that plan does not hold is not
+ *  what the service and git ask for now: nothing is judged on the saved facts, nothing is sent. */
+async function factsOfNow(run: Run, plan: Plan, setup: GuardrailSetup): Promise<Plan> {
+  if (!setup.rules.some((r) => r.when)) return plan;
+  const flags = { ...run.flags, target: plan.targets };
+  const now = await makePlan(run.repo, run.env, run.core, flags, run.out, { impact: false, applies: true, ...planGuardrails({ ...run, flags }) });
+  const key = (c: Change): string => `${c.action} ${c.address}`;
+  const fresh = new Map(now.changes.filter(isApplied).map((c) => [key(c), c.facts]));
+  const changes = plan.changes.map((c) => {
+    if (!isApplied(c)) return c;
+    const facts = fresh.get(key(c));
+    if (!facts)
+      throw new UserError(
+        `the guardrails judge ${c.address} (${c.action}) on what git and the service give now, and a plan made now holds no such change: nothing was sent`,
+        "run revsync plan again, review it, and apply that plan",
+      );
+    return { ...c, facts };
+  });
+  return { ...plan, changes };
 }
 
 /** Asks before writing, unless --auto-approve (required without a terminal); false when declined. */
@@ -195,8 +232,11 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
   if (!hasApplied(plan)) {
     out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
     noteTurnedAway(core.governor, env, run.flags, out);
+    const blocked = promotionLeftBlocked(plan);
+    if (blocked) throw blocked;
     return unreadCode(run, plan, 0);
   }
+  await promotionTestsNow(run);
   const held = heldBackError(shown);
   if (held) throw held;
   // Four eyes: the environment's rule, or the one the saved plan was made under.
@@ -295,18 +335,33 @@ async function writeAll(run: Run, plan: CheckedPlan): Promise<number> {
       observers: observers(run, progress),
       fourEyes,
       kinds: kindsOf(out.io),
+      ...(run.promotion ? { gate: promotionGate(run.promotion, kindsOf(out.io)) } : {}),
     };
     report = await applyPlan(core, plan, { ...opts, tagRequests: run.evidence !== undefined });
   } finally {
     progress.stop();
   }
   if (run.evidence) run.evidence.report = report;
-  const wrote = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") ? 1 : 0;
+  const blocked = report.interrupted ? undefined : promotionLeftBlocked(plan);
+  const wrote = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") || blocked ? 1 : 0;
   const code = await settle(run, { exitCode: unreadCode(run, plan, wrote, false) });
   run.view({ report, lock: run.backend ? run.lock?.evidence() : NO_LOCK }, out);
   noteTurnedAway(core.governor, env, flags, out);
+  // Writes blocked for promotion were not sent: the run says so and fails, though the rest went through.
+  if (blocked) {
+    out.error(blocked.message);
+    if (blocked.hint) out.hint(`Hint: ${blocked.hint}`);
+  }
   unreadCode(run, plan, wrote);
   return code;
+}
+
+/** A saved plan's source's policy tests once more before anything is written (a plan made now ran them). */
+async function promotionTestsNow(run: Run): Promise<void> {
+  if (!run.promotion || !run.saved) return;
+  const tests = await testsBeforeWriting(run.promotion, kindsOf(run.out.io));
+  if (tests) run.evidence?.recorder.setPromotionTests(tests);
+  if (tests?.failed.length) throw testsRefusal(run.promotion.name, tests);
 }
 
 /** A plan this run made that could not read part of the service: its writes went on (a read that failed
@@ -321,9 +376,16 @@ function unreadCode(run: Run, plan: Pick<Plan, "unread">, code: number, say = tr
 
 /** The run from the plan to the report. */
 async function work(run: Run): Promise<number> {
+  if (run.saved && run.planFile) checkSavedPromotion(run.saved, run.env.promoteFrom, run.planFile);
+  run.promotion = await openPromotion(run.repo, run.env, run.flags, run.out);
   const ready = await beforeWriting(run, await planToApply(run));
   if (typeof ready === "number") return ready;
-  return (await lockEnvironment(run, ready)) ?? writeAll(run, ready);
+  const stopped = await lockEnvironment(run, ready);
+  if (stopped !== undefined) return stopped;
+  // The answer to the prompt and the wait for the lock take time: a window may have opened meanwhile.
+  const late = run.judgedAgain?.(nowOf(run.flags));
+  if (late) throw late;
+  return writeAll(run, ready);
 }
 
 /** Decides what becomes of the lock at the run's end: kept while a write may still be in flight (a stop at
@@ -397,7 +459,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   } finally {
     // The handlers stay until the client is closed: a signal then changes nothing, rather than killing
     // a process whose writes are done without a word.
-    if (!run.signals.inFlight().length) await run.core.close();
+    if (!run.signals.inFlight().length) await Promise.all([run.core.close(), run.promotion?.core.close()]);
     run.signals.close();
   }
 }

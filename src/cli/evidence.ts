@@ -8,7 +8,9 @@ import { checkLive, type LiveFinding } from "../evidence/live.js";
 import type { EvidenceRecord } from "../evidence/record.js";
 import { EvidenceRecorder } from "../evidence/recorder.js";
 import { prepareEvidenceDir, readRecord, readRecords, type StoredRecord } from "../evidence/store.js";
-import { verifyChain, type VerifiedRecord } from "../evidence/verify.js";
+import { verifyChain, type VerifiedRecord, type VerifyOptions } from "../evidence/verify.js";
+import { promoteFromAtCommits } from "../evidence/promotion.js";
+import { promoteFromOf } from "../config/promotion.js";
 import { PACKAGE_ROOT } from "../package-root.js";
 import { readJsonFile, realPathInside } from "../user-files.js";
 import type { Doubt } from "../report/evidence.js";
@@ -92,7 +94,7 @@ export interface EvidenceFlags extends GlobalFlags {
 /** The records `show` prints, each with what evidence verify says of it in the folder it lies in (a
  *  FILE is checked among the records beside it): show never prints a record as fine that verify would
  *  not hold. */
-function recordsAt(target: string): { stored: StoredRecord[]; verdicts: Map<string, VerifiedRecord> } {
+async function recordsAt(target: string, flags: GlobalFlags): Promise<{ stored: StoredRecord[]; verdicts: Map<string, VerifiedRecord> }> {
   let dir = false;
   try {
     dir = statSync(target).isDirectory();
@@ -101,7 +103,7 @@ function recordsAt(target: string): { stored: StoredRecord[]; verdicts: Map<stri
   }
   const folder = dir ? target : dirname(target);
   const found = readRecords(folder);
-  const checked = verifyChain(found).records;
+  const checked = verifyChain(found, await promotionExpected(flags, found)).records;
   const verdicts = new Map(checked.map((v) => [v.file, v]));
   // In chain order (by environment, then sequence), as verify lists them: --last counts from the head.
   const byFile = new Map(found.map((s) => [s.file, s]));
@@ -110,6 +112,26 @@ function recordsAt(target: string): { stored: StoredRecord[]; verdicts: Map<stri
   const own = all.find((s) => s.file === basename(target)) ?? readRecord(target);
   const verdict = verdicts.get(own.file);
   return { stored: [{ ...own, file: target }], verdicts: new Map(verdict ? [[target, verdict]] : []) };
+}
+
+/** In a policy repo: the source its revsync.yaml named for each environment (promote_from) at each record's
+ *  commit (git show), else as revsync.yaml is now; a record of such an environment must carry its
+ *  promotion facts. Outside a policy repo nothing is known of it. */
+async function promotionExpected(flags: GlobalFlags, stored: readonly StoredRecord[]): Promise<VerifyOptions> {
+  let repo: Repo;
+  try {
+    repo = openRepo(flags);
+  } catch {
+    return {};
+  }
+  const commits = stored.flatMap((s) => (typeof s.record?.git?.commit === "string" ? [s.record.git.commit] : []));
+  const at = await promoteFromAtCommits(repo.root, `./${basename(repo.configFile)}`, commits, envOf(flags));
+  return {
+    promoteFrom: (r) => {
+      const then = r.git?.commit ? at.get(r.git.commit) : undefined;
+      return then ? then[r.environment] : promoteFromOf(repo.config, r.environment);
+    },
+  };
 }
 
 /** revsync evidence verify DIR [--live] */
@@ -126,7 +148,7 @@ export async function runEvidenceVerify(flags: EvidenceFlags, out: Output, args:
   const stored = readRecords(dir);
   // An empty folder proves nothing: a chain that was never fetched must not pass as one that holds.
   if (!stored.length) throw new UserError(`no evidence records in ${dir}`, "evidence verify checks a folder that apply --evidence wrote records into");
-  const report = verifyChain(stored);
+  const report = verifyChain(stored, await promotionExpected(flags, stored));
   let live: Map<string, LiveFinding[]> | undefined;
   if (flags.live) live = await liveFindings(flags, stored, out);
   view({ folder: dir, report, live }, out);
@@ -163,7 +185,7 @@ export async function runEvidenceShow(flags: EvidenceFlags & { from?: string; la
   const view = await pickView(evidenceShowViews, flags.format);
   const target = args[0] ?? "";
   const path = isAbsolute(target) ? target : resolve(cwdOf(flags), target);
-  const { stored: all, verdicts } = recordsAt(path);
+  const { stored: all, verdicts } = await recordsAt(path, flags);
   let stored = all;
   if (flags.env) stored = stored.filter((s) => s.record?.environment === flags.env);
   if (flags.last !== undefined) {

@@ -23,10 +23,14 @@ export function overridesOf(flags: OverrideFlags): Override[] {
   return names.map((name) => ({ name, reason: flags.reason ?? "" }));
 }
 
-/** Who approves in this run: the approver identity (signed in, when `core` holds its sign-in; else the
- *  user its variables name), and the pull request's independent approvals that were read. */
+/** Who approves in this run: the approver identity (signed in, when `core` holds its sign-in: the user
+ *  the service's token names; else the user its variables or token name, which plan shows and apply
+ *  judges again; never REVSYNC_APPROVER_USER's text), and the pull request's independent approvals that
+ *  were read. */
 export function approversOf(flags: GlobalFlags, env: ResolvedEnv, core: ApiCore | undefined, pr?: PullRequestApproval): Approver[] {
-  const named = core?.approverAuth ? core.approverAuth.username : approverNamedFor(env, flags).user;
+  const auth = core?.approverAuth;
+  const vars = auth ? undefined : approverNamedFor(env, flags);
+  const named = auth ? (auth.usernameFrom === "variable" ? undefined : auth.username) : vars?.variable ? undefined : vars?.user;
   const out: Approver[] = named ? [{ user: named, via: "approver identity" }] : [];
   for (const user of pr?.independent ?? []) out.push({ user, via: "pull request approval" });
   return out;

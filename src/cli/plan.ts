@@ -3,7 +3,7 @@ import { statSync } from "node:fs";
 import { selectEnv } from "../config/repo.js";
 import { inEnvironment, UserError } from "../errors.js";
 import { fleetExit, planOutcome, type EnvOutcome } from "../fleet/outcome.js";
-import type { Plan } from "../plan/model.js";
+import { needsAction, type Plan } from "../plan/model.js";
 import { hasApplied, hasChanges } from "../report/plan.js";
 import { unreadError } from "../report/unread.js";
 import { pickView } from "../report/view.js";
@@ -20,6 +20,7 @@ import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { makePlan } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
+import { openPromotion } from "./promotion.js";
 
 export interface PlanFlags extends FleetFlags, OverrideFlags {
   out?: string;
@@ -36,8 +37,9 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
     // Checked before anything is read: a broken rule, or an override nobody listed may give, sends nothing.
     const guardrails = guardrailsOf(repo, env, flags, approversOf(flags, env, undefined), kindsOf(out.io));
     const core = openClient(env, flags, out);
+    const promotion = await openPromotion(repo, env, flags, out);
     try {
-      const plan = await makePlan(repo, env, core, flags, out, { impact: true, ...(guardrails ? { guardrails } : {}) });
+      const plan = await makePlan(repo, env, core, flags, out, { impact: true, ...(guardrails ? { guardrails } : {}), ...(promotion ? { promotion } : {}) });
       // Markdown that leaves something out names where the whole plan is: the file --out writes, if any.
       view({ plan, file: flags.out }, out);
       noteTurnedAway(core.governor, env, flags, out);
@@ -47,15 +49,17 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
       }
       return planExit(plan, flags, out);
     } finally {
-      await core.close();
+      await Promise.all([core.close(), promotion?.core.close()]);
     }
   } catch (e) {
     throw inEnvironment(e, name);
   }
 }
 
-/** 2 only when apply would do something: entries it never applies (blocked, not in git, unsupported) keep
- *  a PR check green, with a warning naming them; the plan itself never says "No changes" then. */
+/** 2 when apply would do something, or a write is blocked until someone acts (a batch to upload again, a
+ *  source environment to apply first: someone must); entries that are information alone (not in git,
+ *  unsupported) keep a PR check green, with a warning naming them; the plan itself never says "No
+ *  changes" then. */
 function planExit(plan: Plan, flags: PlanFlags, out: Output): number {
   const actionable = hasApplied(plan);
   if (!actionable && hasChanges(plan)) {
@@ -65,14 +69,15 @@ function planExit(plan: Plan, flags: PlanFlags, out: Output): number {
       s.not_in_git ? `${s.not_in_git} not in git` : "",
       s.unsupported ? `${s.unsupported} unsupported` : "",
     ].filter(Boolean);
-    out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing`);
+    const act = s.blocked ? `; a blocked write waits for someone to act, as its reason says${flags.detailedExitcode ? " (exit 2)" : ""}` : "";
+    out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing${act}`);
   }
   // A read that failed after its retries failed only what it fed: the plan says which; the run fails.
   if (plan.unread?.length) {
     out.error(unreadError(plan.unread));
     return 1;
   }
-  return flags.detailedExitcode && actionable ? 2 : 0;
+  return flags.detailedExitcode && plan.changes.some(needsAction) ? 2 : 0;
 }
 
 /** A saved plan is one environment's (apply applies one plan to the tenant it was made for): with several
@@ -109,7 +114,12 @@ async function planFleet(flags: PlanFlags, out: Output): Promise<number> {
   const outcomes = await runEnvironments(repo, names, flags, out, "plan", view, async ({ env, core, flags: own, out: envOut }) => {
     // As plan of one environment: its rules checked before it reads, the plan judged as it is made.
     const guardrails = guardrailsOf(repo, env, own, approversOf(own, env, undefined), kindsOf(envOut.io));
-    const plan = await makePlan(repo, env, core, own, envOut, { impact: true, ...(guardrails ? { guardrails } : {}) });
+    const promotion = await openPromotion(repo, env, own, envOut);
+    const plan = await makePlan(repo, env, core, own, envOut, {
+      impact: true,
+      ...(guardrails ? { guardrails } : {}),
+      ...(promotion ? { promotion } : {}),
+    }).finally(() => promotion?.core.close());
     if (dir) writeUserFile(join(dir, `${env.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
     return planOutcome(plan);
   });
