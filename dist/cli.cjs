@@ -27965,9 +27965,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve20, reject) => {
+          return new Promise((resolve21, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve20(data);
+              return err ? reject(err) : resolve21(data);
             });
           });
         }
@@ -28005,9 +28005,9 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve20, reject) => {
+          return new Promise((resolve21, reject) => {
             this.destroy(err, (err2, data) => {
-              return err2 ? reject(err2) : resolve20(data);
+              return err2 ? reject(err2) : resolve21(data);
             });
           });
         }
@@ -28283,8 +28283,8 @@ var require_pool_base = __commonJS({
           }
           return Promise.all(closeAll);
         } else {
-          return new Promise((resolve20) => {
-            this[kClosedResolve] = resolve20;
+          return new Promise((resolve21) => {
+            this[kClosedResolve] = resolve21;
           });
         }
       }
@@ -30565,8 +30565,8 @@ var require_webidl = __commonJS({
       return new TypeError(`${message.header}: ${message.message}`);
     };
     webidl.errors.conversionFailed = function(opts) {
-      const plural3 = opts.types.length === 1 ? "" : " one of";
-      const message = `${opts.argument} could not be converted to${plural3}: ${opts.types.join(", ")}.`;
+      const plural2 = opts.types.length === 1 ? "" : " one of";
+      const message = `${opts.argument} could not be converted to${plural2}: ${opts.types.join(", ")}.`;
       return webidl.errors.exception({
         header: opts.prefix,
         message
@@ -32407,8 +32407,8 @@ var require_promise = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve20, reject) => {
-        res = resolve20;
+      const promise = new Promise((resolve21, reject) => {
+        res = resolve21;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -33834,12 +33834,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve20, reject) => {
+      const waitForDrain = () => new Promise((resolve21, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve20;
+          callback = resolve21;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -34723,12 +34723,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve20, reject) => {
+      const waitForDrain = () => new Promise((resolve21, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve20;
+          callback = resolve21;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -35045,16 +35045,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       [kClose]() {
-        return new Promise((resolve20) => {
+        return new Promise((resolve21) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve20;
+            this[kClosedResolve] = resolve21;
           } else {
-            resolve20(null);
+            resolve21(null);
           }
         });
       }
       [kDestroy](err) {
-        return new Promise((resolve20) => {
+        return new Promise((resolve21) => {
           const requests2 = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests2.length; i++) {
             const request2 = requests2[i];
@@ -35067,7 +35067,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve20(null);
+            resolve21(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -36083,7 +36083,7 @@ var require_socks5_proxy_agent = __commonJS({
         const proxyHost = this[kProxyUrl].hostname;
         const proxyPort = parseInt(this[kProxyUrl].port) || 1080;
         debug("creating SOCKS5 connection to", proxyHost, proxyPort);
-        const socket = await new Promise((resolve20, reject) => {
+        const socket = await new Promise((resolve21, reject) => {
           this[kConnector]({
             hostname: proxyHost,
             host: proxyHost,
@@ -36093,7 +36093,7 @@ var require_socks5_proxy_agent = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve20(socket2);
+              resolve21(socket2);
             }
           });
         });
@@ -36103,14 +36103,14 @@ var require_socks5_proxy_agent = __commonJS({
           socket.destroy();
         });
         await socks5Client.handshake();
-        await new Promise((resolve20, reject) => {
+        await new Promise((resolve21, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 authentication timeout"));
           }, 5e3);
           const onAuthenticated = () => {
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve20();
+            resolve21();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -36119,14 +36119,14 @@ var require_socks5_proxy_agent = __commonJS({
           };
           if (socks5Client.state === STATES.AUTHENTICATED) {
             clearTimeout(timeout);
-            resolve20();
+            resolve21();
           } else {
             socks5Client.once("authenticated", onAuthenticated);
             socks5Client.once("error", onError);
           }
         });
         await socks5Client.connect(targetHost, targetPort);
-        await new Promise((resolve20, reject) => {
+        await new Promise((resolve21, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 connection timeout"));
           }, 5e3);
@@ -36134,7 +36134,7 @@ var require_socks5_proxy_agent = __commonJS({
             debug("SOCKS5 tunnel established to", targetHost, targetPort, "via", info2);
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve20();
+            resolve21();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -36177,8 +36177,8 @@ var require_socks5_proxy_agent = __commonJS({
                       socket,
                       servername: this[kRequestTls]?.servername || targetHost
                     });
-                    await new Promise((resolve20, reject) => {
-                      finalSocket.once("secureConnect", resolve20);
+                    await new Promise((resolve21, reject) => {
+                      finalSocket.once("secureConnect", resolve21);
                       finalSocket.once("error", reject);
                     });
                   }
@@ -36828,7 +36828,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return Promise.resolve(null);
         }
-        return new Promise((resolve20, reject) => {
+        return new Promise((resolve21, reject) => {
           if (this[kContentLength] && this[kContentLength] > limit || this[kBytesRead] > limit) {
             this.destroy(new AbortError());
           }
@@ -36842,11 +36842,11 @@ var require_readable = __commonJS({
               if (signal.aborted) {
                 reject(signal.reason ?? new AbortError());
               } else {
-                resolve20(null);
+                resolve21(null);
               }
             });
           } else {
-            this.on("close", resolve20);
+            this.on("close", resolve21);
           }
           this.on("error", noop).on("data", () => {
             if (this[kBytesRead] > limit) {
@@ -36874,7 +36874,7 @@ var require_readable = __commonJS({
     }
     function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve20, reject) => {
+      return new Promise((resolve21, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -36889,7 +36889,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve20,
+              resolve: resolve21,
               reject,
               length: 0,
               body: []
@@ -36963,18 +36963,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2, encoding) {
-      const { type, body, resolve: resolve20, stream, length } = consume2;
+      const { type, body, resolve: resolve21, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve20(chunksDecode(body, length, encoding));
+          resolve21(chunksDecode(body, length, encoding));
         } else if (type === "json") {
-          resolve20(JSON.parse(chunksDecode(body, length, encoding)));
+          resolve21(JSON.parse(chunksDecode(body, length, encoding)));
         } else if (type === "arrayBuffer") {
-          resolve20(chunksConcat(body, length).buffer);
+          resolve21(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve20(new Blob(body, { type: stream[kContentType] }));
+          resolve21(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve20(chunksConcat(body, length));
+          resolve21(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -37164,9 +37164,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve20, reject) => {
+        return new Promise((resolve21, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve20(data);
+            return err ? reject(err) : resolve21(data);
           });
         });
       }
@@ -37378,9 +37378,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve20, reject) => {
+        return new Promise((resolve21, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve20(data);
+            return err ? reject(err) : resolve21(data);
           });
         });
       }
@@ -37668,9 +37668,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve20, reject) => {
+        return new Promise((resolve21, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve20(data);
+            return err ? reject(err) : resolve21(data);
           });
         });
       }
@@ -37763,9 +37763,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve20, reject) => {
+        return new Promise((resolve21, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve20(data);
+            return err ? reject(err) : resolve21(data);
           });
         });
       }
@@ -38051,7 +38051,7 @@ var init_clock = __esm({
     "use strict";
     systemClock = {
       now: () => Date.now(),
-      sleep: (ms) => new Promise((resolve20) => setTimeout(resolve20, ms))
+      sleep: (ms) => new Promise((resolve21) => setTimeout(resolve21, ms))
     };
   }
 });
@@ -38182,8 +38182,8 @@ var init_governor = __esm({
       /** Resolves when a request may be sent: after any pause, within the window, paced by the rate.
        *  Rejects with TimeLimitReached when that moment is past the run's time limit. */
       acquire() {
-        return new Promise((resolve20, reject) => {
-          this.queue.push({ resolve: resolve20, reject });
+        return new Promise((resolve21, reject) => {
+          this.queue.push({ resolve: resolve21, reject });
           this.pump();
         });
       }
@@ -54458,47 +54458,47 @@ _Not shown: the changes fill the comment. What the plan does to the policy test 
   return top + changes.text + (impact2 ? `
 ${impact2}` : "") + tail;
 }
-function driftText(report3, out) {
-  if (!report3.drift.length && !report3.unread?.length) {
-    const ignored = report3.ignored?.length ? ` (${plural(report3.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
-    const head = report3.kept_live?.length ? "No drift in the fields git sets." : report3.notes?.length ? "No drift in what the service shows." : "No drift.";
-    const kept = report3.kept_live?.length ? `; ${keptWords(report3.kept_live)}` : "";
+function driftText(report2, out) {
+  if (!report2.drift.length && !report2.unread?.length) {
+    const ignored = report2.ignored?.length ? ` (${plural(report2.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
+    const head = report2.kept_live?.length ? "No drift in the fields git sets." : report2.notes?.length ? "No drift in what the service shows." : "No drift.";
+    const kept = report2.kept_live?.length ? `; ${keptWords(report2.kept_live)}` : "";
     return [
-      ...keptText(report3.kept_live, out),
-      `${head} Environment ${JSON.stringify(report3.environment)} ${matchesWords(report3.notes)}${ignored}${kept}.`,
-      ...ignoredText(report3),
-      ...noteLines(report3.notes, report3.look_alike)
+      ...keptText(report2.kept_live, out),
+      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}${kept}.`,
+      ...ignoredText(report2),
+      ...noteLines(report2.notes, report2.look_alike)
     ].join("\n");
   }
-  const lines = [`Drift in environment ${JSON.stringify(report3.environment)}:`, ""];
-  for (const d of report3.drift) {
+  const lines = [`Drift in environment ${JSON.stringify(report2.environment)}:`, ""];
+  for (const d of report2.drift) {
     lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", terminalText(d.address))}: ${terminalText(d.message)}`);
     lines.push(...entryDiffLines(d, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
     const who = attribution(d);
     if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
   }
   lines.push(
-    ...ignoredText(report3),
+    ...ignoredText(report2),
     "",
-    ...unreadText(report3.unread, out),
-    ...keptText(report3.kept_live, out),
-    driftSummaryLine(report3),
-    ...noteLines(report3.notes, report3.look_alike)
+    ...unreadText(report2.unread, out),
+    ...keptText(report2.kept_live, out),
+    driftSummaryLine(report2),
+    ...noteLines(report2.notes, report2.look_alike)
   );
   return lines.join("\n");
 }
-function ignoredText(report3) {
-  if (!report3.ignored?.length) return [];
+function ignoredText(report2) {
+  if (!report2.ignored?.length) return [];
   return [
     "",
-    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report3.ignored.length}`,
-    ...report3.ignored.map((d) => `  ${d.class.padEnd(15)} ${terminalText(d.address)}: ${terminalText(d.message)} (${terminalText(d.reason)})`)
+    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report2.ignored.length}`,
+    ...report2.ignored.map((d) => `  ${d.class.padEnd(15)} ${terminalText(d.address)}: ${terminalText(d.message)} (${terminalText(d.reason)})`)
   ];
 }
-function ignoredMarkdown(report3, whole) {
-  if (!report3.ignored?.length) return "";
+function ignoredMarkdown(report2, whole) {
+  if (!report2.ignored?.length) return "";
   const rows = fitPieces(
-    report3.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address, { cell: true })} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
+    report2.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address, { cell: true })} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
 `),
     SECTION_BUDGET.ignored - 300,
     (n) => `
@@ -54507,7 +54507,7 @@ _${plural(n, "more accepted difference")} not shown here: every one is in ${whol
   );
   return [
     "",
-    `<details><summary>Ignored (accepted drift): ${report3.ignored.length}</summary>`,
+    `<details><summary>Ignored (accepted drift): ${report2.ignored.length}</summary>`,
     "",
     "| Class | Address | What | Reason |",
     "|---|---|---|---|",
@@ -54515,25 +54515,25 @@ _${plural(n, "more accepted difference")} not shown here: every one is in ${whol
     "</details>"
   ].join("\n");
 }
-function driftSummaryLine(report3) {
-  const parts = Object.entries(report3.summary).filter(([, v2]) => v2).map(([k2, v2]) => plural(v2, ...driftWords(k2)));
-  const unread = report3.unread?.length ? `; ${report3.unread.length} not read (the service did not answer)` : "";
-  return `Drift: ${parts.join(", ") || "none in what was read"}${report3.ignored?.length ? `; ${report3.ignored.length} ignored (accepted)` : ""}${unread}.`;
+function driftSummaryLine(report2) {
+  const parts = Object.entries(report2.summary).filter(([, v2]) => v2).map(([k2, v2]) => plural(v2, ...driftWords(k2)));
+  const unread = report2.unread?.length ? `; ${report2.unread.length} not read (the service did not answer)` : "";
+  return `Drift: ${parts.join(", ") || "none in what was read"}${report2.ignored?.length ? `; ${report2.ignored.length} ignored (accepted)` : ""}${unread}.`;
 }
 function attribution(d) {
   return modifiedWords({ modified_by: d.modified_by ?? null, modified_on: d.modified_on ?? null });
 }
-function driftMarkdown(report3, file, max = MARKDOWN_LIMIT) {
+function driftMarkdown(report2, file, max = MARKDOWN_LIMIT) {
   const whole = file === void 0 ? "the JSON report (`revsync drift --format json`)" : markdownText(file);
-  const lines = [`<!-- revsync-drift:${commentText(report3.environment)} -->`, `### revsync drift in ${markdownCode(report3.environment)}`, ""];
-  const notes = alikeMarkdown(report3.look_alike) + notesMarkdown(report3.notes, whole);
-  const ignored = ignoredMarkdown(report3, whole);
-  const kept = keptMarkdown(report3.kept_live, whole);
-  if (!report3.drift.length && !report3.unread?.length) {
-    const head = report3.kept_live?.length ? `**No drift** in the fields git sets: the service ${matchesWords(report3.notes)} in them; ${keptWords(report3.kept_live).replace("shown above", "shown below")}.` : report3.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report3.notes)}.` : "**No drift.**";
+  const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
+  const notes = alikeMarkdown(report2.look_alike) + notesMarkdown(report2.notes, whole);
+  const ignored = ignoredMarkdown(report2, whole);
+  const kept = keptMarkdown(report2.kept_live, whole);
+  if (!report2.drift.length && !report2.unread?.length) {
+    const head = report2.kept_live?.length ? `**No drift** in the fields git sets: the service ${matchesWords(report2.notes)} in them; ${keptWords(report2.kept_live).replace("shown above", "shown below")}.` : report2.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report2.notes)}.` : "**No drift.**";
     return [...lines, head, ...ignored ? [ignored] : [], "", ...kept ? [kept] : [], notes].join("\n");
   }
-  const unread = unreadMarkdown(report3.unread, whole);
+  const unread = unreadMarkdown(report2.unread, whole);
   if (unread) lines.splice(3, 0, unread);
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
@@ -54543,15 +54543,15 @@ _${plural(n, "more drifted resource")} not listed: even one row each, the drift 
 `;
   const tail = `${ignored}
 
-${driftSummaryLine(report3)}
+${driftSummaryLine(report2)}
 ${kept ? `
 ${kept}` : ""}${notes ? `
 ${notes}` : ""}`;
-  const said = (f2, cut) => f2.rest === null || f2.listed < report3.drift.length ? "" : `
+  const said = (f2, cut) => f2.rest === null || f2.listed < report2.drift.length ? "" : `
 _With every field that differs, the drift would pass the comment's ${limit} characters: ${f2.full ? `the first ${f2.full} are shown with their fields, the rest` : "each is listed"} in one row${f2.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._${cut ? cutWords(whole) : ""}
 `;
-  const room = max - 1 - top.length - tail.length - said({ full: report3.drift.length, rest: "bare", listed: report3.drift.length }, true).length;
-  const rows = driftRows(report3.drift, room);
+  const room = max - 1 - top.length - tail.length - said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }, true).length;
+  const rows = driftRows(report2.drift, room);
   const fitted2 = fitTiers(rows, room, () => "", leftOut);
   return top + fitted2.text + said(fitted2, fitted2.rest === "line" ? rows.cut.line : fitted2.rest === "bare" && rows.cut.bare) + tail;
 }
@@ -54595,16 +54595,16 @@ function applyLine(o, out) {
   const color = o.outcome === "done" || o.outcome === "already" || o.outcome === "confirmed" ? "green" : o.outcome === "skipped" ? "yellow" : "red";
   return `${out.paint(color, o.outcome.padEnd(7))} ${o.action.padEnd(8)} ${terminalText(o.address)}: ${terminalText(o.message)}`;
 }
-function applyText(report3, out) {
-  const lines = report3.outcomes.map((o) => applyLine(o, out));
-  const s3 = report3.summary;
+function applyText(report2, out) {
+  const lines = report2.outcomes.map((o) => applyLine(o, out));
+  const s3 = report2.summary;
   const undone = s3.failed + s3.unknown + s3.overwritten + s3.breached;
-  const head = report3.interrupted ? "interrupted" : undone ? "finished with failures" : s3.blocked ? "finished with blocked writes" : "complete";
+  const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s3.blocked ? "finished with blocked writes" : "complete";
   const names = Object.keys(s3);
   const counts3 = names.filter((o) => s3[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s3[o]} ${o}`);
-  const sent = names.some((o) => o !== "already" && s3[o]) || report3.outcomes.some((o) => o.answered !== void 0);
+  const sent = names.some((o) => o !== "already" && s3[o]) || report2.outcomes.some((o) => o.answered !== void 0);
   lines.push("", `Apply ${head}: ${counts3.join(", ")}${!sent && s3.already ? "; nothing was sent" : ""}.`);
-  const said = KINDS.flatMap((k2) => k2.words?.applied?.(report3.outcomes.filter((o) => owns(k2, o.address))) ?? []);
+  const said = KINDS.flatMap((k2) => k2.words?.applied?.(report2.outcomes.filter((o) => owns(k2, o.address))) ?? []);
   lines.push(...said.flatMap((w2) => w2.notes));
   const held = said.reduce((n, w2) => n + w2.held, 0);
   if (s3.overwritten)
@@ -54697,9 +54697,9 @@ var init_apply2 = __esm({
     applyViews = {
       text: async () => {
         const { applyText: applyText2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
-        return ({ report: report3 }, out) => out.out(applyText2(report3, out));
+        return ({ report: report2 }, out) => out.out(applyText2(report2, out));
       },
-      json: async () => ({ report: report3, lock }, out) => out.json({ ...report3, lock })
+      json: async () => ({ report: report2, lock }, out) => out.json({ ...report2, lock })
     };
   }
 });
@@ -54785,12 +54785,12 @@ var init_drift2 = __esm({
     driftViews = {
       text: async () => {
         const { driftText: driftText2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
-        return (report3, out) => out.out(driftText2(report3, out));
+        return (report2, out) => out.out(driftText2(report2, out));
       },
-      json: async () => (report3, out) => out.out(JSON.stringify(report3, null, 2)),
+      json: async () => (report2, out) => out.out(JSON.stringify(report2, null, 2)),
       markdown: async () => {
         const { driftMarkdown: driftMarkdown2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
-        return (report3, out) => out.out(driftMarkdown2(report3));
+        return (report2, out) => out.out(driftMarkdown2(report2));
       }
     };
   }
@@ -55005,8 +55005,8 @@ function fleetJson(outcomes) {
   return {
     ...commands.length === 1 ? { command: commands[0] } : {},
     environments: outcomes.map((o) => {
-      const report3 = o.plan ?? o.drift ?? o.test ?? { error: o.error };
-      return { ...report3, environment: o.environment, command: o.command, status: o.status, ...o.source === void 0 ? {} : { file: o.source } };
+      const report2 = o.plan ?? o.drift ?? o.test ?? { error: o.error };
+      return { ...report2, environment: o.environment, command: o.command, status: o.status, ...o.source === void 0 ? {} : { file: o.source } };
     }),
     summary: countOutcomes(outcomes)
   };
@@ -55087,12 +55087,12 @@ var init_errors2 = __esm({
     NONE = "No error transactions match.";
     errorsViews = {
       text: async () => {
-        const [{ table: table2 }, { terminalText: terminalText2 }, { plural: plural3 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_escape(), escape_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
+        const [{ table: table2 }, { terminalText: terminalText2 }, { plural: plural2 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_escape(), escape_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
         return {
           summary: (rows, out) => {
             if (!rows.length) out.out(NONE);
             for (const r of rows) {
-              out.out(`${out.paint("bold", terminalText2(r.code))}  ${plural3(r.count, "transaction")}: ${terminalText2(r.message)}`);
+              out.out(`${out.paint("bold", terminalText2(r.code))}  ${plural2(r.count, "transaction")}: ${terminalText2(r.message)}`);
               out.out(`    suggestion: ${terminalText2(r.suggestion)}`);
               if (r.missing_policy_set) out.out(`    missing policy set: ${r.missing_policy_set}`);
             }
@@ -55102,7 +55102,7 @@ var init_errors2 = __esm({
             const shown4 = COLUMNS.filter((c2) => c2.heading);
             out.out(table2([shown4.map((c2) => c2.heading ?? ""), ...records.map((r) => shown4.map((c2) => c2.get(r) ?? ""))]));
             out.out(`
-${plural3(total, "error transaction")}.`);
+${plural2(total, "error transaction")}.`);
           }
         };
       },
@@ -55298,9 +55298,9 @@ function evidenceMarkdown(file, r, doubt = null) {
     ...fourEyesMarkdown(r)
   ].join("\n");
 }
-function verifyText(report3, out, live) {
+function verifyText(report2, out, live) {
   const lines = [];
-  for (const v2 of report3.records) {
+  for (const v2 of report2.records) {
     const ok = v2.findings[0] === "intact";
     const tag = ok ? out.paint("green", "intact   ") : out.paint("red", v2.findings.join("+").toUpperCase().padEnd(9));
     lines.push(`${tag} ${terminalText(v2.file)}${v2.environment ? ` (${terminalText(v2.environment)} #${v2.sequence ?? "?"})` : ""}`);
@@ -55308,12 +55308,12 @@ function verifyText(report3, out, live) {
     for (const p of v2.problems) lines.push(`          ${terminalText(p)}`);
     for (const f2 of live?.get(v2.file) ?? []) lines.push(`          ${liveWords(f2)}`);
   }
-  const bad = report3.records.filter((v2) => v2.findings[0] !== "intact").length;
+  const bad = report2.records.filter((v2) => v2.findings[0] !== "intact").length;
   lines.push(
     "",
-    bad ? out.paint("red", `${plural(bad, "record")} of ${report3.records.length} failed the check.`) : `${plural(report3.records.length, "record")}: every hash and every link holds.`
+    bad ? out.paint("red", `${plural(bad, "record")} of ${report2.records.length} failed the check.`) : `${plural(report2.records.length, "record")}: every hash and every link holds.`
   );
-  for (const [env2, h] of Object.entries(report3.heads)) lines.push(`Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`);
+  for (const [env2, h] of Object.entries(report2.heads)) lines.push(`Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`);
   const changed = liveChanged(live);
   if (changed)
     lines.push(
@@ -55376,15 +55376,15 @@ var init_evidence2 = __esm({
     evidenceVerifyViews = {
       text: async () => {
         const { verifyText: verifyText2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
-        return ({ report: report3, live }, out) => out.out(verifyText2(report3, out, live));
+        return ({ report: report2, live }, out) => out.out(verifyText2(report2, out, live));
       },
       json: async () => {
         const { liveChanged: liveChanged2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
-        return ({ folder, report: report3, live }, out) => out.json({
+        return ({ folder, report: report2, live }, out) => out.json({
           folder,
-          ok: report3.ok && !liveChanged2(live),
-          records: report3.records.map((v2) => ({ ...v2, ...live ? { live: live.get(v2.file) ?? null } : {} })),
-          heads: report3.heads
+          ok: report2.ok && !liveChanged2(live),
+          records: report2.records.map((v2) => ({ ...v2, ...live ? { live: live.get(v2.file) ?? null } : {} })),
+          heads: report2.heads
         });
       }
     };
@@ -55702,7 +55702,7 @@ var init_ssp = __esm({
     "use strict";
     sspBatchesViews = {
       text: async () => {
-        const [{ table: table2 }, { plural: plural3 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
+        const [{ table: table2 }, { plural: plural2 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
         return ({ policy: policy2, rows }, out) => {
           if (!rows.length) return out.out(policy2 === void 0 ? "No SSP policy in the service has batches." : `${policy2} has no batches.`);
           out.out(
@@ -55721,7 +55721,7 @@ var init_ssp = __esm({
             ])
           );
           out.out(`
-${plural3(rows.length, "batch", "batches")}. revsync ssp download FILE_ID gets a batch's values.`);
+${plural2(rows.length, "batch", "batches")}. revsync ssp download FILE_ID gets a batch's values.`);
         };
       },
       json: async () => ({ rows }, out) => out.json({ batches: rows })
@@ -56498,20 +56498,20 @@ var init_service3 = __esm({
 
 // src/emulator/reply.ts
 function trickle(res, body, ms) {
-  return new Promise((resolve20) => {
+  return new Promise((resolve21) => {
     let i = 0;
     const timer = setInterval(() => {
       if (res.destroyed || i >= body.length) {
         clearInterval(timer);
         if (!res.destroyed) res.end();
-        resolve20();
+        resolve21();
         return;
       }
       res.write(body.subarray(i, ++i));
     }, ms);
     res.on("close", () => {
       clearInterval(timer);
-      resolve20();
+      resolve21();
     });
   });
 }
@@ -56519,7 +56519,7 @@ function isLoopback(address) {
   return !!address && (address.startsWith("127.") || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("::ffff:127."));
 }
 function readBody2(req) {
-  return new Promise((resolve20, reject) => {
+  return new Promise((resolve21, reject) => {
     const chunks = [];
     let size = 0;
     let over = false;
@@ -56528,7 +56528,7 @@ function readBody2(req) {
       if (size > MAX_BODY) over = true;
       else chunks.push(c2);
     });
-    req.on("end", () => resolve20(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve21(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -57546,9 +57546,9 @@ async function startEmulator(opts) {
   const server = (0, import_node_http.createServer)({ keepAliveTimeout: 3e4 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());
   });
-  await new Promise((resolve20, reject) => {
+  await new Promise((resolve21, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve20());
+    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve21());
   });
   const addr = server.address();
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
@@ -57556,9 +57556,9 @@ async function startEmulator(opts) {
     url: `http://${host}:${addr.port}`,
     server,
     emulator,
-    close: () => new Promise((resolve20) => {
+    close: () => new Promise((resolve21) => {
       server.closeAllConnections();
-      server.close(() => resolve20());
+      server.close(() => resolve21());
     })
   };
 }
@@ -57616,13 +57616,13 @@ var init_server = __esm({
       }
       /** A latency fault's wait: its `latency_ms`, or until the fault is no longer set. */
       hold(fault) {
-        return new Promise((resolve20) => {
+        return new Promise((resolve21) => {
           const h = {
             fault,
             done: () => {
               clearTimeout(timer);
               this.held.delete(h);
-              resolve20();
+              resolve21();
             }
           };
           const timer = setTimeout(h.done, fault.latency_ms ?? 100);
@@ -60543,17 +60543,7 @@ var init_schemas = __esm({
   }
 });
 
-// src/cli/init.ts
-var init_exports = {};
-__export(init_exports, {
-  adaptRecipe: () => adaptRecipe,
-  defaultPin: () => defaultPin,
-  editPin: () => editPin,
-  isLocalSpec: () => isLocalSpec,
-  pinFrom: () => pinFrom,
-  repoShape: () => repoShape,
-  runInit: () => runInit
-});
+// src/config/scaffold.ts
 function repoShape(text4) {
   let doc;
   try {
@@ -60633,49 +60623,29 @@ function packageJson(dir, pin) {
   )}
 `;
 }
-async function runInit(flags, out, args) {
-  const envName2 = checkFlags(flags);
-  const dir = (0, import_node_path19.resolve)(out.io.cwd, args[0] ?? ".");
-  const where2 = (0, import_node_path19.relative)(out.io.cwd, dir) || ".";
-  const { existing, configText, shape } = readConfig(dir, where2, envName2, flags, out);
-  const found = flags.pin ? {} : defaultPin(ownPackage().version);
-  const scaffold = { dir, where: where2, existing, shape, pin: flags.pin ?? found.spec ?? PLACEHOLDER, found };
-  const outcome = writeFiles(scaffold, filesFor(scaffold, configText, flags), flags, out);
-  out.out(`${existing ? "Added to" : "Initialised"} a revsync policy repo in ${where2}:`);
-  for (const w2 of outcome.written) out.out(`  ${w2}`);
-  if (!outcome.written.length) out.out("  nothing: every file init writes is there");
-  if (outcome.unchanged.length) out.out(`  unchanged, already as init writes them: ${outcome.unchanged.join(", ")}`);
-  if (outcome.kept.length) out.out(`  kept, as they exist (--force replaces them): ${outcome.kept.join(", ")}`);
-  sayNext(scaffold, outcome, flags, out);
-  return 0;
+function scaffoldRepo(dir, cwd, options) {
+  const where2 = (0, import_node_path19.relative)(cwd, dir) || ".";
+  const { existing, configText, shape, warning: warning2 } = readConfig(dir, where2, cwd, options);
+  const found = options.pin ? {} : defaultPin(ownPackage().version);
+  const scaffold = { dir, where: where2, existing, shape, pin: options.pin ?? found.spec ?? PLACEHOLDER, found };
+  const outcome = writeFiles(scaffold, filesFor(scaffold, configText, options), options, cwd);
+  const next = nextSteps(scaffold, outcome, options);
+  return { where: where2, existed: !!existing, outcome, ...warning2 ? { configWarning: warning2 } : {}, ...next };
 }
-function checkFlags(flags) {
-  const envName2 = flags.env ?? "sandbox";
-  if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(envName2))
-    throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(envName2)}`);
-  if (flags.ci && !CI_FILES[flags.ci]) throw new UserError(`--ci must be github or gitlab, got ${JSON.stringify(flags.ci)}`);
-  const credentials = flags.baseUrl ? urlCredentials(flags.baseUrl) : void 0;
-  if (credentials) throw new UserError(`--base-url: ${credentials}`);
-  if (flags.baseUrl && !/^https?:\/\//.test(flags.baseUrl)) throw new UserError(`--base-url must be an http(s) URL, got ${JSON.stringify(flags.baseUrl)}`);
-  return envName2;
-}
-function readConfig(dir, where2, envName2, flags, out) {
+function readConfig(dir, where2, cwd, flags) {
+  const envName2 = flags.envName;
   const configPath = (0, import_node_path19.join)(dir, "revsync.yaml");
   const existing = (0, import_node_fs11.existsSync)(configPath) && !flags.force ? readRepoFile(configPath) : void 0;
   const configText = existing ?? freshConfig(envName2, envName2.toUpperCase().replace(/[^A-Z0-9]/g, "_"), flags);
   const shape = repoShape(configText);
   if (!shape) {
     throw new UserError(
-      `${(0, import_node_path19.relative)(out.io.cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
+      `${(0, import_node_path19.relative)(cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
       "run revsync validate to see why, or init --force to write a new revsync.yaml"
     );
   }
-  if (existing && (flags.env || flags.baseUrl || flags.realm)) {
-    out.warn(
-      `${where2 === "." ? "" : `${where2}/`}revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only (--force writes it again)`
-    );
-  }
-  return { existing, configText, shape };
+  const warning2 = existing && flags.shapesGiven ? `${where2 === "." ? "" : `${where2}/`}revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only (--force writes it again)` : void 0;
+  return { existing, configText, shape, ...warning2 ? { warning: warning2 } : {} };
 }
 function filesFor({ dir, shape, pin }, configText, flags) {
   const files = /* @__PURE__ */ new Map();
@@ -60696,8 +60666,8 @@ function editorSettings(shape) {
   return `${JSON.stringify({ "yaml.schemas": schemas2 }, null, 2)}
 `;
 }
-function writeFiles({ dir, where: where2, pin }, files, flags, out) {
-  const words2 = { show: (p) => (0, import_node_path19.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where2})` };
+function writeFiles({ dir, where: where2, pin }, files, flags, cwd) {
+  const words2 = { show: (p) => (0, import_node_path19.relative)(cwd, p) || ".", folderName: `the folder init writes (${where2})` };
   for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path19.join)(dir, name), words2);
   const outcome = { written: [], kept: [], unchanged: [] };
   for (const [name, text4] of files) {
@@ -60744,21 +60714,22 @@ function installStep(dir, pinned, pin) {
     `  npm install --save-dev ${shellQuote(pin)}${pin === PLACEHOLDER ? "   # fill in the git URL and tag of your revsync, or run init with --pin SPEC" : "   # pins revsync in package.json and installs it here (init --pin SPEC names another)"}`
   ];
 }
-function sayNext({ dir, where: where2, existing, shape, pin, found }, { written: written2 }, flags, out) {
+function nextSteps({ dir, where: where2, existing, shape, pin, found }, { written: written2 }, flags) {
+  const warnings = [];
   const pinned = pinnedIn(dir);
   const pins = !!(flags.ci || flags.pin);
   if (pins && pinned === PLACEHOLDER) {
     const why = found.local ? `revsync runs from a clone whose origin is a path on this machine (${found.local}), and a pin to it would install only here, never in CI` : "revsync does not know where it was installed from";
-    out.warn(
+    warnings.push(
       `package.json pins revsync at a placeholder: ${why}. Set devDependencies.revsync to the git URL your CI can reach and a release tag or full commit id (or run init with --pin SPEC)`
     );
   } else if (flags.ci && typeof pinned === "string" && isLocalSpec(pinned)) {
     const instead = found.spec ?? (pin !== pinned ? pin : PLACEHOLDER);
-    out.warn(
+    warnings.push(
       `package.json pins revsync at ${JSON.stringify(pinned)}, a path on this machine: a CI runner cannot fetch it, so the recipes' npm install fails there. Pin a version from an npm registry your CI reaches, or a git+https URL at a release tag or full commit id (init --pin ${shellQuote(instead)})`
     );
   } else if (pins && pinned === void 0) {
-    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev ${shellQuote(pin)}`);
+    warnings.push(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev ${shellQuote(pin)}`);
   }
   const wrotePin = written2.some((w2) => w2.endsWith("package.json") || w2.includes(" in package.json"));
   const next = !existing || wrotePin ? installStep(dir, pinned, pin) : [];
@@ -60769,17 +60740,9 @@ function sayNext({ dir, where: where2, existing, shape, pin, found }, { written:
     next.push("  npx --no -- revsync validate");
     next.push("  npx --no -- revsync plan --detailed-exitcode   # exit 0: git matches the service");
   }
-  if (next.length) {
-    out.out("");
-    out.out("Next:");
-    if (where2 !== ".") out.out(`  cd ${shellQuote(where2)}`);
-    for (const line of next) out.out(line);
-  }
-  if (flags.ci) {
-    out.out(
-      `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables: each environment's own (${(shape.credentials ?? shape.environments.map((e) => credentialPrefix(e))).map((p) => `${p}_CLIENT_ID, \u2026`).join("; ")}, which the recipes pass to every job; revsync signs each environment in with its own), or the unprefixed REVSYNC_CLIENT_ID, \u2026 for environments that share one sign-in. With four_eyes: true, give the apply job alone the approver identity too (REVSYNC_APPROVER_USERNAME, REVSYNC_APPROVER_PASSWORD): approves go as that second user, and apply reads the pull request's approvals with the CI's token; and give the plan job the approver's user name alone, as the variable REVSYNC_APPROVER_USERNAME (on GitHub a variable of the <env>-read environment or the repository, on GitLab an unprotected CI/CD variable), so that the plan names who will approve.`
-    );
-  }
+  if (next.length && where2 !== ".") next.unshift(`  cd ${shellQuote(where2)}`);
+  const ciNote = flags.ci ? `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables: each environment's own (${(shape.credentials ?? shape.environments.map((e) => credentialPrefix(e))).map((p) => `${p}_CLIENT_ID, \u2026`).join("; ")}, which the recipes pass to every job; revsync signs each environment in with its own), or the unprefixed REVSYNC_CLIENT_ID, \u2026 for environments that share one sign-in. With four_eyes: true, give the apply job alone the approver identity too (REVSYNC_APPROVER_USERNAME, REVSYNC_APPROVER_PASSWORD): approves go as that second user, and apply reads the pull request's approvals with the CI's token; and give the plan job the approver's user name alone, as the variable REVSYNC_APPROVER_USERNAME (on GitHub a variable of the <env>-read environment or the repository, on GitLab an unprotected CI/CD variable), so that the plan names who will approve.` : void 0;
+  return { warnings, next, ...ciNote ? { ciNote } : {} };
 }
 function mergeInto(name, current, pinFlag, pin) {
   if (name === ".gitignore") {
@@ -60870,9 +60833,9 @@ function freshConfig(env2, prefix, flags) {
     ""
   ].join("\n");
 }
-var import_node_child_process, import_node_fs11, import_node_path19, import_node_module5, import_node_util, import_yaml5, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
-var init_init = __esm({
-  "src/cli/init.ts"() {
+var import_node_child_process, import_node_fs11, import_node_path19, import_node_module5, import_node_util, import_yaml5, isCiName, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
+var init_scaffold = __esm({
+  "src/config/scaffold.ts"() {
     "use strict";
     import_node_child_process = require("node:child_process");
     import_node_fs11 = require("node:fs");
@@ -60881,12 +60844,12 @@ var init_init = __esm({
     import_node_util = require("node:util");
     import_yaml5 = __toESM(require_dist(), 1);
     init_errors();
-    init_http();
     init_credentials();
     init_schemas();
     init_ajv();
     init_user_files();
     init_shell_quote();
+    isCiName = (name) => Object.hasOwn(CI_FILES, name);
     OWN_ROOT = (0, import_node_path19.join)(schemasDir, "..");
     CI_DIR = (0, import_node_path19.join)(OWN_ROOT, "examples", "ci");
     CI_FILES = {
@@ -60902,6 +60865,415 @@ var init_init = __esm({
     PLACEHOLDER = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
     GITIGNORE_HEADER = "# Saved plans (revsync plan --out) and what the CI recipes write (plans, their markdown, drift, policy test reports): made in CI, not committed.";
     GITIGNORE_LINES = ["plan.json", "plan-*.json", "*.plan.json", "plan-*.md", "drift-*.md", "policy-tests.xml", "node_modules/"];
+  }
+});
+
+// src/report/init.ts
+function initText(s3, out) {
+  if (s3.configWarning) out.warn(s3.configWarning);
+  const { written: written2, unchanged, kept } = s3.outcome;
+  out.out(`${s3.existed ? "Added to" : "Initialised"} a revsync policy repo in ${s3.where}:`);
+  for (const w2 of written2) out.out(`  ${w2}`);
+  if (!written2.length) out.out("  nothing: every file init writes is there");
+  if (unchanged.length) out.out(`  unchanged, already as init writes them: ${unchanged.join(", ")}`);
+  if (kept.length) out.out(`  kept, as they exist (--force replaces them): ${kept.join(", ")}`);
+  for (const w2 of s3.warnings) out.warn(w2);
+  if (s3.next.length) {
+    out.out("");
+    out.out("Next:");
+    for (const line of s3.next) out.out(line);
+  }
+  if (s3.ciNote) out.out(s3.ciNote);
+}
+var init_init = __esm({
+  "src/report/init.ts"() {
+    "use strict";
+  }
+});
+
+// src/cli/init.ts
+var init_exports = {};
+__export(init_exports, {
+  runInit: () => runInit
+});
+async function runInit(flags, out, args) {
+  const envName2 = checkFlags(flags);
+  const options = { ...flags, envName: envName2, shapesGiven: !!(flags.env || flags.baseUrl || flags.realm) };
+  initText(scaffoldRepo((0, import_node_path20.resolve)(out.io.cwd, args[0] ?? "."), out.io.cwd, options), out);
+  return 0;
+}
+function checkFlags(flags) {
+  const envName2 = flags.env ?? "sandbox";
+  if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(envName2))
+    throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(envName2)}`);
+  if (flags.ci && !isCiName(flags.ci)) throw new UserError(`--ci must be github or gitlab, got ${JSON.stringify(flags.ci)}`);
+  const credentials = flags.baseUrl ? urlCredentials(flags.baseUrl) : void 0;
+  if (credentials) throw new UserError(`--base-url: ${credentials}`);
+  if (flags.baseUrl && !/^https?:\/\//.test(flags.baseUrl)) throw new UserError(`--base-url must be an http(s) URL, got ${JSON.stringify(flags.baseUrl)}`);
+  return envName2;
+}
+var import_node_path20;
+var init_init2 = __esm({
+  "src/cli/init.ts"() {
+    "use strict";
+    import_node_path20 = require("node:path");
+    init_errors();
+    init_http();
+    init_scaffold();
+    init_init();
+  }
+});
+
+// src/shared/facts.ts
+var HOLDS_BACK;
+var init_facts3 = __esm({
+  "src/shared/facts.ts"() {
+    "use strict";
+    HOLDS_BACK = ["deny", "approval_needed", "error"];
+  }
+});
+
+// src/guardrails/identity.ts
+function listedIn(approvers, list3) {
+  const out = [];
+  for (const a of approvers) if (list3.some((u) => sameUser(u, a.user)) && !out.some((o) => sameUser(o.user, a.user))) out.push(a);
+  return out;
+}
+var approverWords;
+var init_identity = __esm({
+  "src/guardrails/identity.ts"() {
+    "use strict";
+    init_who();
+    approverWords = (approvers) => approvers.map((a) => `${a.user} (${a.via === "approver identity" ? "the approver identity" : "a pull request approval"})`).join(", ");
+  }
+});
+
+// src/guardrails/judge.ts
+function grantOverrides(setup, judging) {
+  return judging.overrides.map((o) => {
+    const named4 = [...setup.rules, ...setup.windows];
+    const target = named4.find((x2) => x2.name === o.name);
+    if (!target) {
+      const near = nearest(
+        o.name,
+        named4.map((x2) => x2.name),
+        { max: 1 }
+      )[0];
+      throw new UserError(
+        `--override ${o.name}: environment ${setup.environment} has no guardrail or freeze window of that name${near ? ` (did you mean ${near}?)` : ""}`,
+        named4.length ? `its rules and windows: ${named4.map((x2) => x2.name).join(", ")}` : void 0
+      );
+    }
+    if (!target.override_by) throw new UserError(`--override ${o.name}: it has no override_by in revsync.yaml (${target.source}), so nobody may override it`);
+    if (!o.reason.trim()) throw new UserError(`--override ${o.name} needs --reason TEXT: why it is overridden goes into the plan and the evidence`);
+    const by = listedIn(judging.approvers, target.override_by)[0];
+    if (!by)
+      throw new UserError(
+        `--override ${o.name}: only ${target.override_by.join(", ")} may override it, and ${judging.approvers.length ? `the approvers here are ${approverWords(judging.approvers)}` : "no approver is known to this run"}`,
+        "the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN) or, in CI, an approval of the pull request must be one of override_by"
+      );
+    return { name: o.name, reason: o.reason, by: by.user };
+  });
+}
+function matches(rule2, c2, env2) {
+  const m = rule2.match;
+  if (m.actions && !m.actions.includes(c2.action)) return false;
+  if (m.environments && !m.environments.includes(env2)) return false;
+  if (m.addresses && !m.addresses.some((test) => test(c2.address))) return false;
+  if (m.fields && !c2.diff.some((d) => m.fields?.some((f2) => d.path === f2 || d.path.startsWith(`${f2}.`) || d.path.startsWith(`${f2}[`)))) return false;
+  return true;
+}
+function holds2(rule2, lookup2) {
+  if (!rule2.when) return { holds: true, words: "every change it matches" };
+  try {
+    const h = conditionHolds(rule2.when.tree, lookup2);
+    const read = [...new Set(namesOf(rule2.when.tree).map((n) => n.name))].map((n) => `${n} = ${shown(lookup2(n) ?? null)}`);
+    return { holds: h, words: `${rule2.when.text}${read.length ? `: ${read.join(", ")}` : ""}` };
+  } catch (e) {
+    if (!(e instanceof ExprError)) throw e;
+    return { error: `${rule2.when.text} cannot be judged: ${e.message}` };
+  }
+}
+function outcomeOf(rule2, c2, lookup2, ctx) {
+  const base = { rule: rule2.name, effect: rule2.effect };
+  const h = holds2(rule2, lookup2);
+  if ("error" in h) return { ...base, outcome: rule2.effect === "warn" ? "warn" : "error", message: h.error };
+  if (!h.holds) return { ...base, outcome: "pass", message: `${h.words} does not hold` };
+  const exception = rule2.exceptions.find((x2) => globMatch(x2.address, c2.address) && ctx.today <= x2.until);
+  if (exception) return { ...base, outcome: "excepted", message: `excepted until ${exception.until}: ${exception.reason}; ${h.words}` };
+  if (rule2.effect === "warn") return { ...base, outcome: "warn", message: h.words };
+  if (rule2.effect === "require_approval") {
+    const approved = listedIn(ctx.judging.approvers, rule2.from ?? []);
+    const count2 = rule2.count ?? 1;
+    const by = approved.map((a) => a.user);
+    if (approved.length >= count2) return { ...base, outcome: "approved", approved_by: by, message: `approved by ${approverWords(approved)}; ${h.words}` };
+    const override2 = ctx.granted.find((o) => o.name === rule2.name);
+    if (override2)
+      return {
+        ...base,
+        outcome: "overridden",
+        approved_by: by,
+        override: { by: override2.by, reason: override2.reason },
+        message: `overridden by ${override2.by}: ${override2.reason}; ${h.words}`
+      };
+    const has = approved.length ? `; approved by ${approverWords(approved)}` : "";
+    return {
+      ...base,
+      outcome: "approval_needed",
+      approved_by: by,
+      message: `needs ${count2} approval${count2 === 1 ? "" : "s"} of ${(rule2.from ?? []).join(", ")}${has}; ${h.words}`
+    };
+  }
+  const override = ctx.granted.find((o) => o.name === rule2.name);
+  if (override)
+    return {
+      ...base,
+      outcome: "overridden",
+      override: { by: override.by, reason: override.reason },
+      message: `overridden by ${override.by}: ${override.reason}; ${h.words}`
+    };
+  return { ...base, outcome: "deny", message: h.words };
+}
+function windowStatus(w2, now, granted) {
+  const { open, next } = w2.time(now);
+  const o = open ?? next;
+  const iso4 = (t) => t === void 0 ? null : new Date(t).toISOString();
+  const local = (t) => t === void 0 ? null : localWords(t, w2.timezone);
+  const override = open ? granted.find((g2) => g2.name === w2.name) : void 0;
+  return {
+    name: w2.name,
+    kind: w2.kind,
+    what: w2.what,
+    timezone: w2.timezone,
+    in_force: !!open,
+    from: iso4(o?.from),
+    until: iso4(o?.until),
+    from_local: local(o?.from),
+    until_local: local(o?.until),
+    ...w2.description ? { description: w2.description } : {},
+    ...w2.override_by ? { override_by: w2.override_by } : {},
+    ...override ? { overridden: { by: override.by, reason: override.reason } } : {},
+    source: w2.source
+  };
+}
+function heldBack(freeze, changes, outcomes) {
+  const out = freeze.filter((w2) => w2.in_force && !w2.overridden).map((w2) => `freeze window ${w2.name} is in force until ${w2.until_local} (${w2.what}): every write waits`);
+  outcomes.forEach((list3, i) => {
+    for (const o of list3 ?? [])
+      if (HOLDS_BACK.includes(o.outcome))
+        out.push(
+          `${o.rule} ${o.outcome === "deny" ? "denies" : o.outcome === "error" ? "cannot judge" : "needs approvals for"} ${changes[i]?.address} (${changes[i]?.action}): ${o.message}`
+        );
+  });
+  return out;
+}
+function judgePlan(changes, setup, judging, kinds) {
+  const granted = grantOverrides(setup, judging);
+  const table2 = new Set(factTable(kinds).map((f2) => f2.name));
+  const today = dayText(dayOf(judging.now, setup.calendar.timezone));
+  const outcomes = changes.map((c2) => {
+    if (!isApplied(c2)) return void 0;
+    const facts = { ...c2.facts ?? {}, ...factsAt(c2.facts ?? {}, judging.now, setup.calendar) };
+    const lookup2 = lookupFor(c2, facts, table2);
+    return setup.rules.filter((r) => matches(r, c2, setup.environment)).map((r) => outcomeOf(r, c2, lookup2, { today, judging, granted }));
+  });
+  const freeze = setup.windows.map((w2) => windowStatus(w2, judging.now, granted));
+  const rules = setup.rules.map((r) => ({
+    name: r.name,
+    effect: r.effect,
+    ...r.count !== void 0 ? { count: r.count } : {},
+    ...r.from ? { from: r.from } : {},
+    ...r.override_by ? { override_by: r.override_by } : {},
+    ...r.when ? { when: r.when.text } : {},
+    ...r.description ? { description: r.description } : {},
+    source: r.source
+  }));
+  const guardrails = {
+    evaluated_at: new Date(judging.now).toISOString(),
+    timezone: setup.calendar.timezone,
+    rules,
+    freeze,
+    approvers: [...judging.approvers],
+    overrides: granted,
+    held_back: heldBack(freeze, changes, outcomes)
+  };
+  return { outcomes, guardrails };
+}
+function worstOutcome(results) {
+  const order2 = ["error", "deny", "approval_needed", "warn", "overridden", "approved", "excepted", "pass"];
+  return order2.find((o) => results.includes(o)) ?? "pass";
+}
+var shown;
+var init_judge = __esm({
+  "src/guardrails/judge.ts"() {
+    "use strict";
+    init_errors();
+    init_did_you_mean();
+    init_expr();
+    init_address();
+    init_entries();
+    init_facts3();
+    init_facts2();
+    init_identity();
+    init_time();
+    shown = (v2) => typeof v2 === "number" ? String(Number(v2.toFixed(4))) : JSON.stringify(v2);
+  }
+});
+
+// src/guardrails/tests.ts
+function loadGuardrailTests(repo) {
+  const dir = testsDir(repo);
+  const tests = [];
+  const diagnostics = [];
+  if (!(0, import_node_fs12.existsSync)(dir) || !(0, import_node_fs12.statSync)(dir).isDirectory()) return { tests, diagnostics };
+  const inside = readInside(repo, dir);
+  for (const abs of listYamlFiles(dir)) {
+    const shown4 = (0, import_node_path21.relative)(repo.cwd, abs) || abs;
+    const docs = [];
+    for (const src of readYamlFile(abs, shown4, docs, void 0, inside)) {
+      if (src.value?.kind !== GUARDRAIL_TEST) continue;
+      const problems = schemaDiagnostics(src, "policy/guardrail-test.schema.json");
+      diagnostics.push(...problems);
+      if (problems.length) continue;
+      const spec = src.value;
+      tests.push({ name: spec.metadata?.name ?? `${shown4} #${src.index + 1}`, file: shown4, line: at(src, "").line, spec, dir: (0, import_node_path21.dirname)(abs) });
+    }
+    if (tests.some((t) => t.file === shown4)) diagnostics.push(...docs);
+  }
+  return { tests, diagnostics };
+}
+function changesOf(t, repo) {
+  if (t.spec.plan !== void 0) {
+    const path = (0, import_node_path21.resolve)(t.dir, t.spec.plan);
+    let plan;
+    try {
+      plan = JSON.parse(readUserFile(path, READ_CAPS.json, readInside(repo, t.dir)));
+    } catch (e) {
+      throw new UserError(`plan ${t.spec.plan}: ${e.message}`);
+    }
+    if (!Array.isArray(plan.changes)) throw new UserError(`plan ${t.spec.plan} is not a saved plan (no changes)`);
+    return { changes: plan.changes, environment: typeof plan.environment === "string" ? plan.environment : void 0 };
+  }
+  const changes = (t.spec.changes ?? []).map((c2) => {
+    const [before, after] = [c2.before ?? {}, c2.after ?? {}];
+    const fields = [.../* @__PURE__ */ new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])];
+    const diff = fields.map((path) => ({ path, kind: "changed", before: before?.[path], after: after?.[path] }));
+    return { address: c2.address, action: c2.action, before, after, diff, version_id: null, last_modified_on: null, facts: c2.facts ?? {} };
+  });
+  return { changes, environment: void 0 };
+}
+function got(name, expected, changes, g2, outcomes) {
+  const w2 = g2.freeze.find((x2) => x2.name === name);
+  if (w2) {
+    const state = w2.in_force ? w2.overridden ? "overridden" : "in_force" : "not_in_force";
+    return state === expected ? [] : [`${name}: expected ${JSON.stringify(expected)}, got ${state}${w2.in_force ? ` (until ${w2.until_local})` : ""}`];
+  }
+  if (!g2.rules.some((r) => r.name === name))
+    return [
+      `${name}: no guardrail or freeze window of that name in this environment (${[...g2.rules.map((r) => r.name), ...g2.freeze.map((x2) => x2.name)].join(", ")})`
+    ];
+  const of = (pick2) => {
+    const list3 = changes.flatMap((c2, i) => pick2(c2) ? (outcomes[i] ?? []).filter((o) => o.rule === name) : []);
+    return { results: list3.map((o) => o.outcome), why: list3.filter((o) => o.outcome !== "pass").map((o) => o.message) };
+  };
+  if (typeof expected === "string") {
+    const { results, why } = of(() => true);
+    const worst = worstOutcome(results);
+    return worst === expected ? [] : [`${name}: expected ${expected}, got ${worst}${why.length ? ` (${why[0]})` : ""}`];
+  }
+  return Object.entries(expected).flatMap(([address, want]) => {
+    const { results, why } = of((c2) => c2.address === address);
+    const outcome = results.length ? worstOutcome(results) : "none";
+    return outcome === want ? [] : [`${name} at ${address}: expected ${want}, got ${outcome}${why.length ? ` (${why[0]})` : ""}`];
+  });
+}
+function runOne(t, repo, kinds) {
+  const fail = (error2) => ({ test: t, pass: false, failures: [], error: error2 });
+  try {
+    const { changes, environment } = changesOf(t, repo);
+    const envs = environmentNames(repo);
+    const env2 = t.spec.environment ?? environment ?? (envs.length === 1 ? envs[0] : void 0);
+    if (!env2) return fail(`name the environment whose guardrails it judges (environment:); revsync.yaml has ${envs.join(", ")}`);
+    if (!envs.includes(env2)) return fail(`no environment ${JSON.stringify(env2)} in revsync.yaml; it has: ${envs.join(", ")}`);
+    const now = Date.parse(t.spec.at);
+    const { setup, diagnostics } = guardrailSetup(repo, env2, kinds, now);
+    const errors = diagnostics.filter((d) => d.severity === "error");
+    if (errors.length)
+      return fail(`the guardrails of revsync.yaml have errors: ${errors.map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`).join("; ")}`);
+    const approvers = (t.spec.approvals ?? []).map((user) => ({ user, via: "approver identity" }));
+    const { outcomes, guardrails } = judgePlan(changes, setup, { now, approvers, overrides: t.spec.overrides ?? [] }, kinds);
+    const failures = Object.entries(t.spec.expect).flatMap(([name, want]) => got(name, want, changes, guardrails, outcomes));
+    return { test: t, pass: !failures.length, failures };
+  } catch (e) {
+    if (e instanceof UserError) return fail(e.message);
+    throw e;
+  }
+}
+function runGuardrailTests(tests, repo, kinds) {
+  return tests.map((t) => {
+    const started2 = performance.now();
+    const r = runOne(t, repo, kinds);
+    return { ...r, seconds: (performance.now() - started2) / 1e3 };
+  });
+}
+var import_node_fs12, import_node_path21;
+var init_tests2 = __esm({
+  "src/guardrails/tests.ts"() {
+    "use strict";
+    import_node_fs12 = require("node:fs");
+    import_node_path21 = require("node:path");
+    init_repo();
+    init_schema_diagnostics();
+    init_test_files();
+    init_walk();
+    init_yaml_source();
+    init_errors();
+    init_user_files();
+    init_judge();
+    init_setup();
+  }
+});
+
+// src/live/read.ts
+async function readLive(core, desired, opts, kinds = KINDS) {
+  let done = 0;
+  let total = kinds.length;
+  const unread = [];
+  const failures = [];
+  const recorded = (address, e) => {
+    if (!opts.partial || !(e instanceof ApiError)) return false;
+    unread.push({ address, error: e.message });
+    failures.push(e);
+    return true;
+  };
+  const progress = {
+    more: (n) => void (total += n),
+    done: (what) => opts.progress?.(++done, total, what),
+    unread: recorded
+  };
+  const read = await Promise.all(
+    kinds.map(async (k2) => {
+      try {
+        return [[k2.name, await k2.read(core, desiredOf(k2, desired), opts, progress)]];
+      } catch (e) {
+        if (recorded(k2.name, e)) return [];
+        throw e;
+      }
+    })
+  );
+  const live = new Map(read.flat());
+  if (kinds.length && !live.size && failures[0]) throw failures[0];
+  return unread.length ? Object.assign(live, { unread: unread.sort((a, b2) => byCodePoint(a.address, b2.address)) }) : live;
+}
+var nothingInGit;
+var init_read2 = __esm({
+  "src/live/read.ts"() {
+    "use strict";
+    init_errors();
+    init_kind();
+    init_address();
+    init_registry();
+    nothingInGit = (kinds = KINDS) => new Map(kinds.map((k2) => [k2.name, []]));
   }
 });
 
@@ -60944,6 +61316,129 @@ var init_policy_models = __esm({
     carvesLive = (live, kinds = KINDS) => carvesOf(fromLive(live, kinds));
     modelsFromGit2 = (desired, live, kinds = KINDS) => policiesOf(fromGit(desired, live, kinds));
     carvesGit = (desired, live, kinds = KINDS) => carvesOf(fromGit(desired, live, kinds));
+  }
+});
+
+// src/plan/policy-tests.ts
+function guardrailTests(repo, brokenAsCase, kinds) {
+  const { tests, diagnostics } = loadGuardrailTests(repo);
+  const guardrails = runGuardrailTests(tests, repo, kinds);
+  if (!diagnostics.some((d) => d.severity === "error")) return { guardrails };
+  const problems = new PolicyProblems("the guardrail tests have errors", diagnostics);
+  if (!brokenAsCase) throw problems;
+  return { guardrails, guardBroken: problems };
+}
+function casesFor(repo, vars, how) {
+  const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, how.processEnv));
+  if (diagnostics.some((d) => d.severity === "error")) {
+    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path22.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
+    if (!how.brokenAsCase) throw problems;
+    return { cases, contracts, dir, broken: problems };
+  }
+  return { cases, contracts, dir };
+}
+async function liveIn(repo, env2, read, how) {
+  const { cases, contracts, dir, broken } = casesFor(repo, env2, how);
+  const base = { cases, contracts, dir, broken, rules: env2.service.allocationRules, source: `the service's policies in ${env2.name}`, label: env2.name };
+  if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
+  const { kinds } = how;
+  const live = await read(nothingInGit(kinds), { approvedValues: true });
+  return { ...base, policies: modelsFromLive2(live, kinds), carves: carvesLive(live, kinds) };
+}
+function offlineRuns(repo, env2, how) {
+  const { processEnv: penv, kinds } = how;
+  const named4 = env2 ?? penv.REVSYNC_ENV;
+  const names = named4 ? [selectEnv(repo, named4, penv)] : environmentNames(repo);
+  const groups = /* @__PURE__ */ new Map();
+  const skipped = /* @__PURE__ */ new Set();
+  for (const name of names.length ? names : [void 0]) {
+    const own2 = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
+    const problems = own2.problems;
+    if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(own2, penv), kinds, name);
+    if (diagnostics.some((d) => d.severity === "error")) {
+      throw new PolicyProblems(
+        `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
+        diagnostics,
+        "run revsync validate"
+      );
+    }
+    const { cases, contracts, dir, broken } = casesFor(repo, own2, how);
+    const git = modelsFromGitOnly2(desired, kinds);
+    for (const s3 of git.skipped) skipped.add(s3);
+    const carves2 = carvesGit(desired, void 0, kinds);
+    const rules = rulesOf(repo, name);
+    const key5 = names.length > 1 ? canonicalJson([git.models, cases, contracts, contracts.length ? [carves2, rules] : []]) : "";
+    const group = groups.get(key5);
+    if (group) group.names.push(name ?? "");
+    else groups.set(key5, { cases, contracts, dir, broken, policies: git.models, carves: carves2, rules, source: "git's policies", names: [name ?? ""] });
+  }
+  const warning2 = skipped.size ? `left out, because git does not give their conditions or hierarchy_no (they keep their live values; revsync test --live uses the service's): ${[...skipped].join(", ")}` : void 0;
+  const all2 = [...groups.values()];
+  const runs = all2.map((g2) => {
+    const label = g2.names.join(", ");
+    const cases = all2.length > 1 ? g2.cases.map((c2) => ({ ...c2, name: `${c2.name} [${label}]` })) : g2.cases;
+    const contracts = all2.length > 1 ? g2.contracts.map((c2) => ({ ...c2, name: `${c2.name} [${label}]` })) : g2.contracts;
+    return { ...g2, cases, contracts, label };
+  });
+  return { runs, ...warning2 ? { warning: warning2 } : {} };
+}
+var import_node_path22, rulesOf;
+var init_policy_tests = __esm({
+  "src/plan/policy-tests.ts"() {
+    "use strict";
+    import_node_path22 = require("node:path");
+    init_canonical_json();
+    init_errors();
+    init_service_choices();
+    init_test_files();
+    init_repo();
+    init_tests2();
+    init_read2();
+    init_policy_models();
+    rulesOf = (repo, name) => (name ? serviceChoices(repo.config.environments[name]?.service, void 0, {}).allocationRules : void 0) ?? {};
+  }
+});
+
+// src/fleet/environments.ts
+function parallelOf(flags) {
+  if (flags.parallel === void 0) return 4;
+  const n = numberOf(flags.parallel) ?? NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 64)
+    throw new UserError(`--parallel must be a whole number from 1 to 64, got ${JSON.stringify(flags.parallel)}`, "--parallel 4 runs four environments at once");
+  return n;
+}
+function fleetNames(repo, flags, processEnv, reads = true) {
+  if (flags.allEnvs && flags.envs !== void 0)
+    throw new UserError("--all-envs and --envs both given: use one (--envs names some environments, --all-envs every one)");
+  if (flags.env !== void 0)
+    throw new UserError(`--env and ${fleetFlag(flags)} both given: --env runs one environment, ${fleetFlag(flags)} several; use one`);
+  const asked = flags.allEnvs ? environmentNames(repo) : [...new Set((flags.envs ?? "").split(",").map((n) => n.trim()))].filter(Boolean);
+  if (!asked.length) throw new UserError("--envs names no environment", `name them with commas, e.g. --envs ${environmentNames(repo).slice(0, 2).join(",")}`);
+  for (const name of asked) selectEnv(repo, name, {});
+  if (reads && asked.length > 1) refuseOverrides(processEnv, fleetFlag(flags));
+  return asked;
+}
+function refuseOverrides(penv, flag) {
+  const set = overridesSet(penv);
+  if (!set.length) return;
+  const names = andList(set);
+  const one = set.length === 1;
+  throw new UserError(
+    `${names} ${one ? "is" : "are"} set, and ${flag} reads ${flag === "--all-envs" ? "every environment" : "several environments"}: ${one ? "it" : "they"} would point each of them at the same tenant, so nothing was read`,
+    `unset ${names} to check every environment with the URLs of revsync.yaml, or check the one environment ${one ? "it is" : "they are"} for with --env NAME, without ${flag}`
+  );
+}
+var isFleet, fleetFlag;
+var init_environments = __esm({
+  "src/fleet/environments.ts"() {
+    "use strict";
+    init_repo();
+    init_errors();
+    init_number();
+    init_words();
+    isFleet = (flags) => !!flags.allEnvs || flags.envs !== void 0;
+    fleetFlag = (flags) => flags.allEnvs ? "--all-envs" : "--envs";
   }
 });
 
@@ -64433,34 +64928,6 @@ var init_progress = __esm({
 });
 
 // src/cli/fleet.ts
-function parallelOf(flags) {
-  if (flags.parallel === void 0) return 4;
-  const n = numberOf(flags.parallel) ?? NaN;
-  if (!Number.isInteger(n) || n < 1 || n > 64)
-    throw new UserError(`--parallel must be a whole number from 1 to 64, got ${JSON.stringify(flags.parallel)}`, "--parallel 4 runs four environments at once");
-  return n;
-}
-function fleetNames(repo, flags, reads = true) {
-  if (flags.allEnvs && flags.envs !== void 0)
-    throw new UserError("--all-envs and --envs both given: use one (--envs names some environments, --all-envs every one)");
-  if (flags.env !== void 0)
-    throw new UserError(`--env and ${fleetFlag(flags)} both given: --env runs one environment, ${fleetFlag(flags)} several; use one`);
-  const asked = flags.allEnvs ? environmentNames(repo) : [...new Set((flags.envs ?? "").split(",").map((n) => n.trim()))].filter(Boolean);
-  if (!asked.length) throw new UserError("--envs names no environment", `name them with commas, e.g. --envs ${environmentNames(repo).slice(0, 2).join(",")}`);
-  for (const name of asked) selectEnv(repo, name, {});
-  if (reads && asked.length > 1) refuseOverrides(envOf(flags), fleetFlag(flags));
-  return asked;
-}
-function refuseOverrides(penv, flag) {
-  const set = overridesSet(penv);
-  if (!set.length) return;
-  const names = andList(set);
-  const one = set.length === 1;
-  throw new UserError(
-    `${names} ${one ? "is" : "are"} set, and ${flag} reads ${flag === "--all-envs" ? "every environment" : "several environments"}: ${one ? "it" : "they"} would point each of them at the same tenant, so nothing was read`,
-    `unset ${names} to check every environment with the URLs of revsync.yaml, or check the one environment ${one ? "it is" : "they are"} for with --env NAME, without ${flag}`
-  );
-}
 async function runEnvironments(repo, names, flags, out, command, view, work2) {
   const parallel = parallelOf(flags);
   const line = await fleetLine(out, VERB[command], names.length, flags.quiet);
@@ -64536,67 +65003,22 @@ async function fleetLine(out, verb, total, quiet) {
     stop: progress.stop
   };
 }
-var isFleet, fleetFlag, VERB;
+var fleetNames2, VERB;
 var init_fleet3 = __esm({
   "src/cli/fleet.ts"() {
     "use strict";
-    init_repo();
     init_errors();
+    init_environments();
     init_outcome();
     init_run2();
-    init_number();
     init_escape();
     init_words();
     init_context();
     init_output();
     init_progress();
     init_rate_limit();
-    isFleet = (flags) => !!flags.allEnvs || flags.envs !== void 0;
-    fleetFlag = (flags) => flags.allEnvs ? "--all-envs" : "--envs";
+    fleetNames2 = (repo, flags, reads = true) => fleetNames(repo, flags, envOf(flags), reads);
     VERB = { plan: "Planning", drift: "Checking drift in", test: "Testing the policies of" };
-  }
-});
-
-// src/live/read.ts
-async function readLive(core, desired, opts, kinds = KINDS) {
-  let done = 0;
-  let total = kinds.length;
-  const unread = [];
-  const failures = [];
-  const recorded = (address, e) => {
-    if (!opts.partial || !(e instanceof ApiError)) return false;
-    unread.push({ address, error: e.message });
-    failures.push(e);
-    return true;
-  };
-  const progress = {
-    more: (n) => void (total += n),
-    done: (what) => opts.progress?.(++done, total, what),
-    unread: recorded
-  };
-  const read = await Promise.all(
-    kinds.map(async (k2) => {
-      try {
-        return [[k2.name, await k2.read(core, desiredOf(k2, desired), opts, progress)]];
-      } catch (e) {
-        if (recorded(k2.name, e)) return [];
-        throw e;
-      }
-    })
-  );
-  const live = new Map(read.flat());
-  if (kinds.length && !live.size && failures[0]) throw failures[0];
-  return unread.length ? Object.assign(live, { unread: unread.sort((a, b2) => byCodePoint(a.address, b2.address)) }) : live;
-}
-var nothingInGit;
-var init_read2 = __esm({
-  "src/live/read.ts"() {
-    "use strict";
-    init_errors();
-    init_kind();
-    init_address();
-    init_registry();
-    nothingInGit = (kinds = KINDS) => new Map(kinds.map((k2) => [k2.name, []]));
   }
 });
 
@@ -64828,202 +65250,6 @@ var init_targets = __esm({
   }
 });
 
-// src/shared/facts.ts
-var HOLDS_BACK;
-var init_facts3 = __esm({
-  "src/shared/facts.ts"() {
-    "use strict";
-    HOLDS_BACK = ["deny", "approval_needed", "error"];
-  }
-});
-
-// src/guardrails/identity.ts
-function listedIn(approvers, list3) {
-  const out = [];
-  for (const a of approvers) if (list3.some((u) => sameUser(u, a.user)) && !out.some((o) => sameUser(o.user, a.user))) out.push(a);
-  return out;
-}
-var approverWords;
-var init_identity = __esm({
-  "src/guardrails/identity.ts"() {
-    "use strict";
-    init_who();
-    approverWords = (approvers) => approvers.map((a) => `${a.user} (${a.via === "approver identity" ? "the approver identity" : "a pull request approval"})`).join(", ");
-  }
-});
-
-// src/guardrails/judge.ts
-function grantOverrides(setup, judging) {
-  return judging.overrides.map((o) => {
-    const named4 = [...setup.rules, ...setup.windows];
-    const target = named4.find((x2) => x2.name === o.name);
-    if (!target) {
-      const near = nearest(
-        o.name,
-        named4.map((x2) => x2.name),
-        { max: 1 }
-      )[0];
-      throw new UserError(
-        `--override ${o.name}: environment ${setup.environment} has no guardrail or freeze window of that name${near ? ` (did you mean ${near}?)` : ""}`,
-        named4.length ? `its rules and windows: ${named4.map((x2) => x2.name).join(", ")}` : void 0
-      );
-    }
-    if (!target.override_by) throw new UserError(`--override ${o.name}: it has no override_by in revsync.yaml (${target.source}), so nobody may override it`);
-    if (!o.reason.trim()) throw new UserError(`--override ${o.name} needs --reason TEXT: why it is overridden goes into the plan and the evidence`);
-    const by = listedIn(judging.approvers, target.override_by)[0];
-    if (!by)
-      throw new UserError(
-        `--override ${o.name}: only ${target.override_by.join(", ")} may override it, and ${judging.approvers.length ? `the approvers here are ${approverWords(judging.approvers)}` : "no approver is known to this run"}`,
-        "the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN) or, in CI, an approval of the pull request must be one of override_by"
-      );
-    return { name: o.name, reason: o.reason, by: by.user };
-  });
-}
-function matches(rule2, c2, env2) {
-  const m = rule2.match;
-  if (m.actions && !m.actions.includes(c2.action)) return false;
-  if (m.environments && !m.environments.includes(env2)) return false;
-  if (m.addresses && !m.addresses.some((test) => test(c2.address))) return false;
-  if (m.fields && !c2.diff.some((d) => m.fields?.some((f2) => d.path === f2 || d.path.startsWith(`${f2}.`) || d.path.startsWith(`${f2}[`)))) return false;
-  return true;
-}
-function holds2(rule2, lookup2) {
-  if (!rule2.when) return { holds: true, words: "every change it matches" };
-  try {
-    const h = conditionHolds(rule2.when.tree, lookup2);
-    const read = [...new Set(namesOf(rule2.when.tree).map((n) => n.name))].map((n) => `${n} = ${shown(lookup2(n) ?? null)}`);
-    return { holds: h, words: `${rule2.when.text}${read.length ? `: ${read.join(", ")}` : ""}` };
-  } catch (e) {
-    if (!(e instanceof ExprError)) throw e;
-    return { error: `${rule2.when.text} cannot be judged: ${e.message}` };
-  }
-}
-function outcomeOf(rule2, c2, lookup2, ctx) {
-  const base = { rule: rule2.name, effect: rule2.effect };
-  const h = holds2(rule2, lookup2);
-  if ("error" in h) return { ...base, outcome: rule2.effect === "warn" ? "warn" : "error", message: h.error };
-  if (!h.holds) return { ...base, outcome: "pass", message: `${h.words} does not hold` };
-  const exception = rule2.exceptions.find((x2) => globMatch(x2.address, c2.address) && ctx.today <= x2.until);
-  if (exception) return { ...base, outcome: "excepted", message: `excepted until ${exception.until}: ${exception.reason}; ${h.words}` };
-  if (rule2.effect === "warn") return { ...base, outcome: "warn", message: h.words };
-  if (rule2.effect === "require_approval") {
-    const approved = listedIn(ctx.judging.approvers, rule2.from ?? []);
-    const count2 = rule2.count ?? 1;
-    const by = approved.map((a) => a.user);
-    if (approved.length >= count2) return { ...base, outcome: "approved", approved_by: by, message: `approved by ${approverWords(approved)}; ${h.words}` };
-    const override2 = ctx.granted.find((o) => o.name === rule2.name);
-    if (override2)
-      return {
-        ...base,
-        outcome: "overridden",
-        approved_by: by,
-        override: { by: override2.by, reason: override2.reason },
-        message: `overridden by ${override2.by}: ${override2.reason}; ${h.words}`
-      };
-    const has = approved.length ? `; approved by ${approverWords(approved)}` : "";
-    return {
-      ...base,
-      outcome: "approval_needed",
-      approved_by: by,
-      message: `needs ${count2} approval${count2 === 1 ? "" : "s"} of ${(rule2.from ?? []).join(", ")}${has}; ${h.words}`
-    };
-  }
-  const override = ctx.granted.find((o) => o.name === rule2.name);
-  if (override)
-    return {
-      ...base,
-      outcome: "overridden",
-      override: { by: override.by, reason: override.reason },
-      message: `overridden by ${override.by}: ${override.reason}; ${h.words}`
-    };
-  return { ...base, outcome: "deny", message: h.words };
-}
-function windowStatus(w2, now, granted) {
-  const { open, next } = w2.time(now);
-  const o = open ?? next;
-  const iso4 = (t) => t === void 0 ? null : new Date(t).toISOString();
-  const local = (t) => t === void 0 ? null : localWords(t, w2.timezone);
-  const override = open ? granted.find((g2) => g2.name === w2.name) : void 0;
-  return {
-    name: w2.name,
-    kind: w2.kind,
-    what: w2.what,
-    timezone: w2.timezone,
-    in_force: !!open,
-    from: iso4(o?.from),
-    until: iso4(o?.until),
-    from_local: local(o?.from),
-    until_local: local(o?.until),
-    ...w2.description ? { description: w2.description } : {},
-    ...w2.override_by ? { override_by: w2.override_by } : {},
-    ...override ? { overridden: { by: override.by, reason: override.reason } } : {},
-    source: w2.source
-  };
-}
-function heldBack(freeze, changes, outcomes) {
-  const out = freeze.filter((w2) => w2.in_force && !w2.overridden).map((w2) => `freeze window ${w2.name} is in force until ${w2.until_local} (${w2.what}): every write waits`);
-  outcomes.forEach((list3, i) => {
-    for (const o of list3 ?? [])
-      if (HOLDS_BACK.includes(o.outcome))
-        out.push(
-          `${o.rule} ${o.outcome === "deny" ? "denies" : o.outcome === "error" ? "cannot judge" : "needs approvals for"} ${changes[i]?.address} (${changes[i]?.action}): ${o.message}`
-        );
-  });
-  return out;
-}
-function judgePlan(changes, setup, judging, kinds) {
-  const granted = grantOverrides(setup, judging);
-  const table2 = new Set(factTable(kinds).map((f2) => f2.name));
-  const today = dayText(dayOf(judging.now, setup.calendar.timezone));
-  const outcomes = changes.map((c2) => {
-    if (!isApplied(c2)) return void 0;
-    const facts = { ...c2.facts ?? {}, ...factsAt(c2.facts ?? {}, judging.now, setup.calendar) };
-    const lookup2 = lookupFor(c2, facts, table2);
-    return setup.rules.filter((r) => matches(r, c2, setup.environment)).map((r) => outcomeOf(r, c2, lookup2, { today, judging, granted }));
-  });
-  const freeze = setup.windows.map((w2) => windowStatus(w2, judging.now, granted));
-  const rules = setup.rules.map((r) => ({
-    name: r.name,
-    effect: r.effect,
-    ...r.count !== void 0 ? { count: r.count } : {},
-    ...r.from ? { from: r.from } : {},
-    ...r.override_by ? { override_by: r.override_by } : {},
-    ...r.when ? { when: r.when.text } : {},
-    ...r.description ? { description: r.description } : {},
-    source: r.source
-  }));
-  const guardrails = {
-    evaluated_at: new Date(judging.now).toISOString(),
-    timezone: setup.calendar.timezone,
-    rules,
-    freeze,
-    approvers: [...judging.approvers],
-    overrides: granted,
-    held_back: heldBack(freeze, changes, outcomes)
-  };
-  return { outcomes, guardrails };
-}
-function worstOutcome(results) {
-  const order2 = ["error", "deny", "approval_needed", "warn", "overridden", "approved", "excepted", "pass"];
-  return order2.find((o) => results.includes(o)) ?? "pass";
-}
-var shown;
-var init_judge = __esm({
-  "src/guardrails/judge.ts"() {
-    "use strict";
-    init_errors();
-    init_did_you_mean();
-    init_expr();
-    init_address();
-    init_entries();
-    init_facts3();
-    init_facts2();
-    init_identity();
-    init_time();
-    shown = (v2) => typeof v2 === "number" ? String(Number(v2.toFixed(4))) : JSON.stringify(v2);
-  }
-});
-
 // src/promotion/tests.ts
 function modelsOf(live, kinds) {
   const parts = kinds.flatMap((k2) => k2.tests ? [k2.tests.live(liveOf(k2, live))] : []);
@@ -65045,7 +65271,7 @@ function testsWords(from, t) {
   const more = t.failed.length > 3 ? `; and ${t.failed.length - 3} more` : "";
   return `the policy tests fail live in ${from} (as revsync test --live --env ${from} runs them): ${shown4}${more}`;
 }
-var init_tests2 = __esm({
+var init_tests3 = __esm({
   "src/promotion/tests.ts"() {
     "use strict";
     init_kind();
@@ -65141,7 +65367,7 @@ var init_check = __esm({
     init_kind();
     init_registry();
     init_entries();
-    init_tests2();
+    init_tests3();
     NOTHING = { compared: {}, notYet: [], differs: [], notShown: [] };
   }
 });
@@ -65181,7 +65407,7 @@ var init_promote = __esm({
     init_entries();
     init_check();
     init_source2();
-    init_tests2();
+    init_tests3();
   }
 });
 
@@ -65387,7 +65613,7 @@ function skipDependents(steps, outcomes, running2, settle3) {
 async function schedule(steps, exec, opts) {
   const outcomes = /* @__PURE__ */ new Map();
   const running2 = /* @__PURE__ */ new Set();
-  return new Promise((resolve20) => {
+  return new Promise((resolve21) => {
     const settle3 = (o) => {
       outcomes.set(o.step.id, o);
       opts.onFinish?.(o);
@@ -65422,7 +65648,7 @@ async function schedule(steps, exec, opts) {
           pump();
         });
       }
-      if (running2.size === 0 && outcomes.size === steps.length) resolve20(steps.map((s3) => outcomes.get(s3.id)));
+      if (running2.size === 0 && outcomes.size === steps.length) resolve21(steps.map((s3) => outcomes.get(s3.id)));
     };
     pump();
   });
@@ -65609,18 +65835,18 @@ var init_run3 = __esm({
 
 // src/evidence/context.ts
 function run(args, cwd, env2) {
-  return new Promise((resolve20, reject) => {
+  return new Promise((resolve21, reject) => {
     (0, import_node_child_process2.execFile)(
       "git",
       args,
       { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => err ? reject(err) : resolve20(stdout)
+      (err, stdout) => err ? reject(err) : resolve21(stdout)
     );
   });
 }
 async function gitState(root, evidenceDir, env2, policyPaths = []) {
-  const inside = (0, import_node_path20.relative)(root, evidenceDir);
-  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path20.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
+  const inside = (0, import_node_path23.relative)(root, evidenceDir);
+  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path23.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
   let status;
   try {
     status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env2);
@@ -65661,11 +65887,11 @@ async function notClean(root, found, policyPaths, env2) {
   }
   const from = realOr(root);
   const isPolicy = (p) => policyPaths.some((pp) => {
-    const rel = (0, import_node_path20.relative)(pp || ".", p);
-    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path20.isAbsolute)(rel) && POLICY_FILE.test(p);
+    const rel = (0, import_node_path23.relative)(pp || ".", p);
+    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path23.isAbsolute)(rel) && POLICY_FILE.test(p);
   });
   const all2 = found.map((f2) => {
-    const path = (0, import_node_path20.relative)(from, (0, import_node_path20.join)(top, f2.path)) || f2.path;
+    const path = (0, import_node_path23.relative)(from, (0, import_node_path23.join)(top, f2.path)) || f2.path;
     return { path, what: f2.what, policy: isPolicy(path) };
   }).sort((a, b2) => a.policy !== b2.policy ? a.policy ? -1 : 1 : a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
   return { not_clean: all2.slice(0, NOT_CLEAN_LISTED), not_clean_total: all2.length };
@@ -65691,7 +65917,7 @@ async function uncommittedFiles(cwd, files, env2) {
 }
 function realOr(dir) {
   try {
-    return (0, import_node_fs12.realpathSync)(dir);
+    return (0, import_node_fs13.realpathSync)(dir);
   } catch {
     return dir;
   }
@@ -65720,7 +65946,7 @@ async function changedPolicyFiles(root, paths, cwd, env2) {
   }
   const from = realOr(cwd);
   found.sort((a, b2) => a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
-  return { commit, files: found.map((f2) => `${(0, import_node_path20.relative)(from, (0, import_node_path20.join)(top, f2.path)) || f2.path} (${f2.what})`) };
+  return { commit, files: found.map((f2) => `${(0, import_node_path23.relative)(from, (0, import_node_path23.join)(top, f2.path)) || f2.path} (${f2.what})`) };
 }
 function ciContext(env2, readEvent = () => void 0) {
   const ctx = ciOwnContext(env2, readEvent);
@@ -65762,13 +65988,13 @@ function ciOwnContext(env2, readEvent) {
   }
   return null;
 }
-var import_node_child_process2, import_node_fs12, import_node_path20, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
+var import_node_child_process2, import_node_fs13, import_node_path23, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
 var init_context2 = __esm({
   "src/evidence/context.ts"() {
     "use strict";
     import_node_child_process2 = require("node:child_process");
-    import_node_fs12 = require("node:fs");
-    import_node_path20 = require("node:path");
+    import_node_fs13 = require("node:fs");
+    import_node_path23 = require("node:path");
     NOT_CLEAN_LISTED = 50;
     POLICY_FILE = /\.(ya?ml|csv)$/i;
     nonEmpty = (v2) => v2 && v2.trim() ? v2 : null;
@@ -66236,120 +66462,6 @@ var init_reading = __esm({
   }
 });
 
-// src/guardrails/tests.ts
-function loadGuardrailTests(repo) {
-  const dir = testsDir(repo);
-  const tests = [];
-  const diagnostics = [];
-  if (!(0, import_node_fs13.existsSync)(dir) || !(0, import_node_fs13.statSync)(dir).isDirectory()) return { tests, diagnostics };
-  const inside = readInside(repo, dir);
-  for (const abs of listYamlFiles(dir)) {
-    const shown4 = (0, import_node_path21.relative)(repo.cwd, abs) || abs;
-    const docs = [];
-    for (const src of readYamlFile(abs, shown4, docs, void 0, inside)) {
-      if (src.value?.kind !== GUARDRAIL_TEST) continue;
-      const problems = schemaDiagnostics(src, "policy/guardrail-test.schema.json");
-      diagnostics.push(...problems);
-      if (problems.length) continue;
-      const spec = src.value;
-      tests.push({ name: spec.metadata?.name ?? `${shown4} #${src.index + 1}`, file: shown4, line: at(src, "").line, spec, dir: (0, import_node_path21.dirname)(abs) });
-    }
-    if (tests.some((t) => t.file === shown4)) diagnostics.push(...docs);
-  }
-  return { tests, diagnostics };
-}
-function changesOf(t, repo) {
-  if (t.spec.plan !== void 0) {
-    const path = (0, import_node_path21.resolve)(t.dir, t.spec.plan);
-    let plan;
-    try {
-      plan = JSON.parse(readUserFile(path, READ_CAPS.json, readInside(repo, t.dir)));
-    } catch (e) {
-      throw new UserError(`plan ${t.spec.plan}: ${e.message}`);
-    }
-    if (!Array.isArray(plan.changes)) throw new UserError(`plan ${t.spec.plan} is not a saved plan (no changes)`);
-    return { changes: plan.changes, environment: typeof plan.environment === "string" ? plan.environment : void 0 };
-  }
-  const changes = (t.spec.changes ?? []).map((c2) => {
-    const [before, after] = [c2.before ?? {}, c2.after ?? {}];
-    const fields = [.../* @__PURE__ */ new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])];
-    const diff = fields.map((path) => ({ path, kind: "changed", before: before?.[path], after: after?.[path] }));
-    return { address: c2.address, action: c2.action, before, after, diff, version_id: null, last_modified_on: null, facts: c2.facts ?? {} };
-  });
-  return { changes, environment: void 0 };
-}
-function got(name, expected, changes, g2, outcomes) {
-  const w2 = g2.freeze.find((x2) => x2.name === name);
-  if (w2) {
-    const state = w2.in_force ? w2.overridden ? "overridden" : "in_force" : "not_in_force";
-    return state === expected ? [] : [`${name}: expected ${JSON.stringify(expected)}, got ${state}${w2.in_force ? ` (until ${w2.until_local})` : ""}`];
-  }
-  if (!g2.rules.some((r) => r.name === name))
-    return [
-      `${name}: no guardrail or freeze window of that name in this environment (${[...g2.rules.map((r) => r.name), ...g2.freeze.map((x2) => x2.name)].join(", ")})`
-    ];
-  const of = (pick2) => {
-    const list3 = changes.flatMap((c2, i) => pick2(c2) ? (outcomes[i] ?? []).filter((o) => o.rule === name) : []);
-    return { results: list3.map((o) => o.outcome), why: list3.filter((o) => o.outcome !== "pass").map((o) => o.message) };
-  };
-  if (typeof expected === "string") {
-    const { results, why } = of(() => true);
-    const worst = worstOutcome(results);
-    return worst === expected ? [] : [`${name}: expected ${expected}, got ${worst}${why.length ? ` (${why[0]})` : ""}`];
-  }
-  return Object.entries(expected).flatMap(([address, want]) => {
-    const { results, why } = of((c2) => c2.address === address);
-    const outcome = results.length ? worstOutcome(results) : "none";
-    return outcome === want ? [] : [`${name} at ${address}: expected ${want}, got ${outcome}${why.length ? ` (${why[0]})` : ""}`];
-  });
-}
-function runOne(t, repo, kinds) {
-  const fail = (error2) => ({ test: t, pass: false, failures: [], error: error2 });
-  try {
-    const { changes, environment } = changesOf(t, repo);
-    const envs = environmentNames(repo);
-    const env2 = t.spec.environment ?? environment ?? (envs.length === 1 ? envs[0] : void 0);
-    if (!env2) return fail(`name the environment whose guardrails it judges (environment:); revsync.yaml has ${envs.join(", ")}`);
-    if (!envs.includes(env2)) return fail(`no environment ${JSON.stringify(env2)} in revsync.yaml; it has: ${envs.join(", ")}`);
-    const now = Date.parse(t.spec.at);
-    const { setup, diagnostics } = guardrailSetup(repo, env2, kinds, now);
-    const errors = diagnostics.filter((d) => d.severity === "error");
-    if (errors.length)
-      return fail(`the guardrails of revsync.yaml have errors: ${errors.map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`).join("; ")}`);
-    const approvers = (t.spec.approvals ?? []).map((user) => ({ user, via: "approver identity" }));
-    const { outcomes, guardrails } = judgePlan(changes, setup, { now, approvers, overrides: t.spec.overrides ?? [] }, kinds);
-    const failures = Object.entries(t.spec.expect).flatMap(([name, want]) => got(name, want, changes, guardrails, outcomes));
-    return { test: t, pass: !failures.length, failures };
-  } catch (e) {
-    if (e instanceof UserError) return fail(e.message);
-    throw e;
-  }
-}
-function runGuardrailTests(tests, repo, kinds) {
-  return tests.map((t) => {
-    const started2 = performance.now();
-    const r = runOne(t, repo, kinds);
-    return { ...r, seconds: (performance.now() - started2) / 1e3 };
-  });
-}
-var import_node_fs13, import_node_path21;
-var init_tests3 = __esm({
-  "src/guardrails/tests.ts"() {
-    "use strict";
-    import_node_fs13 = require("node:fs");
-    import_node_path21 = require("node:path");
-    init_repo();
-    init_schema_diagnostics();
-    init_test_files();
-    init_walk();
-    init_yaml_source();
-    init_errors();
-    init_user_files();
-    init_judge();
-    init_setup();
-  }
-});
-
 // src/cli/test.ts
 var test_exports = {};
 __export(test_exports, {
@@ -66367,12 +66479,12 @@ async function runTest(flags, out) {
 }
 async function testRun(flags, out, view) {
   const repo = openRepo(flags);
-  const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offlineRuns(repo, flags, out, view);
-  const shownDir = (0, import_node_path22.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
+  const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offline(repo, flags, out, view);
+  const shownDir = (0, import_node_path24.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
   const results = runs.flatMap((r) => runCases(r.cases, r.policies));
   const contracts = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
   const source = runs.length === 1 ? runs[0]?.source ?? "" : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
-  const { guardrails, guardBroken } = guardrailTests(repo, view, kindsOf(out.io));
+  const { guardrails, guardBroken } = guardrailTests(repo, !!view.reportsBrokenFiles, kindsOf(out.io));
   const broken = runs.find((r) => r.broken)?.broken ?? guardBroken;
   if (broken) {
     view.results({ results, contracts, guardrails, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
@@ -66388,42 +66500,23 @@ async function testRun(flags, out, view) {
   view.results({ results, contracts, guardrails, source, ...live }, out);
   return results.every((r) => r.pass) && contracts.every((r) => r.pass) && guardrails.every((r) => r.pass) ? 0 : 1;
 }
-function guardrailTests(repo, view, kinds) {
-  const { tests, diagnostics } = loadGuardrailTests(repo);
-  const guardrails = runGuardrailTests(tests, repo, kinds);
-  if (!diagnostics.some((d) => d.severity === "error")) return { guardrails };
-  const problems = new PolicyProblems("the guardrail tests have errors", diagnostics);
-  if (!view.reportsBrokenFiles) throw problems;
-  return { guardrails, guardBroken: problems };
-}
-function casesFor(repo, vars, flags, view) {
-  const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
-  if (diagnostics.some((d) => d.severity === "error")) {
-    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path22.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
-    if (!view.reportsBrokenFiles) throw problems;
-    return { cases, contracts, dir, broken: problems };
-  }
-  return { cases, contracts, dir };
+function offline(repo, flags, out, view) {
+  const { runs, warning: warning2 } = offlineRuns(repo, flags.env, askedOf(flags, out, view));
+  if (warning2) out.warn(warning2);
+  return runs;
 }
 async function liveRun(repo, flags, out, view) {
   const name = selectEnv(repo, flags.env, envOf(flags));
   let core;
   try {
     const env2 = openEnv(repo, flags, name);
-    return await liveIn(repo, env2, () => core = openClient(env2, flags, out), flags, out, view);
+    const read = (desired, options) => readWithProgress(core ??= openClient(env2, flags, out), desired, flags, out, options);
+    return await liveIn(repo, env2, read, askedOf(flags, out, view));
   } catch (e) {
     throw inEnvironment(e, name);
   } finally {
     await core?.close();
   }
-}
-async function liveIn(repo, env2, client, flags, out, view) {
-  const { cases, contracts, dir, broken } = casesFor(repo, env2, flags, view);
-  const base = { cases, contracts, dir, broken, rules: env2.service.allocationRules, source: `the service's policies in ${env2.name}`, label: env2.name };
-  if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
-  const kinds = kindsOf(out.io);
-  const live = await readWithProgress(client(), nothingInGit(kinds), flags, out, { approvedValues: true });
-  return { ...base, policies: modelsFromLive2(live, kinds), carves: carvesLive(live, kinds) };
 }
 async function liveFleet(flags, out) {
   if (!flags.live)
@@ -66439,10 +66532,10 @@ async function liveFleet(flags, out) {
   const view = await pickView(fleetViews, flags.format);
   const [{ testJson: testJson2 }] = await Promise.all([Promise.resolve().then(() => (init_policy_test(), policy_test_exports))]);
   const repo = openRepo(flags);
-  const names = fleetNames(repo, flags);
+  const names = fleetNames2(repo, flags);
   const strict = { results: () => void 0 };
   const outcomes = await runEnvironments(repo, names, flags, out, "test", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
-    const r = await liveIn(repo, env2, () => core, own2, envOut, strict);
+    const r = await liveIn(repo, env2, (desired, options) => readWithProgress(core, desired, own2, envOut, options), askedOf(own2, envOut, strict));
     const results = runCases(r.cases, r.policies);
     const contracts = runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves });
     return testOutcome(env2.name, testJson2(results, r.source, contracts, env2.name));
@@ -66450,72 +66543,30 @@ async function liveFleet(flags, out) {
   view.end({ outcomes, whole: () => "this command's JSON output (--format json)" }, out);
   return fleetExit(outcomes, { planChanges: false });
 }
-function offlineRuns(repo, flags, out, view) {
-  const penv = envOf(flags);
-  const named4 = flags.env ?? penv.REVSYNC_ENV;
-  const names = named4 ? [selectEnv(repo, named4, penv)] : environmentNames(repo);
-  const groups = /* @__PURE__ */ new Map();
-  const skipped = /* @__PURE__ */ new Set();
-  for (const name of names.length ? names : [void 0]) {
-    const own2 = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
-    const problems = own2.problems;
-    if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(own2, penv), kindsOf(out.io), name);
-    if (diagnostics.some((d) => d.severity === "error")) {
-      throw new PolicyProblems(
-        `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
-        diagnostics,
-        "run revsync validate"
-      );
-    }
-    const { cases, contracts, dir, broken } = casesFor(repo, own2, flags, view);
-    const git = modelsFromGitOnly2(desired, kindsOf(out.io));
-    for (const s3 of git.skipped) skipped.add(s3);
-    const carves2 = carvesGit(desired, void 0, kindsOf(out.io));
-    const rules = rulesOf(repo, name);
-    const key5 = names.length > 1 ? canonicalJson([git.models, cases, contracts, contracts.length ? [carves2, rules] : []]) : "";
-    const group = groups.get(key5);
-    if (group) group.names.push(name ?? "");
-    else groups.set(key5, { cases, contracts, dir, broken, policies: git.models, carves: carves2, rules, source: "git's policies", names: [name ?? ""] });
-  }
-  if (skipped.size) {
-    out.warn(
-      `left out, because git does not give their conditions or hierarchy_no (they keep their live values; revsync test --live uses the service's): ${[...skipped].join(", ")}`
-    );
-  }
-  const all2 = [...groups.values()];
-  return all2.map((g2) => {
-    const label = g2.names.join(", ");
-    const cases = all2.length > 1 ? g2.cases.map((c2) => ({ ...c2, name: `${c2.name} [${label}]` })) : g2.cases;
-    const contracts = all2.length > 1 ? g2.contracts.map((c2) => ({ ...c2, name: `${c2.name} [${label}]` })) : g2.contracts;
-    return { ...g2, cases, contracts, label };
-  });
-}
-var import_node_path22, reported, rulesOf;
+var import_node_path24, reported, askedOf;
 var init_test = __esm({
   "src/cli/test.ts"() {
     "use strict";
-    init_canonical_json();
     init_errors();
-    init_policy_models();
-    init_test_files();
     init_run();
     init_allocate();
-    init_service_choices();
+    init_policy_tests();
     init_view();
     init_policy_test2();
-    import_node_path22 = require("node:path");
+    import_node_path24 = require("node:path");
     init_context();
     init_fleet3();
     init_outcome();
     init_fleet2();
     init_io();
     init_reading();
-    init_read2();
     init_repo();
-    init_tests3();
     reported = /* @__PURE__ */ new WeakSet();
-    rulesOf = (repo, name) => (name ? serviceChoices(repo.config.environments[name]?.service, void 0, {}).allocationRules : void 0) ?? {};
+    askedOf = (flags, out, view) => ({
+      processEnv: envOf(flags),
+      kinds: kindsOf(out.io),
+      brokenAsCase: !!view.reportsBrokenFiles
+    });
   }
 });
 
@@ -66575,6 +66626,140 @@ var init_mapping = __esm({
     );
     YAML11_NOT_TEXT = /^(?:\d{4}-\d\d?-\d\d?(?:(?:[Tt]|[ \t]+)\d\d?:\d\d:\d\d(?:\.\d*)?(?:[ \t]*(?:Z|[-+]\d\d?(?::\d\d)?))?)?|[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|[-+]?(?:0b[01_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?))$/;
     yaml11NotText = (text4) => YAML11_NOT_TEXT.test(text4);
+  }
+});
+
+// src/export/test-cases.ts
+function lineOf(details, omit, mask, pseudonyms, dropped) {
+  const line = {};
+  for (const [k2, v2] of Object.entries(details)) {
+    if (omit.has(k2)) continue;
+    if (CREDENTIAL.test(k2)) {
+      dropped.add(k2);
+      continue;
+    }
+    if (typeof v2 !== "string" && typeof v2 !== "number" && typeof v2 !== "boolean") continue;
+    if (mask.has(k2)) {
+      const seen = pseudonyms.get(k2) ?? /* @__PURE__ */ new Map();
+      pseudonyms.set(k2, seen);
+      const key5 = String(v2);
+      if (!seen.has(key5)) seen.set(key5, `masked-${seen.size + 1}`);
+      line[k2] = seen.get(key5);
+    } else line[k2] = v2;
+  }
+  return line;
+}
+function recordCases(records, ordered, { mask, omit }) {
+  const pseudonyms = /* @__PURE__ */ new Map();
+  const dropped = /* @__PURE__ */ new Set();
+  const seen = /* @__PURE__ */ new Set();
+  const recorded = { cases: [], comments: [], same: 0, withoutDocument: 0, warnings: [] };
+  for (const r of records) {
+    const details = r.document_details;
+    if (!details || typeof details !== "object") {
+      recorded.withoutDocument++;
+      continue;
+    }
+    const line = lineOf(details, omit, mask, pseudonyms, dropped);
+    const key5 = JSON.stringify(line);
+    if (seen.has(key5)) {
+      recorded.same++;
+      continue;
+    }
+    seen.add(key5);
+    const id = r.error_id ?? `record ${recorded.cases.length + 1}`;
+    const bad = lineProblems(line);
+    if (bad.length) {
+      recorded.warnings.push(`${id} left out: its ${bad.map((b2) => `${b2.field} ${b2.message}`).join("; ")}`);
+      continue;
+    }
+    const got2 = matchLine(ordered, line);
+    if (got2.error) {
+      recorded.warnings.push(`${id} left out: its routing cannot be told today (${got2.error})`);
+      continue;
+    }
+    const product = typeof line.product_id === "string" ? ` ${line.product_id}` : "";
+    recorded.comments.push(
+      ` ${[r.error_warning_code, r.error_date, r.error_warning_type].filter(Boolean).join(", ")}: ${got2.policy === null ? "meets no policy" : `${got2.policy}, SSP ${showSsp(got2.ssp)}`}${got2.note ? ` (${got2.note})` : ""}`
+    );
+    recorded.cases.push({ name: `${id}${product}`, line, expect: { policy: got2.policy, ...got2.ssp !== null ? { ssp: Number(got2.ssp.toFixed(6)) } : {} } });
+  }
+  if (dropped.size) recorded.warnings.push(`left out of every line, because their names say they hold credentials: ${[...dropped].join(", ")}`);
+  return recorded;
+}
+function testedWarnings(policies2, { mask, omit }) {
+  const warnings = [];
+  for (const f2 of [...mask, ...omit]) {
+    const by = policies2.filter((p) => p.when.some((c2) => c2.field_name === f2)).map((p) => p.name);
+    if (by.length)
+      warnings.push(
+        `${f2} is ${mask.has(f2) ? "masked" : "left out"}, but ${by.join(", ")} test${by.length === 1 ? "s" : ""} it: the recorded routing is that of the line as written`
+      );
+  }
+  return warnings;
+}
+function testFileText(envName2, { filter, mask, omit }, { cases, comments }) {
+  const when = (/* @__PURE__ */ new Date()).toISOString().slice(0, 10);
+  const filters = Object.entries(filter).map(([k2, v2]) => `${k2}=${String(v2)}`).join(", ");
+  const header = [
+    `Recorded by revsync test record --from-errors on ${when}, from the error transactions of environment ${envName2} (${filters}).`,
+    "Each case is an order line as the service wrote it (spec 4.10 document_details) and pins the policy, and the SSP,",
+    "that the service's policies gave it then. The date for batch values is the first of date, ssp_date, order_date a line has.",
+    ...mask.size ? [`Masked: ${[...mask].join(", ")}.`] : [],
+    ...omit.size ? [`Left out: ${[...omit].join(", ")}.`] : []
+  ];
+  const doc = new import_yaml7.Document({
+    apiVersion: "revsync/v1",
+    kind: "SspPolicyTest",
+    metadata: { name: `Recorded order lines (${envName2}, ${when})` },
+    cases
+  });
+  quotedWhereNeeded(doc.contents);
+  const seq = doc.get("cases", true);
+  if ((0, import_yaml7.isSeq)(seq)) {
+    seq.items.forEach((item, i) => {
+      if (!(0, import_yaml7.isMap)(item)) return;
+      item.commentBefore = comments[i];
+      const expect = item.get("expect", true);
+      if (expect) expect.flow = true;
+    });
+  }
+  return `${header.map((h) => `# ${h}`).join("\n")}
+${doc.toString({ lineWidth: 0 })}`;
+}
+var import_yaml7, PERSONAL, CREDENTIAL;
+var init_test_cases = __esm({
+  "src/export/test-cases.ts"() {
+    "use strict";
+    import_yaml7 = __toESM(require_dist(), 1);
+    init_evaluate();
+    init_line();
+    init_mapping();
+    PERSONAL = ["customer_name", "customer_id", "po_number"];
+    CREDENTIAL = /secret|passw(or)?d|token|api_?key|credential|authori[sz]ation|bearer/i;
+  }
+});
+
+// src/report/test-record.ts
+function recordedText(read, { mask, omit, shown: shown4 }, { cases, same: same2, withoutDocument }, out) {
+  const routes = /* @__PURE__ */ new Map();
+  for (const c2 of cases) routes.set(c2.expect.policy ?? "no policy", (routes.get(c2.expect.policy ?? "no policy") ?? 0) + 1);
+  const skippedNote = [same2 ? `${plural(same2, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
+  out.out(
+    `Recorded ${plural(cases.length, "case")} from ${plural(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown4}: ${[
+      ...routes
+    ].map(([p, n]) => `${n} ${p}`).join(", ")}.`
+  );
+  const personal = PERSONAL.filter((f2) => !mask.has(f2) && !omit.has(f2) && cases.some((c2) => f2 in c2.line));
+  if (personal.length) {
+    out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
+  }
+}
+var init_test_record = __esm({
+  "src/report/test-record.ts"() {
+    "use strict";
+    init_test_cases();
+    init_words();
   }
 });
 
@@ -66671,48 +66856,30 @@ var test_record_exports = {};
 __export(test_record_exports, {
   runTestRecord: () => runTestRecord
 });
-function lineOf(details, omit, mask, pseudonyms, dropped) {
-  const line = {};
-  for (const [k2, v2] of Object.entries(details)) {
-    if (omit.has(k2)) continue;
-    if (CREDENTIAL.test(k2)) {
-      dropped.add(k2);
-      continue;
-    }
-    if (typeof v2 !== "string" && typeof v2 !== "number" && typeof v2 !== "boolean") continue;
-    if (mask.has(k2)) {
-      const seen = pseudonyms.get(k2) ?? /* @__PURE__ */ new Map();
-      pseudonyms.set(k2, seen);
-      const key5 = String(v2);
-      if (!seen.has(key5)) seen.set(key5, `masked-${seen.size + 1}`);
-      line[k2] = seen.get(key5);
-    } else line[k2] = v2;
-  }
-  return line;
-}
 async function runTestRecord(flags, out) {
   const request2 = checkRequest(flags, out);
   const repo = openRepo(flags);
   if ((0, import_node_fs14.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
   const env2 = openEnv(repo, flags);
   const { records, policies: policies2 } = await readSources(env2, request2.filter, flags, out);
-  const recorded = recordCases(records, order(policies2), request2, out);
+  const recorded = recordCases(records, order(policies2), request2);
+  for (const w2 of recorded.warnings) out.warn(w2);
   if (!recorded.cases.length) {
     throw new UserError(
-      `no order lines to record: ${plural2(records.length, "error transaction")} matched${records.length ? ", none with an order document revsync can read" : ""}; nothing was written`,
+      `no order lines to record: ${plural(records.length, "error transaction")} matched${records.length ? ", none with an order document revsync can read" : ""}; nothing was written`,
       records.length ? void 0 : "revsync errors --type order with the same filters lists what the service holds"
     );
   }
-  warnTested(policies2, request2, out);
+  for (const w2 of testedWarnings(policies2, request2)) out.warn(w2);
   const text4 = testFileText(env2.name, request2, recorded);
   const safe = out.redactor.redact(text4);
   if (safe !== text4) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
   writeUserFile(request2.target, safe);
   const dir = testsDir(repo);
-  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path23.sep))) {
-    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path23.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
+  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path25.sep))) {
+    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path25.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
   }
-  sayRecorded(records.length, request2, recorded, out);
+  recordedText(records.length, request2, recorded, out);
   return 0;
 }
 function checkRequest(flags, out) {
@@ -66724,8 +66891,8 @@ function checkRequest(flags, out) {
   const mask = new Set(list2(flags.mask, "--mask"));
   const omit = new Set(list2(flags.omit, "--omit"));
   for (const f2 of mask) if (omit.has(f2)) throw new UserError(`${f2} is in both --mask and --omit: choose one`);
-  const target = (0, import_node_path23.resolve)(out.io.cwd, flags.out);
-  return { filter, mask, omit, target, shown: (0, import_node_path23.relative)(out.io.cwd, target) || flags.out };
+  const target = (0, import_node_path25.resolve)(out.io.cwd, flags.out);
+  return { filter, mask, omit, target, shown: (0, import_node_path25.relative)(out.io.cwd, target) || flags.out };
 }
 async function readSources(env2, filter, flags, out) {
   const core = openClient(env2, flags, out);
@@ -66739,125 +66906,32 @@ async function readSources(env2, filter, flags, out) {
     await core.close();
   }
 }
-function recordCases(records, ordered, { mask, omit }, out) {
-  const pseudonyms = /* @__PURE__ */ new Map();
-  const dropped = /* @__PURE__ */ new Set();
-  const seen = /* @__PURE__ */ new Set();
-  const recorded = { cases: [], comments: [], same: 0, withoutDocument: 0 };
-  for (const r of records) {
-    const details = r.document_details;
-    if (!details || typeof details !== "object") {
-      recorded.withoutDocument++;
-      continue;
-    }
-    const line = lineOf(details, omit, mask, pseudonyms, dropped);
-    const key5 = JSON.stringify(line);
-    if (seen.has(key5)) {
-      recorded.same++;
-      continue;
-    }
-    seen.add(key5);
-    const id = r.error_id ?? `record ${recorded.cases.length + 1}`;
-    const bad = lineProblems(line);
-    if (bad.length) {
-      out.warn(`${id} left out: its ${bad.map((b2) => `${b2.field} ${b2.message}`).join("; ")}`);
-      continue;
-    }
-    const got2 = matchLine(ordered, line);
-    if (got2.error) {
-      out.warn(`${id} left out: its routing cannot be told today (${got2.error})`);
-      continue;
-    }
-    const product = typeof line.product_id === "string" ? ` ${line.product_id}` : "";
-    recorded.comments.push(
-      ` ${[r.error_warning_code, r.error_date, r.error_warning_type].filter(Boolean).join(", ")}: ${got2.policy === null ? "meets no policy" : `${got2.policy}, SSP ${showSsp(got2.ssp)}`}${got2.note ? ` (${got2.note})` : ""}`
-    );
-    recorded.cases.push({ name: `${id}${product}`, line, expect: { policy: got2.policy, ...got2.ssp !== null ? { ssp: Number(got2.ssp.toFixed(6)) } : {} } });
-  }
-  if (dropped.size) out.warn(`left out of every line, because their names say they hold credentials: ${[...dropped].join(", ")}`);
-  return recorded;
-}
-function warnTested(policies2, { mask, omit }, out) {
-  for (const f2 of [...mask, ...omit]) {
-    const by = policies2.filter((p) => p.when.some((c2) => c2.field_name === f2)).map((p) => p.name);
-    if (by.length)
-      out.warn(
-        `${f2} is ${mask.has(f2) ? "masked" : "left out"}, but ${by.join(", ")} test${by.length === 1 ? "s" : ""} it: the recorded routing is that of the line as written`
-      );
-  }
-}
-function testFileText(envName2, { filter, mask, omit }, { cases, comments }) {
-  const when = (/* @__PURE__ */ new Date()).toISOString().slice(0, 10);
-  const filters = Object.entries(filter).map(([k2, v2]) => `${k2}=${String(v2)}`).join(", ");
-  const header = [
-    `Recorded by revsync test record --from-errors on ${when}, from the error transactions of environment ${envName2} (${filters}).`,
-    "Each case is an order line as the service wrote it (spec 4.10 document_details) and pins the policy, and the SSP,",
-    "that the service's policies gave it then. The date for batch values is the first of date, ssp_date, order_date a line has.",
-    ...mask.size ? [`Masked: ${[...mask].join(", ")}.`] : [],
-    ...omit.size ? [`Left out: ${[...omit].join(", ")}.`] : []
-  ];
-  const doc = new import_yaml7.Document({
-    apiVersion: "revsync/v1",
-    kind: "SspPolicyTest",
-    metadata: { name: `Recorded order lines (${envName2}, ${when})` },
-    cases
-  });
-  quotedWhereNeeded(doc.contents);
-  const seq = doc.get("cases", true);
-  if ((0, import_yaml7.isSeq)(seq)) {
-    seq.items.forEach((item, i) => {
-      if (!(0, import_yaml7.isMap)(item)) return;
-      item.commentBefore = comments[i];
-      const expect = item.get("expect", true);
-      if (expect) expect.flow = true;
-    });
-  }
-  return `${header.map((h) => `# ${h}`).join("\n")}
-${doc.toString({ lineWidth: 0 })}`;
-}
-function sayRecorded(read, { mask, omit, shown: shown4 }, { cases, same: same2, withoutDocument }, out) {
-  const routes = /* @__PURE__ */ new Map();
-  for (const c2 of cases) routes.set(c2.expect.policy ?? "no policy", (routes.get(c2.expect.policy ?? "no policy") ?? 0) + 1);
-  const skippedNote = [same2 ? `${plural2(same2, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
-  out.out(
-    `Recorded ${plural2(cases.length, "case")} from ${plural2(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown4}: ${[
-      ...routes
-    ].map(([p, n]) => `${n} ${p}`).join(", ")}.`
-  );
-  const personal = PERSONAL.filter((f2) => !mask.has(f2) && !omit.has(f2) && cases.some((c2) => f2 in c2.line));
-  if (personal.length) {
-    out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
-  }
-}
-var import_node_fs14, import_node_path23, import_yaml7, PERSONAL, CREDENTIAL, list2, plural2;
-var init_test_record = __esm({
+var import_node_fs14, import_node_path25, list2;
+var init_test_record2 = __esm({
   "src/cli/test-record.ts"() {
     "use strict";
     import_node_fs14 = require("node:fs");
-    import_node_path23 = require("node:path");
-    import_yaml7 = __toESM(require_dist(), 1);
+    import_node_path25 = require("node:path");
     init_resources();
     init_errors();
     init_evaluate();
     init_test_files();
-    init_line();
     init_policy_models();
     init_read2();
-    init_mapping();
+    init_test_cases();
+    init_test_record();
     init_user_files();
+    init_words();
     init_context();
     init_errors3();
     init_io();
     init_reading();
-    PERSONAL = ["customer_name", "customer_id", "po_number"];
-    CREDENTIAL = /secret|passw(or)?d|token|api_?key|credential|authori[sz]ation|bearer/i;
     list2 = (v2, flag) => {
       if (v2 === void 0) return [];
       const names = v2.split(",").map((s3) => s3.trim()).filter(Boolean);
       if (!names.length) throw new UserError(`${flag} needs field names separated by commas, e.g. ${flag} customer_name,customer_id`);
       return names;
     };
-    plural2 = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
   }
 });
 
@@ -66885,7 +66959,7 @@ async function openPromotion(repo, env2, flags, out) {
   const source = sourceEnv(repo, env2, flags);
   const desired = desiredState(repo, source, out, flags);
   const tests = testsOf(repo, source, flags);
-  const paths = [(0, import_node_path24.relative)(repo.root, repo.configFile), (0, import_node_path24.relative)(repo.root, repo.policiesDir) || "."];
+  const paths = [(0, import_node_path26.relative)(repo.root, repo.configFile), (0, import_node_path26.relative)(repo.root, repo.policiesDir) || "."];
   const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
   return {
     name: source.name,
@@ -66899,11 +66973,11 @@ async function openPromotion(repo, env2, flags, out) {
     concurrency: concurrencyOf(flags)
   };
 }
-var import_node_path24;
+var import_node_path26;
 var init_promotion5 = __esm({
   "src/cli/promotion.ts"() {
     "use strict";
-    import_node_path24 = require("node:path");
+    import_node_path26 = require("node:path");
     init_repo();
     init_test_files();
     init_errors();
@@ -66933,7 +67007,7 @@ async function runPlan(flags, out) {
       view({ plan, file: flags.out }, out);
       noteTurnedAway(core.governor, env2, flags, out);
       if (flags.out) {
-        writeUserFile((0, import_node_path25.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
+        writeUserFile((0, import_node_path27.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
         out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${shellQuote(flags.out)}`);
       }
       return planExit(plan, flags, out);
@@ -66964,7 +67038,7 @@ function planExit(plan, flags, out) {
 }
 function planFolder(flags, names, cwd) {
   if (flags.out === void 0) return void 0;
-  const dir = (0, import_node_path25.resolve)(cwd, flags.out);
+  const dir = (0, import_node_path27.resolve)(cwd, flags.out);
   const bad = names.find((n) => !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(n));
   if (bad !== void 0)
     throw new UserError(
@@ -66982,9 +67056,9 @@ function planFolder(flags, names, cwd) {
 async function planFleet(flags, out) {
   const view = await pickView(fleetViews, flags.format);
   const repo = openRepo(flags);
-  const names = fleetNames(repo, flags);
+  const names = fleetNames2(repo, flags);
   const dir = planFolder(flags, names, out.io.cwd);
-  const fileOf = (name) => (0, import_node_path25.join)(flags.out ?? "", `${name}.plan.json`);
+  const fileOf = (name) => (0, import_node_path27.join)(flags.out ?? "", `${name}.plan.json`);
   const outcomes = await runEnvironments(repo, names, flags, out, "plan", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
     const guardrails = guardrailsOf(repo, env2, own2, approversOf(own2, env2, void 0), kindsOf(envOut.io));
     const promotion = await openPromotion(repo, env2, own2, envOut);
@@ -66993,7 +67067,7 @@ async function planFleet(flags, out) {
       ...guardrails ? { guardrails } : {},
       ...promotion ? { promotion } : {}
     }).finally(() => promotion?.core.close());
-    if (dir) writeUserFile((0, import_node_path25.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
+    if (dir) writeUserFile((0, import_node_path27.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
     return planOutcome(plan);
   });
   const whole = (o) => dir && o.plan ? fileOf(o.plan.environment) : "this command's JSON output (--format json)";
@@ -67005,11 +67079,11 @@ async function planFleet(flags, out) {
     );
   return fleetExit(outcomes, { planChanges: !!flags.detailedExitcode });
 }
-var import_node_path25, import_node_fs15;
+var import_node_path27, import_node_fs15;
 var init_plan4 = __esm({
   "src/cli/plan.ts"() {
     "use strict";
-    import_node_path25 = require("node:path");
+    import_node_path27 = require("node:path");
     import_node_fs15 = require("node:fs");
     init_repo();
     init_errors();
@@ -67208,14 +67282,14 @@ __export(show_exports, {
 async function runShow(flags, out, args) {
   const view = await pickView(showViews, flags.format);
   const file = args[0] ?? "";
-  view({ plan: readPlanFile((0, import_node_path26.resolve)(out.io.cwd, file), kindsOf(out.io), false), file }, out);
+  view({ plan: readPlanFile((0, import_node_path28.resolve)(out.io.cwd, file), kindsOf(out.io), false), file }, out);
   return 0;
 }
-var import_node_path26;
+var import_node_path28;
 var init_show = __esm({
   "src/cli/show.ts"() {
     "use strict";
-    import_node_path26 = require("node:path");
+    import_node_path28 = require("node:path");
     init_view();
     init_plan3();
     init_io();
@@ -67227,7 +67301,7 @@ var init_show = __esm({
 function applySignals(source, warn) {
   let stopping = false;
   let stop = () => void 0;
-  const stopNow = new Promise((resolve20) => stop = () => resolve20("stop now"));
+  const stopNow = new Promise((resolve21) => stop = () => resolve21("stop now"));
   const running2 = /* @__PURE__ */ new Map();
   const done = [];
   const handler = (signal) => () => {
@@ -67423,14 +67497,14 @@ function headIn(dir, environment) {
   const slots = names.map((n) => SLOT.exec(n)).filter((m) => !!m && m[1] === own2).map((m) => ({ name: m[0], seq: Number(m[2]) })).sort((x2, y2) => y2.seq - x2.seq);
   const slot = slots[0]?.seq ?? 0;
   for (const { name } of slots) {
-    const head = headOf((0, import_node_path27.join)(dir, name), environment);
+    const head = headOf((0, import_node_path29.join)(dir, name), environment);
     if (head) return { ...head, slot };
   }
   const tag = `-${envSlug(environment)}-`;
   let best;
   for (const n of names) {
     if (!n.endsWith(".json") || !n.includes(tag) || SLOT.test(n)) continue;
-    const head = headOf((0, import_node_path27.join)(dir, n), environment);
+    const head = headOf((0, import_node_path29.join)(dir, n), environment);
     if (head && (!best || head.sequence > best.sequence)) best = head;
   }
   return best ? { ...best, slot } : slot ? { hash: "", sequence: 0, slot } : void 0;
@@ -67481,7 +67555,7 @@ function readRecords(dir) {
     if (e.isDirectory()) return { file: e.name, unreadable: "is a folder: an evidence folder holds records only" };
     if (!e.name.endsWith(".json"))
       return { file: e.name, unreadable: "is not an evidence record (revsync writes records as .json files): an evidence folder holds records only" };
-    return readRecord((0, import_node_path27.join)(dir, e.name), e.name);
+    return readRecord((0, import_node_path29.join)(dir, e.name), e.name);
   });
 }
 function readRecord(path, file = path) {
@@ -67505,7 +67579,7 @@ function readRecord(path, file = path) {
 function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
   for (let attempt = 0; attempt < APPEND_TRIES; attempt++) {
     const record2 = linked(content, headIn(dir, content.environment), redact, unavailable);
-    const path = (0, import_node_path27.join)(dir, recordFileName(record2));
+    const path = (0, import_node_path29.join)(dir, recordFileName(record2));
     try {
       writeFileExclusive(path, `${JSON.stringify(record2, null, 2)}
 `);
@@ -67529,13 +67603,13 @@ function linked(content, last2, redact, unavailable) {
   record2.hash = recordHash(record2);
   return record2;
 }
-var import_node_crypto10, import_node_fs16, import_node_path27, envSlug, envPart, SLOT, APPEND_TRIES;
+var import_node_crypto10, import_node_fs16, import_node_path29, envSlug, envPart, SLOT, APPEND_TRIES;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
     import_node_crypto10 = require("node:crypto");
     import_node_fs16 = require("node:fs");
-    import_node_path27 = require("node:path");
+    import_node_path29 = require("node:path");
     init_errors();
     init_fs_atomic();
     init_redact_json();
@@ -67554,11 +67628,11 @@ function valuesOf(c2) {
   const checksum = typeof c2.payload?.values_checksum === "string" ? c2.payload.values_checksum : null;
   return { values: { checksum, file: c2.values.file, rows: c2.values.rows } };
 }
-var import_node_path28, iso3, EvidenceRecorder;
+var import_node_path30, iso3, EvidenceRecorder;
 var init_recorder = __esm({
   "src/evidence/recorder.ts"() {
     "use strict";
-    import_node_path28 = require("node:path");
+    import_node_path30 = require("node:path");
     init_run3();
     init_four_eyes2();
     init_model();
@@ -67716,7 +67790,7 @@ var init_recorder = __esm({
           if (c2.source) files.add(c2.source.replace(/:\d+$/, ""));
           if (c2.values?.file) files.add(c2.values.file);
         }
-        const read = new Set([...files].map((f2) => (0, import_node_path28.relative)(this.init.repoRoot, (0, import_node_path28.resolve)(this.init.cwd, f2))));
+        const read = new Set([...files].map((f2) => (0, import_node_path30.relative)(this.init.repoRoot, (0, import_node_path30.resolve)(this.init.cwd, f2))));
         if (git.not_clean) git = { ...git, not_clean: git.not_clean.map((p) => read.has(p.path) ? { ...p, policy: true } : p) };
         const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
         if (!outside.length) return git;
@@ -67919,12 +67993,12 @@ function promoteFromIn(text4) {
   return out;
 }
 function gitShow(cwd, spec, env2) {
-  return new Promise((resolve20) => {
+  return new Promise((resolve21) => {
     (0, import_node_child_process3.execFile)(
       "git",
       ["show", spec],
       { cwd, timeout: 1e4, maxBuffer: 4 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => resolve20(err ? void 0 : stdout)
+      (err, stdout) => resolve21(err ? void 0 : stdout)
     );
   });
 }
@@ -68109,18 +68183,18 @@ function checkRecord(s3, opts) {
   return { verified: v2, placed: true };
 }
 function renamedWords(file, r) {
-  const name = (0, import_node_path29.basename)(file);
+  const name = (0, import_node_path31.basename)(file);
   if (name === recordFileName(r) || name === earlierFileName(r)) return void 0;
   return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: its environment and sequence)`;
 }
-var import_node_path29, missing, tenantKeysOf;
+var import_node_path31, missing, tenantKeysOf;
 var init_verify = __esm({
   "src/evidence/verify.ts"() {
     "use strict";
     init_four_eyes4();
     init_guardrails3();
     init_promotion6();
-    import_node_path29 = require("node:path");
+    import_node_path31 = require("node:path");
     init_ajv();
     init_record();
     init_store();
@@ -68139,11 +68213,11 @@ __export(evidence_exports2, {
 });
 function startEvidence(flags, repo, env2, planFile) {
   if (flags.evidence !== void 0 && !flags.evidence.trim()) throw new UserError("--evidence needs a folder");
-  const dir = flags.evidence !== void 0 ? (0, import_node_path30.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
+  const dir = flags.evidence !== void 0 ? (0, import_node_path32.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
   if (dir === void 0) return void 0;
   if (flags.evidence === void 0) {
     try {
-      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path30.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
+      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path32.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
     } catch (e) {
       throw new UserError(
         `evidence: of revsync.yaml: ${e.message}; nothing was sent`,
@@ -68160,7 +68234,7 @@ function startEvidence(flags, repo, env2, planFile) {
       repoRoot: repo.root,
       cwd: cwdOf(flags),
       env: penv,
-      policyPaths: [(0, import_node_path30.relative)(repo.root, repo.configFile), (0, import_node_path30.relative)(repo.root, repo.policiesDir) || "."],
+      policyPaths: [(0, import_node_path32.relative)(repo.root, repo.configFile), (0, import_node_path32.relative)(repo.root, repo.policiesDir) || "."],
       environment: env2.name,
       baseUrl: env2.baseUrl,
       authUrl: env2.authUrl,
@@ -68194,14 +68268,14 @@ async function recordsAt(target, flags) {
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
-  const folder = dir ? target : (0, import_node_path30.dirname)(target);
+  const folder = dir ? target : (0, import_node_path32.dirname)(target);
   const found = readRecords(folder);
   const checked = verifyChain(found, await promotionExpected(flags, found)).records;
   const verdicts = new Map(checked.map((v2) => [v2.file, v2]));
   const byFile = new Map(found.map((s3) => [s3.file, s3]));
   const all2 = checked.map((v2) => byFile.get(v2.file));
   if (dir) return { stored: all2, verdicts };
-  const own2 = all2.find((s3) => s3.file === (0, import_node_path30.basename)(target)) ?? readRecord(target);
+  const own2 = all2.find((s3) => s3.file === (0, import_node_path32.basename)(target)) ?? readRecord(target);
   const verdict2 = verdicts.get(own2.file);
   return { stored: [{ ...own2, file: target }], verdicts: new Map(verdict2 ? [[target, verdict2]] : []) };
 }
@@ -68213,7 +68287,7 @@ async function promotionExpected(flags, stored) {
     return {};
   }
   const commits = stored.flatMap((s3) => typeof s3.record?.git?.commit === "string" ? [s3.record.git.commit] : []);
-  const at2 = await promoteFromAtCommits(repo.root, `./${(0, import_node_path30.basename)(repo.configFile)}`, commits, envOf(flags));
+  const at2 = await promoteFromAtCommits(repo.root, `./${(0, import_node_path32.basename)(repo.configFile)}`, commits, envOf(flags));
   return {
     promoteFrom: (r) => {
       const then = r.git?.commit ? at2.get(r.git.commit) : void 0;
@@ -68223,7 +68297,7 @@ async function promotionExpected(flags, stored) {
 }
 async function runEvidenceVerify(flags, out, args) {
   const view = await pickView(evidenceVerifyViews, flags.format);
-  const dir = (0, import_node_path30.resolve)(cwdOf(flags), args[0] ?? "");
+  const dir = (0, import_node_path32.resolve)(cwdOf(flags), args[0] ?? "");
   let st;
   try {
     st = (0, import_node_fs17.statSync)(dir);
@@ -68233,12 +68307,12 @@ async function runEvidenceVerify(flags, out, args) {
   if (!st.isDirectory()) throw new UserError(`${dir} is a file: evidence verify checks a folder of records (evidence show prints one)`);
   const stored = readRecords(dir);
   if (!stored.length) throw new UserError(`no evidence records in ${dir}`, "evidence verify checks a folder that apply --evidence wrote records into");
-  const report3 = verifyChain(stored, await promotionExpected(flags, stored));
+  const report2 = verifyChain(stored, await promotionExpected(flags, stored));
   let live;
   if (flags.live) live = await liveFindings(flags, stored, out);
-  view({ folder: dir, report: report3, live }, out);
+  view({ folder: dir, report: report2, live }, out);
   if (live && (await Promise.resolve().then(() => (init_evidence(), evidence_exports))).liveChanged(live)) return 1;
-  return report3.ok ? 0 : 1;
+  return report2.ok ? 0 : 1;
 }
 async function liveFindings(flags, stored, out) {
   const repo = openRepo(flags);
@@ -68261,7 +68335,7 @@ async function liveFindings(flags, stored, out) {
 async function runEvidenceShow(flags, out, args) {
   const view = await pickView(evidenceShowViews, flags.format);
   const target = args[0] ?? "";
-  const path = (0, import_node_path30.isAbsolute)(target) ? target : (0, import_node_path30.resolve)(cwdOf(flags), target);
+  const path = (0, import_node_path32.isAbsolute)(target) ? target : (0, import_node_path32.resolve)(cwdOf(flags), target);
   const { stored: all2, verdicts } = await recordsAt(path, flags);
   let stored = all2;
   if (flags.env) stored = stored.filter((s3) => s3.record?.environment === flags.env);
@@ -68297,12 +68371,12 @@ function doubtOf(v2) {
     return { tag, words: `this record was changed after it was written (${v2.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v2.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs17, import_node_path30, version;
+var import_node_fs17, import_node_path32, version;
 var init_evidence3 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
     import_node_fs17 = require("node:fs");
-    import_node_path30 = require("node:path");
+    import_node_path32 = require("node:path");
     init_errors();
     init_context2();
     init_live();
@@ -68319,13 +68393,13 @@ var init_evidence3 = __esm({
     init_number();
     init_context();
     init_io();
-    version = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path30.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path32.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
 // src/lock/local-lock.ts
 function machineLockDir(env2 = process.env, platform = process.platform) {
-  return platform === "win32" ? (0, import_node_path31.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
+  return platform === "win32" ? (0, import_node_path33.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
 }
 function thisProcessSpace() {
   const read = (f2) => {
@@ -68368,7 +68442,7 @@ function releasedOf(v2) {
   const r = v2;
   return r && typeof r === "object" && typeof r.lock === "string" ? { released: { lock: r.lock, why: typeof r.why === "string" ? r.why : "released" } } : void 0;
 }
-var import_node_crypto11, import_node_fs18, import_node_os3, import_node_path31, running, LocalLock;
+var import_node_crypto11, import_node_fs18, import_node_os3, import_node_path33, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
@@ -68376,7 +68450,7 @@ var init_local_lock = __esm({
     import_node_fs18 = require("node:fs");
     init_fs_atomic();
     import_node_os3 = require("node:os");
-    import_node_path31 = require("node:path");
+    import_node_path33 = require("node:path");
     init_tenant();
     init_user_files();
     init_lock();
@@ -68396,7 +68470,7 @@ var init_local_lock = __esm({
         const tenant = tenantIdentity(service.baseUrl, service.realm);
         const name = earlier ? (0, import_node_crypto11.createHash)("sha256").update(`${service.baseUrl}
 ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.slice(0, 32)}`;
-        this.path = (0, import_node_path31.join)(dir, `${name}.json`);
+        this.path = (0, import_node_path33.join)(dir, `${name}.json`);
         this.where = `file ${this.path} of this machine`;
       }
       dir;
@@ -68613,7 +68687,7 @@ var init_git_lock = __esm({
         return h.host === (0, import_node_os4.hostname)() ? holderState(h, thisProcessSpace()) : "unknown";
       }
       git(args, extraEnv = {}) {
-        return new Promise((resolve20, reject) => {
+        return new Promise((resolve21, reject) => {
           const child = (0, import_node_child_process4.execFile)(
             "git",
             args,
@@ -68636,7 +68710,7 @@ var init_git_lock = __esm({
                 return;
               }
               const killed = err && err.killed;
-              resolve20({
+              resolve21({
                 code: err ? typeof err.code === "number" ? err.code ?? 1 : 1 : 0,
                 stdout: String(stdout),
                 stderr: withoutCredentials(String(stderr)) + (killed ? `
@@ -68762,7 +68836,7 @@ function lockBackend(repo, env2, flags) {
     return new RenamedLock(new GitLock({ ...git, ref: tenantLockRef(tenantIdentity(env2.baseUrl, env2.realm)) }), new GitLock(git));
   }
   const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os5.tmpdir)();
-  const earlier = (0, import_node_path32.join)((0, import_node_path32.resolve)(tmp), "revsync-locks");
+  const earlier = (0, import_node_path34.join)((0, import_node_path34.resolve)(tmp), "revsync-locks");
   const service = { baseUrl: env2.baseUrl, realm: env2.realm };
   return new RenamedLock(new LocalLock(machineLockDir(penv), service), new LocalLock(earlier, service, void 0, void 0, true));
 }
@@ -68983,13 +69057,13 @@ async function mayRelease(flags, out, environment, holder, state) {
   if (!yes) out.error("unlock cancelled: nothing was released");
   return yes;
 }
-var import_node_fs19, import_node_os5, import_node_path32, revsyncVersion, realSleep, where;
+var import_node_fs19, import_node_os5, import_node_path34, revsyncVersion, realSleep, where;
 var init_lock3 = __esm({
   "src/cli/lock.ts"() {
     "use strict";
     import_node_fs19 = require("node:fs");
     import_node_os5 = require("node:os");
-    import_node_path32 = require("node:path");
+    import_node_path34 = require("node:path");
     init_duration();
     init_errors();
     init_context2();
@@ -69002,7 +69076,7 @@ var init_lock3 = __esm({
     init_lock2();
     init_prompt();
     init_context();
-    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path32.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path34.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
     realSleep = (ms) => new Promise((r) => setTimeout(r, ms));
     where = async (backend) => await backend.describe?.().catch(() => void 0) ?? backend.where;
   }
@@ -69048,7 +69122,7 @@ var init_apply3 = __esm({
     init_words();
     init_check();
     init_source2();
-    init_tests2();
+    init_tests3();
   }
 });
 
@@ -69078,7 +69152,7 @@ __export(apply_exports, {
 function openRun(flags, out, args, view) {
   const repo = openRepo(flags);
   const planFile = args[0];
-  const read = planFile ? readPlanFile((0, import_node_path33.resolve)(out.io.cwd, planFile), kindsOf(out.io)) : void 0;
+  const read = planFile ? readPlanFile((0, import_node_path35.resolve)(out.io.cwd, planFile), kindsOf(out.io)) : void 0;
   if (read && flags.target?.length) {
     throw new UserError(
       `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
@@ -69111,8 +69185,8 @@ function openRun(flags, out, args, view) {
 }
 async function warnUncommitted(run2, plan) {
   const { repo, out, flags } = run2;
-  const paths = [(0, import_node_path33.relative)(repo.root, repo.configFile), (0, import_node_path33.relative)(repo.root, repo.policiesDir) || "."];
-  for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path33.relative)(repo.root, (0, import_node_path33.resolve)(cwdOf(flags), c2.values.file)));
+  const paths = [(0, import_node_path35.relative)(repo.root, repo.configFile), (0, import_node_path35.relative)(repo.root, repo.policiesDir) || "."];
+  for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path35.relative)(repo.root, (0, import_node_path35.resolve)(cwdOf(flags), c2.values.file)));
   const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
   run2.tree = { commit, files };
   if (!files.length) return;
@@ -69266,7 +69340,7 @@ function observers(run2, progress) {
 async function writeAll(run2, plan) {
   const { out, core, env: env2, flags } = run2;
   const progress = await startProgress(out, "Applying\u2026", flags.quiet, core.governor);
-  let report3;
+  let report2;
   try {
     const fourEyes = env2.fourEyes || !!plan.four_eyes;
     const opts = {
@@ -69277,15 +69351,15 @@ async function writeAll(run2, plan) {
       kinds: kindsOf(out.io),
       ...run2.promotion ? { gate: promotionGate(run2.promotion, kindsOf(out.io)) } : {}
     };
-    report3 = await applyPlan(core, plan, { ...opts, tagRequests: run2.evidence !== void 0 });
+    report2 = await applyPlan(core, plan, { ...opts, tagRequests: run2.evidence !== void 0 });
   } finally {
     progress.stop();
   }
-  if (run2.evidence) run2.evidence.report = report3;
-  const blocked2 = report3.interrupted ? void 0 : promotionLeftBlocked(plan);
-  const wrote = report3.interrupted ? 130 : report3.outcomes.some((o) => o.status === "failed") || blocked2 ? 1 : 0;
+  if (run2.evidence) run2.evidence.report = report2;
+  const blocked2 = report2.interrupted ? void 0 : promotionLeftBlocked(plan);
+  const wrote = report2.interrupted ? 130 : report2.outcomes.some((o) => o.status === "failed") || blocked2 ? 1 : 0;
   const code = await settle2(run2, { exitCode: unreadCode(run2, plan, wrote, false) });
-  run2.view({ report: report3, lock: run2.backend ? run2.lock?.evidence() : NO_LOCK }, out);
+  run2.view({ report: report2, lock: run2.backend ? run2.lock?.evidence() : NO_LOCK }, out);
   noteTurnedAway(core.governor, env2, flags, out);
   if (blocked2) {
     out.error(blocked2.message);
@@ -69370,11 +69444,11 @@ async function runApply(flags, out, _r, args) {
     run2.signals.close();
   }
 }
-var import_node_path33, NO_LOCK;
+var import_node_path35, NO_LOCK;
 var init_apply4 = __esm({
   "src/cli/apply.ts"() {
     "use strict";
-    import_node_path33 = require("node:path");
+    import_node_path35 = require("node:path");
     init_run3();
     init_model();
     init_unread();
@@ -69460,7 +69534,7 @@ var init_drift3 = __esm({
 });
 
 // src/plan/ignore.ts
-function applyIgnore(report3, rules, today) {
+function applyIgnore(report2, rules, today) {
   const active = rules.filter((r) => inForce(r, today));
   const drift = [];
   const ignored = [];
@@ -69468,7 +69542,7 @@ function applyIgnore(report3, rules, today) {
     reason: [...new Set(used.map((r) => r.reason))].join("; "),
     rule: [...new Set(used.map((r) => r.address))].join(", ")
   });
-  for (const item of report3.drift) {
+  for (const item of report2.drift) {
     const matching = active.filter((r) => globMatch(r.address, item.address) && (!r.classes || r.classes.includes(item.class)));
     if (!matching.length) {
       drift.push(item);
@@ -69503,8 +69577,8 @@ function applyIgnore(report3, rules, today) {
       });
     }
   }
-  const summary = Object.fromEntries(Object.keys(report3.summary).map((k2) => [k2, drift.filter((d) => d.class === k2).length]));
-  return { ...report3, drift, summary, ignored };
+  const summary = Object.fromEntries(Object.keys(report2.summary).map((k2) => [k2, drift.filter((d) => d.class === k2).length]));
+  return { ...report2, drift, summary, ignored };
 }
 var FIELD_CLASSES2, fieldOf;
 var init_ignore = __esm({
@@ -69518,18 +69592,27 @@ var init_ignore = __esm({
   }
 });
 
+// src/plan/make-drift.ts
+async function makeDrift(repo, env2, { desired, read, targets, kinds }) {
+  const live = await read(desired, { values: true, managedDetails: true, partial: true });
+  checkTargets(targets, desired, live, kinds);
+  return applyIgnore(buildDrift(desired, live, { environment: env2.name, targets }, kinds), repo.config.drift?.ignore ?? [], todayUtc());
+}
+var init_make_drift = __esm({
+  "src/plan/make-drift.ts"() {
+    "use strict";
+    init_drift_ignore();
+    init_drift3();
+    init_ignore();
+    init_targets();
+  }
+});
+
 // src/cli/drift.ts
 var drift_exports = {};
 __export(drift_exports, {
   runDrift: () => runDrift
 });
-async function driftReport(repo, env2, core, flags, out) {
-  const desired = desiredState(repo, env2, out, flags);
-  const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true, partial: true });
-  const kinds = kindsOf(out.io);
-  checkTargets(flags.target ?? [], desired, live, kinds);
-  return applyIgnore(buildDrift(desired, live, { environment: env2.name, targets: flags.target ?? [] }, kinds), repo.config.drift?.ignore ?? [], todayUtc());
-}
 async function runDrift(flags, out) {
   if (isFleet(flags)) return driftFleet(flags, out);
   const view = await pickView(driftViews, flags.format);
@@ -69539,14 +69622,14 @@ async function runDrift(flags, out) {
     const env2 = openEnv(repo, flags, name);
     const core = openClient(env2, flags, out);
     try {
-      const report3 = await driftReport(repo, env2, core, flags, out);
-      view(report3, out);
+      const report2 = await driftReport(repo, env2, core, flags, out);
+      view(report2, out);
       noteTurnedAway(core.governor, env2, flags, out);
-      if (report3.unread?.length) {
-        out.error(unreadError(report3.unread));
+      if (report2.unread?.length) {
+        out.error(unreadError(report2.unread));
         return 1;
       }
-      return report3.drift.length ? 2 : 0;
+      return report2.drift.length ? 2 : 0;
     } finally {
       await core.close();
     }
@@ -69557,7 +69640,7 @@ async function runDrift(flags, out) {
 async function driftFleet(flags, out) {
   const view = await pickView(fleetViews, flags.format);
   const repo = openRepo(flags);
-  const names = fleetNames(repo, flags);
+  const names = fleetNames2(repo, flags);
   const outcomes = await runEnvironments(
     repo,
     names,
@@ -69570,16 +69653,14 @@ async function driftFleet(flags, out) {
   view.end({ outcomes, whole: () => "this command's JSON output (--format json)" }, out);
   return fleetExit(outcomes, { planChanges: false });
 }
+var driftReport;
 var init_drift4 = __esm({
   "src/cli/drift.ts"() {
     "use strict";
-    init_drift_ignore();
     init_repo();
     init_errors();
     init_outcome();
-    init_drift3();
-    init_ignore();
-    init_targets();
+    init_make_drift();
     init_unread();
     init_view();
     init_drift2();
@@ -69589,6 +69670,12 @@ var init_drift4 = __esm({
     init_io();
     init_reading();
     init_rate_limit();
+    driftReport = (repo, env2, core, flags, out) => makeDrift(repo, env2, {
+      desired: desiredState(repo, env2, out, flags),
+      read: (desired, options) => readWithProgress(core, desired, flags, out, options),
+      targets: flags.target ?? [],
+      kinds: kindsOf(out.io)
+    });
   }
 });
 
@@ -69613,13 +69700,13 @@ function outcomesOf(output, checkPlan) {
 }
 function entryOf(raw, source, fleetCommand, checkPlan) {
   if (!isObject(raw)) throw notOutput(source, "an environment's entry is not a JSON object");
-  const { status: _status, command: own2, file: _file, ...report3 } = raw;
+  const { status: _status, command: own2, file: _file, ...report2 } = raw;
   const command = isCommand(own2) ? own2 : fleetCommand;
-  if (isObject(report3.error)) return failedOf(report3, source, command);
-  if (Array.isArray(report3.changes) && typeof report3.checksum === "string") return planOutcome(checkPlan(report3, source));
-  if (Array.isArray(report3.drift)) return driftOutcome(checkDrift(report3, source));
-  if (Array.isArray(report3.cases) && isObject(report3.summary)) {
-    const test = checkTest(report3, source);
+  if (isObject(report2.error)) return failedOf(report2, source, command);
+  if (Array.isArray(report2.changes) && typeof report2.checksum === "string") return planOutcome(checkPlan(report2, source));
+  if (Array.isArray(report2.drift)) return driftOutcome(checkDrift(report2, source));
+  if (Array.isArray(report2.cases) && isObject(report2.summary)) {
+    const test = checkTest(report2, source);
     if (typeof test.environment !== "string")
       throw notOutput(source, "its policy tests name no environment (revsync test without --live runs git's policies, in no environment)");
     return testOutcome(test.environment, test);
@@ -69701,7 +69788,7 @@ async function runSummary(flags, out, files) {
   if (!files.length && !expected?.length)
     throw new UserError("no outputs to sum up", "name the JSON files the jobs wrote, e.g. revsync summary outputs/*.json");
   const lists = files.map((file) => {
-    const data = readJson((0, import_node_path34.resolve)(cwdOf(flags), file), file);
+    const data = readJson((0, import_node_path36.resolve)(cwdOf(flags), file), file);
     return outcomesOf({ source: file, data }, (raw, source) => planFromJson(raw, source, "so it is not summed up", kindsOf(out.io)));
   });
   if (!files.length || !lists.flat().length)
@@ -69720,7 +69807,7 @@ function expectedEnvironments(flags) {
     if (flags.allEnvs) throw e;
     hasConfig = false;
   }
-  if (hasConfig) return fleetNames(openRepo(flags), { ...flags, env: void 0 }, false);
+  if (hasConfig) return fleetNames2(openRepo(flags), { ...flags, env: void 0 }, false);
   return [...new Set((flags.envs ?? "").split(",").map((n) => n.trim()))].filter(Boolean);
 }
 function readJson(path, shown4) {
@@ -69736,11 +69823,11 @@ function readJson(path, shown4) {
     throw new UserError(`${shown4} is not a JSON output of revsync: it is not valid JSON (${e.message})`);
   }
 }
-var import_node_path34;
+var import_node_path36;
 var init_summary = __esm({
   "src/cli/summary.ts"() {
     "use strict";
-    import_node_path34 = require("node:path");
+    import_node_path36 = require("node:path");
     init_repo();
     init_errors();
     init_merge();
@@ -69752,6 +69839,128 @@ var init_summary = __esm({
     init_fleet3();
     init_io();
     init_plan_file();
+  }
+});
+
+// src/export/folder.ts
+function exportFolder(cwd, dirFlag, repo) {
+  const dir = (0, import_node_path37.resolve)(cwd, dirFlag ?? repo.policiesDir);
+  const dirInRepo = !(0, import_node_path37.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path37.isAbsolute)((0, import_node_path37.relative)(repo.root, dir));
+  const inside = {
+    folder: dirInRepo ? repo.root : dir,
+    words: {
+      show: (p) => (0, import_node_path37.relative)(cwd, p) || ".",
+      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path37.relative)(cwd, dir) || "."}`
+    }
+  };
+  const readValues = (file) => {
+    try {
+      return readUserFile((0, import_node_path37.join)(dir, file), READ_CAPS.values, inside);
+    } catch {
+      return void 0;
+    }
+  };
+  return { dir, inside, readValues, shown: (file) => (0, import_node_path37.relative)(cwd, (0, import_node_path37.join)(dir, file)) || file };
+}
+function filesUnder(dir) {
+  const out = /* @__PURE__ */ new Set();
+  const walk = (d) => {
+    for (const e of (0, import_node_fs20.readdirSync)(d, { withFileTypes: true })) {
+      if (e.name.startsWith(".")) continue;
+      const p = (0, import_node_path37.join)(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out.add(posixOf((0, import_node_path37.relative)(dir, p)));
+    }
+  };
+  if ((0, import_node_fs20.existsSync)(dir)) walk(dir);
+  return out;
+}
+function gitFileAs(file, text4, vars, repo, environment, kinds) {
+  const values2 = [];
+  const dropped = /* @__PURE__ */ new Set();
+  const scopedLists = (fileKind) => kinds.find((k2) => k2.fileKind === fileKind)?.scopedLists ?? [];
+  const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file, diagnostics: [], keepPlaces: true, dropped });
+  for (const src of readYamlText(text4, file, [], vars, keep2)) if (!src.unresolved?.size) values2[src.index] = src.value;
+  return { file, text: text4, values: values2, outOfScope: dropped };
+}
+function gitFiles(dir, vars, inside, unreadable, at2) {
+  if (!(0, import_node_fs20.existsSync)(dir)) return [];
+  return listYamlFiles(dir).flatMap((abs) => {
+    let text4;
+    try {
+      text4 = readUserFile(abs, READ_CAPS.text, inside);
+    } catch (e) {
+      unreadable.push(e instanceof Error ? e.message : String(e));
+      return [];
+    }
+    return [gitFileAs(posixOf((0, import_node_path37.relative)(dir, abs)), text4, vars, at2.repo, at2.environment, at2.kinds)];
+  });
+}
+function varHome(repo, envName2, added = /* @__PURE__ */ new Set()) {
+  const env2 = { name: envName2 };
+  const envVars = repo.config.environments[env2.name]?.vars ?? {};
+  return (name) => {
+    if (added.has(name)) return { kind: "own" };
+    if (Object.prototype.hasOwnProperty.call(envVars, name)) {
+      const raw = envVars[name];
+      if (typeof raw === "string" && /\$\{/.test(raw)) {
+        return { kind: "shared", environments: [], where: `environments.${env2.name}.vars of revsync.yaml takes from ${raw} of the process environment` };
+      }
+      return { kind: "own" };
+    }
+    const others = environmentNames(repo).filter((n) => n !== env2.name && !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name));
+    return { kind: "shared", environments: others, where: `the process environment sets (environments.${env2.name}.vars of revsync.yaml has no entry for it)` };
+  };
+}
+function checkWrites(ctx, plan, errors) {
+  const { dir } = ctx;
+  const { folder: base, words: words2 } = ctx.inside;
+  const outside = [];
+  const unwritable2 = [];
+  for (const w2 of plan.writes) {
+    try {
+      realPathInside(base, (0, import_node_path37.join)(dir, w2.file), words2);
+    } catch (e) {
+      const message = e.message;
+      errors.push(`${message} (${w2.what})`);
+      (e instanceof PathOutside ? outside : unwritable2).push(w2);
+    }
+  }
+  const failed2 = [...outside, ...unwritable2];
+  const heldBack2 = [];
+  for (const w2 of plan.writes) {
+    const cause = w2.group === void 0 || failed2.includes(w2) ? void 0 : failed2.find((f2) => f2.group === w2.group);
+    if (!cause) continue;
+    errors.push(`${ctx.shown(w2.file)} not written (${w2.what}): it goes with ${ctx.shown(cause.file)}, which cannot be written`);
+    heldBack2.push(w2);
+  }
+  return { outside, unwritable: unwritable2, heldBack: heldBack2 };
+}
+function writeAll2(ctx, w2) {
+  const written2 = [];
+  const order2 = [...w2.writes.filter((f2) => f2.file.endsWith(".csv")), ...w2.writes.filter((f2) => !f2.file.endsWith(".csv"))];
+  try {
+    for (const f2 of order2) {
+      editUserFile((0, import_node_path37.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
+      written2.push(f2);
+    }
+  } catch (e) {
+    return { written: written2, error: e };
+  }
+  return void 0;
+}
+var import_node_fs20, import_node_path37, posixOf;
+var init_folder = __esm({
+  "src/export/folder.ts"() {
+    "use strict";
+    import_node_fs20 = require("node:fs");
+    import_node_path37 = require("node:path");
+    init_repo();
+    init_walk();
+    init_yaml_source();
+    init_scope();
+    init_user_files();
+    posixOf = (p) => p.split(import_node_path37.sep).join("/");
   }
 });
 
@@ -70081,7 +70290,7 @@ function valuesNamedIn(git, kinds = KINDS) {
     for (const v2 of docs) {
       const kind = v2?.kind;
       const files = typeof kind === "string" ? kindOfFile(kinds, kind)?.valuesNamed?.(v2) ?? [] : [];
-      for (const file of files) named4.add(import_node_path35.posix.normalize(import_node_path35.posix.join(import_node_path35.posix.dirname(g2.file), file)));
+      for (const file of files) named4.add(import_node_path38.posix.normalize(import_node_path38.posix.join(import_node_path38.posix.dirname(g2.file), file)));
     }
   }
   return named4;
@@ -70114,7 +70323,7 @@ function placeFile(f2, x2) {
     address: f2.address,
     claimValues: x2.claimValues,
     plan,
-    policyDir: import_node_path35.posix.dirname(hit.file.file),
+    policyDir: import_node_path38.posix.dirname(hit.file.file),
     readValues: x2.readValues,
     ...kind ? { kind } : {},
     ...opts.varHome ? { varHome: opts.varHome } : {},
@@ -70133,9 +70342,9 @@ function placeExport(files, git, header, readValues, opts = {}) {
   for (const f2 of files) if (!read.where.has(key3(f2.value.kind, f2.value.metadata.name))) for (const v2 of f2.valuesFiles) claimed.add(v2.file);
   const claimValues = (policyDir, file) => {
     let path = file;
-    for (let i = 2; claimed.has(import_node_path35.posix.join(policyDir, path)) || readValues(import_node_path35.posix.join(policyDir, path)) !== void 0; i++)
+    for (let i = 2; claimed.has(import_node_path38.posix.join(policyDir, path)) || readValues(import_node_path38.posix.join(policyDir, path)) !== void 0; i++)
       path = file.replace(/\.csv$/, `-${i}.csv`);
-    claimed.add(import_node_path35.posix.join(policyDir, path));
+    claimed.add(import_node_path38.posix.join(policyDir, path));
     return path;
   };
   const x2 = { plan, git, read, header, readValues, claimValues, opts, matched: /* @__PURE__ */ new Set(), dirty: /* @__PURE__ */ new Map(), edits: /* @__PURE__ */ new Map() };
@@ -70152,11 +70361,11 @@ function placeExport(files, git, header, readValues, opts = {}) {
   }
   return plan;
 }
-var import_node_path35, import_yaml10, key3, setOwnValue, setLiveValue, WHOLE_VAR, sharedOf;
+var import_node_path38, import_yaml10, key3, setOwnValue, setLiveValue, WHOLE_VAR, sharedOf;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
-    import_node_path35 = require("node:path");
+    import_node_path38 = require("node:path");
     import_yaml10 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
@@ -70386,346 +70595,28 @@ var init_config_vars = __esm({
   }
 });
 
-// src/cli/export.ts
-var export_exports = {};
-__export(export_exports, {
-  checkWrites: () => checkWrites,
-  exportFolder: () => exportFolder,
-  filesUnder: () => filesUnder,
-  gitFileAs: () => gitFileAs,
-  posixOf: () => posixOf,
-  refusalWords: () => refusalWords,
-  runExport: () => runExport,
-  varHome: () => varHome,
-  writeAll: () => writeAll2
-});
-function filesUnder(dir) {
-  const out = /* @__PURE__ */ new Set();
-  const walk = (d) => {
-    for (const e of (0, import_node_fs20.readdirSync)(d, { withFileTypes: true })) {
-      if (e.name.startsWith(".")) continue;
-      const p = (0, import_node_path36.join)(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out.add(posixOf((0, import_node_path36.relative)(dir, p)));
-    }
-  };
-  if ((0, import_node_fs20.existsSync)(dir)) walk(dir);
-  return out;
-}
-function gitFileAs(file, text4, vars, repo, environment, kinds) {
-  const values2 = [];
-  const dropped = /* @__PURE__ */ new Set();
-  const scopedLists = (fileKind) => kinds.find((k2) => k2.fileKind === fileKind)?.scopedLists ?? [];
-  const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file, diagnostics: [], keepPlaces: true, dropped });
-  for (const src of readYamlText(text4, file, [], vars, keep2)) if (!src.unresolved?.size) values2[src.index] = src.value;
-  return { file, text: text4, values: values2, outOfScope: dropped };
-}
-function gitFiles(dir, vars, inside, unreadable, at2) {
-  if (!(0, import_node_fs20.existsSync)(dir)) return [];
-  return listYamlFiles(dir).flatMap((abs) => {
-    let text4;
-    try {
-      text4 = readUserFile(abs, READ_CAPS.text, inside);
-    } catch (e) {
-      unreadable.push(e instanceof Error ? e.message : String(e));
-      return [];
-    }
-    return [gitFileAs(posixOf((0, import_node_path36.relative)(dir, abs)), text4, vars, at2.repo, at2.environment, at2.kinds)];
-  });
-}
-function varHome(repo, envName2, added = /* @__PURE__ */ new Set()) {
-  const env2 = { name: envName2 };
-  const envVars = repo.config.environments[env2.name]?.vars ?? {};
-  return (name) => {
-    if (added.has(name)) return { kind: "own" };
-    if (Object.prototype.hasOwnProperty.call(envVars, name)) {
-      const raw = envVars[name];
-      if (typeof raw === "string" && /\$\{/.test(raw)) {
-        return { kind: "shared", environments: [], where: `environments.${env2.name}.vars of revsync.yaml takes from ${raw} of the process environment` };
-      }
-      return { kind: "own" };
-    }
-    const others = environmentNames(repo).filter((n) => n !== env2.name && !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name));
-    return { kind: "shared", environments: others, where: `the process environment sets (environments.${env2.name}.vars of revsync.yaml has no entry for it)` };
-  };
-}
-async function exportPlan(ctx, core) {
-  const { flags, out, repo, env: env2, dir } = ctx;
-  const kinds = kindsOf(out.io);
-  const live = await readWithProgress(core, nothingInGit(kinds), flags, out, { allDetails: true, allValues: true });
-  checkTargets(flags.target ?? [], nothingInGit(kinds), live, kinds);
-  let taken;
-  let git;
-  try {
-    git = gitFiles(dir, varsFor(env2, envOf(flags)), ctx.inside, ctx.unreadable, { repo, environment: env2.name, kinds });
-    taken = /* @__PURE__ */ new Set([...filesUnder(dir), ...valuesNamedIn(git)]);
-  } catch (e) {
-    throw fileError("read", ctx.shown("."), e);
-  }
-  const unnamed = [];
-  const heldTwice = [];
-  const files = exportFiles(live, flags.target ?? [], taken, unnamed, kinds, heldTwice);
-  const schemaFile = (0, import_node_path36.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
-  const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path36.relative)((0, import_node_path36.dirname)((0, import_node_path36.join)(dir, file)), schemaFile))}`,
-    `Exported by revsync from environment ${env2.name}.`
-  ];
-  const inPolicies = !(0, import_node_path36.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path36.isAbsolute)((0, import_node_path36.relative)(repo.policiesDir, dir));
-  const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
-  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(repo, env2.name), sharedWith, taken, kinds }), files, unnamed, heldTwice };
-}
-function checkWrites(ctx, plan) {
-  const { out, dir } = ctx;
-  const { folder: base, words: words2 } = ctx.inside;
-  const outside = [];
-  const unwritable2 = [];
-  for (const w2 of plan.writes) {
-    try {
-      realPathInside(base, (0, import_node_path36.join)(dir, w2.file), words2);
-    } catch (e) {
-      const message = e.message;
-      out.error(`${message} (${w2.what})`);
-      (e instanceof PathOutside ? outside : unwritable2).push(w2);
-    }
-  }
-  const failed2 = [...outside, ...unwritable2];
-  const heldBack2 = [];
-  for (const w2 of plan.writes) {
-    const cause = w2.group === void 0 || failed2.includes(w2) ? void 0 : failed2.find((f2) => f2.group === w2.group);
-    if (!cause) continue;
-    out.error(`${ctx.shown(w2.file)} not written (${w2.what}): it goes with ${ctx.shown(cause.file)}, which cannot be written`);
-    heldBack2.push(w2);
-  }
-  return { outside, unwritable: unwritable2, heldBack: heldBack2 };
-}
-function whatToWrite(ctx, plan) {
-  const { repo, env: env2, dir } = ctx;
-  const { folder: base, words: words2 } = ctx.inside;
-  const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(ctx, plan);
-  if (ctx.unreadable.length)
-    for (const w2 of plan.writes.filter((x2) => x2.created && x2.group !== void 0 && !heldBack2.includes(x2))) {
-      if (w2.file === w2.group)
-        ctx.out.error(`${ctx.shown(w2.file)} not written (${w2.what}): a policy file of the folder could not be read (above), and it may hold this policy`);
-      heldBack2.push(w2);
-    }
-  const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack2]);
-  const writes = plan.writes.filter((w2) => !left.has(w2) && ctx.readValues(w2.file) !== w2.text);
-  const schemaFile = (0, import_node_path36.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
-  const needsSchemas = writes.some((w2) => {
-    const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w2.text);
-    return !!m && (0, import_node_path36.resolve)((0, import_node_path36.dirname)((0, import_node_path36.join)(dir, w2.file)), m[1]) === schemaFile;
-  });
-  let configText;
-  if (plan.vars.length) {
-    const before = readUserFile(repo.configFile, READ_CAPS.text);
-    const after = setEnvironmentVars(before, env2.name, plan.vars);
-    if (after !== before) configText = after;
-  }
-  return { writes, outside, unwritable: unwritable2, heldBack: heldBack2, needsSchemas, configText, base, words: words2 };
-}
-function reportWrites(ctx, plan, w2, schemas2) {
-  const { flags, out, repo, env: env2 } = ctx;
-  const dry = !!flags.dryRun;
-  for (const x2 of w2.writes)
-    out.out(
-      `${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${ctx.shown(x2.file)}${x2.created && !x2.what.startsWith("values") ? "" : ` (${x2.what})`}`
-    );
-  const envVars = repo.config.environments[env2.name]?.vars ?? {};
-  const configShown = (0, import_node_path36.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
-  for (const v2 of plan.vars) {
-    out.out(
-      `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v2.name} in ${configShown}: ${JSON.stringify(envVars[v2.name])} -> ${JSON.stringify(v2.value)} (${v2.what} reads \${${v2.name}}, which stays)`
-    );
-  }
-  for (const f2 of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path36.relative)(repo.cwd, (0, import_node_path36.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
-}
-function reportLeft(ctx, x2, created) {
-  const { out, flags } = ctx;
-  const { plan, files, unnamed } = x2;
-  for (const s3 of plan.skipped) out.error(s3);
-  for (const b2 of plan.broken) out.error(`${ctx.shown(b2.file)}:${b2.message}`);
-  for (const r of plan.refused) out.error(r.message);
-  for (const r of x2.heldTwice) out.error(r);
-  for (const u of ctx.unreadable) out.error(`${u}: export neither updates it nor writes a policy file beside it that it may already hold`);
-  const keptInGit = (l) => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
-  const leftOut = files.flatMap((f2) => created.has(f2.address) ? f2.leftOut : f2.leftOut.filter((l) => !keptInGit(l)));
-  if (unnamed.length)
-    out.warn(`not exported, git cannot hold their names (plan shows each as not in git; rename it in the service to manage it):
-  ${unnamed.join("\n  ")}`);
-  if (leftOut.length)
-    out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):
-  ${leftOut.join("\n  ")}`);
-  for (const n of unknownNotes(plan.unknown)) out.out(`Note: ${n}`);
-  const gitOnly = plan.gitOnly.filter((g2) => targeted(g2.address, flags.target ?? []));
-  if (gitOnly.length) {
-    out.warn(
-      `git has files for what the service does not hold, left as they are (plan shows each):
-  ${gitOnly.map((g2) => `${g2.address} (${ctx.shown(g2.file)})`).join("\n  ")}`
-    );
-  }
-}
-function refusalWords(refused2) {
-  const n = (because) => refused2.filter((r) => r.because === because).length;
-  const words2 = [
-    ["shared", "difference another environment would see", "differences other environments would see"],
-    ["process", "value that comes from a process variable", "values that come from process variables"],
-    ["variable", "value that comes from variables export cannot set", "values that come from variables export cannot set"]
-  ];
-  return words2.filter(([b2]) => n(b2) > 0).map(([b2, one, many]) => plural(n(b2), one, many));
-}
-function closing(ctx, plan, w2, schemas2, heldTwice) {
-  const { out, flags, repo } = ctx;
-  const failed2 = plan.broken.length + plan.refused.length + plan.skipped.length + w2.outside.length + w2.unwritable.length + w2.heldBack.length + heldTwice.length + ctx.unreadable.length;
-  const newFiles = w2.writes.filter((x2) => x2.created).length;
-  const total = w2.writes.length + schemas2.length + (w2.configText !== void 0 ? 1 : 0);
-  if (!total && !failed2) {
-    const unknown = [...plan.unknown.values()].flat().length;
-    const caveat = unknown ? `, in every field the service shows (${plural(unknown, "field")} it does not show kept as git has ${unknown === 1 ? "it" : "them"})` : "";
-    out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
-  } else if (!total) out.out("Nothing was exported: see the errors above.");
-  if (flags.dryRun && total) {
-    const configShown = (0, import_node_path36.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
-    const parts = `${newFiles} new, ${w2.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w2.configText !== void 0 ? `, ${configShown}` : ""}`;
-    out.out(`
-Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
-  }
-  if (!failed2) return 0;
-  const failures = [
-    plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
-    plan.skipped.length ? plural(plan.skipped.length, "policy it could not compare", "policies it could not compare") : "",
-    ...refusalWords(plan.refused),
-    w2.outside.length ? plural(w2.outside.length, "file outside the folder", "files outside the folder") : "",
-    w2.unwritable.length ? plural(w2.unwritable.length, "file that cannot be written", "files that cannot be written") : "",
-    w2.heldBack.length ? plural(w2.heldBack.length, "file held back with them", "files held back with them") : "",
-    heldTwice.length ? plural(heldTwice.length, "copy of a name the service holds twice", "copies of names the service holds twice") : "",
-    ctx.unreadable.length ? plural(ctx.unreadable.length, "policy file it could not read", "policy files it could not read") : ""
-  ].filter(Boolean);
-  out.error(
-    `export left ${failures.join(", ")} as ${failed2 === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`
-  );
-  return 1;
-}
-function writeAll2(ctx, w2) {
-  const written2 = [];
-  const order2 = [...w2.writes.filter((f2) => f2.file.endsWith(".csv")), ...w2.writes.filter((f2) => !f2.file.endsWith(".csv"))];
-  try {
-    for (const f2 of order2) {
-      editUserFile((0, import_node_path36.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
-      written2.push(f2);
-    }
-  } catch (e) {
-    return { written: written2, error: e };
-  }
-  return void 0;
-}
-function exportFolder(flags, out, repo) {
-  const dir = (0, import_node_path36.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
-  const dirInRepo = !(0, import_node_path36.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path36.isAbsolute)((0, import_node_path36.relative)(repo.root, dir));
-  const inside = {
-    folder: dirInRepo ? repo.root : dir,
-    words: {
-      show: (p) => (0, import_node_path36.relative)(out.io.cwd, p) || ".",
-      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path36.relative)(out.io.cwd, dir) || "."}`
-    }
-  };
-  const readValues = (file) => {
-    try {
-      return readUserFile((0, import_node_path36.join)(dir, file), READ_CAPS.values, inside);
-    } catch {
-      return void 0;
-    }
-  };
-  return { dir, inside, readValues, shown: (file) => (0, import_node_path36.relative)(out.io.cwd, (0, import_node_path36.join)(dir, file)) || file };
-}
-async function runExport(flags, out) {
-  const repo = openRepo(flags);
-  const env2 = openEnv(repo, flags);
-  const core = openClient(env2, flags, out);
-  const ctx = { flags, out, repo, env: env2, ...exportFolder(flags, out, repo), unreadable: [] };
-  try {
-    const x2 = await exportPlan(ctx, core);
-    const w2 = whatToWrite(ctx, x2.plan);
-    const schemas2 = w2.needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
-    if (!flags.dryRun) {
-      const stopped = writeAll2(ctx, w2);
-      if (stopped) {
-        reportWrites(ctx, { ...x2.plan, vars: [] }, { ...w2, writes: stopped.written }, []);
-        out.error(
-          `export stopped: ${stopped.error.message}; ${plural(stopped.written.length, "file was", "files were")} written (listed above): run export again, or plan to see what is left`
-        );
-        return 1;
-      }
-      if (w2.needsSchemas) writeRepoSchemas(repo.root, false);
-      if (w2.configText !== void 0) editUserFile(repo.configFile, w2.configText, repo.root, { ...w2.words, folderName: "the policy repo" });
-    }
-    reportWrites(ctx, x2.plan, w2, schemas2);
-    reportLeft(ctx, x2, new Set(w2.writes.filter((f2) => f2.created).map((f2) => f2.what)));
-    return closing(ctx, x2.plan, w2, schemas2, x2.heldTwice);
-  } finally {
-    await core.close();
-  }
-}
-var import_node_fs20, import_node_path36, posixOf;
-var init_export2 = __esm({
-  "src/cli/export.ts"() {
-    "use strict";
-    import_node_fs20 = require("node:fs");
-    import_node_path36 = require("node:path");
-    init_repo();
-    init_walk();
-    init_yaml_source();
-    init_scope();
-    init_config_vars();
-    init_in_place();
-    init_mapping();
-    init_read2();
-    init_targets();
-    init_unknown();
-    init_schemas();
-    init_address();
-    init_user_files();
-    init_words();
-    init_context();
-    init_io();
-    init_reading();
-    posixOf = (p) => p.split(import_node_path36.sep).join("/");
-  }
-});
-
-// src/cli/export-all-envs.ts
-var export_all_envs_exports = {};
-__export(export_all_envs_exports, {
-  runExportAllEnvs: () => runExportAllEnvs
-});
+// src/export/run-all-envs.ts
 function put2(s3, file, text4, what, group) {
   s3.overlay.set(file, text4);
   s3.whats.set(file, [...s3.whats.get(file) ?? [], what]);
   if (group !== void 0 && !s3.groups.has(file)) s3.groups.set(file, group);
 }
-async function readAll(repo, names, flags, out, taken) {
+async function readAll(req, taken) {
+  const { kinds, targets } = req;
   const reads = [];
   let unknownTarget;
   let matched = false;
-  for (const name of names) {
-    const env2 = openEnv(repo, flags, name);
-    const core = openClient(env2, flags, out);
+  for (const name of req.names) {
+    const { env: env2, live } = await req.read(name, nothingInGit(kinds), { allDetails: true, allValues: true });
     try {
-      out.verbose(`export: reading environment ${name}`);
-      const kinds = kindsOf(out.io);
-      const live = await readWithProgress(core, nothingInGit(kinds), flags, out, { allDetails: true, allValues: true });
-      try {
-        checkTargets(flags.target ?? [], nothingInGit(kinds), live, kinds);
-        matched = true;
-      } catch (e) {
-        unknownTarget ??= e;
-      }
-      const unnamed = [];
-      const heldTwice = [];
-      reads.push({ env: env2, files: exportFiles(live, flags.target ?? [], taken, unnamed, kindsOf(out.io), heldTwice), unnamed, heldTwice });
-    } finally {
-      await core.close();
+      checkTargets(targets, nothingInGit(kinds), live, kinds);
+      matched = true;
+    } catch (e) {
+      unknownTarget ??= e;
     }
+    const unnamed = [];
+    const heldTwice = [];
+    reads.push({ env: env2, files: exportFiles(live, targets, taken, unnamed, kinds, heldTwice), unnamed, heldTwice });
   }
   if (!matched && unknownTarget) throw unknownTarget;
   return reads;
@@ -70767,7 +70658,7 @@ function placeNew(s3, merged, broken, header) {
     const what = docs.length > 1 ? `: one document each for ${scopes.join("; ")}` : first.scope ? ` (for ${scopes[0]})` : "";
     put2(s3, file, renderMerged(docs, header(file)), `${first.address}${what}`, file);
     for (const d of docs) {
-      for (const v2 of d.valuesFiles) put2(s3, posixOf((0, import_node_path37.join)(file, "..", v2.file)), v2.text, `values of ${d.address}`, file);
+      for (const v2 of d.valuesFiles) put2(s3, posixOf((0, import_node_path39.join)(file, "..", v2.file)), v2.text, `values of ${d.address}`, file);
       s3.problems.leftOut.push(...d.leftOut);
     }
   }
@@ -70837,9 +70728,9 @@ function placeAll(s3, taken) {
     s3.problems.failed.push(`${s3.ctx.shown(f2)}: cannot be read, so export neither updates it nor writes a policy file beside it that it may already hold`);
   for (const r of s3.reads) s3.problems.failed.push(...r.heldTwice.map((h) => `${h} (environment ${r.env.name})`));
   const fresh = s3.reads.map((r) => ({ env: r.env.name, files: unreadable.length ? [] : r.files.filter((f2) => !byAddress.has(f2.address)) }));
-  const schemaFile = (0, import_node_path37.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path39.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path37.relative)((0, import_node_path37.join)(s3.ctx.dir, file, ".."), schemaFile))}`,
+    `yaml-language-server: $schema=${posixOf((0, import_node_path39.relative)((0, import_node_path39.join)(s3.ctx.dir, file, ".."), schemaFile))}`,
     `Exported by revsync from environments ${order2.join(", ")}.`
   ];
   placeNew(s3, mergeExports(fresh, order2, s3.namer, taken, s3.kinds), broken, header);
@@ -70850,7 +70741,7 @@ function placeAll(s3, taken) {
 }
 function listYamlFilesIn(dir) {
   try {
-    return listYamlFiles(dir).map((abs) => posixOf((0, import_node_path37.relative)(dir, abs)));
+    return listYamlFiles(dir).map((abs) => posixOf((0, import_node_path39.relative)(dir, abs)));
   } catch {
     return [];
   }
@@ -70877,19 +70768,203 @@ function collectWrites(s3) {
   }
   return { writes, configText: after !== before ? after : void 0, sets };
 }
-function report(s3, flags, w2, failed2, schemas2) {
-  const { out } = s3.ctx;
-  const dry = !!flags.dryRun;
-  const written2 = w2.writes.filter((x2) => !failed2.files.includes(x2));
-  for (const x2 of written2)
-    out.out(`${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${s3.ctx.shown(x2.file)} (${x2.what})`);
-  const configShown = (0, import_node_path37.relative)(s3.repo.cwd, s3.repo.configFile) || "revsync.yaml";
+async function exportAllEnvironments(req) {
+  const { repo, folder } = req;
+  let taken;
+  try {
+    taken = filesUnder(folder.dir);
+  } catch (e) {
+    throw fileError("read", folder.shown("."), e);
+  }
+  const reads = await readAll(req, taken);
+  const existing = new Map(reads.map((r) => [r.env.name, r.env.vars]));
+  const s3 = {
+    ctx: folder,
+    repo,
+    kinds: req.kinds,
+    targets: req.targets,
+    reads,
+    overlay: /* @__PURE__ */ new Map(),
+    whats: /* @__PURE__ */ new Map(),
+    groups: /* @__PURE__ */ new Map(),
+    namer: new VarNamer(existing),
+    envVars: /* @__PURE__ */ new Map(),
+    problems: { skipped: [], broken: [], refused: [], gitOnly: [], unknown: /* @__PURE__ */ new Map(), leftOut: [], unnamed: [], failed: [] }
+  };
+  placeAll(s3, taken);
+  return writeOut(s3, req.dryRun, collectWrites(s3));
+}
+function writeOut(s3, dryRun, w2) {
+  const errors = [];
+  const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(s3.ctx, { writes: w2.writes }, errors);
+  const failedFiles = [...outside, ...unwritable2, ...heldBack2];
+  const ok = { writes: w2.writes.filter((x2) => !failedFiles.includes(x2)), base: s3.ctx.inside.folder, words: s3.ctx.inside.words };
+  const schemaFile = (0, import_node_path39.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const needsSchemas = ok.writes.some((x2) => {
+    const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(x2.text);
+    return !!m && (0, import_node_path39.join)(s3.ctx.dir, x2.file, "..", m[1]) === schemaFile;
+  });
+  const schemas2 = needsSchemas ? writeRepoSchemas(s3.repo.root, false, true).written : [];
+  const pr = s3.problems;
+  const failed2 = pr.refused.length + pr.skipped.length + pr.broken.length + pr.failed.length + failedFiles.length;
+  const done = { envs: s3.reads.map((r) => r.env.name), w: w2, refused: failedFiles, errors, schemas: schemas2, problems: pr, failed: failed2 };
+  if (dryRun) return done;
+  const stopped = writeAll2(s3.ctx, ok);
+  if (stopped) return { ...done, stopped };
+  if (needsSchemas) writeRepoSchemas(s3.repo.root, false);
+  if (w2.configText !== void 0) editUserFile(s3.repo.configFile, w2.configText, s3.repo.root, { ...ok.words, folderName: "the policy repo" });
+  return done;
+}
+var import_node_path39, import_yaml13, onDisk, textOf;
+var init_run_all_envs = __esm({
+  "src/export/run-all-envs.ts"() {
+    "use strict";
+    import_node_path39 = require("node:path");
+    import_yaml13 = __toESM(require_dist(), 1);
+    init_repo();
+    init_walk();
+    init_registry();
+    init_read2();
+    init_targets();
+    init_schemas();
+    init_address();
+    init_user_files();
+    init_all_envs();
+    init_all_envs_in_place();
+    init_config_vars();
+    init_folder();
+    init_in_place();
+    init_mapping();
+    onDisk = (s3, file) => {
+      try {
+        return readUserFile((0, import_node_path39.join)(s3.ctx.dir, file), file.endsWith(".csv") ? READ_CAPS.values : READ_CAPS.text, s3.ctx.inside);
+      } catch {
+        return void 0;
+      }
+    };
+    textOf = (s3, file) => s3.overlay.get(file) ?? onDisk(s3, file);
+  }
+});
+
+// src/report/export.ts
+function exportText(x2, asked, out) {
+  const ctx = { ...asked, out };
+  for (const e of x2.errors) out.error(e);
+  if (x2.stopped) {
+    reportWrites(ctx, { ...x2.plan, vars: [] }, { ...x2.w, writes: x2.stopped.written }, []);
+    out.error(
+      `export stopped: ${x2.stopped.error.message}; ${plural(x2.stopped.written.length, "file was", "files were")} written (listed above): run export again, or plan to see what is left`
+    );
+    return;
+  }
+  reportWrites(ctx, x2.plan, x2.w, x2.schemas);
+  reportLeft(ctx, x2, new Set(x2.w.writes.filter((f2) => f2.created).map((f2) => f2.what)));
+  closing(ctx, x2);
+}
+function reportWrites(ctx, plan, w2, schemas2) {
+  const { out, repo, env: env2 } = ctx;
+  const dry = ctx.dryRun;
+  for (const x2 of w2.writes)
+    out.out(
+      `${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${ctx.folder.shown(x2.file)}${x2.created && !x2.what.startsWith("values") ? "" : ` (${x2.what})`}`
+    );
+  const envVars = repo.config.environments[env2.name]?.vars ?? {};
+  const configShown = (0, import_node_path40.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  for (const v2 of plan.vars) {
+    out.out(
+      `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v2.name} in ${configShown}: ${JSON.stringify(envVars[v2.name])} -> ${JSON.stringify(v2.value)} (${v2.what} reads \${${v2.name}}, which stays)`
+    );
+  }
+  for (const f2 of schemas2)
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path40.relative)(repo.cwd, (0, import_node_path40.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+}
+function reportLeft(ctx, x2, created) {
+  const { out } = ctx;
+  const { plan, files, unnamed } = x2;
+  for (const s3 of plan.skipped) out.error(s3);
+  for (const b2 of plan.broken) out.error(`${ctx.folder.shown(b2.file)}:${b2.message}`);
+  for (const r of plan.refused) out.error(r.message);
+  for (const r of x2.heldTwice) out.error(r);
+  for (const u of x2.unreadable) out.error(`${u}: export neither updates it nor writes a policy file beside it that it may already hold`);
+  const keptInGit = (l) => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
+  const leftOut = files.flatMap((f2) => created.has(f2.address) ? f2.leftOut : f2.leftOut.filter((l) => !keptInGit(l)));
+  if (unnamed.length)
+    out.warn(`not exported, git cannot hold their names (plan shows each as not in git; rename it in the service to manage it):
+  ${unnamed.join("\n  ")}`);
+  if (leftOut.length)
+    out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):
+  ${leftOut.join("\n  ")}`);
+  for (const n of unknownNotes(plan.unknown)) out.out(`Note: ${n}`);
+  const gitOnly = plan.gitOnly.filter((g2) => targeted(g2.address, ctx.targets));
+  if (gitOnly.length) {
+    out.warn(
+      `git has files for what the service does not hold, left as they are (plan shows each):
+  ${gitOnly.map((g2) => `${g2.address} (${ctx.folder.shown(g2.file)})`).join("\n  ")}`
+    );
+  }
+}
+function refusalWords(refused2) {
+  const n = (because) => refused2.filter((r) => r.because === because).length;
+  const words2 = [
+    ["shared", "difference another environment would see", "differences other environments would see"],
+    ["process", "value that comes from a process variable", "values that come from process variables"],
+    ["variable", "value that comes from variables export cannot set", "values that come from variables export cannot set"]
+  ];
+  return words2.filter(([b2]) => n(b2) > 0).map(([b2, one, many]) => plural(n(b2), one, many));
+}
+function closing(ctx, x2) {
+  const { out, repo } = ctx;
+  const { plan, w: w2, schemas: schemas2, heldTwice, failed: failed2 } = x2;
+  const newFiles = w2.writes.filter((x3) => x3.created).length;
+  const total = w2.writes.length + schemas2.length + (w2.configText !== void 0 ? 1 : 0);
+  if (!total && !failed2) {
+    const unknown = [...plan.unknown.values()].flat().length;
+    const caveat = unknown ? `, in every field the service shows (${plural(unknown, "field")} it does not show kept as git has ${unknown === 1 ? "it" : "them"})` : "";
+    out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
+  } else if (!total) out.out("Nothing was exported: see the errors above.");
+  if (ctx.dryRun && total) {
+    const configShown = (0, import_node_path40.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+    const parts = `${newFiles} new, ${w2.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w2.configText !== void 0 ? `, ${configShown}` : ""}`;
+    out.out(`
+Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
+  }
+  if (!failed2) return;
+  const failures = [
+    plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
+    plan.skipped.length ? plural(plan.skipped.length, "policy it could not compare", "policies it could not compare") : "",
+    ...refusalWords(plan.refused),
+    w2.outside.length ? plural(w2.outside.length, "file outside the folder", "files outside the folder") : "",
+    w2.unwritable.length ? plural(w2.unwritable.length, "file that cannot be written", "files that cannot be written") : "",
+    w2.heldBack.length ? plural(w2.heldBack.length, "file held back with them", "files held back with them") : "",
+    heldTwice.length ? plural(heldTwice.length, "copy of a name the service holds twice", "copies of names the service holds twice") : "",
+    x2.unreadable.length ? plural(x2.unreadable.length, "policy file it could not read", "policy files it could not read") : ""
+  ].filter(Boolean);
+  out.error(
+    `export left ${failures.join(", ")} as ${failed2 === 1 ? "it was" : "they were"} (listed above)${total && !ctx.dryRun ? "; the rest was written" : ""}`
+  );
+}
+function exportAllText(x2, asked, out) {
+  const { repo, folder } = asked;
+  for (const e of x2.errors) out.error(e);
+  if (x2.stopped) {
+    for (const f2 of x2.stopped.written) out.out(`${f2.created ? "wrote" : "updated"} ${folder.shown(f2.file)}`);
+    out.error(
+      `export stopped: ${x2.stopped.error.message}; ${plural(x2.stopped.written.length, "file was", "files were")} written (listed above): run export again`
+    );
+    return;
+  }
+  const { w: w2, schemas: schemas2 } = x2;
+  const dry = asked.dryRun;
+  const written2 = w2.writes.filter((f2) => !x2.refused.includes(f2));
+  for (const f2 of written2)
+    out.out(`${dry ? f2.created ? "would write" : "would update" : f2.created ? "wrote" : "updated"} ${folder.shown(f2.file)} (${f2.what})`);
+  const configShown = (0, import_node_path40.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   for (const v2 of w2.sets)
     out.out(`${dry ? "would set" : "set"} environments.${v2.env}.vars.${v2.name} in ${configShown}: ${JSON.stringify(v2.value)} (${v2.what})`);
   for (const f2 of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path37.relative)(s3.repo.cwd, (0, import_node_path37.join)(s3.repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
-  const pr = s3.problems;
-  for (const x2 of pr.skipped) out.error(x2);
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path40.relative)(repo.cwd, (0, import_node_path40.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+  const pr = x2.problems;
+  for (const p of pr.skipped) out.error(p);
   for (const b2 of pr.broken) out.error(b2);
   for (const r of pr.refused) out.error(r.message);
   for (const f2 of pr.failed) out.error(f2);
@@ -70901,111 +70976,190 @@ function report(s3, flags, w2, failed2, schemas2) {
   for (const n of unknownNotes(pr.unknown)) out.out(`Note: ${n}`);
   if (pr.gitOnly.length) out.warn(`git has files for what the service does not hold, left as they are (plan shows each):
   ${pr.gitOnly.join("\n  ")}`);
-  const count2 = pr.refused.length + pr.skipped.length + pr.broken.length + pr.failed.length + failed2.count;
+  const count2 = x2.failed;
   const total = written2.length + schemas2.length + (w2.configText !== void 0 ? 1 : 0);
-  const envs = s3.reads.map((r) => r.env.name).join(", ");
+  const envs = x2.envs.join(", ");
   if (!total && !count2) out.out(`Nothing to export: git's files already hold what the service of every environment (${envs}) holds.`);
   if (dry && total) out.out(`
 Dry run: ${plural(total, "file")} would be written; nothing was written.`);
-  if (!count2) return 0;
+  if (!count2) return;
   const why = [
     ...refusalWords(pr.refused),
     pr.skipped.length ? plural(pr.skipped.length, "policy it could not compare", "policies it could not compare") : "",
     pr.failed.length ? plural(pr.failed.length, "name held twice or file it could not read", "names held twice or files it could not read") : ""
   ];
   out.error(
-    `export left ${[...why, failed2.count ? plural(failed2.count, "file that cannot be written", "files that cannot be written") : ""].filter(Boolean).join(", ") || "what is listed above"} as it was (listed above)${total && !dry ? "; the rest was written" : ""}`
+    `export left ${[...why, x2.refused.length ? plural(x2.refused.length, "file that cannot be written", "files that cannot be written") : ""].filter(Boolean).join(", ") || "what is listed above"} as it was (listed above)${total && !dry ? "; the rest was written" : ""}`
   );
-  return 1;
 }
+var import_node_path40;
+var init_export2 = __esm({
+  "src/report/export.ts"() {
+    "use strict";
+    import_node_path40 = require("node:path");
+    init_address();
+    init_unknown();
+    init_words();
+  }
+});
+
+// src/cli/export-all-envs.ts
+var export_all_envs_exports = {};
+__export(export_all_envs_exports, {
+  runExportAllEnvs: () => runExportAllEnvs
+});
 async function runExportAllEnvs(flags, out) {
   const repo = openRepo(flags);
-  const names = fleetNames(repo, { ...flags, allEnvs: true });
-  const folder = exportFolder(flags, out, repo);
-  let taken;
-  try {
-    taken = filesUnder(folder.dir);
-  } catch (e) {
-    throw fileError("read", folder.shown("."), e);
-  }
-  const reads = await readAll(repo, names, flags, out, taken);
-  const existing = new Map(reads.map((r) => [r.env.name, r.env.vars]));
-  const s3 = {
-    ctx: { out, ...folder },
-    repo,
-    kinds: kindsOf(out.io),
-    targets: flags.target ?? [],
-    reads,
-    overlay: /* @__PURE__ */ new Map(),
-    whats: /* @__PURE__ */ new Map(),
-    groups: /* @__PURE__ */ new Map(),
-    namer: new VarNamer(existing),
-    envVars: /* @__PURE__ */ new Map(),
-    problems: { skipped: [], broken: [], refused: [], gitOnly: [], unknown: /* @__PURE__ */ new Map(), leftOut: [], unnamed: [], failed: [] }
-  };
-  placeAll(s3, taken);
-  const w2 = collectWrites(s3);
-  return writeOut(s3, flags, w2);
-}
-function writeOut(s3, flags, w2) {
-  const plan = { writes: w2.writes };
-  const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(s3.ctx, plan);
-  const failedFiles = [...outside, ...unwritable2, ...heldBack2];
-  const ok = { writes: w2.writes.filter((x2) => !failedFiles.includes(x2)), base: s3.ctx.inside.folder, words: s3.ctx.inside.words };
-  const schemaFile = (0, import_node_path37.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
-  const needsSchemas = ok.writes.some((x2) => {
-    const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(x2.text);
-    return !!m && (0, import_node_path37.join)(s3.ctx.dir, x2.file, "..", m[1]) === schemaFile;
-  });
-  const schemas2 = needsSchemas ? writeRepoSchemas(s3.repo.root, false, true).written : [];
-  if (!flags.dryRun) {
-    const stopped = writeAll2(s3.ctx, ok);
-    if (stopped) {
-      for (const x2 of stopped.written) s3.ctx.out.out(`${x2.created ? "wrote" : "updated"} ${s3.ctx.shown(x2.file)}`);
-      s3.ctx.out.error(
-        `export stopped: ${stopped.error.message}; ${plural(stopped.written.length, "file was", "files were")} written (listed above): run export again`
-      );
-      return 1;
+  const names = fleetNames2(repo, { ...flags, allEnvs: true });
+  const asked = { repo, folder: exportFolder(out.io.cwd, flags.dir, repo), dryRun: !!flags.dryRun };
+  const read = async (name, desired, options) => {
+    const env2 = openEnv(repo, flags, name);
+    const core = openClient(env2, flags, out);
+    try {
+      out.verbose(`export: reading environment ${name}`);
+      return { env: env2, live: await readWithProgress(core, desired, flags, out, options) };
+    } finally {
+      await core.close();
     }
-    if (needsSchemas) writeRepoSchemas(s3.repo.root, false);
-    if (w2.configText !== void 0) editUserFile(s3.repo.configFile, w2.configText, s3.repo.root, { ...ok.words, folderName: "the policy repo" });
-  }
-  return report(s3, flags, w2, { files: failedFiles, count: failedFiles.length }, schemas2);
+  };
+  const exported = await exportAllEnvironments({ ...asked, names, targets: flags.target ?? [], kinds: kindsOf(out.io), read });
+  exportAllText(exported, asked, out);
+  return exported.stopped || exported.failed ? 1 : 0;
 }
-var import_node_path37, import_yaml13, onDisk, textOf;
 var init_export_all_envs = __esm({
   "src/cli/export-all-envs.ts"() {
     "use strict";
-    import_node_path37 = require("node:path");
-    import_yaml13 = __toESM(require_dist(), 1);
+    init_folder();
+    init_run_all_envs();
+    init_export2();
+    init_context();
+    init_fleet3();
+    init_io();
+    init_reading();
+  }
+});
+
+// src/export/run.ts
+async function exportPlan(ctx) {
+  const { repo, env: env2, kinds, targets } = ctx;
+  const { dir } = ctx.folder;
+  const live = await ctx.read(nothingInGit(kinds), { allDetails: true, allValues: true });
+  checkTargets(targets, nothingInGit(kinds), live, kinds);
+  let taken;
+  let git;
+  try {
+    git = gitFiles(dir, varsFor(env2, ctx.processEnv), ctx.folder.inside, ctx.unreadable, { repo, environment: env2.name, kinds });
+    taken = /* @__PURE__ */ new Set([...filesUnder(dir), ...valuesNamedIn(git)]);
+  } catch (e) {
+    throw fileError("read", ctx.folder.shown("."), e);
+  }
+  const unnamed = [];
+  const heldTwice = [];
+  const files = exportFiles(live, targets, taken, unnamed, kinds, heldTwice);
+  const schemaFile = (0, import_node_path41.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const header = (file) => [
+    `yaml-language-server: $schema=${posixOf((0, import_node_path41.relative)((0, import_node_path41.dirname)((0, import_node_path41.join)(dir, file)), schemaFile))}`,
+    `Exported by revsync from environment ${env2.name}.`
+  ];
+  const inPolicies = !(0, import_node_path41.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path41.isAbsolute)((0, import_node_path41.relative)(repo.policiesDir, dir));
+  const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
+  return {
+    plan: placeExport(files, git, header, ctx.folder.readValues, { varHome: varHome(repo, env2.name), sharedWith, taken, kinds }),
+    files,
+    unnamed,
+    heldTwice
+  };
+}
+function whatToWrite(ctx, plan) {
+  const { repo, env: env2 } = ctx;
+  const { dir, shown: shown4, readValues } = ctx.folder;
+  const { folder: base, words: words2 } = ctx.folder.inside;
+  const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(ctx.folder, plan, ctx.errors);
+  if (ctx.unreadable.length)
+    for (const w2 of plan.writes.filter((x2) => x2.created && x2.group !== void 0 && !heldBack2.includes(x2))) {
+      if (w2.file === w2.group)
+        ctx.errors.push(`${shown4(w2.file)} not written (${w2.what}): a policy file of the folder could not be read (above), and it may hold this policy`);
+      heldBack2.push(w2);
+    }
+  const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack2]);
+  const writes = plan.writes.filter((w2) => !left.has(w2) && readValues(w2.file) !== w2.text);
+  const schemaFile = (0, import_node_path41.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const needsSchemas = writes.some((w2) => {
+    const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w2.text);
+    return !!m && (0, import_node_path41.resolve)((0, import_node_path41.dirname)((0, import_node_path41.join)(dir, w2.file)), m[1]) === schemaFile;
+  });
+  let configText;
+  if (plan.vars.length) {
+    const before = readUserFile(repo.configFile, READ_CAPS.text);
+    const after = setEnvironmentVars(before, env2.name, plan.vars);
+    if (after !== before) configText = after;
+  }
+  return { writes, outside, unwritable: unwritable2, heldBack: heldBack2, needsSchemas, configText, base, words: words2 };
+}
+async function exportEnvironment(request2) {
+  const ctx = { ...request2, unreadable: [], errors: [] };
+  const { repo } = ctx;
+  const x2 = await exportPlan(ctx);
+  const w2 = whatToWrite(ctx, x2.plan);
+  const schemas2 = w2.needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
+  const failed2 = x2.plan.broken.length + x2.plan.refused.length + x2.plan.skipped.length + w2.outside.length + w2.unwritable.length + w2.heldBack.length + x2.heldTwice.length + ctx.unreadable.length;
+  const done = { ...x2, unreadable: ctx.unreadable, errors: ctx.errors, w: w2, schemas: schemas2, failed: failed2 };
+  if (request2.dryRun) return done;
+  const stopped = writeAll2(ctx.folder, w2);
+  if (stopped) return { ...done, stopped };
+  if (w2.needsSchemas) writeRepoSchemas(repo.root, false);
+  if (w2.configText !== void 0) editUserFile(repo.configFile, w2.configText, repo.root, { ...w2.words, folderName: "the policy repo" });
+  return done;
+}
+var import_node_path41;
+var init_run4 = __esm({
+  "src/export/run.ts"() {
+    "use strict";
+    import_node_path41 = require("node:path");
     init_repo();
-    init_walk();
-    init_all_envs();
-    init_all_envs_in_place();
-    init_config_vars();
-    init_in_place();
-    init_mapping();
-    init_registry();
     init_read2();
     init_targets();
     init_schemas();
-    init_unknown();
-    init_address();
     init_user_files();
-    init_words();
+    init_config_vars();
+    init_folder();
+    init_in_place();
+    init_mapping();
+  }
+});
+
+// src/cli/export.ts
+var export_exports = {};
+__export(export_exports, {
+  runExport: () => runExport
+});
+async function runExport(flags, out) {
+  const repo = openRepo(flags);
+  const env2 = openEnv(repo, flags);
+  const core = openClient(env2, flags, out);
+  const asked = { repo, env: env2, folder: exportFolder(out.io.cwd, flags.dir, repo), targets: flags.target ?? [], dryRun: !!flags.dryRun };
+  try {
+    const exported = await exportEnvironment({
+      ...asked,
+      processEnv: envOf(flags),
+      kinds: kindsOf(out.io),
+      read: (desired, options) => readWithProgress(core, desired, flags, out, options)
+    });
+    exportText(exported, asked, out);
+    return exported.stopped || exported.failed ? 1 : 0;
+  } finally {
+    await core.close();
+  }
+}
+var init_export3 = __esm({
+  "src/cli/export.ts"() {
+    "use strict";
+    init_folder();
+    init_run4();
+    init_export2();
     init_context();
     init_io();
-    init_fleet3();
-    init_export2();
     init_reading();
-    onDisk = (s3, file) => {
-      try {
-        return readUserFile((0, import_node_path37.join)(s3.ctx.dir, file), file.endsWith(".csv") ? READ_CAPS.values : READ_CAPS.text, s3.ctx.inside);
-      } catch {
-        return void 0;
-      }
-    };
-    textOf = (s3, file) => s3.overlay.get(file) ?? onDisk(s3, file);
   }
 });
 
@@ -71192,7 +71346,7 @@ async function runSspFile(what, flags, out, args) {
     const bytes = what === "template" ? await template(core, flags.batch, out) : await download(core, args[0] ?? "");
     warnFormulas(bytes, out);
     if (flags.output) {
-      writeUserFile((0, import_node_path38.resolve)(out.io.cwd, flags.output), bytes);
+      writeUserFile((0, import_node_path42.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
       const text4 = bytes.toString("latin1") + bytes.toString("utf8");
       if (out.redactor.redact(text4) !== text4)
@@ -71229,11 +71383,11 @@ async function download(core, fileId) {
     );
   }
 }
-var import_node_path38;
+var import_node_path42;
 var init_ssp_files = __esm({
   "src/cli/ssp-files.ts"() {
     "use strict";
-    import_node_path38 = require("node:path");
+    import_node_path42 = require("node:path");
     init_resources();
     init_service();
     init_errors();
@@ -71516,8 +71670,8 @@ var init_demo = __esm({
 async function listenForAnswer(judge) {
   let settle3;
   let fail;
-  const verdict2 = new Promise((resolve20, reject) => {
-    settle3 = resolve20;
+  const verdict2 = new Promise((resolve21, reject) => {
+    settle3 = resolve21;
     fail = reject;
   });
   verdict2.catch(() => void 0);
@@ -71544,15 +71698,15 @@ async function listenForAnswer(judge) {
     answer2(res, v2.accepted ? 200 : 400, v2.message);
     settle3(v2);
   };
-  await new Promise((resolve20, reject) => {
+  await new Promise((resolve21, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve20());
+    server.listen(0, "127.0.0.1", () => resolve21());
   });
   return {
     redirectUri: `${origin()}${CALLBACK_PATH}`,
     verdict: verdict2,
-    close: () => new Promise((resolve20) => {
-      server.close(() => resolve20());
+    close: () => new Promise((resolve21) => {
+      server.close(() => resolve21());
       server.closeAllConnections();
     })
   };
@@ -71565,17 +71719,17 @@ function refused(req, origin) {
   return void 0;
 }
 function readAnswer(req) {
-  return new Promise((resolve20, reject) => {
+  return new Promise((resolve21, reject) => {
     const chunks = [];
     let size = 0;
     req.on("data", (c2) => {
       size += c2.length;
       if (size > MAX_ANSWER) {
-        resolve20(void 0);
+        resolve21(void 0);
         req.destroy();
       } else chunks.push(c2);
     });
-    req.on("end", () => resolve20(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve21(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -71746,8 +71900,8 @@ function keep(target, accepted, deps) {
 function waitFor(verdict2, deps) {
   let timer;
   let onAbort;
-  const timeout = new Promise((resolve20) => {
-    timer = setTimeout(() => resolve20("timeout"), deps.waitMs);
+  const timeout = new Promise((resolve21) => {
+    timer = setTimeout(() => resolve21("timeout"), deps.waitMs);
   });
   const aborted = new Promise((_resolve, reject) => {
     onAbort = () => reject(new Cancelled());
@@ -71775,7 +71929,7 @@ var init_login = __esm({
 function browserCommands(url, penv, platform = process.platform) {
   const browser = penv.BROWSER?.trim();
   if (browser)
-    return browser.split(import_node_path39.delimiter).map((c2) => words(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
+    return browser.split(import_node_path43.delimiter).map((c2) => words(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
   if (platform === "darwin") return [["open", url]];
   if (platform === "win32") return [["rundll32", "url.dll,FileProtocolHandler", url]];
   return [["xdg-open", url]];
@@ -71787,12 +71941,12 @@ async function openBrowser(url, penv, platform = process.platform) {
   return false;
 }
 function started(command, args, penv) {
-  return new Promise((resolve20) => {
+  return new Promise((resolve21) => {
     const child = (0, import_node_child_process5.spawn)(command, args, { stdio: "ignore", detached: true, env: penv, windowsHide: true });
-    child.once("error", () => resolve20(false));
+    child.once("error", () => resolve21(false));
     child.once("spawn", () => {
       child.unref();
-      resolve20(true);
+      resolve21(true);
     });
   });
 }
@@ -71815,12 +71969,12 @@ function words(command) {
   if (word !== void 0) out.push(word);
   return out;
 }
-var import_node_child_process5, import_node_path39;
+var import_node_child_process5, import_node_path43;
 var init_open_browser = __esm({
   "src/open-browser.ts"() {
     "use strict";
     import_node_child_process5 = require("node:child_process");
-    import_node_path39 = require("node:path");
+    import_node_path43 = require("node:path");
   }
 });
 
@@ -71978,7 +72132,7 @@ function registerInit(program2, run2) {
   ).option("--env <name>", "the environment's name in a new revsync.yaml (default: sandbox)").option("--base-url <url>", "the service's base URL (default: ${<ENV>_BASE_URL}, set in the environment or CI)").option("--realm <realm>", "the tenant's realm (default: ${<ENV>_REALM})").addOption(choiceOption("--ci <kind>", "also write CI recipes: github or gitlab (for the environments of revsync.yaml)", ["github", "gitlab"])).option("--pin <spec>", "what package.json pins revsync to, an npm dependency spec (default: the git repository revsync came from, at tag v<version>)").option("--force", "overwrite files that exist (revsync.yaml too)").addHelpText(
     "after",
     "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github          # in a repo that has revsync.yaml: adds the recipes for its environments\n\nThen: npm install, export the tenant's policies (revsync export), validate, plan.\nAdds only what is missing: a file that exists is kept (and named) unless --force; an existing\n.gitignore gets the lines it lacks, an existing package.json the revsync pin (--pin changes it)."
-  ).action(run2(async (f2, out, _r, args) => (await Promise.resolve().then(() => (init_init(), init_exports))).runInit(f2, out, args)));
+  ).action(run2(async (f2, out, _r, args) => (await Promise.resolve().then(() => (init_init2(), init_exports))).runInit(f2, out, args)));
 }
 function registerTest(program2, run2) {
   common(
@@ -72008,7 +72162,7 @@ function registerTestRecord(test, run2) {
       "after",
       "\nExamples:\n  revsync test record --from-errors --out policy-tests/recorded-orders.yaml\n  revsync test record --from-errors --code ERR-00015 --from 2026-10-01 --mask customer_name,customer_id --out tests/october.yaml\n\nEach case pins the policy and SSP the service's policies give the line today (as revsync test --live\nwould compute them); revsync test --live passes on the new file, and plan's impact lists a case that a\nchange in git re-routes. Credentials are never written. Exit: 0 written, 1 error (nothing written)."
     )
-  ).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_test_record(), test_record_exports))).runTestRecord(f2, out)));
+  ).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_test_record2(), test_record_exports))).runTestRecord(f2, out)));
 }
 function registerPlan(program2, run2) {
   const cmd = common(
@@ -72070,7 +72224,7 @@ function registerExport(program2, run2) {
     { target: true }
   ).action(
     run2(
-      async (f2, out) => f2.allEnvs ? (await Promise.resolve().then(() => (init_export_all_envs(), export_all_envs_exports))).runExportAllEnvs(f2, out) : (await Promise.resolve().then(() => (init_export2(), export_exports))).runExport(f2, out)
+      async (f2, out) => f2.allEnvs ? (await Promise.resolve().then(() => (init_export_all_envs(), export_all_envs_exports))).runExportAllEnvs(f2, out) : (await Promise.resolve().then(() => (init_export3(), export_exports))).runExport(f2, out)
     )
   );
 }
@@ -72221,14 +72375,14 @@ module.exports = __toCommonJS(main_exports);
 init_esm();
 init_errors();
 var import_node_fs21 = require("node:fs");
-var import_node_path40 = require("node:path");
+var import_node_path44 = require("node:path");
 init_package_root();
 init_output();
 init_io();
 init_auth();
 init_credentials();
 init_view();
-var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path40.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path44.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
 function makeOutput(flags, redactor, io) {
   return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
 }
@@ -72253,7 +72407,7 @@ async function runCli(argv, io = processIo()) {
   } catch (e) {
     const out = ran.current?.out ?? makeOutput(program2.opts(), redactor, io);
     if (e instanceof CommanderError && !ran.current && e.exitCode !== 0) await commandLineRefused(e, argv, out);
-    const code = report2(e, out, ran.current?.flags.format, ran.current && whose(e, ran.current));
+    const code = report(e, out, ran.current?.flags.format, ran.current && whose(e, ran.current));
     saySecretsAltered(redactor, out);
     return code;
   }
@@ -72347,7 +72501,7 @@ function testCommand(argv) {
   const command = args.findIndex((a) => !a.startsWith("-"));
   return args[command] === "test" && args[command + 1] !== "record";
 }
-function report2(e, out, format2, about = {}) {
+function report(e, out, format2, about = {}) {
   if (e instanceof CommanderError) {
     if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
     return 1;

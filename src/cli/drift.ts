@@ -1,11 +1,8 @@
-import { todayUtc } from "../config/drift-ignore.js";
 import { selectEnv, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { inEnvironment } from "../errors.js";
 import { driftOutcome, fleetExit } from "../fleet/outcome.js";
 import type { DriftReport } from "../plan/model.js";
-import { buildDrift } from "../plan/drift.js";
-import { applyIgnore } from "../plan/ignore.js";
-import { checkTargets } from "../plan/targets.js";
+import { makeDrift } from "../plan/make-drift.js";
 import { unreadError } from "../report/unread.js";
 import { pickView } from "../report/view.js";
 import { driftViews } from "../report/views/drift.js";
@@ -21,15 +18,14 @@ import { noteTurnedAway } from "./rate-limit.js";
 
 export type DriftFlags = FleetFlags;
 
-/** One environment's drift: git's state against what the service holds, accepted drift (drift.ignore)
- *  listed apart (it never counts; plan is not affected). */
-async function driftReport(repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output): Promise<DriftReport> {
-  const desired = desiredState(repo, env, out, flags);
-  const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true, partial: true });
-  const kinds = kindsOf(out.io);
-  checkTargets(flags.target ?? [], desired, live, kinds);
-  return applyIgnore(buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] }, kinds), repo.config.drift?.ignore ?? [], todayUtc());
-}
+/** One environment's drift (src/plan/make-drift.ts), read with the command's progress line. */
+const driftReport = (repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output): Promise<DriftReport> =>
+  makeDrift(repo, env, {
+    desired: desiredState(repo, env, out, flags),
+    read: (desired, options) => readWithProgress(core, desired, flags, out, options),
+    targets: flags.target ?? [],
+    kinds: kindsOf(out.io),
+  });
 
 export async function runDrift(flags: DriftFlags, out: Output): Promise<number> {
   if (isFleet(flags)) return driftFleet(flags, out);

@@ -1,11 +1,7 @@
-import { canonicalJson } from "../canonical-json.js";
 import { inEnvironment, PolicyProblems, UserError } from "../errors.js";
-import { carvesGit, carvesLive, modelsFromGitOnly, modelsFromLive } from "../plan/policy-models.js";
-import { loadTests } from "../config/test-files.js";
-import type { PolicyModel } from "../policy-test/evaluate.js";
-import { runCases, runContracts, type CaseResult, type ContractResult, type TestCase } from "../policy-test/run.js";
-import { ruleReader, type Contract } from "../policy-test/allocate.js";
-import { serviceChoices } from "../api/service-choices.js";
+import { runCases, runContracts, type CaseResult, type ContractResult } from "../policy-test/run.js";
+import { ruleReader } from "../policy-test/allocate.js";
+import { guardrailTests, liveIn, offlineRuns, type Asked, type ReadLive, type Run } from "../plan/policy-tests.js";
 import { pickView } from "../report/view.js";
 import { testViews, type TestView } from "../report/views/policy-test.js";
 import { relative } from "node:path";
@@ -15,33 +11,13 @@ import { fleetExit, testOutcome, type TestReport } from "../fleet/outcome.js";
 import { fleetViews } from "../report/views/fleet.js";
 import type { ApiCore } from "../api/core.js";
 import type { GlobalFlags } from "./flags.js";
-import type { Registry } from "../kinds/kind.js";
 import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
-import { nothingInGit } from "../live/read.js";
-import { environmentNames, environmentVars, loadPolicies, selectEnv, varsFor, type Repo, type ResolvedEnv } from "../config/repo.js";
-import { loadGuardrailTests, runGuardrailTests, type GuardrailTestResult } from "../guardrails/tests.js";
+import { selectEnv, type Repo } from "../config/repo.js";
 
 export interface TestFlags extends FleetFlags {
   live?: boolean;
-}
-
-/** What the cases run against: one set of policies, the cases as that environment's vars read them. */
-interface Run {
-  cases: TestCase[];
-  contracts: Contract[];
-  policies: PolicyModel[];
-  /** carves_allocation, and the tenant's rule texts as service.allocation_rules maps them. */
-  carves: boolean;
-  rules: Record<string, string>;
-  source: string;
-  /** The tests folder. */
-  dir: string;
-  /** The environment(s) the run stands for. */
-  label: string;
-  /** Test files that could not be read, when the run goes on without them (JUnit). */
-  broken?: PolicyProblems;
 }
 
 /** Errors already written as a JUnit report, with the cases that could run: not written again. */
@@ -62,17 +38,24 @@ export async function runTest(flags: TestFlags, out: Output): Promise<number> {
   }
 }
 
+/** How the command's tests are loaded (src/plan/policy-tests.ts). */
+const askedOf = (flags: GlobalFlags, out: Output, view: TestView): Asked => ({
+  processEnv: envOf(flags),
+  kinds: kindsOf(out.io),
+  brokenAsCase: !!view.reportsBrokenFiles,
+});
+
 async function testRun(flags: TestFlags, out: Output, view: TestView): Promise<number> {
   const repo = openRepo(flags);
-  const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offlineRuns(repo, flags, out, view);
+  const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offline(repo, flags, out, view);
   const shownDir = relative(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
   const results: CaseResult[] = runs.flatMap((r) => runCases(r.cases, r.policies));
   const contracts: ContractResult[] = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
   const source = runs.length === 1 ? (runs[0]?.source ?? "") : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
   // A broken test file does not hide the others' cases from a CI report: they run, the file is an
   // error case of its own, and the command still fails (exit 1) saying why, as without JUnit.
-  const { guardrails, guardBroken } = guardrailTests(repo, view, kindsOf(out.io));
-  const broken = runs.find((r) => r.broken)?.broken ?? guardBroken;
+  const { guardrails, guardBroken } = guardrailTests(repo, !!view.reportsBrokenFiles, kindsOf(out.io));
+  const broken: PolicyProblems | undefined = runs.find((r) => r.broken)?.broken ?? guardBroken;
   if (broken) {
     view.results({ results, contracts, guardrails, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
     reported.add(broken);
@@ -88,37 +71,12 @@ async function testRun(flags: TestFlags, out: Output, view: TestView): Promise<n
   return results.every((r) => r.pass) && contracts.every((r) => r.pass) && guardrails.every((r) => r.pass) ? 0 : 1;
 }
 
-/** The guardrail tests (kind GuardrailTest), judged offline; a file with an error stops the run, or, for
- *  a report of broken files (JUnit), is reported once the rest ran. */
-function guardrailTests(repo: Repo, view: TestView, kinds: Registry): { guardrails: GuardrailTestResult[]; guardBroken?: PolicyProblems } {
-  const { tests, diagnostics } = loadGuardrailTests(repo);
-  const guardrails = runGuardrailTests(tests, repo, kinds);
-  if (!diagnostics.some((d) => d.severity === "error")) return { guardrails };
-  const problems = new PolicyProblems("the guardrail tests have errors", diagnostics);
-  if (!view.reportsBrokenFiles) throw problems;
-  return { guardrails, guardBroken: problems };
+/** Offline: git's policies, with the vars of the environment --env names, else of each environment. */
+function offline(repo: Repo, flags: TestFlags, out: Output, view: TestView): Run[] {
+  const { runs, warning } = offlineRuns(repo, flags.env, askedOf(flags, out, view));
+  if (warning) out.warn(warning);
+  return runs;
 }
-
-/** Loads the test files with one environment's vars; refuses (exit 1) a file with an error, at once,
- *  or, for a report of broken files (JUnit), once the other files' cases have run (`broken`). */
-function casesFor(
-  repo: Repo,
-  vars: Parameters<typeof varsFor>[0],
-  flags: GlobalFlags,
-  view: TestView,
-): { cases: TestCase[]; contracts: Contract[]; dir: string; broken?: PolicyProblems } {
-  const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
-  if (diagnostics.some((d) => d.severity === "error")) {
-    const problems = new PolicyProblems(`the policy tests in ${relative(repo.cwd, dir) || "."} have errors`, diagnostics);
-    if (!view.reportsBrokenFiles) throw problems;
-    return { cases, contracts, dir, broken: problems };
-  }
-  return { cases, contracts, dir };
-}
-
-/** An environment's service.allocation_rules (none without an environment). */
-const rulesOf = (repo: Repo, name: string | undefined): Record<string, string> =>
-  (name ? serviceChoices(repo.config.environments[name]?.service, undefined, {}).allocationRules : undefined) ?? {};
 
 /** --live: the service's policies alone (git's are not read), in the environment the command names. */
 async function liveRun(repo: Repo, flags: TestFlags, out: Output, view: TestView): Promise<Run> {
@@ -126,23 +84,14 @@ async function liveRun(repo: Repo, flags: TestFlags, out: Output, view: TestView
   let core: ApiCore | undefined;
   try {
     const env = openEnv(repo, flags, name);
-    return await liveIn(repo, env, () => (core = openClient(env, flags, out)), flags, out, view);
+    // The client is opened only when there is a case to read for: with none, nothing signs in.
+    const read: ReadLive = (desired, options) => readWithProgress((core ??= openClient(env, flags, out)), desired, flags, out, options);
+    return await liveIn(repo, env, read, askedOf(flags, out, view));
   } catch (e) {
     throw inEnvironment(e, name);
   } finally {
     await core?.close();
   }
-}
-
-/** One environment's cases and contracts against the service's policies, read through the client
- *  `client` gives (asked for only when there is a case: with none, nothing signs in). */
-async function liveIn(repo: Repo, env: ResolvedEnv, client: () => ApiCore, flags: GlobalFlags, out: Output, view: TestView): Promise<Run> {
-  const { cases, contracts, dir, broken } = casesFor(repo, env, flags, view);
-  const base = { cases, contracts, dir, broken, rules: env.service.allocationRules, source: `the service's policies in ${env.name}`, label: env.name };
-  if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
-  const kinds = kindsOf(out.io);
-  const live = await readWithProgress(client(), nothingInGit(kinds), flags, out, { approvedValues: true });
-  return { ...base, policies: modelsFromLive(live, kinds), carves: carvesLive(live, kinds) };
 }
 
 /** test --live --all-envs / --envs: each environment's cases against its service's policies, several at
@@ -164,60 +113,11 @@ async function liveFleet(flags: TestFlags, out: Output): Promise<number> {
   const names = fleetNames(repo, flags);
   const strict: TestView = { results: () => undefined };
   const outcomes = await runEnvironments(repo, names, flags, out, "test", view, async ({ env, core, flags: own, out: envOut }) => {
-    const r = await liveIn(repo, env, () => core, own, envOut, strict);
+    const r = await liveIn(repo, env, (desired, options) => readWithProgress(core, desired, own, envOut, options), askedOf(own, envOut, strict));
     const results = runCases(r.cases, r.policies);
     const contracts = runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves });
     return testOutcome(env.name, testJson(results, r.source, contracts, env.name) as TestReport);
   });
   view.end({ outcomes, whole: () => "this command's JSON output (--format json)" }, out);
   return fleetExit(outcomes, { planChanges: false });
-}
-
-/** Offline, git's policies need no service, so no environment has to be chosen: the one --env (or
- *  REVSYNC_ENV) names, else every environment of revsync.yaml, each reading the policy files with its
- *  own vars. Environments whose vars give the same policies and cases run once; when they differ, the
- *  cases run for each, named with it. The URLs are not read (they may use ${VAR}s only CI defines). */
-function offlineRuns(repo: Repo, flags: TestFlags, out: Output, view: TestView): Run[] {
-  const penv = envOf(flags);
-  const named = flags.env ?? penv.REVSYNC_ENV;
-  const names = named ? [selectEnv(repo, named, penv)] : environmentNames(repo);
-  const groups = new Map<string, Omit<Run, "label"> & { names: string[] }>();
-  const skipped = new Set<string>();
-  for (const name of names.length ? names : [undefined]) {
-    const own = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
-    const problems = own.problems;
-    if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv), kindsOf(out.io), name);
-    if (diagnostics.some((d) => d.severity === "error")) {
-      throw new PolicyProblems(
-        `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
-        diagnostics,
-        "run revsync validate",
-      );
-    }
-    const { cases, contracts, dir, broken } = casesFor(repo, own, flags, view);
-    const git = modelsFromGitOnly(desired, kindsOf(out.io));
-    for (const s of git.skipped) skipped.add(s);
-    const carves = carvesGit(desired, undefined, kindsOf(out.io));
-    const rules = rulesOf(repo, name);
-    // Only several environments need telling apart.
-    // (Rules and carves_allocation matter only to contracts.)
-    const key = names.length > 1 ? canonicalJson([git.models, cases, contracts, contracts.length ? [carves, rules] : []]) : "";
-    const group = groups.get(key);
-    if (group) group.names.push(name ?? "");
-    else groups.set(key, { cases, contracts, dir, broken, policies: git.models, carves, rules, source: "git's policies", names: [name ?? ""] });
-  }
-  if (skipped.size) {
-    out.warn(
-      `left out, because git does not give their conditions or hierarchy_no (they keep their live values; revsync test --live uses the service's): ${[...skipped].join(", ")}`,
-    );
-  }
-  const all = [...groups.values()];
-  return all.map((g) => {
-    const label = g.names.join(", ");
-    // The same case under several environments: each result names its own.
-    const cases = all.length > 1 ? g.cases.map((c) => ({ ...c, name: `${c.name} [${label}]` })) : g.cases;
-    const contracts = all.length > 1 ? g.contracts.map((c) => ({ ...c, name: `${c.name} [${label}]` })) : g.contracts;
-    return { ...g, cases, contracts, label };
-  });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { adaptRecipe, editPin, pinFrom, repoShape } from "./init.js";
+import { adaptRecipe, editPin, pinFrom, repoShape } from "./scaffold.js";
 
 describe("init fits its files to the repo's revsync.yaml", () => {
   it("reads the environments, folders and the variables CI must set (not $${…} literals, nor the environment's own vars)", () => {
