@@ -254,4 +254,17 @@ describe("promote_from: production receives what sandbox holds", () => {
     expect(left.stdout).toContain("Plan: nothing to apply; 1 not in git, 1 unsupported");
     expect(git("reset", "--quiet", "--hard", "HEAD~2").status).toBe(0);
   });
+
+  it("a field sandbox shows no value for (null) is not held there: production's write of it is blocked, not promoted unseen", async () => {
+    const hidden = JSON.parse(JSON.stringify(applied));
+    hidden.tenantConfigurations[0].compliance_spec[0].manual_journal_contra_account = null;
+    await tenants({ sandbox: hidden, production: seeded });
+    const plan = JSON.parse((await run(["plan", "--env", "production", "--target", TENANT, "--format", "json"])).stdout);
+    expect(plan.changes[0]).toMatchObject({
+      address: TENANT,
+      action: "blocked",
+      promotion: { status: "blocked", not_shown: ["manual_journal_contra_account"] },
+    });
+    expect(plan.changes[0].reason).toMatch(/^not yet in sandbox: manual_journal_contra_account is not shown there \(null\)/);
+  });
 });
