@@ -1,5 +1,6 @@
 /** Promotion of an envelope list's update: the source environment must hold, in each field the
- *  update writes, what git asks of it there (the same file, the source's own ${VAR}s). Pure. */
+ *  update writes, what git asks of it there (the same file, the source's own ${VAR}s); a field it shows
+ *  no value for holds nothing anyone saw there, so the write is blocked. Pure. */
 import { sameJson } from "../../canonical-json.js";
 import type { Change } from "../../shared/entries.js";
 import { fieldDiff, pick } from "../../shared/normalize.js";
@@ -24,9 +25,12 @@ export function envelopePromotion(l: EnvelopeList, c: Change, desired: readonly 
   const out: SourceFinding = { compared: pick(item, fields), notYet: [], differs: [], notShown: [] };
   for (const k of fields) {
     const held = item[k] ?? null;
-    // A field the source does not show (null) is not compared, as plan compares none: said beside it.
-    if (held === null) out.notShown.push(k);
-    else if (!fieldDiff(pick(item, [k]), pick(spec, [k])).length) continue;
+    // A field the source does not show (null) cannot be known to hold git's value there, while this
+    // environment shows what the write changes: the write was never seen in the source, so it waits.
+    if (held === null) {
+      out.notShown.push(k);
+      out.notYet.push(`${k} is not shown there (null), so revsync cannot tell it holds git's value`);
+    } else if (!fieldDiff(pick(item, [k]), pick(spec, [k])).length) continue;
     // Still what this environment holds now: the change has not reached the source.
     else if (sameJson(held, here[k])) out.notYet.push(`${k} is still ${JSON.stringify(held)}`);
     else out.differs.push({ field: k, source: held, git: spec[k] ?? null });
