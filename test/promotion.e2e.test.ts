@@ -267,4 +267,20 @@ describe("promote_from: production receives what sandbox holds", () => {
     });
     expect(plan.changes[0].reason).toMatch(/^not yet in sandbox: manual_journal_contra_account is not shown there \(null\)/);
   });
+
+  it("production's value from another file than sandbox's (a twin scoped to production) is blocked, not promoted by what sandbox's own file asks", async () => {
+    await tenants({ sandbox: applied, production: seeded });
+    const tc = join(repo, "policies", "tenant-configuration.yaml");
+    const was = readFileSync(tc, "utf8");
+    const scoped = (envs: string) => was.replace("  name: Default Tenant Configuration", `  name: Default Tenant Configuration\n  environments: [${envs}]`);
+    writeFileSync(tc, scoped("sandbox"));
+    writeFileSync(join(repo, "policies", "tc-production.yaml"), scoped("production").replace("${contra_account}", "MJ-UNTESTED"));
+    const plan = JSON.parse((await run(["plan", "--env", "production", "--target", TENANT, "--format", "json"])).stdout);
+    writeFileSync(tc, was);
+    removeDir(join(repo, "policies", "tc-production.yaml"));
+    expect(plan.changes[0]).toMatchObject({ address: TENANT, action: "blocked", promotion: { status: "blocked" } });
+    expect(plan.changes[0].reason).toMatch(
+      /^differs in sandbox: file \(sandbox holds "policies\/tenant-configuration\.yaml:\d+", git "policies\/tc-production\.yaml:\d+"\)/,
+    );
+  });
 });
