@@ -50,6 +50,7 @@ export async function openPromotion(repo: Repo, env: ResolvedEnv, flags: GlobalF
     realm: source.realm,
     core: openClient(source, flags, out),
     desired,
+    here: desiredState(repo, env, out, flags),
     ...(tests ? { tests } : {}),
     commit,
     uncommitted: files,
