@@ -3,6 +3,7 @@ import { UserError } from "../errors.js";
 import { redactJson } from "../redact-json.js";
 import { terminalLines } from "../report/escape.js";
 import type { Painter } from "../report/painter.js";
+import type { RunOutput } from "../run-output.js";
 import { processIo, type CliIo } from "./io.js";
 import { dataOutput } from "./data-output.js";
 
@@ -162,7 +163,7 @@ export const JSON_FORMAT_VERSION = "1";
 
 /** All of a command's output goes through here: results to stdout, the rest to stderr, redacted. Each
  *  stream has its own colour decision: `paint` is for stdout's text, `err.paint` for stderr's. */
-export class Output implements Painter {
+export class Output implements Painter, RunOutput {
   /** Paints text that goes to stderr (a plan apply shows before asking, a log line). */
   readonly err: Painter;
   private readonly outPainter: Painter;
