@@ -19,6 +19,7 @@ export const LAYERS = [
   ["evidence"],
   ["fleet"],
   ["report"],
+  ["session"],
   ["cli"],
   ["entry"],
 ];
