@@ -27,6 +27,8 @@ export interface RunOutput {
 export interface Redacting {
   redact(text: string): string;
   add(secret: string | undefined, holder?: string): void;
+  /** Takes a secret out: one too short or plain to blank out, which only the sign-in is sent (src/redactor.ts). */
+  drop(secret: string | undefined): void;
 }
 
 /** A question asked on a terminal: true only for the answer "yes" (src/cli/prompt.ts). */
