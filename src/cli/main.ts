@@ -104,7 +104,7 @@ function keepSecretsOut(cmd: Command, flags: GlobalFlags, out: Output, ran: { cu
   if (!first) return;
   if (!sendsNothing(cmd, flags)) {
     // A password or client secret goes to the sign-in alone: the environment's client refuses one the
-    // service accepts (context.ts, keepOut), and a wrong one is said as a refused sign-in.
+    // service accepts (src/session/client.ts, keepOut), and a wrong one is said as a refused sign-in.
     const refused = unsafe.find((u) => !signInSecret(u.name));
     for (const u of unsafe) if (signInSecret(u.name)) out.redactor.drop(env[u.name]);
     if (!refused) return;

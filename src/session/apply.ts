@@ -29,6 +29,7 @@ import type { ApplyView } from "../report/views/apply.js";
 import type { ApplySignals } from "./apply-signals.js";
 import { changedPolicyFiles } from "../evidence/context.js";
 import { guardrailsBeforeWriting, heldBackError } from "./apply-guardrails.js";
+import { approversOf as approvers } from "./guardrails.js";
 import { loadGuardrails, type GuardrailSetup } from "../guardrails/setup.js";
 import type { PullRequestApproval } from "../evidence/record.js";
 import type { SessionOutput } from "./output.js";
@@ -197,11 +198,7 @@ function planGuardrails(run: Run): { setup: GuardrailSetup; judging: Judging } |
 /** Who approves in this run: the approver identity (signed in, when the client holds its sign-in; else the
  *  user its variables name), and the pull request's independent approvals that were read. */
 function approversOf(run: Run, pr?: PullRequestApproval): Approver[] {
-  const { core } = run;
-  const named = core.approverAuth ? core.approverAuth.username : run.w.approverNamed(run.env);
-  const out: Approver[] = named ? [{ user: named, via: "approver identity" }] : [];
-  for (const user of pr?.independent ?? []) out.push({ user, via: "pull request approval" });
-  return out;
+  return approvers(run.core.approverAuth ? run.core.approverAuth.username : run.w.approverNamed(run.env), pr);
 }
 
 /** The plan judged now (a saved plan was judged when it was made; time has passed), refused while
