@@ -5,10 +5,9 @@ import type { GlobalFlags } from "./flags.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../package-root.js";
-import { colorFor, Output, Redactor, unsafeSecretRefusal, unsafeSecrets } from "./output.js";
+import { colorFor, Output, Redactor, unsafeSecretRefusal } from "./output.js";
 import { processIo, type CliIo } from "./io.js";
-import { SECRET_VARIABLES } from "../api/auth.js";
-import { secretVariablesIn, signInSecret } from "../api/credentials.js";
+import { secretNames, unsafeSecretPlan } from "../session/secrets.js";
 import { pickView, viewNamed } from "../report/view.js";
 import { failureViews, type Failure, type FailureView } from "../report/views/failure.js";
 
@@ -93,34 +92,19 @@ function sendsNothing(cmd: Command, flags: GlobalFlags): boolean {
   );
 }
 
-/** A secret that cannot be blanked out without garbling output (unsafeSecret) stops a command that
- *  would send anything, before it does, in words no redactor touches (they never hold the secret, and
- *  blanking it out of them would garble them). A command that sends nothing goes on, said once, and
- *  leaves it in its output, which blanking it out would garble. */
+/** A secret that cannot be blanked out without garbling output stops a command that would send anything,
+ *  before it does, in words no redactor touches (src/session/secrets.ts says which); a command that sends
+ *  nothing goes on, said once, and leaves it in its output. */
 function keepSecretsOut(cmd: Command, flags: GlobalFlags, out: Output, ran: { current?: { flags: GlobalFlags; out: Output } }): void {
   const env = flags.io?.env ?? process.env;
-  const unsafe = unsafeSecrets(env, secretNames(env));
-  const [first] = unsafe;
-  if (!first) return;
-  if (!sendsNothing(cmd, flags)) {
-    // A password or client secret goes to the sign-in alone: the environment's client refuses one the
-    // service accepts (src/session/client.ts, keepOut), and a wrong one is said as a refused sign-in.
-    const refused = unsafe.find((u) => !signInSecret(u.name));
-    for (const u of unsafe) if (signInSecret(u.name)) out.redactor.drop(env[u.name]);
-    if (!refused) return;
+  const plan = unsafeSecretPlan(env, sendsNothing(cmd, flags));
+  for (const name of plan.drop) out.redactor.drop(env[name]);
+  if (plan.refuse) {
+    // Said through a redactor of its own: the refusal's words never hold the secret.
     ran.current = { flags, out: makeOutput(flags, new Redactor(), flags.io ?? processIo()) };
-    throw unsafeSecretRefusal(refused);
+    throw unsafeSecretRefusal(plan.refuse);
   }
-  for (const { name } of unsafe) out.redactor.drop((flags.io?.env ?? process.env)[name]);
-  out.hint(
-    `Warning: ${unsafe.map((u) => u.name).join(", ")} cannot be kept out of revsync's output (${first.why}); this command sends nothing, so it goes on, and leaves ${unsafe.length === 1 ? "it" : "them"} in its output; a command that signs in refuses ${unsafe.length === 1 ? "it" : "them"}`,
-  );
-}
-
-/** The variables whose values are secrets: revsync's own, each environment's REVSYNC_<ENV>_ ones, the
- *  CI tokens. */
-function secretNames(env: NodeJS.ProcessEnv): string[] {
-  return [...new Set([...SECRET_VARIABLES, ...secretVariablesIn(env)])];
+  if (plan.warning) out.hint(plan.warning);
 }
 
 /** A secret revsync holds, blanked out of text it printed (a policy's name, a field's value, a file's
