@@ -198,7 +198,7 @@ describe("GitHub Actions recipes", () => {
     expect(ok.out).toContain("Apply complete:");
     expect(ok.code, ok.out).toBe(0);
     // The run's evidence record, its chain checked in the job log, which keeps the latest hash.
-    expect(ok.out).toMatch(/Evidence: \S+\/evidence\/\S+-sandbox-[0-9a-f]{12}\.json sha256:[0-9a-f]{64}/);
+    expect(ok.out).toMatch(/Evidence: \S+\/evidence\/sandbox-[0-9a-f]{8}-\d{6}\.json sha256:[0-9a-f]{64}/);
     expect(ok.out).toMatch(/1 record: every hash and every link holds\.\nLatest of sandbox: sha256:/);
     // The record names the merged pull request, though the run is a push's.
     const folder = join(work, "evidence");
