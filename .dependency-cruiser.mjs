@@ -13,6 +13,7 @@ export const LAYERS = [
   ["kinds"],
   ["live"],
   ["guardrails"],
+  ["promotion"],
   ["plan"],
   ["export"],
   ["apply"],

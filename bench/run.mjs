@@ -1081,6 +1081,77 @@ async function fleetBench() {
   });
 }
 
+// ---- 9. promotion: production's plan with promote_from against the same plan without (issue 45)
+/** Two tenants of one emulator (sandbox, production), each 200 SSP policies with an approved batch and
+ *  the tenant configuration; git turns carves_allocation on, applied to sandbox only. Two repos: the
+ *  same files, production with and without `promote_from: sandbox`. */
+async function promotionSetup(n, latencyMs) {
+  const tenant = stateWith(Array.from({ length: n }, (_, i) => storedPolicy(i))).tenants[0];
+  const stateFile = join(work, "promotion.json");
+  writeFileSync(stateFile, JSON.stringify(fleetState([tenant], ["sandbox", "production"])));
+  const emu = await startEmulatorProcess(["--state", stateFile]);
+  const files = {
+    "tenant.yaml": "apiVersion: revsync/v1\nkind: TenantConfiguration\nmetadata: { name: Default Tenant Configuration }\nspec: { carves_allocation: true }\n",
+  };
+  for (let i = 0; i < n; i++) files[`ssp/p${i}.yaml`] = sspYaml(i, true);
+  const env = (name, from) =>
+    `  ${name}:\n    base_url: ${emu.url}/tenants/${name}\n    auth_url: ${emu.url}\n    realm: ${name}\n${from ? `    promote_from: ${from}\n` : ""}`;
+  const dirs = {};
+  for (const [key, from] of [
+    ["with", "sandbox"],
+    ["without", undefined],
+  ]) {
+    dirs[key] = join(work, `promotion-${key}`);
+    repo(dirs[key], emu.url, files);
+    writeFileSync(join(dirs[key], "revsync.yaml"), `version: 1\npolicies: policies\nenvironments:\n${env("sandbox")}${env("production", from)}`);
+  }
+  const sandbox = await cli(["apply", "--env", "sandbox", "--auto-approve", "--quiet"], { cwd: dirs.with, env: DEMO_ENV });
+  if (sandbox.code !== 0) throw new Error(`apply to sandbox failed: ${sandbox.stderr}`);
+  await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: latencyMs }] });
+  return { emu, dirs };
+}
+
+/** The requests one promoted plan sends to each tenant (the emulator's journal). */
+async function promotionReads(emu, dir) {
+  await emu.admin("DELETE", "requests");
+  const r = await cli(["plan", "--env", "production", "--format", "json", "--quiet"], { cwd: dir, env: DEMO_ENV });
+  const plan = JSON.parse(r.stdout);
+  if (plan.promotion?.promoted !== 1) throw new Error(`the promoted plan should promote its one write: ${r.stdout.slice(0, 300)}${r.stderr}`);
+  const journal = await emu.admin("GET", "requests");
+  const to = (realm) => journal.filter((q) => q.path.startsWith(`/tenants/${realm}/apis/`)).length;
+  return { source: to("sandbox"), target: to("production") };
+}
+
+async function promotionBench() {
+  const n = 200;
+  const latency = 20;
+  log(`promotion: plan of production (${n} SSP policies with batches) with promote_from against without, ${latency} ms per request…`);
+  const { emu, dirs } = await promotionSetup(n, latency);
+  const runs = { with: [], without: [] };
+  let reads;
+  try {
+    reads = await promotionReads(emu, dirs.with);
+    for (let i = 0; i < 5; i++) {
+      for (const key of ["without", "with"]) {
+        const r = await timed(["plan", "--env", "production", "--detailed-exitcode", "--quiet"], dirs[key]);
+        if (r.code !== 2) throw new Error(`plan (${key} promote_from) exit ${r.code}: ${r.err}`);
+        runs[key].push(r.seconds);
+      }
+    }
+  } finally {
+    await emu.stop();
+  }
+  const ratio = median(runs.with) / median(runs.without);
+  results.push({
+    issue: 45,
+    what: `\`revsync plan --env production\` with \`promote_from: sandbox\` (one write, promoted: sandbox read with its own sign-in) against the same plan without, two tenants of ${n} SSP policies with an approved batch each, ${latency} ms added to every request (whole process, 5 runs each, alternating)`,
+    median: `${median(runs.with).toFixed(2)} s with, ${median(runs.without).toFixed(2)} s without: ${ratio.toFixed(2)} x; requests of one promoted plan: ${reads.source} to sandbox, ${reads.target} to production`,
+    aim: "at most one read of the source per plan (requests to the source at most the target's), at most 2.1 x",
+    met: ratio <= 2.1 && reads.source <= reads.target,
+    runs: `with: ${runs.with.join(", ")} s; without: ${runs.without.join(", ")} s`,
+  });
+}
+
 // The groups, in the order of BENCHMARKS.md. `npm run bench -- ratelimit drift` runs only those and
 // replaces their rows in BENCHMARKS.md, keeping the others.
 const GROUPS = {
@@ -1098,6 +1169,7 @@ const GROUPS = {
   drift: driftBenches,
   scaling: scalingBench,
   fleet: fleetBench,
+  promotion: promotionBench,
 };
 const only = process.argv.slice(2);
 const unknown = only.filter((g) => !(g in GROUPS));

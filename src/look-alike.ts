@@ -7,8 +7,10 @@ let confusables: ((text: string) => string) | undefined;
 const unhomoglyph = (text: string): string => (confusables ??= createRequire(import.meta.url)("unhomoglyph") as (text: string) => string)(text);
 
 /** Characters a reader does not see: white space, format characters (zero-width space and joiners,
- *  bidirectional marks, soft hyphen) and controls. */
-const UNSEEN = /[\s\p{Cf}\p{Cc}]/gu;
+ *  bidirectional marks, soft hyphen), controls, every character Unicode says is ignored when shown
+ *  (Default_Ignorable_Code_Point: variation selectors, the Hangul fillers, the combining grapheme
+ *  joiner, which are letters or marks, not format characters) and the blank Braille cell. */
+const UNSEEN = /[\s\p{Cf}\p{Cc}\p{Default_Ignorable_Code_Point}\u2800]/gu;
 
 /** A name as a reader sees it, twice: compatibility forms folded (NFKC: a full-width letter is the
  *  letter), what cannot be seen left out, accents and letters written either way made one (NFD), each
@@ -28,7 +30,10 @@ export const lookAlikeKeys = (name: string): [string, string] => keys(name);
 /** A name with what a reader cannot see made visible: quoted (spaces at its ends show), and each
  *  invisible or unusual space character written as \uXXXX. */
 export function visibleName(name: string): string {
-  return JSON.stringify(name).replace(/\p{Cf}|(?! )\p{Zs}/gu, (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(name).replace(
+    /\p{Cf}|\p{Default_Ignorable_Code_Point}|\u2800|(?! )\p{Zs}/gu,
+    (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** Whether two different names look alike: they differ only by case, white space or characters that

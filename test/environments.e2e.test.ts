@@ -103,10 +103,14 @@ beforeEach(async () => {
 
 describe("each environment signs in with its own credentials", () => {
   it("credentials: { prefix } names other variables; a prefix two environments would share, or a policy reading one, is refused", async () => {
-    const own = repo("    credentials: { prefix: ACME_PROD }\n");
+    const own = repo("    credentials: { prefix: REVSYNC_ACME_PROD }\n");
     const env = { REVSYNC_PRODUCTION_CLIENT_ID: undefined, REVSYNC_PRODUCTION_CLIENT_SECRET: undefined, REVSYNC_PRODUCTION_USERNAME: undefined };
-    const acme = { ACME_PROD_CLIENT_ID: PRODUCTION.client, ACME_PROD_CLIENT_SECRET: PRODUCTION.secret, ACME_PROD_USERNAME: PRODUCTION.user };
-    const plan = await run(own, ["plan", "--env", "production"], { ...env, ...acme, ACME_PROD_PASSWORD: PRODUCTION.password });
+    const acme = {
+      REVSYNC_ACME_PROD_CLIENT_ID: PRODUCTION.client,
+      REVSYNC_ACME_PROD_CLIENT_SECRET: PRODUCTION.secret,
+      REVSYNC_ACME_PROD_USERNAME: PRODUCTION.user,
+    };
+    const plan = await run(own, ["plan", "--env", "production"], { ...env, ...acme, REVSYNC_ACME_PROD_PASSWORD: PRODUCTION.password });
     expect(plan.code, plan.stderr).toBe(0);
     expect(plan.stdout).toContain('environment "production"');
     expect(await tokenRequests(fx.production)).toEqual([{ client: PRODUCTION.client, user: PRODUCTION.user, status: 200 }]);
@@ -116,11 +120,22 @@ describe("each environment signs in with its own credentials", () => {
     expect(v.stdout + v.stderr).toMatch(
       /revsync\.yaml:\d+:\d+: error: environments\.production: its own credentials would be read from REVSYNC_SANDBOX_…, and REVSYNC_SANDBOX_CLIENT_ID is also a variable of environment "sandbox"/,
     );
-    const reads = repo("      secret: ${REVSYNC_PRODUCTION_PASSWORD}\n      other: ${ACME_PROD_TOKEN}\n    credentials: { prefix: ACME_PROD }\n");
+    const reads = repo(
+      "      secret: ${REVSYNC_PRODUCTION_PASSWORD}\n      other: ${REVSYNC_ACME_PROD_TOKEN}\n    credentials: { prefix: REVSYNC_ACME_PROD }\n",
+    );
     const r = await run(reads, ["validate"]);
     expect(r.code).toBe(1);
     expect(r.stdout + r.stderr).toContain("environments.production.vars.secret: ${REVSYNC_PRODUCTION_PASSWORD} is one of revsync's own sign-in variables");
-    expect(r.stdout + r.stderr).toContain("${ACME_PROD_TOKEN} is one of revsync's own sign-in variables");
+    expect(r.stdout + r.stderr).toContain("${REVSYNC_ACME_PROD_TOKEN} is one of revsync's own sign-in variables");
+    // A prefix outside revsync's own names would read another tool's secret (GITHUB_TOKEN) as a sign-in
+    // and send it to the service: refused where it is written, nothing read or sent.
+    const github = repo("    credentials: { prefix: GITHUB }\n");
+    const before = (await tokenRequests(fx.production)).length;
+    const g = await run(github, ["plan", "--env", "production"], { ...env, GITHUB_TOKEN: "ghs_not-for-the-service" });
+    expect(g.code).toBe(1);
+    expect(g.stdout + g.stderr).toMatch(/revsync\.yaml:\d+:\d+: error: environments\.production\.credentials\.prefix/);
+    expect(g.stdout + g.stderr).not.toContain("ghs_not-for-the-service");
+    expect(await tokenRequests(fx.production)).toHaveLength(before);
   });
 });
 

@@ -2,7 +2,8 @@ import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, writeFi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, DEMO_ENV, removeDir, ROOT, useEmulatorRepo } from "../src/testing/helpers.js";
+import { planChecksum } from "../src/plan/model.js";
+import { cli, DEMO_ENV, removeDir, ROOT, token, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Guardrails and freeze windows (issue 44) through the CLI in process against the emulator, each run
 // judged at a moment the test gives (the run's clock): the emulator's request journal is the witness of
@@ -68,6 +69,37 @@ describe("each effect", () => {
     const shown = await run("2026-05-04T12:00:00Z", ["evidence", "show", "ev"]);
     expect(shown.stdout).toContain(`big-move overridden by bob: ${reason}; nothing held the plan back`);
     expect(shown.stdout).toContain("guardrails: big-move overridden: overridden by bob");
+  });
+
+  it("an approver token counts for override_by only once the service accepts it: a JWT made up, or an opaque token named by REVSYNC_APPROVER_USER, overrides nothing", async () => {
+    guard(`guardrails:
+  - name: frozen-config
+    match: { actions: [update] }
+    effect: deny
+    override_by: [carol, bob]
+`);
+    await fx.emu.admin("DELETE", "requests");
+    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
+    const madeUp = `${part({ alg: "none" })}.${part({ preferred_username: "carol", sub: "carol", exp: 4102444800 })}.bm90LWEtc2lnbmF0dXJl`;
+    const override = ["apply", "--auto-approve", "--target", TC, "--override", "frozen-config", "--reason", "quarter close sign-off"];
+    const forged = await run("2026-05-04T12:00:00Z", override, { REVSYNC_APPROVER_TOKEN: madeUp });
+    expect(forged.code).toBe(1);
+    expect(forged.stderr).toContain("the service refused the approver identity's token");
+    // An opaque token the service issued to alice names nobody: REVSYNC_APPROVER_USER's text is no identity.
+    await fx.emu.admin("POST", "settings", { opaque_tokens: true });
+    const opaque = await token(fx.emu.url, "alice");
+    await fx.emu.admin("POST", "settings", { opaque_tokens: false });
+    const named = await run("2026-05-04T12:00:00Z", override, { REVSYNC_APPROVER_TOKEN: opaque, REVSYNC_APPROVER_USER: "bob" });
+    expect(named.code).toBe(1);
+    expect(named.stderr).toContain("--override frozen-config: only carol, bob may override it, and no approver is known to this run");
+    // plan --override shows what apply would do: the variable's text overrides nothing there either.
+    const planned = await run("2026-05-04T12:00:00Z", ["plan", ...override.slice(2)], { REVSYNC_APPROVER_TOKEN: opaque, REVSYNC_APPROVER_USER: "bob" });
+    expect(planned.code).toBe(1);
+    expect(planned.stderr).toContain("--override frozen-config: only carol, bob may override it, and no approver is known to this run");
+    expect(await writes()).toEqual([]);
+    const real = await run("2026-05-04T12:00:00Z", override, { REVSYNC_APPROVER_TOKEN: await token(fx.emu.url, "bob") });
+    expect(real.code, real.stderr).toBe(0);
+    expect(await writes()).toEqual([expect.stringMatching(/^PATCH .*tenant-configurations/)]);
   });
 
   it("warn is shown and never holds back; require_approval waits for count of from, and the approver identity counts", async () => {
@@ -206,6 +238,46 @@ environments:
     expect(await writes()).toEqual([]);
     // show prints the saved plan as it was judged.
     expect((await run("2026-03-30T00:00:00Z", ["show", "p.json"])).stdout).toContain("freeze close: not in force; next from 2026-03-28 18:00 UTC");
+  });
+
+  it("a window that opens while the prompt waits for its answer holds the writes back: apply judges again right before the first write", async () => {
+    const yaml = readFileSync(join(fx.repo, "revsync.yaml"), "utf8");
+    const freeze = '    freeze:\n      - { name: close, from: "2026-03-28T18:00", to: "2026-04-03" }\n';
+    writeFileSync(join(fx.repo, "revsync.yaml"), yaml.replace("      contra_account: MJ-CONTRA-100\n", `      contra_account: MJ-CONTRA-100\n${freeze}`));
+    await fx.emu.admin("DELETE", "requests");
+    // Judged at 17:59, a minute before the window opens; the answer comes at 18:01 (the run's clock moves on).
+    const opts = {
+      cwd: fx.repo,
+      env: DEMO_ENV,
+      now: "2026-03-28T17:59:00Z",
+      input: "yes\n",
+      stdinTty: true,
+      when: { stderr: "Do you want to perform these actions?", act: () => (opts.now = "2026-03-28T18:01:00Z") },
+    };
+    const late = await cli(["apply", "--target", TC], opts);
+    expect(late.stderr).toContain("freeze close: not in force; next from 2026-03-28 18:00 UTC");
+    expect(late.code).toBe(1);
+    expect(late.stderr).toContain("freeze window close is in force until 2026-04-04 00:00 UTC");
+    expect(await writes()).toEqual([]);
+  });
+
+  it("a saved plan's facts are not taken on its word: apply computes them again from git and the service, so facts edited to pass a deny (checksum recomputed) hold it back still", async () => {
+    guard(`guardrails:
+  - name: big-move
+    match: { actions: [approve] }
+    when: mid_point_move_pct > 2.9
+    effect: deny
+`);
+    expect((await run("2026-05-04T12:00:00Z", ["plan", "--target", H1, "--out", "p.json"])).stdout).toContain("deny           big-move");
+    const plan = JSON.parse(readFileSync(join(fx.repo, "p.json"), "utf8"));
+    for (const c of plan.changes) if (c.facts) c.facts.mid_point_move_pct = 0;
+    plan.checksum = planChecksum(plan);
+    writeFileSync(join(fx.repo, "p.json"), JSON.stringify(plan));
+    await fx.emu.admin("DELETE", "requests");
+    const applied = await run("2026-05-04T12:00:00Z", ["apply", "p.json", "--auto-approve"], BOB);
+    expect(applied.code).toBe(1);
+    expect(applied.stderr).toContain(`big-move denies ${H1} (approve): mid_point_move_pct > 2.9: mid_point_move_pct = 3`);
+    expect(await writes()).toEqual([]);
   });
 });
 

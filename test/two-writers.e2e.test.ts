@@ -179,6 +179,40 @@ describe("a write that knows when it was undone", () => {
   });
 });
 
+describe("a create that meets another of its name", () => {
+  it("someone else's policy of the same name lands with revsync's create (a service that answers no 409 to a duplicate name): overwritten, exit 1, never done; the same plan again is blocked", async () => {
+    const dir = repo({ "a.yaml": sspYaml("Race C", 71) });
+    expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
+    const hold = (method: string, path: string) => ({ kind: "latency", latency_ms: 600_000, method, path });
+    await fx.emu.admin("POST", "faults", hold("POST", "/policy/ssp"));
+    // Bob's "Race C" (hierarchy 5, unit_list_price * 3) goes in beside revsync's while the read after its
+    // POST is held: loaded as state, as the emulator itself answers a duplicate name 409.
+    const twin = async (): Promise<void> => {
+      const s = await state();
+      const ours = s.tenants[0].ssp.find((p: any) => p.compliance_name === "Race C");
+      const theirs = structuredClone(ours);
+      Object.assign(theirs, { compliance_id: "SSP-BOB", created_by: "bob", last_modified_by: "bob" });
+      Object.assign(theirs.item, { hierarchy_no: 5, expression: "unit_list_price * 3" });
+      s.tenants[0].ssp.push(theirs);
+      await fx.emu.admin("POST", "reset", { state: s });
+      await fx.emu.admin("DELETE", "faults");
+    };
+    const bob = inTurn([
+      ["sending the create", () => fx.emu.admin("POST", "faults", hold("GET", "/policy/ssp"))],
+      [/POST \S*\/policy\/ssp 20\d/, twin],
+    ]);
+    const r = await run(dir, ["apply", "p.json", "--auto-approve", "--verbose"], { when: bob.when });
+    await bob.done();
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(
+      /^overwritten create {3}ssp\/Race C: overwritten after revsync's write by bob at \S+Z: the service holds 2 SSP policies named "Race C" now/m,
+    );
+    const again = await run(dir, ["apply", "p.json", "--auto-approve"]);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toMatch(/^blocked create {3}ssp\/Race C: blocked: the service holds 2 SSP policies named "Race C" now/m);
+  });
+});
+
 describe("retries are idempotent", () => {
   const values =
     "product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date\nED-1,USD,Amount,90,100,110,2026-01-01,2026-12-31\n";

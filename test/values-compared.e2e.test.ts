@@ -158,6 +158,26 @@ describe.each(PROFILES)("profile %s", (profile) => {
     }
   });
 
+  anyProfile(
+    "a file_id the service answers as an integer (the spec does not type it) is an id: the file is downloaded and compared, and one that differs from the batch's own values blocks the review; apply sends nothing to the batch",
+    async () => {
+      const state = await emu.admin<any>("GET", "state");
+      const t = state.tenants[0];
+      const b = t.ssp.find((p: any) => p.compliance_name === "Hardware SSP").batches.find((x: any) => x.batch_name === "FY26-H2");
+      // The file holds 1/999/1000 in every row; the batch's own values (ssp_values) are git's.
+      t.files["3"] = (t.files[b.file_id] as string).replace(/,Percent,\d+,\d+,\d+,/g, ",Percent,1,999,1000,");
+      delete t.files[b.file_id];
+      b.file_id = 3;
+      await emu.admin("POST", "reset", { state });
+      const plan = await run(["plan", "--format", "json"]);
+      const h2 = JSON.parse(plan.stdout).changes.find((c: any) => c.address === "ssp/Hardware SSP/batch/FY26-H2");
+      expect(h2).toMatchObject({ action: "blocked", reason: expect.stringContaining("the service holds two sets of values for this batch") });
+      await emu.admin("DELETE", "requests");
+      await run(["apply", "--auto-approve"]);
+      expect((await emu.writes()).filter((w) => w.path.includes("FY26-H2"))).toEqual([]);
+    },
+  );
+
   anyProfile("numbers in git that a double cannot hold are errors at their file and line: validate fails, plan and apply send nothing", async () => {
     edit(HW, "  hierarchy_no: 10\n", "  hierarchy_no: 1e300\n");
     edit(HW, "  floor_percentage: 85\n", "  floor_percentage: 12345678901234567890\n");

@@ -13,17 +13,20 @@ import { api, cli, multiEnvState, needsTool, npxShim, removeDir, ROOT, startEmu,
 // runs as written.
 let emu: Emu;
 let work: string;
+/** The emulator's state as started: each test's two tenants are copies of its tenant, whatever a test before applied. */
+let seeded: { tenants: unknown[] };
 const shim = npxShim();
 
 beforeAll(async () => {
   emu = await startEmu();
+  seeded = await emu.admin("GET", "state");
 });
 afterAll(async () => {
   if (work) removeDir(work);
   await emu.close();
 });
 beforeEach(async () => {
-  await emu.admin("POST", "reset", { state: multiEnvState(await emu.admin("GET", "state")) });
+  await emu.admin("POST", "reset", { state: multiEnvState(seeded) });
   outcomes = {};
   if (work) removeDir(work);
   work = join(ROOT, ".revsync-tmp", `wf-${process.pid}-${Date.now()}`);
@@ -126,7 +129,14 @@ async function changeOutside(realm: string): Promise<void> {
 
 describe("every recipe", () => {
   it("runs revsync as npx --no -- revsync: npx never fetches a registry package of that name with the tenant's credentials", () => {
-    const files = ["github/revsync-plan.yml", "github/revsync-apply.yml", "github/revsync-drift.yml", "gitlab/.gitlab-ci.yml"];
+    const files = [
+      "github/revsync-plan.yml",
+      "github/revsync-apply.yml",
+      "github/revsync-drift.yml",
+      "github/revsync-promote.yml",
+      "gitlab/.gitlab-ci.yml",
+      "gitlab/promote.gitlab-ci.yml",
+    ];
     for (const f of files) {
       const text = readFileSync(join(ROOT, "examples", "ci", f), "utf8");
       const calls = text.match(/\bnpx\b.*/g) ?? [];
@@ -235,7 +245,8 @@ describe("GitHub Actions recipes", () => {
     );
     expect(allowed.out).toContain("Apply complete:");
     expect(allowed.code, allowed.out).toBe(0);
-  });
+    // seven CLI runs of three jobs: over 30 s on two loaded cores.
+  }, 90_000);
 
   it("apply refuses a reviewed plan made stale by a change outside git, and says so", async () => {
     await runJob("revsync-plan.yml", "plan", "production");
@@ -253,7 +264,9 @@ describe("GitHub Actions recipes", () => {
   });
 
   it("drift on a schedule: a job per environment passes when in sync, fails with exit 2 and a report on drift; the summary job lists every environment, failures first", async () => {
-    await runJob("revsync-apply.yml", "apply", "sandbox");
+    // sandbox in step with git (each test starts from the seeded tenants): drift's job then passes there.
+    const applied = await cli(["apply", "--env", "sandbox", "--auto-approve", "--quiet"], { cwd: work, env: ciEnv("sandbox") });
+    expect(applied.code, applied.stderr).toBe(0);
     const clean = await runJob("revsync-drift.yml", "drift", "sandbox");
     expect(clean.code, clean.out).toBe(0);
     expect(outputs("sandbox").code).toBe("0");
@@ -288,11 +301,96 @@ describe("GitHub Actions recipes", () => {
   });
 });
 
+/** A GitLab job's script: its own, else the first its `extends:` templates give (apply's is `.apply`'s). */
+function scriptOf(ci: Record<string, { script?: string[]; extends?: string | string[] }>, name: string): string[] {
+  const job = ci[name];
+  const own =
+    job?.script ??
+    [job?.extends ?? []]
+      .flat()
+      .map((t) => ci[t]?.script)
+      .find(Boolean);
+  if (!own) throw new Error(`GitLab job ${name} has no script`);
+  return own;
+}
+
+/** The multi-env example with production receiving its changes from sandbox (promote_from). */
+function promoteFromSandbox(dir = work): void {
+  const file = join(dir, "revsync.yaml");
+  writeFileSync(file, readFileSync(file, "utf8").replace("    realm: acme\n", "    realm: acme\n    promote_from: sandbox\n"));
+}
+
+describe("promotion recipes", () => {
+  const pushed = { GITHUB_ACTIONS: "true", GITHUB_EVENT_NAME: "push", GITHUB_REF: "refs/heads/main", GITHUB_SHA: "abc123" };
+
+  it("GitHub: on merge the source is applied, its policy tests run live, production is planned (each write promoted) and the gated job applies that plan; a plan with writes blocked for promotion fails its job, offering the gate nothing", async () => {
+    promoteFromSandbox();
+    // Before sandbox holds the change, production's plan job fails, naming how many writes are blocked.
+    const early = await runJob("revsync-promote.yml", "plan", "production");
+    expect(early.code, early.out).toBe(1);
+    expect(early.out).toMatch(/::error title=revsync promote \(production\)::\d+ writes of the plan are blocked for promotion/);
+    expect(readFileSync(join(work, "summary-production"), "utf8")).toContain("not yet in sandbox");
+    // The merged pull request's reviewed plan of sandbox, as revsync-plan.yml made it.
+    await runJob("revsync-plan.yml", "plan", "sandbox");
+    mkdirSync(join(work, "reviewed"));
+    cpSync(join(work, "plan-sandbox.json"), join(work, "reviewed", "plan-sandbox.json"));
+    writeFileSync(join(work, "output-sandbox"), "result=7\n");
+    const source = await runJob("revsync-promote.yml", "source", "sandbox", pushed);
+    expect(source.code, source.out).toBe(0);
+    expect(source.out).toContain("Applying the plan reviewed on pull request #7");
+    const tests = await runJob("revsync-promote.yml", "test", "sandbox");
+    expect(tests.code, tests.out).toBe(0);
+    writeFileSync(join(work, "summary-production"), "");
+    const plan = await runJob("revsync-promote.yml", "plan", "production");
+    expect(plan.code, plan.out).toBe(0);
+    expect(outputs("production").changes).toBe("true");
+    const saved = JSON.parse(readFileSync(join(work, "plan-production.json"), "utf8"));
+    expect(saved.promotion).toMatchObject({ from: "sandbox", realm: "acme-sandbox", blocked: 0 });
+    expect(saved.promotion.promoted).toBeGreaterThan(0);
+    expect(readFileSync(join(work, "summary-production"), "utf8")).toContain("#### Promotion from `sandbox`");
+    // The production job: GitHub holds it until a required reviewer of the environment releases it.
+    const wf = parse(readFileSync(join(ROOT, "examples", "ci", "github", "revsync-promote.yml"), "utf8"));
+    expect(wf.jobs.production).toMatchObject({ needs: "plan", environment: "production", if: "needs.plan.outputs.changes == 'true'" });
+    expect(wf.jobs.plan.needs).toBe("test");
+    expect(wf.jobs.test.needs).toBe("source");
+    const production = await runJob("revsync-promote.yml", "production", "production", pushed);
+    expect(production.code, production.out).toBe(0);
+    expect(production.out).toContain("Apply complete:");
+    expect(production.out).toMatch(/Latest of production: sha256:/);
+  }, 90_000);
+
+  it("GitLab: included beside .gitlab-ci.yml, apply goes to the source alone; the tests run live, production is planned and its manual job in the protected environment applies the promoted plan", async () => {
+    promoteFromSandbox();
+    const main = parse(readFileSync(join(ROOT, "examples", "ci", "gitlab", ".gitlab-ci.yml"), "utf8"));
+    const promote = parse(readFileSync(join(ROOT, "examples", "ci", "gitlab", "promote.gitlab-ci.yml"), "utf8"));
+    expect(promote.apply.parallel.matrix).toEqual([{ ENVIRONMENT: ["sandbox"] }]);
+    expect(promote["apply production"]).toMatchObject({
+      extends: [".install", ".apply"],
+      needs: ["plan production"],
+      variables: { ENVIRONMENT: "production" },
+    });
+    expect(promote["apply production"].rules[0].when).toBe("manual");
+    expect(main[".apply"].environment).toEqual({ name: "$ENVIRONMENT" });
+    const job = (script: string[], env: string, extra: Record<string, string> = {}) => sh(script.join("\n"), { ...ciEnv(env), GITLAB_API_TOKEN: "", ...extra });
+    const source = await job(main[".apply"].script, "sandbox", { REVSYNC_ALLOW_UNREVIEWED: "true" });
+    expect(source.code, source.out).toBe(0);
+    const tests = await job(promote["test source"].script, "sandbox");
+    expect(tests.code, tests.out).toBe(0);
+    const plan = await job(promote["plan production"].script, "production");
+    expect(plan.code, plan.out).toBe(0);
+    expect(plan.out).toContain("Promotion from sandbox");
+    const apply = await job(main[".apply"].script, "production", { ...promote["apply production"].variables });
+    expect(apply.code, apply.out).toBe(0);
+    expect(apply.out).toContain("Applying the promoted plan plan-production.json, released in this pipeline");
+    expect(readdirSync(join(work, "evidence", "production")).filter((f) => f.endsWith(".json"))).toHaveLength(1);
+  }, 90_000);
+});
+
 describe("GitLab CI recipe", () => {
   it("validate, plan, apply and drift jobs run as written", async () => {
     const ci = parse(readFileSync(join(ROOT, "examples", "ci", "gitlab", ".gitlab-ci.yml"), "utf8"));
     const job = (name: string, env: string, extra: Record<string, string> = {}) => {
-      const script = (ci[name].script as string[]).join("\n");
+      const script = scriptOf(ci, name).join("\n");
       return sh(script, { ...ciEnv(env), GITLAB_API_TOKEN: "", ...extra });
     };
     // The job's output is the message: a failure says what the job printed.
@@ -364,7 +462,7 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
       REVSYNC_ALLOW_UNREVIEWED: "true",
       ...extra,
     };
-    return sh((ci[name].script as string[]).join("\n"), env);
+    return sh(scriptOf(ci, name).join("\n"), env);
   };
   const unchanged = async () =>
     expect((await cli(["plan", "--env", "production", "--detailed-exitcode"], { cwd: work, env: ciEnv("production") })).code).toBe(2);
@@ -487,7 +585,8 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
     expect(JSON.parse(readFileSync(join(work, "evidence", "production", only ?? ""), "utf8")).chain_note).toMatch(
       /^the earlier evidence of environment production could not be fetched: the artifact of apply job 120 could not be fetched/,
     );
-  });
+    // three apply jobs, each fetching and checking the evidence chain: over 30 s on two loaded cores.
+  }, 90_000);
 
   it("the plan job's note: an API failure is one line, not a stack trace", async () => {
     answer = () => ({ status: 200, body: "" });
@@ -679,6 +778,32 @@ describe("recipes and the Action in a repo made by init", () => {
     ]);
     // gitlab-ci-local, three npm installs and five CLI runs: 20 to 50 s on two loaded cores.
   }, 240_000);
+
+  it("GitLab: gitlab-ci-local reads promote.gitlab-ci.yml included from .gitlab-ci.yml: on a push to main, apply goes to sandbox alone, then its tests live, production's plan, and production's apply waiting for a person", async () => {
+    const dir = join(work, "gitlab-promote");
+    mkdirSync(dir);
+    const gitlabDir = join(ROOT, "examples", "ci", "gitlab");
+    cpSync(join(gitlabDir, "promote.gitlab-ci.yml"), join(dir, "promote.gitlab-ci.yml"));
+    writeFileSync(join(dir, ".gitlab-ci.yml"), `${readFileSync(join(gitlabDir, ".gitlab-ci.yml"), "utf8")}\ninclude:\n  - local: promote.gitlab-ci.yml\n`);
+    const env = ciEnv("sandbox");
+    await steps(["git init --quiet -b main", "git add -A", "git -c user.name=ci -c user.email=ci@example.com commit --quiet -m ci"], dir, env);
+    const bin = join(ROOT, "node_modules", ".bin", "gitlab-ci-local");
+    const gcl = await sh(`${bin} --list --no-color --ignore-predefined-vars CI_PIPELINE_SOURCE --variable CI_PIPELINE_SOURCE=push`, env, dir);
+    expect(gcl.code, gcl.out).toBe(0);
+    // The listing: name, stage, when, allow_failure, needs; the jobs of a push to main.
+    const jobs = gcl.out
+      .split("\n")
+      .map((l) => /^(\S.*?)\s{2,}(\S+)\s+(on_success|manual|always)\s+(?:true|false)\s*(.*)$/.exec(l))
+      .filter((m) => m !== null)
+      .map((m) => [m[1], m[2], m[3], m[4]?.trim()]);
+    expect(jobs, gcl.out).toEqual([
+      ["apply: [sandbox]", "apply", "on_success", ""],
+      ["test source", "apply", "on_success", "[apply]"],
+      ["plan production", "apply", "on_success", "[test source]"],
+      ["apply production", "apply", "manual", "[plan production]"],
+    ]);
+    // gitlab-ci-local parsing and validating two files: seconds alone, over 30 s on loaded cores.
+  }, 90_000);
 
   it("the apply recipe finds the reviewed plan by the merged pull request, never by the merge commit", () => {
     const text = readFileSync(join(ROOT, "examples", "ci", "github", "revsync-apply.yml"), "utf8");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../errors.js";
-import { connectionReason, notTls } from "./core.js";
+import { connectionReason, notTls, pathProblem } from "./core.js";
 
 describe("connectionReason", () => {
   it("a refused connection says where and what to check, once", () => {
@@ -67,5 +67,19 @@ describe("a token of revsync login", () => {
     } finally {
       await core.close();
     }
+  });
+});
+
+describe("a path names one resource (pathProblem, checked before every send)", () => {
+  it("a segment a URL resolves away, or an empty one, is named; the spec's own trailing slash of a read is not", () => {
+    const tc = "/apis/policy-sets/v1/policy/tenant-configurations";
+    expect(pathProblem({ path: `${tc}/.`, kind: "write" })).toContain('segment 6 ".": a URL takes "." for a step up the path');
+    expect(pathProblem({ path: "/apis/policy-sets/v1/policy/ssp/review/../FY26-H2", kind: "write" })).toContain('".."');
+    expect(pathProblem({ path: "/apis/policy-sets/v1/policy/ssp/approve/SSP-HW/%2E%2e", kind: "write" })).toContain("step up the path");
+    expect(pathProblem({ path: "/apis/policy-sets/v1/policy/ssp/approve//FY26-H1", kind: "write" })).toContain("it is empty");
+    expect(pathProblem({ path: `${tc}/`, kind: "write" })).toContain("it is empty");
+    expect(pathProblem({ path: "/apis/errortransactions/v1/", kind: "read" })).toBeUndefined();
+    expect(pathProblem({ path: `${tc}/TC-0001`, kind: "write" })).toBeUndefined();
+    expect(pathProblem({ path: "/apis/policy-sets/v1/policy/ssp/approve/SSP-HW/FY26..H1", kind: "write" })).toBeUndefined();
   });
 });

@@ -114,6 +114,37 @@ export function bodyProblem(spec: RequestSpec): string | undefined {
     .join("; ");
 }
 
+/** Why an id or a name of outside text would not address the resource it names as one segment of a
+ *  request's path, or undefined when it would: a URL takes "." and ".." (however written) for steps up the
+ *  path (…/tenant-configurations/. is the collection), and an empty one names nothing. The one rule of
+ *  every segment revsync builds from an id or a name (docs/decisions.md, "Names that travel in a URL path"). */
+export function segmentProblem(text: string): string | undefined {
+  if (text === "") return "it is empty";
+  if (/^(?:\.|%2e){1,2}$/i.test(text)) return `a URL takes ${JSON.stringify(text)} for a step up the path, so the request would go to another resource`;
+  return undefined;
+}
+
+/** Why a request's path would not reach the one resource it names, or undefined: a segment a URL takes
+ *  for a step up the path, or an empty one (a write's path never ends in "/"; a read's may, as the spec
+ *  writes one). Checked before anything is sent, with bodyProblem. */
+export function pathProblem(spec: Pick<RequestSpec, "path" | "kind">): string | undefined {
+  const parts = spec.path.split("/").slice(1);
+  for (const [i, part] of parts.entries()) {
+    if (part === "" && i === parts.length - 1 && spec.kind === "read") continue;
+    const problem = segmentProblem(part);
+    if (problem) return `${spec.path}: segment ${i + 1} ${JSON.stringify(decodeURIComponentSafe(part))}: ${problem}`;
+  }
+  return undefined;
+}
+
+const decodeURIComponentSafe = (part: string): string => {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+};
+
 /** Where a request stands between its sends (a read's, in `call`; a write's, in the write unit,
  *  src/api/write.ts). */
 export interface Progress {
@@ -230,6 +261,9 @@ export class ApiCore {
   private readonly onRequestStart: ClientOptions["onRequestStart"];
   /** What the request observer is told each request of this client view was sent for (see tagged). */
   readonly tag: string | undefined;
+  /** A check of the run's, made before every send of a write through this client view, first in the
+   *  write unit's guard (see gated): words that block the write, or undefined. */
+  readonly writeGate: (() => Promise<string | undefined>) | undefined;
   /** Whether the token endpoint ever answered this client (shared by its views): until it has, a refused
    *  connection or a host that does not exist means nothing is there, and the sign-in stops at once. */
   private readonly reached = { auth: false };
@@ -585,6 +619,8 @@ export class ApiCore {
     if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
     const hole = bodyProblem(spec);
     if (hole) throw new UserError(`${spec.method} ${spec.path}: the request body is not what the interface requires (${hole}); nothing was sent`);
+    const astray = pathProblem(spec);
+    if (astray) throw new UserError(`${spec.method} ${astray}; nothing was sent`);
     const url = joinUrl(this.base, spec.path, spec.query);
     const p = freshProgress();
     for (;;) {
@@ -612,6 +648,13 @@ export class ApiCore {
    *  so no async context has to follow the step's promises. Token requests stay untagged. */
   tagged(tag: string): ApiCore {
     return Object.create(this, { tag: { value: tag, enumerable: true } }) as ApiCore;
+  }
+
+  /** A view of this client whose writes are checked by `gate` before every send, first in the write
+   *  unit's guard (apply: a promoted write's source environment must still hold it, src/promotion/). It
+   *  shares everything else, as tagged does; the approver's view of it keeps the gate. */
+  gated(gate: () => Promise<string | undefined>): ApiCore {
+    return Object.create(this, { writeGate: { value: gate, enumerable: true } }) as ApiCore;
   }
 
   /** The view of this client that sends as the approver identity (four eyes): it shares everything but

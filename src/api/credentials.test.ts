@@ -8,7 +8,7 @@ describe("an environment's credentials", () => {
     expect(credentialPrefix("production")).toBe("REVSYNC_PRODUCTION");
     expect(credentialPrefix("eu-west.2")).toBe("REVSYNC_EU_WEST_2");
     expect(credentialPrefix("zürich")).toBe("REVSYNC_Z_RICH");
-    expect(credentialPrefix("production", "ACME_PROD")).toBe("ACME_PROD");
+    expect(credentialPrefix("production", "REVSYNC_ACME_PROD")).toBe("REVSYNC_ACME_PROD");
   });
 
   it("its own variables win over the shared ones, part by part; another environment's are never read", () => {
@@ -33,10 +33,13 @@ describe("an environment's credentials", () => {
   });
 
   it("its own password grant wins over a shared token; its own token over everything; a named prefix over the default", () => {
-    const env = { ...shared, REVSYNC_TOKEN: "shared-token", REVSYNC_PRODUCTION_USERNAME: "pat", ACME_PROD_TOKEN: "acme-token" };
+    const env = { ...shared, REVSYNC_TOKEN: "shared-token", REVSYNC_PRODUCTION_USERNAME: "pat", REVSYNC_ACME_PROD_TOKEN: "acme-token" };
     expect(environmentCredentials({ name: "production" }, env).signIn()).toMatchObject({ kind: "password", username: "pat" });
     expect(environmentCredentials({ name: "sandbox" }, env).signIn()).toMatchObject({ kind: "token", token: "shared-token" });
-    expect(environmentCredentials({ name: "production", credentialPrefix: "ACME_PROD" }, env).signIn()).toMatchObject({ kind: "token", token: "acme-token" });
+    expect(environmentCredentials({ name: "production", credentialPrefix: "REVSYNC_ACME_PROD" }, env).signIn()).toMatchObject({
+      kind: "token",
+      token: "acme-token",
+    });
     expect(environmentCredentials({ name: "production", credentialPrefix: null }, env).signIn()).toMatchObject({ kind: "token", token: "shared-token" });
   });
 
@@ -61,9 +64,10 @@ describe("an environment's credentials", () => {
   });
 
   it("credential variables, which no file reads, and secrets, which no output shows", () => {
-    for (const name of ["REVSYNC_PASSWORD", "REVSYNC_PRODUCTION_PASSWORD", "REVSYNC_EU_WEST_APPROVER_TOKEN", "ACME_PROD_CLIENT_ID", "GITHUB_TOKEN"])
-      expect(isCredentialVariable(name, ["ACME_PROD"])).toBe(true);
-    for (const name of ["REVSYNC_BASE_URL", "REVSYNC_ENV", "ACME_PROD_BASE_URL", "HW_FLOOR"]) expect(isCredentialVariable(name, ["ACME_PROD"])).toBe(false);
+    for (const name of ["REVSYNC_PASSWORD", "REVSYNC_PRODUCTION_PASSWORD", "REVSYNC_EU_WEST_APPROVER_TOKEN", "REVSYNC_ACME_PROD_CLIENT_ID", "GITHUB_TOKEN"])
+      expect(isCredentialVariable(name, ["REVSYNC_ACME_PROD"])).toBe(true);
+    for (const name of ["REVSYNC_BASE_URL", "REVSYNC_ENV", "REVSYNC_ACME_PROD_BASE_URL", "HW_FLOOR"])
+      expect(isCredentialVariable(name, ["REVSYNC_ACME_PROD"])).toBe(false);
     expect(secretVariablesIn({ REVSYNC_PRODUCTION_PASSWORD: "x", REVSYNC_PRODUCTION_USERNAME: "pat", REVSYNC_BASE_URL: "u" }, ["ACME"])).toEqual([
       "ACME_APPROVER_PASSWORD",
       "ACME_APPROVER_TOKEN",

@@ -91,8 +91,10 @@ export interface EnvironmentCredentials {
   /** The approver identity (four eyes), or undefined when none is set; half of a password grant is a
    *  UserError, before anything is sent. */
   approver(): Credentials | undefined;
-  /** Who the approver is, as far as the variables name it, without its secret. */
-  approverNamed(): { configured: boolean; user: string | null };
+  /** Who the approver is, as far as the variables name it, without its secret; `variable`: the user is
+   *  REVSYNC_APPROVER_USER's text about a token that names nobody (four eyes and the guardrails count
+   *  only who the service's token says). */
+  approverNamed(): { configured: boolean; user: string | null; variable?: true };
   /** Each variable read that holds a secret, with its value (set ones only). */
   secrets: { name: string; value: string }[];
   /** Each variable read that names a client or a user (not secret), with its value (set ones only). */
@@ -196,7 +198,11 @@ function fromVariables(target: CredentialTarget, penv: NodeJS.ProcessEnv): Envir
     signIn: () => signInOf(target, { token, get, variable, either: either(ownPassword), prefix }),
     approver: () => approverOf({ approverToken, get, variable, either: either(ownApprover || ownPassword), prefix }),
     approverNamed: () => {
-      if (approverToken) return { configured: true, user: tokenUser(approverToken) ?? (get("APPROVER_USER") || null) };
+      if (approverToken) {
+        const claimed = tokenUser(approverToken);
+        const text = get("APPROVER_USER") || null;
+        return claimed ? { configured: true, user: claimed } : { configured: true, user: text, ...(text ? { variable: true as const } : {}) };
+      }
       const user = get("APPROVER_USERNAME");
       return user ? { configured: true, user } : { configured: false, user: null };
     },

@@ -1,6 +1,6 @@
 import { ApiError } from "../errors.js";
 import { BUSY_STATUS, readBackReason, type Verdict } from "./classify.js";
-import { bodyProblem, freshProgress, type ApiCore, type RequestSpec } from "./core.js";
+import { bodyProblem, freshProgress, pathProblem, type ApiCore, type RequestSpec } from "./core.js";
 
 /** What one write came to, as data: the apply report and the approvals command put it in words, and
  *  nothing reads it back out of a message (docs/architecture.md, "One write, one unit"). */
@@ -158,6 +158,12 @@ class WriteAttempt<T, R> {
       const hole = bodyProblem(spec);
       if (hole)
         return { kind: "blocked", reason: this.afterSends(`blocked: the request body is not what the interface requires (${hole}); ${NOTHING_SENT_FOR_IT}`) };
+      const astray = pathProblem(spec);
+      if (astray)
+        return {
+          kind: "blocked",
+          reason: this.afterSends(`blocked: the request would not reach the one resource it names (${astray}); ${NOTHING_SENT_FOR_IT}`),
+        };
       let v: Verdict;
       try {
         v = await this.core.sendOnce(spec, this.p);
@@ -178,9 +184,12 @@ class WriteAttempt<T, R> {
     }
   }
 
-  /** The guard's verdict, or the outcome of a guard whose read failed. */
+  /** The guard's verdict, or the outcome of a guard whose read failed. The run's own check of the write
+   *  (ApiCore.gated: a promotion's source) goes first: what it blocks is not read or sent. */
   private async guard(): Promise<GuardVerdict<R> | WriteOutcome<T>> {
     try {
+      const gate = await this.core.writeGate?.();
+      if (gate !== undefined) return { blocked: gate };
       return await this.w.guard();
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;

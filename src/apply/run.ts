@@ -247,6 +247,9 @@ export interface ApplyOptions {
   tagRequests?: boolean;
   /** four_eyes of revsync.yaml: no batch is approved by its reviewer or its policy's creator. */
   fourEyes?: boolean;
+  /** The run's check of each step's write before every send of it (ApiCore.gated): promote_from's, that
+   *  the source environment still holds what the write sets (src/promotion/gate.ts). */
+  gate?: (c: Change) => Promise<string | undefined>;
   kinds?: Registry;
 }
 
@@ -297,19 +300,20 @@ export async function applyPlan(core: ApiCore, plan: CheckedPlan, opts: ApplyOpt
   // No retry here: each write is one write unit (src/api/write.ts), with one budget. Each step's requests
   // are sent through a view of the client that names its change, passed down explicitly (an async context
   // would tag them too, at a cost on every promise of the run).
-  const outcomes = await schedule(
-    steps,
-    async (s) => stepWords(s.change.action, await runStep(s, appliers.get(s.kind) as KindApply, opts.tagRequests ? core.tagged(stepTag(s.change)) : core)),
-    {
-      concurrency: opts.concurrency,
-      isStopping: opts.isStopping,
-      onStart: (s) => observers.forEach((o) => o.stepStarted?.(s)),
-      onFinish: (o) => {
-        finished++;
-        observers.forEach((x) => x.stepFinished?.(o, finished, steps.length));
-      },
+  const viewOf = (c: Change): ApiCore => {
+    const tagged = opts.tagRequests ? core.tagged(stepTag(c)) : core;
+    const gate = opts.gate;
+    return gate ? tagged.gated(() => gate(c)) : tagged;
+  };
+  const outcomes = await schedule(steps, async (s) => stepWords(s.change.action, await runStep(s, appliers.get(s.kind) as KindApply, viewOf(s.change))), {
+    concurrency: opts.concurrency,
+    isStopping: opts.isStopping,
+    onStart: (s) => observers.forEach((o) => o.stepStarted?.(s)),
+    onFinish: (o) => {
+      finished++;
+      observers.forEach((x) => x.stepFinished?.(o, finished, steps.length));
     },
-  );
+  });
   await settle(outcomes, appliers);
   const entries = outcomes.map(reportEntry);
   return { environment: plan.environment, outcomes: entries, summary: countOutcomes(entries), interrupted: opts.isStopping() };

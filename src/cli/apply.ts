@@ -14,6 +14,7 @@ import { startProgress } from "./progress.js";
 import { askYes } from "./prompt.js";
 import { noteTurnedAway } from "./rate-limit.js";
 import { makePlan } from "./reading.js";
+import { openPromotion } from "./promotion.js";
 
 export interface ApplyFlags extends GlobalFlags, ApplyLockFlags, OverrideFlags {
   autoApprove?: boolean;
@@ -42,14 +43,22 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     cwd: cwdOf(flags),
     kinds: kindsOf(out.io),
     now: nowOf(flags),
+    clock: () => nowOf(flags),
     openRepo: () => openRepo(flags),
     openEnv: (repo, name) => openEnv(repo, flags, name),
     openClient: (env, recorder) =>
       openClient(env, flags, out, recorder && { onRequest: recorder.observe, onRequestStart: recorder.observeStart }, { approver: true }),
     concurrency: () => concurrencyOf(flags),
     desiredState: (repo, env) => desiredState(repo, env, out, flags),
-    makePlan: (repo, env, core, guardrails) => makePlan(repo, env, core, flags, out, { impact: false, applies: true, ...(guardrails ? { guardrails } : {}) }),
-    approverNamed: (env) => approverNamedFor(env, flags).user,
+    makePlan: (repo, env, core, { guardrails, promotion, target }) =>
+      makePlan(repo, env, core, target ? { ...flags, target: target.of } : flags, out, {
+        impact: false,
+        applies: true,
+        ...(guardrails ? { guardrails } : {}),
+        ...(promotion ? { promotion } : {}),
+      }),
+    approverNamed: (env) => approverNamedFor(env, flags),
+    openPromotion: (repo, env) => openPromotion(repo, env, flags, out),
     ci: () => ciOf(flags),
     ask: (q) => askYes(out, q),
     signals: (warn) => applySignals(out.io.signals, warn),

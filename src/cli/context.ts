@@ -112,7 +112,7 @@ export function credentialsOf(env: ResolvedEnv, flags: GlobalFlags): Environment
 }
 
 /** Who the approver identity is, without its secret: what plan says will approve. */
-export function approverNamedFor(env: ResolvedEnv, flags: GlobalFlags): { configured: boolean; user: string | null } {
+export function approverNamedFor(env: ResolvedEnv, flags: GlobalFlags): { configured: boolean; user: string | null; variable?: true } {
   return credentialsOf(env, flags).approverNamed();
 }
 

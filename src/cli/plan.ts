@@ -17,6 +17,7 @@ import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { makePlan } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
+import { openPromotion } from "./promotion.js";
 
 export interface PlanFlags extends FleetFlags, OverrideFlags {
   out?: string;
@@ -33,15 +34,16 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
     // Checked before anything is read: a broken rule, or an override nobody listed may give, sends nothing.
     const guardrails = guardrailsOf(repo, env, flags, approversOf(flags, env, undefined), kindsOf(out.io));
     const core = openClient(env, flags, out);
+    const promotion = await openPromotion(repo, env, flags, out);
     try {
-      const plan = await makePlan(repo, env, core, flags, out, { impact: true, ...(guardrails ? { guardrails } : {}) });
+      const plan = await makePlan(repo, env, core, flags, out, { impact: true, ...(guardrails ? { guardrails } : {}), ...(promotion ? { promotion } : {}) });
       // Markdown that leaves something out names where the whole plan is: the file --out writes, if any.
       view({ plan, file: flags.out }, out);
       noteTurnedAway(core.governor, env, flags, out);
       if (flags.out) savePlan(plan, flags.out, out.io.cwd, out);
       return planExit(plan, !!flags.detailedExitcode, out);
     } finally {
-      await core.close();
+      await Promise.all([core.close(), promotion?.core.close()]);
     }
   } catch (e) {
     throw inEnvironment(e, name);
@@ -60,7 +62,12 @@ async function planFleet(flags: PlanFlags, out: Output): Promise<number> {
   const outcomes = await runEnvironments(repo, names, flags, out, "plan", view, async ({ env, core, flags: own, out: envOut }) => {
     // As plan of one environment: its rules checked before it reads, the plan judged as it is made.
     const guardrails = guardrailsOf(repo, env, own, approversOf(own, env, undefined), kindsOf(envOut.io));
-    const plan = await makePlan(repo, env, core, own, envOut, { impact: true, ...(guardrails ? { guardrails } : {}) });
+    const promotion = await openPromotion(repo, env, own, envOut);
+    const plan = await makePlan(repo, env, core, own, envOut, {
+      impact: true,
+      ...(guardrails ? { guardrails } : {}),
+      ...(promotion ? { promotion } : {}),
+    }).finally(() => promotion?.core.close());
     if (dir) writeUserFile(join(dir, `${env.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
     return planOutcome(plan);
   });

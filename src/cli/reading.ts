@@ -8,6 +8,7 @@ import { makePlan as composePlan } from "../plan/make.js";
 import type { Plan } from "../plan/model.js";
 import type { Judging } from "../guardrails/judge.js";
 import type { GuardrailSetup } from "../guardrails/setup.js";
+import type { PromotionSource } from "../promotion/source.js";
 import { approverNamedFor, concurrencyOf, desiredState, envOf } from "./context.js";
 import { ciOf } from "./four-eyes.js";
 import type { GlobalFlags } from "./flags.js";
@@ -57,7 +58,7 @@ export async function makePlan(
   core: ApiCore,
   flags: GlobalFlags,
   out: Output,
-  opts: { impact: boolean; applies?: boolean; guardrails?: { setup: GuardrailSetup; judging: Judging } },
+  opts: { impact: boolean; applies?: boolean; guardrails?: { setup: GuardrailSetup; judging: Judging }; promotion?: PromotionSource },
 ): Promise<Plan> {
   const desired = desiredState(repo, env, out, flags);
   // A rule that reads the contracts' allocation shift needs the tests, whether or not the impact is shown.
@@ -87,6 +88,7 @@ export async function makePlan(
       ...(tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env.service.allocationRules } } : {}),
       ...(env.fourEyes ? { fourEyes: { approver: named.user, approverConfigured: named.configured, approverKnown } } : {}),
       ...(opts.guardrails ? { guardrails: opts.guardrails } : {}),
+      ...(opts.promotion ? { promotion: opts.promotion } : {}),
     }),
   );
 }

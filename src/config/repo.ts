@@ -12,6 +12,7 @@ import { listYamlFiles } from "./walk.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
 import { readYamlFile, type SourceDoc } from "./yaml-source.js";
 import { keepInScope } from "./scope.js";
+import { promotionProblems } from "./promotion.js";
 import { serviceChoices, type ServiceChoices } from "../api/service-choices.js";
 import { isLoopbackHttp } from "../loopback.js";
 
@@ -56,6 +57,8 @@ export interface ResolvedEnv {
    *  its URLs: a file of this machine for a service on loopback, the git remote origin otherwise).
    *  Absent for the operations commands' environment without revsync.yaml, which never lock. */
   lock?: LockSetting;
+  /** promote_from: the environment this one receives its changes from (src/promotion/). */
+  promoteFrom?: string;
 }
 
 /** Where an environment's lock is kept: a ref of a git remote (a name or a URL), or a file of this machine. */
@@ -99,7 +102,12 @@ export function loadRepo(configFile: string, diagnostics: Diagnostic[], cwd = pr
   diagnostics.push(...problems);
   if (problems.length) return undefined;
   const config = doc.value as RevsyncConfig;
-  const ambiguous = [...batchStatusProblems(config, doc, shown), ...connectionProblems(config, doc, shown), ...credentialProblems(config, doc, shown)];
+  const ambiguous = [
+    ...batchStatusProblems(config, doc, shown),
+    ...connectionProblems(config, doc, shown),
+    ...credentialProblems(config, doc, shown),
+    ...promotionProblems(config, doc, shown),
+  ];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return undefined;
   return { cwd, root, configFile, policiesDir: resolve(root, config.policies ?? "policies"), config, configDoc: doc };
@@ -211,6 +219,10 @@ export function remoteCredentials(text: string): string | undefined {
     return undefined; // a remote's name, or an scp-like address whose user is an ssh login
   }
   const web = /^(https?|ftps?):$/i.test(url.protocol);
+  // git adds its own path and query to an http(s) remote's URL (…/info/refs?service=…), so a remote has
+  // none of its own: one that does carries a token as a parameter (?access_token=…).
+  if (web && (url.search || url.hash))
+    return `it holds a query or fragment (${url.protocol}//${url.host}${url.pathname}?[credentials]), which carries a token as a parameter and which a git remote never needs: credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
   if (url.password === "" && (url.username === "" || !web)) return undefined;
   return `it holds a ${url.password !== "" ? "password" : "user name, which for an http(s) remote is a credential (a token written as the user signs in)"} (${url.protocol}//[credentials]@${url.host}): credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
 }
@@ -339,6 +351,7 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
     ...fourEyesOf(raw.four_eyes ?? repo.config.four_eyes),
     ...(evidence === undefined ? {} : { evidence: resolve(repo.root, evidence) }),
     lock,
+    ...(raw.promote_from !== undefined ? { promoteFrom: raw.promote_from } : {}),
   };
 }
 

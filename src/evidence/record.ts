@@ -4,6 +4,7 @@ import type { FourEyesFacts } from "../shared/entries.js";
 import type { FieldDiff } from "../shared/normalize.js";
 import type { GuardrailOutcome } from "../shared/facts.js";
 import type { PlanGuardrails } from "../guardrails/judge.js";
+import type { ChangePromotion, PlanPromotion, PromotionTests } from "../shared/promotion.js";
 
 /** The evidence record of one apply run (schemas/evidence-record.schema.json). Major versions are
  *  refused by older readers, as plans are. */
@@ -114,6 +115,8 @@ export interface EvidenceChange {
   four_eyes?: EvidenceFourEyes;
   /** With guardrails: what each rule that matches it came to when apply judged the plan. */
   guardrails?: GuardrailOutcome[];
+  /** With promote_from: the plan's word on it (promoted, with what the source held; or blocked). */
+  promotion?: ChangePromotion;
   requests: EvidenceRequest[];
 }
 
@@ -157,6 +160,10 @@ export interface EvidenceRecord {
   /** With guardrails or freeze windows: how apply judged the plan right before it wrote (every rule and
    *  window, who approved, each override with its reason and who granted it, what held it back). */
   guardrails?: PlanGuardrails;
+  /** With promote_from: the plan's promotion (the source, the commit, what was compared, the tests). */
+  promotion?: PlanPromotion;
+  /** A saved plan's source's policy tests, run again right before the writes. */
+  promotion_tests_at_apply?: PromotionTests;
   started_at: string;
   finished_at: string;
   /** The policy repo: its commit, whether its tree was clean, and when not, the paths that were not (the

@@ -6,6 +6,7 @@ import { planApprover } from "../plan/four-eyes.js";
 import { isApplied, type Plan } from "../plan/model.js";
 import type { PlanGuardrails } from "../guardrails/judge.js";
 import type { GuardrailOutcome } from "../shared/facts.js";
+import type { PromotionTests } from "../shared/promotion.js";
 import { gitState, uncommittedFiles } from "./context.js";
 import {
   EVIDENCE_FORMAT_VERSION,
@@ -74,6 +75,7 @@ export class EvidenceRecorder implements ApplyObserver {
   private approverNote: string | undefined;
   private pullRequest: PullRequestApproval | undefined;
   private guardrails: { judged: PlanGuardrails; outcomes: readonly (GuardrailOutcome[] | undefined)[] } | undefined;
+  private promotionTests: PromotionTests | undefined;
   private readonly running = new Set<string>();
   private written: { path: string; record: EvidenceRecord } | undefined;
 
@@ -166,6 +168,10 @@ export class EvidenceRecorder implements ApplyObserver {
   setGuardrails(judged: PlanGuardrails, outcomes: readonly (GuardrailOutcome[] | undefined)[]): void {
     this.guardrails = { judged, outcomes };
   }
+  /** A saved plan's source's policy tests, as they came out right before the writes. */
+  setPromotionTests(tests: PromotionTests): void {
+    this.promotionTests = tests;
+  }
   /** The environment's lock as the run took it (or --lock=false), and later whether it was released. */
   setLock(lock: EvidenceLock): void {
     this.lock = lock;
@@ -237,6 +243,7 @@ export class EvidenceRecorder implements ApplyObserver {
         ...valuesOf(c),
         ...(four ? { four_eyes: four } : {}),
         ...(guardrails ? { guardrails } : {}),
+        ...(c.promotion ? { promotion: c.promotion } : {}),
         requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
       };
     });
@@ -274,6 +281,8 @@ export class EvidenceRecorder implements ApplyObserver {
       ...(this.approverNote ? { approver_note: this.approverNote } : {}),
       ...(this.pullRequest ? { pull_request_approval: this.pullRequest } : {}),
       ...(this.guardrails ? { guardrails: this.guardrails.judged } : {}),
+      ...(plan.promotion ? { promotion: plan.promotion } : {}),
+      ...(this.promotionTests ? { promotion_tests_at_apply: this.promotionTests } : {}),
       started_at: iso(this.started),
       finished_at: iso(i.now()),
       git,

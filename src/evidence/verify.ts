@@ -1,5 +1,6 @@
 import { fourEyesFindings } from "./four-eyes.js";
 import { guardrailProblems } from "./guardrails.js";
+import { promotionProblems } from "./promotion.js";
 import { basename } from "node:path";
 import { describeAjvErrors, fileValidator } from "../schema/ajv.js";
 import { EVIDENCE_FORMAT_VERSION, recordHash, type EvidenceRecord } from "./record.js";
@@ -28,6 +29,7 @@ export type Finding =
   | "unplaced"
   | "four-eyes"
   | "guardrails"
+  | "promotion"
   | "look-alike"
   | "same-tenant";
 
@@ -52,6 +54,13 @@ export interface ChainReport {
   ok: boolean;
 }
 
+/** What verify is told besides the folder: the source revsync.yaml names for a record's environment at the
+ *  record's commit (promote_from), when the run can read revsync.yaml (a record of such an environment must
+ *  carry its promotion facts). */
+export interface VerifyOptions {
+  promoteFrom?: (r: EvidenceRecord) => string | undefined;
+}
+
 const missing = (from: number, to: number, env: string): string =>
   from === to ? ` (record ${from} of environment ${env} is missing)` : ` (records ${from} to ${to} of environment ${env} are missing)`;
 
@@ -73,8 +82,8 @@ interface Link {
  *  sequence that skips, or goes back, a removal or a reorder. The head of a chain is the record no other
  *  record follows. Pure: the caller reads the folder. The records come back in chain order (by
  *  environment, then sequence), the files that are in no chain after them, as the folder lists them. */
-export function verifyChain(stored: StoredRecord[]): ChainReport {
-  const checked = stored.map(checkRecord);
+export function verifyChain(stored: StoredRecord[], opts: VerifyOptions = {}): ChainReport {
+  const checked = stored.map((s) => checkRecord(s, opts));
   const out = checked.map((c) => c.verified);
   const byEnv = new Map<string, Link[]>();
   checked.forEach(({ verified: v, placed }, index) => {
@@ -229,7 +238,7 @@ const tenantKeysOf = (r: EvidenceRecord): [string, string] => tenantKeys(r.base_
 /** One file on its own: a record of this format that its schema holds (`placed`: it belongs in its
  *  environment's chain), whose hash is its content's, under the name revsync gave it, and that keeps
  *  four eyes where its environment asks them. */
-function checkRecord(s: StoredRecord): { verified: VerifiedRecord; placed: boolean } {
+function checkRecord(s: StoredRecord, opts: VerifyOptions): { verified: VerifiedRecord; placed: boolean } {
   const v: VerifiedRecord = { file: s.file, environment: null, sequence: null, hash: null, findings: [], problems: [] };
   const found = (finding: Finding, ...problems: string[]): void => {
     v.findings.push(finding);
@@ -276,6 +285,8 @@ function checkRecord(s: StoredRecord): { verified: VerifiedRecord; placed: boole
   if (eyes.notes.length) v.note = [v.note, ...eyes.notes].filter(Boolean).join("; ");
   const guarded = guardrailProblems(r);
   if (guarded.length) found("guardrails", ...guarded);
+  const promoted = promotionProblems(r, opts.promoteFrom?.(r));
+  if (promoted.length) found("promotion", ...promoted);
   return { verified: v, placed: true };
 }
 

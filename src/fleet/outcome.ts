@@ -2,14 +2,14 @@
  *  --all-envs or --envs) or read it from a CI matrix job's JSON (revsync summary): one shape, so that both
  *  give the same summary in every format, and one exit code over them all. */
 import { errorObject } from "../errors.js";
-import { isApplied, type DriftReport, type Plan } from "../plan/model.js";
+import { needsAction, type DriftReport, type Plan } from "../plan/model.js";
 
 /** The commands that run across environments. */
 export const FLEET_COMMANDS = ["plan", "drift", "test"] as const;
 export type FleetCommand = (typeof FLEET_COMMANDS)[number];
 
 /** failed: an error stopped it, or (test) a case or contract failed; changes: plan has something apply
- *  would do, drift found drift; clean: neither. */
+ *  would do, or a write blocked until someone acts, drift found drift; clean: neither. */
 export type FleetStatus = "failed" | "changes" | "clean";
 
 /** A policy test run as `revsync test --format json` writes it: the parts a summary reads. */
@@ -38,7 +38,7 @@ export interface EnvOutcome {
 
 /** A plan or drift report that could not read part of the service failed (it says which, and does the rest). */
 export function planOutcome(plan: Plan): EnvOutcome {
-  const status = plan.unread?.length ? "failed" : plan.changes.some(isApplied) ? "changes" : "clean";
+  const status = plan.unread?.length ? "failed" : plan.changes.some(needsAction) ? "changes" : "clean";
   return { environment: plan.environment, command: "plan", status, plan };
 }
 
@@ -77,7 +77,8 @@ export function countOutcomes(outcomes: readonly EnvOutcome[]): FleetCounts {
 }
 
 /** The exit code over every environment: 1 if any failed, else 2 if any drifted (drift) or has changes
- *  apply would make (plan, only with `planChanges`: plan's --detailed-exitcode), else 0. */
+ *  apply would make or writes blocked until someone acts (plan, only with `planChanges`: plan's
+ *  --detailed-exitcode), else 0. */
 export function fleetExit(outcomes: readonly EnvOutcome[], opts: { planChanges: boolean }): number {
   if (outcomes.some((o) => o.status === "failed")) return 1;
   const counts = (o: EnvOutcome): boolean => o.status === "changes" && (o.command === "drift" || (o.command === "plan" && opts.planChanges));

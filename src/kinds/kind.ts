@@ -9,6 +9,7 @@ import type { FileKind } from "../config/rules.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
 import type { Action, Change, DriftItem, FourEyesFacts, KeptLive, Unread } from "../shared/entries.js";
 import type { FactDoc, Facts } from "../shared/facts.js";
+import type { SourceFinding } from "../shared/promotion.js";
 import type { FieldDiff } from "../shared/normalize.js";
 import type { Unknown } from "../shared/unknown.js";
 import type { ExportedFile } from "./export-file.js";
@@ -261,6 +262,12 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
 
   /** Checks changes an evidence record applied against the service (reads shared across calls). */
   evidence(core: ApiCore): (c: AppliedChange) => Promise<Omit<LiveFinding, "later">>;
+
+  /** Promotion (promote_from): what the source environment holds of what a change of this kind sets,
+   *  against what git asks of the source (`desired`: git's entries as the source reads them, its own vars
+   *  and scope; `live`: what was read of it, values included). Without it, a change of this kind is
+   *  never promoted (src/promotion/ blocks it, saying so). */
+  promotion?(c: Change, desired: readonly D[], live: L): SourceFinding;
 
   /** What guardrails read of its changes (none: every change's facts alone). */
   guardrails?: KindFacts<D, L>;

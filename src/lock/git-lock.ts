@@ -17,7 +17,8 @@ interface GitResult {
 }
 
 /** A URL's credentials (`https://user:token@host`) never reach a message: git may quote its remote's URL. */
-export const withoutCredentials = (text: string): string => text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@");
+export const withoutCredentials = (text: string): string =>
+  text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@").replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s?#]*)[?#][^\s'"]*/gi, "$1?***");
 
 /** The ref of a tenant's lock: a readable part (host, port, path, realm) and a hash of the tenant's
  *  identity (its normalised base URL and realm), so that every environment aimed at one tenant, however

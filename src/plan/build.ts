@@ -72,13 +72,24 @@ export function keptOf(desired: DesiredState, live: LiveState, targets: string[]
   return plainData(kept.sort((a, b) => byCodePoint(a.address, b.address)));
 }
 
+/** Entries in the plan's order: by action, then as each kind ranks its own, then by address in code point
+ *  order (the same plan on every machine, whatever its locale). */
+export function inPlanOrder(changes: Change[], kinds: Registry = KINDS): Change[] {
+  const rank = (c: Change): number => kindOf(kinds, c.address)?.rank?.(c) ?? 0;
+  return changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || rank(a) - rank(b) || byCodePoint(a.address, b.address));
+}
+
+/** A draft plan whose entries were judged again (promotion blocks writes): in the plan's order, counted. */
+export function withChanges(plan: DraftPlan, changes: Change[], kinds: Registry = KINDS): DraftPlan {
+  const ordered = inPlanOrder(plainData(changes), kinds);
+  return { ...plan, changes: ordered, summary: summarize(ACTIONS, ordered as unknown as { [k: string]: unknown }[], "action") };
+}
+
 /** The plan's entries and notes, in the plan's order, unsealed. */
 export function draftPlan(desired: DesiredState, live: LiveState, meta: PlanMeta, kinds: Registry = KINDS): DraftPlan {
   const { changes, findings, kept } = entries(desired, live, meta.targets, kinds);
   const alike = lookAlikes(desired, live, meta.targets, readKinds(kinds, live));
-  const rank = (c: Change): number => kindOf(kinds, c.address)?.rank?.(c) ?? 0;
-  // Code point order: the same plan on every machine, whatever its locale.
-  changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || rank(a) - rank(b) || byCodePoint(a.address, b.address));
+  inPlanOrder(changes, kinds);
   return {
     format_version: "1",
     environment: meta.environment,

@@ -8,7 +8,7 @@ import { KINDS } from "../kinds/registry.js";
 import { readLive } from "../live/read.js";
 import { ruleReader, type Contract } from "../policy-test/allocate.js";
 import { allocationImpact, impact, movedByCurrency, type TestCase } from "../policy-test/run.js";
-import { draftPlan, seal, type DraftPlan, type PlanMeta } from "./build.js";
+import { draftPlan, seal, withChanges, type DraftPlan, type PlanMeta } from "./build.js";
 import { fourEyesOfPlan } from "./four-eyes.js";
 import type { Plan, PlanImpact } from "./model.js";
 import { carvesGit, carvesLive, impactNotes, liveWithGitsUnknowns, modelsFromGit, modelsFromLive } from "./policy-models.js";
@@ -17,6 +17,8 @@ import { changeFacts } from "../guardrails/facts.js";
 import { judgePlan, type Judging } from "../guardrails/judge.js";
 import type { GuardrailSetup } from "../guardrails/setup.js";
 import { isApplied } from "./model.js";
+import { promotePlan } from "../promotion/promote.js";
+import type { PromotionSource } from "../promotion/source.js";
 
 export interface PlanRequest {
   desired: DesiredState;
@@ -31,6 +33,8 @@ export interface PlanRequest {
   fourEyes?: { approver: string | null; approverConfigured: boolean; approverKnown?: boolean };
   /** The environment's guardrails, and the moment, approvers and overrides they are judged with. */
   guardrails?: { setup: GuardrailSetup; judging: Judging };
+  /** promote_from: the source environment each write is judged against (src/promotion/). */
+  promotion?: PromotionSource;
   kinds?: Registry;
 }
 
@@ -100,7 +104,12 @@ export async function makePlan(core: ApiCore, req: PlanRequest): Promise<Plan> {
     kinds,
   );
   checkTargets(req.meta.targets, req.desired, live, kinds);
-  const plan = draftPlan(req.desired, live, req.meta, kinds);
+  let plan = draftPlan(req.desired, live, req.meta, kinds);
+  // Promotion first: a write the source does not hold is blocked, and no later view counts it as a write.
+  if (req.promotion) {
+    const { changes, promotion } = await promotePlan(plan.changes, req.promotion, kinds, () => req.meta.now ?? new Date());
+    plan = { ...withChanges(plan, changes, kinds), promotion };
+  }
   // Who prepared each approve's batch, and who the approves would go as: the plan says it above them.
   if (req.fourEyes) plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: req.meta.user, ...req.fourEyes }, kinds);
   // The policy tests' impact models the whole service: a plan that could not read all of it shows none.

@@ -2,14 +2,16 @@ import { createHash } from "node:crypto";
 import { canonicalHash } from "../canonical-json.js";
 import type { AllocationImpact, ImpactEntry } from "../policy-test/run.js";
 import type { PlanGuardrails } from "../guardrails/judge.js";
+import type { PlanPromotion } from "../shared/promotion.js";
 import type { Action, Change, DriftClass, DriftItem, KeptLive, Unread } from "../shared/entries.js";
 import type { LookAlike } from "./look-alike.js";
 
 // The entries a plan and a drift report hold are every kind's words (src/shared/entries.ts); they are
 // named here too, with the plan and the drift report they make up.
-export { APPLIED_ACTIONS, actionWords, isApplied } from "../shared/entries.js";
+export { APPLIED_ACTIONS, actionWords, isApplied, needsAction } from "../shared/entries.js";
 export type { Action, Change, DriftClass, DriftItem, KeptLive, Payload, Unread, ValuesSummary } from "../shared/entries.js";
 export type { PlanGuardrails } from "../guardrails/judge.js";
+export type { ChangePromotion, PlanPromotion } from "../shared/promotion.js";
 
 export const PLAN_FORMAT_VERSION = "1";
 
@@ -47,6 +49,9 @@ export interface Plan {
   /** With guardrails or freeze windows in revsync.yaml: how the plan was judged when it was made (each
    *  applied change carries its facts and outcomes); apply judges it again. */
   guardrails?: PlanGuardrails;
+  /** With promote_from (revsync.yaml): the source environment, the commit, what was compared and the
+   *  policy tests run live there (each applied change says promoted, or is blocked and says why). */
+  promotion?: PlanPromotion;
   /** sha256 of every other field of the plan (planChecksum). */
   checksum: string;
 }

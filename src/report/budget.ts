@@ -27,6 +27,8 @@ export const SECTION_BUDGET = {
   ignored: 6_000,
   /** The guardrails' outcomes and freeze windows, at the top of a plan's comment. */
   guardrails: 8_000,
+  /** The promotion's writes and what the source holds of each, at the top of a plan's comment. */
+  promotion: 8_000,
 } as const;
 
 /** Pieces of markdown in their order for as long as they fit in `budget` characters together with the

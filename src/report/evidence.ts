@@ -136,6 +136,19 @@ function guardrailWords(r: EvidenceRecord, esc: Esc): string | undefined {
   ].join("; ");
 }
 
+/** The record's promotion, in words (esc: the report's escape); undefined without one. */
+function promotionWords(r: EvidenceRecord, esc: Esc): string | undefined {
+  const p = r.promotion;
+  if (!p) return undefined;
+  const tests = p.tests
+    ? p.tests.failed.length
+      ? `policy tests failed there: ${p.tests.failed.map(esc).join("; ")}`
+      : `policy tests passed there (${plural(p.tests.cases, "case")}, ${plural(p.tests.contracts, "contract")})`
+    : "no policy tests";
+  const again = r.promotion_tests_at_apply ? `; again before the writes: ${r.promotion_tests_at_apply.failed.length ? "failed" : "passed"}` : "";
+  return `from ${esc(p.from)} (${esc(p.base_url)}, realm ${esc(p.realm)}), read ${esc(p.read_at ?? "never: nothing to promote")} at commit ${esc(p.commit ?? "unknown")}: ${p.promoted} promoted, ${p.blocked} blocked; compared ${esc(p.compared_checksum)}; ${tests}${again}`;
+}
+
 /** A change's guardrail outcomes other than pass, in words. */
 const outcomeWords = (c: EvidenceChange, esc: Esc): string =>
   (c.guardrails ?? [])
@@ -180,6 +193,7 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter, doub
     `  outcome     ${countLine(r)}${r.error ? `; error: ${t(r.error)}` : ""}`,
     ...fourEyesText(r),
     ...(guardrailWords(r, t) ? [`  guardrails  ${guardrailWords(r, t)}`] : []),
+    ...(promotionWords(r, t) ? [`  promotion   ${promotionWords(r, t)}`] : []),
   ];
   if (r.changes.length) lines.push("", "  changes:");
   for (const c of r.changes) {
@@ -191,6 +205,7 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter, doub
     const people = peopleWords(c, t);
     if (people) lines.push(`                four eyes: ${people}`);
     if (outcomeWords(c, t)) lines.push(`                guardrails: ${outcomeWords(c, t)}`);
+    if (c.promotion) lines.push(`                promotion: ${c.promotion.status} from ${t(c.promotion.from)}: ${t(JSON.stringify(c.promotion.compared))}`);
     for (const d of c.diff) lines.push(`                ${t(d.path)}: ${show(d.before)} -> ${show(d.after)}`);
     for (const q of c.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
   }
@@ -206,7 +221,10 @@ function changeRows(c: EvidenceChange): string {
     )
     .join("<br>");
   const values = c.values ? [`values: ${md(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${md(c.values.checksum ?? "none")}`] : [];
-  const guarded = outcomeWords(c, md) ? [`guardrails: ${outcomeWords(c, md)}`] : [];
+  const guarded = [
+    ...(outcomeWords(c, md) ? [`guardrails: ${outcomeWords(c, md)}`] : []),
+    ...(c.promotion ? [`promotion: ${c.promotion.status} from ${md(c.promotion.from)}`] : []),
+  ];
   const diff = [...values, ...guarded, ...c.diff.map((d) => `${md(d.path)}: ${md(show(d.before))} → ${md(show(d.after))}`)].join("<br>");
   return `| ${markdownCode(c.action, { cell: true })} | ${markdownCode(c.address, { cell: true })} | ${diff || "—"} | ${sent || "—"} | **${c.outcome}**: ${md(c.why)} |`;
 }
@@ -225,6 +243,7 @@ export function evidenceMarkdown(file: string, r: EvidenceRecord, doubt: Doubt |
     `- **Where**: ${md(r.base_url)}, realm ${markdownCode(r.realm)}, as ${markdownCode(r.service_user ?? "(none)")}`,
     ...(lockWords(r) ? [`- **Lock**: ${md(lockWords(r) ?? "")}`] : []),
     ...(guardrailWords(r, md) ? [`- **Guardrails**: ${guardrailWords(r, md)}`] : []),
+    ...(promotionWords(r, md) ? [`- **Promotion**: ${promotionWords(r, md)}`] : []),
     `- **Outcome**: ${countLine(r)}${r.error ? `; error: ${md(r.error)}` : ""}`,
     "",
     ...(r.changes.length

@@ -27,6 +27,7 @@ import { lookAlikeWords, type LookAlike } from "../plan/look-alike.js";
 import { plural } from "../words.js";
 import { fitPieces, fitTiers, MARKDOWN_LIMIT, nameCap, SECTION_BUDGET, type Fitted, type Tiers } from "./budget.js";
 import { changeGuardrailLines, guardrailsMarkdown, guardrailsText } from "./guardrails.js";
+import { changePromotionLines, promotionMarkdown, promotionText } from "./promotion.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
 export const SYMBOL: Record<Action, string> = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
@@ -207,12 +208,13 @@ export function planText(plan: Plan, out: Painter): string {
     const head = plan.kept_live?.length
       ? `No changes. ${keptWords(plan.kept_live)}; in every field git sets, environment ${env}.`
       : `No changes. Environment ${env}.`;
-    lines.push(...guardrailsText(plan, out), ...keptText(plan.kept_live, out), head, ...noteLines(plan.notes, plan.look_alike));
+    lines.push(...promotionText(plan, out), ...guardrailsText(plan, out), ...keptText(plan.kept_live, out), head, ...noteLines(plan.notes, plan.look_alike));
     return lines.join("\n");
   }
   const where = `environment ${JSON.stringify(plan.environment)} (${t(plan.base_url)}, realm ${t(plan.realm)})`;
   // Never "No changes" while the plan holds entries: what apply cannot do is still the truth.
   lines.push(
+    ...promotionText(plan, out),
     ...guardrailsText(plan, out),
     hasApplied(plan)
       ? `revsync will make these changes in ${where}:`
@@ -238,7 +240,7 @@ export function planText(plan: Plan, out: Painter): string {
     if (c.values) lines.push(`      values: ${t(valuesLine(c.values))}`);
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
     if (eyes) lines.push(`      ${t(eyes)}`);
-    lines.push(...changeGuardrailLines(c, out), "");
+    lines.push(...changePromotionLines(c, out), ...changeGuardrailLines(c, out), "");
   }
   lines.push(...unreadText(plan.unread, out), ...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
   return lines.join("\n");
@@ -390,7 +392,9 @@ export function planMarkdown(plan: Plan, file?: string, max = MARKDOWN_LIMIT): s
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   const notes = alikeMarkdown(plan.look_alike) + notesMarkdown(plan.notes, whole);
   const kept = keptMarkdown(plan.kept_live, whole);
-  // The guardrails come first: what holds the plan back is what a reviewer reads before anything.
+  // The promotion and the guardrails come first: what holds the plan back is what a reviewer reads first.
+  const promotion = promotionMarkdown(plan, whole);
+  if (promotion) head.push(promotion);
   const guardrails = guardrailsMarkdown(plan, whole);
   if (guardrails) head.push(guardrails);
   if (!hasChanges(plan)) {

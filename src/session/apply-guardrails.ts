@@ -12,13 +12,15 @@ import type { Registry } from "../kinds/kind.js";
 import type { GuardrailSetup } from "../guardrails/setup.js";
 import type { Plan } from "../plan/model.js";
 import type { Evidence } from "./evidence.js";
-import { approverSignedIn, readPullRequestApproval } from "./four-eyes.js";
+import { approverConfirmed, approverSignedIn, readPullRequestApproval } from "./four-eyes.js";
 
 interface Judged {
   /** The plan as apply shows it: each change with the outcomes of now, the guardrails of now. */
   shown: Plan;
   /** The pull request's approval, when it was read for the guardrails (four eyes reads it once). */
   approval?: PullRequestApproval;
+  /** The same plan, approvers and overrides judged at another moment: the refusal, or undefined. */
+  again: (now: number) => UserError | undefined;
 }
 
 /** Judges the plan now; refuses it (UserError, nothing sent) while anything holds it back. */
@@ -46,7 +48,10 @@ export async function guardrailsBeforeWriting(
   const asks = overrides.length > 0 || setup.rules.some((r) => r.effect === "require_approval");
   const ci = asks ? run.ci() : null;
   const approval = ci ? await readPullRequestApproval(run.penv, run.repo, ci) : undefined;
-  if (asks) await approverSignedIn(core);
+  if (asks) {
+    await approverSignedIn(core);
+    await approverConfirmed(core);
+  }
   const judging = { now: run.now, approvers: run.approvers(approval), overrides };
   const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, run.kinds);
   const changes = plan.changes.map((c, i) => {
@@ -56,7 +61,9 @@ export async function guardrailsBeforeWriting(
   });
   run.evidence?.recorder.setGuardrails(guardrails, outcomes);
   const shown = { ...plan, changes, guardrails };
-  return { shown, ...(approval ? { approval } : {}) };
+  const again = (now: number): UserError | undefined =>
+    heldBackError({ ...shown, guardrails: judgePlan(plan.changes, setup, { ...judging, now }, run.kinds).guardrails });
+  return { shown, again, ...(approval ? { approval } : {}) };
 }
 
 /** The refusal of a plan the guardrails hold back, in words. */

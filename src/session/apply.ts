@@ -18,7 +18,7 @@ import type { Approver } from "../guardrails/identity.js";
 import type { Judging, Override } from "../guardrails/judge.js";
 import type { Registry } from "../kinds/kind.js";
 import type { AskYes } from "../run-output.js";
-import type { Change, Plan } from "../plan/model.js";
+import { isApplied, type Change, type Plan } from "../plan/model.js";
 import { unreadError } from "../report/unread.js";
 import { Cancelled, UserError } from "../errors.js";
 import type { LockBackend } from "../lock/lock.js";
@@ -29,7 +29,7 @@ import type { ApplyView } from "../report/views/apply.js";
 import type { ApplySignals } from "./apply-signals.js";
 import { changedPolicyFiles } from "../evidence/context.js";
 import { guardrailsBeforeWriting, heldBackError } from "./apply-guardrails.js";
-import { approversOf as approvers } from "./guardrails.js";
+import { approversOf as approvers, approverUser } from "./guardrails.js";
 import { loadGuardrails, type GuardrailSetup } from "../guardrails/setup.js";
 import type { PullRequestApproval } from "../evidence/record.js";
 import type { SessionOutput } from "./output.js";
@@ -38,6 +38,9 @@ import { startEvidence, type Evidence } from "./evidence.js";
 import { fourEyesBeforeWriting } from "./four-eyes.js";
 import { approverSincePlan } from "../plan/four-eyes.js";
 import { lockBackend, lockDisabled, lockTimeoutOf, takeEnvLock, type ApplyLockFlags, type EnvLock } from "./env-lock.js";
+import type { PromotionSource } from "../promotion/source.js";
+import { checkSavedPromotion, promotionLeftBlocked, testsBeforeWriting, testsRefusal } from "../promotion/apply.js";
+import { promotionGate } from "../promotion/gate.js";
 
 /** What the evidence record and --format json say of a run told --lock=false. */
 const NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" } as const;
@@ -70,14 +73,20 @@ export interface ApplyWiring {
   cwd: string;
   kinds: Registry;
   now: number;
+  /** The run's wall clock read again (the moment right before the first write). */
+  clock(): number;
   openRepo(): Repo;
   openEnv(repo: Repo, name: string | undefined): ResolvedEnv;
   openClient(env: ResolvedEnv, observer: Evidence["recorder"] | undefined): ApiCore;
   concurrency(): number;
   desiredState(repo: Repo, env: ResolvedEnv): DesiredState;
-  makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, guardrails?: { setup: GuardrailSetup; judging: Judging }): Promise<Plan>;
-  /** The user the approver identity's variables (or kept sign-in) name, without signing in. */
-  approverNamed(env: ResolvedEnv): string | null;
+  /** A plan made now, as apply makes one; `target` (when given) in place of --target. */
+  makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, opts: PlanOpts): Promise<Plan>;
+  /** The user the approver identity's variables (or kept sign-in) name, without signing in; `variable`:
+   *  REVSYNC_APPROVER_USER's text alone names it. */
+  approverNamed(env: ResolvedEnv): { user: string | null; variable?: true };
+  /** promote_from: the environment's source, opened (its own client); undefined without one. */
+  openPromotion(repo: Repo, env: ResolvedEnv): Promise<PromotionSource | undefined>;
   /** The CI run this apply is part of, or null. */
   ci(): CiContext | null;
   ask: AskYes;
@@ -86,6 +95,14 @@ export interface ApplyWiring {
   /** Says how often the service turned requests away, when it did. */
   noteTurnedAway(governor: Governor, env: ResolvedEnv): void;
   view: ApplyView;
+}
+
+/** What a plan apply makes is made with: the guardrails it computes facts for, the promotion source it
+ *  compares with, and (for a saved plan's facts) the saved plan's targets. */
+export interface PlanOpts {
+  guardrails?: { setup: GuardrailSetup; judging: Judging };
+  promotion?: PromotionSource;
+  target?: { of: string[] };
 }
 
 /** One apply run, as the command wires it: what it was asked, its streams, the environment, the saved plan (its
@@ -110,8 +127,12 @@ interface Run {
   guardrails?: GuardrailSetup;
   /** The pull request's approval, once read (for the guardrails; four eyes reads no second time). */
   approval?: PullRequestApproval;
+  /** The guardrails' judgment of the plan at another moment (with guardrails): the refusal, or undefined. */
+  judgedAgain?: (now: number) => UserError | undefined;
   /** The commit the policy repo is at and the policy files that differ from it (four eyes holds them). */
   tree?: { commit: string | null; files: string[] };
+  /** promote_from: the source environment, opened (its own client), which each write is checked against. */
+  promotion?: PromotionSource;
 }
 
 /** Everything checked before anything is read or sent: the saved plan (whole, as it was reviewed: its
@@ -181,7 +202,10 @@ async function planToApply(run: Run): Promise<PayloadsChecked> {
   if (run.saved) await warnUncommitted(run, run.saved);
   const plan = run.saved
     ? checkAgainstGit(run.saved, run.w.desiredState(run.repo, run.env), run.w.kinds)
-    : checkPayloads(await run.w.makePlan(run.repo, run.env, run.core, planGuardrails(run)), run.w.kinds);
+    : checkPayloads(
+        await run.w.makePlan(run.repo, run.env, run.core, { ...guardrailsOpt(run), ...(run.promotion ? { promotion: run.promotion } : {}) }),
+        run.w.kinds,
+      );
   if (!run.saved) await warnUncommitted(run, plan);
   run.evidence?.recorder.setPlan(plan);
   run.evidence?.recorder.setUser(run.core.auth.username);
@@ -195,10 +219,21 @@ function planGuardrails(run: Run): { setup: GuardrailSetup; judging: Judging } |
   return { setup: run.guardrails, judging: { now: run.w.now, approvers: approversOf(run), overrides: [] } };
 }
 
-/** Who approves in this run: the approver identity (signed in, when the client holds its sign-in; else the
- *  user its variables name), and the pull request's independent approvals that were read. */
+/** planGuardrails as a plan's options. */
+function guardrailsOpt(run: Run): Pick<PlanOpts, "guardrails"> {
+  const guardrails = planGuardrails(run);
+  return guardrails ? { guardrails } : {};
+}
+
+/** Who approves in this run: the approver identity (signed in, when the client holds its sign-in: the user
+ *  the service's token names; else the user its variables or token name, which plan shows and apply
+ *  judges again; never REVSYNC_APPROVER_USER's text), and the pull request's independent approvals that
+ *  were read. */
 function approversOf(run: Run, pr?: PullRequestApproval): Approver[] {
-  return approvers(run.core.approverAuth ? run.core.approverAuth.username : run.w.approverNamed(run.env), pr);
+  return approvers(
+    approverUser(run.core.approverAuth, () => run.w.approverNamed(run.env)),
+    pr,
+  );
 }
 
 /** The plan judged now (a saved plan was judged when it was made; time has passed), refused while
@@ -207,7 +242,7 @@ async function judgedNow(run: Run, plan: PayloadsChecked): Promise<Plan> {
   // Rules git no longer holds judge nothing now: the saved plan's outcomes are not shown as today's.
   if (!run.guardrails) return plan.guardrails ? { ...plan, guardrails: undefined, changes: plan.changes.map(({ guardrails: _g, ...c }) => c) } : plan;
   const { w } = run;
-  const judged = await guardrailsBeforeWriting(plan, {
+  const judged = await guardrailsBeforeWriting(run.saved ? await factsOfNow(run, plan, run.guardrails) : plan, {
     ...run,
     setup: run.guardrails,
     now: w.now,
@@ -218,7 +253,30 @@ async function judgedNow(run: Run, plan: PayloadsChecked): Promise<Plan> {
     approvers: (approval) => approversOf(run, approval),
   });
   if (judged.approval) run.approval = judged.approval;
+  run.judgedAgain = judged.again;
   return judged.shown;
+}
+
+/** A saved plan's facts are its own word (anyone can edit them and compute its checksum again; in CI a
+ *  job the pull request controls may have made it): where a rule's `when` reads facts, they are those of
+ *  a plan made now from git and the service, change by change. A change that plan does not hold is not
+ *  what the service and git ask for now: nothing is judged on the saved facts, nothing is sent. */
+async function factsOfNow(run: Run, plan: Plan, setup: GuardrailSetup): Promise<Plan> {
+  if (!setup.rules.some((r) => r.when)) return plan;
+  const now = await run.w.makePlan(run.repo, run.env, run.core, { ...guardrailsOpt(run), target: { of: plan.targets } });
+  const key = (c: Change): string => `${c.action} ${c.address}`;
+  const fresh = new Map(now.changes.filter(isApplied).map((c) => [key(c), c.facts]));
+  const changes = plan.changes.map((c) => {
+    if (!isApplied(c)) return c;
+    const facts = fresh.get(key(c));
+    if (!facts)
+      throw new UserError(
+        `the guardrails judge ${c.address} (${c.action}) on what git and the service give now, and a plan made now holds no such change: nothing was sent`,
+        "run revsync plan again, review it, and apply that plan",
+      );
+    return { ...c, facts };
+  });
+  return { ...plan, changes };
 }
 
 /** Asks before writing, unless --auto-approve (required without a terminal); false when declined. */
@@ -244,8 +302,11 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
   if (!hasApplied(plan)) {
     out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
     run.w.noteTurnedAway(core.governor, env);
+    const blocked = promotionLeftBlocked(plan);
+    if (blocked) throw blocked;
     return unreadCode(run, plan, 0);
   }
+  await promotionTestsNow(run);
   const held = heldBackError(shown);
   if (held) throw held;
   // Four eyes: the environment's rule, or the one the saved plan was made under.
@@ -346,18 +407,33 @@ async function writeAll(run: Run, plan: CheckedPlan): Promise<number> {
       observers: observers(run, progress),
       fourEyes,
       kinds: w.kinds,
+      ...(run.promotion ? { gate: promotionGate(run.promotion, w.kinds) } : {}),
     };
     report = await applyPlan(core, plan, { ...opts, tagRequests: run.evidence !== undefined });
   } finally {
     progress.stop();
   }
   if (run.evidence) run.evidence.report = report;
-  const wrote = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") ? 1 : 0;
+  const blocked = report.interrupted ? undefined : promotionLeftBlocked(plan);
+  const wrote = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") || blocked ? 1 : 0;
   const code = await settle(run, { exitCode: unreadCode(run, plan, wrote, false) });
   w.view({ report, lock: run.backend ? run.lock?.evidence() : NO_LOCK }, out);
   w.noteTurnedAway(core.governor, env);
+  // Writes blocked for promotion were not sent: the run says so and fails, though the rest went through.
+  if (blocked) {
+    out.error(blocked.message);
+    if (blocked.hint) out.hint(`Hint: ${blocked.hint}`);
+  }
   unreadCode(run, plan, wrote);
   return code;
+}
+
+/** A saved plan's source's policy tests once more before anything is written (a plan made now ran them). */
+async function promotionTestsNow(run: Run): Promise<void> {
+  if (!run.promotion || !run.saved) return;
+  const tests = await testsBeforeWriting(run.promotion, run.w.kinds);
+  if (tests) run.evidence?.recorder.setPromotionTests(tests);
+  if (tests?.failed.length) throw testsRefusal(run.promotion.name, tests);
 }
 
 /** A plan this run made that could not read part of the service: its writes went on (a read that failed
@@ -372,9 +448,16 @@ function unreadCode(run: Run, plan: Pick<Plan, "unread">, code: number, say = tr
 
 /** The run from the plan to the report. */
 async function work(run: Run): Promise<number> {
+  if (run.saved && run.planFile) checkSavedPromotion(run.saved, run.env.promoteFrom, run.planFile);
+  run.promotion = await run.w.openPromotion(run.repo, run.env);
   const ready = await beforeWriting(run, await planToApply(run));
   if (typeof ready === "number") return ready;
-  return (await lockEnvironment(run, ready)) ?? writeAll(run, ready);
+  const stopped = await lockEnvironment(run, ready);
+  if (stopped !== undefined) return stopped;
+  // The answer to the prompt and the wait for the lock take time: a window may have opened meanwhile.
+  const late = run.judgedAgain?.(run.w.clock());
+  if (late) throw late;
+  return writeAll(run, ready);
 }
 
 /** Decides what becomes of the lock at the run's end: kept while a write may still be in flight (a stop at
@@ -449,7 +532,7 @@ export async function applySession(req: ApplyRequest, w: ApplyWiring): Promise<n
   } finally {
     // The handlers stay until the client is closed: a signal then changes nothing, rather than killing
     // a process whose writes are done without a word.
-    if (!run.signals.inFlight().length) await run.core.close();
+    if (!run.signals.inFlight().length) await Promise.all([run.core.close(), run.promotion?.core.close()]);
     run.signals.close();
   }
 }

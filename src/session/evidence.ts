@@ -8,7 +8,9 @@ import { checkLive, type LiveFinding } from "../evidence/live.js";
 import type { EvidenceRecord } from "../evidence/record.js";
 import { EvidenceRecorder } from "../evidence/recorder.js";
 import { prepareEvidenceDir, readRecord, readRecords, type StoredRecord } from "../evidence/store.js";
-import { verifyChain, type VerifiedRecord } from "../evidence/verify.js";
+import { verifyChain, type VerifiedRecord, type VerifyOptions } from "../evidence/verify.js";
+import { promoteFromAtCommits } from "../evidence/promotion.js";
+import { promoteFromOf } from "../config/promotion.js";
 import { PACKAGE_ROOT } from "../package-root.js";
 import { readJsonFile, realPathInside } from "../user-files.js";
 import type { Doubt } from "../report/evidence.js";
@@ -90,7 +92,7 @@ export function startEvidence(
 /** The records `show` prints, each with what evidence verify says of it in the folder it lies in (a
  *  FILE is checked among the records beside it): show never prints a record as fine that verify would
  *  not hold. */
-function recordsAt(target: string): { stored: StoredRecord[]; verdicts: Map<string, VerifiedRecord> } {
+async function recordsAt(target: string, repo: RepoAt): Promise<{ stored: StoredRecord[]; verdicts: Map<string, VerifiedRecord> }> {
   let dir = false;
   try {
     dir = statSync(target).isDirectory();
@@ -99,7 +101,7 @@ function recordsAt(target: string): { stored: StoredRecord[]; verdicts: Map<stri
   }
   const folder = dir ? target : dirname(target);
   const found = readRecords(folder);
-  const checked = verifyChain(found).records;
+  const checked = verifyChain(found, await promotionExpected(repo, found)).records;
   const verdicts = new Map(checked.map((v) => [v.file, v]));
   // In chain order (by environment, then sequence), as verify lists them: --last counts from the head.
   const byFile = new Map(found.map((s) => [s.file, s]));
@@ -110,9 +112,36 @@ function recordsAt(target: string): { stored: StoredRecord[]; verdicts: Map<stri
   return { stored: [{ ...own, file: target }], verdicts: new Map(verdict ? [[target, verdict]] : []) };
 }
 
+/** The policy repo evidence verify and show read (revsync.yaml's promote_from), when they run in one: how
+ *  it is opened (it throws outside one), and the run's environment variables (for git). */
+export interface RepoAt {
+  openRepo: () => Repo;
+  penv: NodeJS.ProcessEnv;
+}
+
+/** In a policy repo: the source its revsync.yaml named for each environment (promote_from) at each record's
+ *  commit (git show), else as revsync.yaml is now; a record of such an environment must carry its
+ *  promotion facts. Outside a policy repo nothing is known of it. */
+async function promotionExpected(at: RepoAt, stored: readonly StoredRecord[]): Promise<VerifyOptions> {
+  let repo: Repo;
+  try {
+    repo = at.openRepo();
+  } catch {
+    return {};
+  }
+  const commits = stored.flatMap((s) => (typeof s.record?.git?.commit === "string" ? [s.record.git.commit] : []));
+  const then = await promoteFromAtCommits(repo.root, `./${basename(repo.configFile)}`, commits, at.penv);
+  return {
+    promoteFrom: (r) => {
+      const named = r.git?.commit ? then.get(r.git.commit) : undefined;
+      return named ? named[r.environment] : promoteFromOf(repo.config, r.environment);
+    },
+  };
+}
+
 /** revsync evidence verify DIR: the folder's records and what the chain check says of them. An empty
  *  folder proves nothing: a chain that was never fetched must not pass as one that holds. */
-export function verifyFolder(dir: string): { stored: StoredRecord[]; report: ReturnType<typeof verifyChain> } {
+export async function verifyFolder(dir: string, repo: RepoAt): Promise<{ stored: StoredRecord[]; report: ReturnType<typeof verifyChain> }> {
   let st;
   try {
     st = statSync(dir);
@@ -122,7 +151,7 @@ export function verifyFolder(dir: string): { stored: StoredRecord[]; report: Ret
   if (!st.isDirectory()) throw new UserError(`${dir} is a file: evidence verify checks a folder of records (evidence show prints one)`);
   const stored = readRecords(dir);
   if (!stored.length) throw new UserError(`no evidence records in ${dir}`, "evidence verify checks a folder that apply --evidence wrote records into");
-  return { stored, report: verifyChain(stored) };
+  return { stored, report: verifyChain(stored, await promotionExpected(repo, stored)) };
 }
 
 /** The contract of evidence verify: 0 intact, 1 otherwise. With --live, a change that no longer holds in
@@ -171,8 +200,8 @@ export interface ShownRecord {
 
 /** revsync evidence show FILE|DIR: the records (of one environment, the last N), each checked as verify
  *  checks it, so an edited, forked, copied, renamed or misplaced record is never printed as if fine. */
-export function recordsToShow(path: string, pick: { env?: string; last?: string }): ShownRecord[] {
-  const { stored: all, verdicts } = recordsAt(path);
+export async function recordsToShow(path: string, pick: { env?: string; last?: string }, repo: RepoAt): Promise<ShownRecord[]> {
+  const { stored: all, verdicts } = await recordsAt(path, repo);
   let stored = all;
   if (pick.env) stored = stored.filter((s) => s.record?.environment === pick.env);
   if (pick.last !== undefined) {

@@ -1,4 +1,5 @@
 import { checkUrl, proxyEnv, type ApiCore } from "../api/core.js";
+import { approvals } from "../api/resources.js";
 import { Agent, EnvHttpProxyAgent, request } from "../api/http.js";
 import { checkSignedIn, type CheckedPlan } from "../apply/run.js";
 import type { ResolvedEnv, Repo } from "../config/repo.js";
@@ -48,6 +49,26 @@ export async function approverSignedIn(core: ApiCore): Promise<void> {
     throw new UserError(
       `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
       "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)",
+    );
+  }
+}
+
+/** A bearer token's user is what its own claims say, read without verifying them (anyone can write a
+ *  JWT naming the controller): the approver identity of REVSYNC_APPROVER_TOKEN or of revsync login
+ *  --approver counts for an override or an approval of the guardrails only once the service has accepted
+ *  the token. One read is sent as it; a 401 is a token the service does not know, and the run stops
+ *  before anything is written. A password grant was signed in by the service already. */
+export async function approverConfirmed(core: ApiCore): Promise<void> {
+  if (!core.approverAuth?.isStatic) return;
+  try {
+    await approvals.pending(core.asApprover());
+  } catch (e) {
+    // Forbidden or not found: the service knew the token, whatever the approver's roles.
+    if (e instanceof ApiError && (e.status === 403 || e.status === 404)) return;
+    if (!(e instanceof ApiError) || e.status !== 401) throw e;
+    throw new UserError(
+      "the service refused the approver identity's token (401): it names nobody who may override or approve, so nothing was sent",
+      "give REVSYNC_APPROVER_TOKEN a token the service issued, or sign the approver in again: revsync login --approver",
     );
   }
 }

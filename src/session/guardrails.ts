@@ -17,8 +17,20 @@ export function overridesOf(asked: { override?: string[]; reason?: string }): Ov
   return names.map((name) => ({ name, reason: asked.reason ?? "" }));
 }
 
-/** Who approves in this run: the approver identity (`named`: signed in, or the user its variables
- *  name), and the pull request's independent approvals that were read. */
+/** The approver identity's user as the guardrails count it: the user the service's token names once
+ *  signed in (`auth`); else the user its variables or kept token name, which plan shows and apply judges
+ *  again; never REVSYNC_APPROVER_USER's text (undefined then: nobody). */
+export function approverUser(
+  auth: { username: string | null | undefined; usernameFrom: string | undefined } | undefined,
+  named: () => { user: string | null; variable?: true },
+): string | undefined {
+  if (auth) return auth.usernameFrom === "variable" ? undefined : (auth.username ?? undefined);
+  const vars = named();
+  return vars.variable ? undefined : (vars.user ?? undefined);
+}
+
+/** Who approves in this run: the approver identity (`named`: as approverUser counts it), and the pull
+ *  request's independent approvals that were read. */
 export function approversOf(named: string | null | undefined, pr?: PullRequestApproval): Approver[] {
   const out: Approver[] = named ? [{ user: named, via: "approver identity" }] : [];
   for (const user of pr?.independent ?? []) out.push({ user, via: "pull request approval" });

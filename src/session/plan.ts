@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { UserError } from "../errors.js";
-import type { Plan } from "../plan/model.js";
+import { needsAction, type Plan } from "../plan/model.js";
 import { hasApplied, hasChanges } from "../report/plan.js";
 import { unreadError } from "../report/unread.js";
 import type { RunOutput } from "../run-output.js";
@@ -14,8 +14,10 @@ export function savePlan(plan: Plan, file: string, cwd: string, out: RunOutput):
   out.info(`Saved the plan to ${file}. Apply exactly this plan with: revsync apply ${shellQuote(file)}`);
 }
 
-/** 2 only when apply would do something: entries it never applies (blocked, not in git, unsupported) keep
- *  a PR check green, with a warning naming them; the plan itself never says "No changes" then. */
+/** 2 when apply would do something, or a write is blocked until someone acts (a batch to upload again, a
+ *  source environment to apply first: someone must); entries that are information alone (not in git,
+ *  unsupported) keep a PR check green, with a warning naming them; the plan itself never says "No
+ *  changes" then. */
 export function planExit(plan: Plan, detailedExitcode: boolean, out: RunOutput): number {
   const actionable = hasApplied(plan);
   if (!actionable && hasChanges(plan)) {
@@ -25,14 +27,15 @@ export function planExit(plan: Plan, detailedExitcode: boolean, out: RunOutput):
       s.not_in_git ? `${s.not_in_git} not in git` : "",
       s.unsupported ? `${s.unsupported} unsupported` : "",
     ].filter(Boolean);
-    out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing`);
+    const act = s.blocked ? `; a blocked write waits for someone to act, as its reason says${detailedExitcode ? " (exit 2)" : ""}` : "";
+    out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing${act}`);
   }
   // A read that failed after its retries failed only what it fed: the plan says which; the run fails.
   if (plan.unread?.length) {
     out.error(unreadError(plan.unread));
     return 1;
   }
-  return detailedExitcode && actionable ? 2 : 0;
+  return detailedExitcode && plan.changes.some(needsAction) ? 2 : 0;
 }
 
 /** A saved plan is one environment's (apply applies one plan to the tenant it was made for): with several

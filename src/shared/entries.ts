@@ -1,6 +1,7 @@
 /** The entries of a plan and of a drift report: what every resource kind answers and every report
  *  shows, plain data in the same words for every kind. A plan as a whole is src/plan/model.ts. */
 import type { Facts, GuardrailOutcome } from "./facts.js";
+import type { ChangePromotion } from "./promotion.js";
 import type { FieldDiff } from "./normalize.js";
 
 /** What a plan entry is. The first four are writes apply makes; the rest are shown, never applied:
@@ -13,6 +14,11 @@ export const APPLIED_ACTIONS: readonly Action[] = ["create", "update", "review",
 
 /** Whether apply acts on this entry (the others are shown with their reason and never sent). */
 export const isApplied = (c: { action: Action }): boolean => APPLIED_ACTIONS.includes(c.action);
+
+/** Whether an entry asks something of someone: a write apply makes, or a write revsync refuses to make
+ *  until someone acts (a batch to upload again with git's values, a source environment to apply first).
+ *  `plan --detailed-exitcode` exits 2 for either: not in git and unsupported are information. */
+export const needsAction = (c: { action: Action }): boolean => isApplied(c) || c.action === "blocked";
 
 /** How an action is written in text and markdown ("not in git"); JSON keeps the identifier. */
 export const actionWords = (a: Action): string => a.replace(/_/g, " ");
@@ -64,6 +70,9 @@ export interface Change {
   facts?: Facts;
   /** With guardrails: what each rule that matches this write came to when the plan was made. */
   guardrails?: GuardrailOutcome[];
+  /** With promote_from: whether the source environment holds what this write sets (promoted), or why
+   *  not (blocked: the change's action is blocked, `promotion.action` the write it would be). */
+  promotion?: ChangePromotion;
 }
 
 export interface DriftItem {

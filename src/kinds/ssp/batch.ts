@@ -13,7 +13,7 @@ import type { WriteResult } from "../kind.js";
 import { blocked, show, versionMoved } from "../words.js";
 import { approveWords, fourEyesBreach, runPreparers } from "./four-eyes.js";
 import { batchPayload, type BatchPayload } from "./payload.js";
-import { sspAddress } from "./read.js";
+import { fileIdOf, sspAddress } from "./read.js";
 import { checkCreations } from "./create.js";
 import type { BoundCheck, SspRun } from "./state.js";
 
@@ -104,7 +104,7 @@ export function policyMoves(policy: string, c: Change, env: SspEnvelope, changes
     const was = seen.get(name);
     const parts: string[] = [];
     if (was?.status !== undefined && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
-    const file = typeof lb.file_id === "string" ? lb.file_id : null;
+    const file = fileIdOf(lb) ?? null;
     if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show(was.file_id)} -> ${show(file)}`);
     const later = c.last_modified_on != null && typeof lb.updated_at === "number" && lb.updated_at > c.last_modified_on;
     if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
@@ -129,7 +129,7 @@ async function sameUpload(
   const changed = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
   if (!p.values_checksum || (p.compliance_id !== null && p.file_id === undefined))
     return blocked(`${c.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
-  const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
+  const fileId = fileIdOf(lb) ?? null;
   if (p.compliance_id !== null && fileId !== p.file_id)
     return blocked(`${c.address}${changed}: file_id ${show(p.file_id)} -> ${show(fileId)}, a new upload nobody reviewed`);
   if (p.compliance_id === null && fileId && !run.fileSums.has(fileId) && run.createdIds.get(p.policy) === env.compliance_id) {
@@ -298,7 +298,7 @@ async function movedWhatWasCompared(
       outcomeUnknown: true,
     }),
   });
-  const fileOf = (b: SspItem | undefined): string | null => (typeof b?.file_id === "string" && b.file_id ? b.file_id : null);
+  const fileOf = (b: SspItem | undefined): string | null => fileIdOf(b) ?? null;
   let all: SspEnvelope[];
   try {
     all = await ssp.getAll(core, p.policy);

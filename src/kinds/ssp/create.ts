@@ -39,6 +39,9 @@ export function createGuard(run: SspRun, c: Change, p: CreatePayload, core: ApiC
   return async () => {
     const name = p.body.compliance_name;
     const list = await run.list(core);
+    // A name held twice since the plan addresses nothing: neither copy is "already" git's.
+    const named = list.filter((e) => e.compliance_name === name).length;
+    if (named > 1) return blocked(`the service holds ${named} SSP policies named ${JSON.stringify(name)} now, not none as the plan saw`);
     // An inactive policy prices nothing: it shares a place with no one (as validate and plan hold it).
     const holder = createsActive(p) ? hierarchyHolder(list, name, p.hierarchy_no) : undefined;
     // The list carries no batches: what is compared with git's is the policy's own read, batches and all
@@ -118,7 +121,7 @@ export function checkCreations(run: SspRun, core: ApiCore = run.run.core): Promi
     const creates = [...run.landedCreates];
     run.creationsChecked = creates.length
       ? ssp.list(core).then(
-          (list) => clashes(list, creates),
+          (list) => clashes(list, creates, run.createdIds),
           (e: unknown) => ({ failed: e instanceof Error ? e.message : String(e) }),
         )
       : Promise.resolve(new Map());
@@ -126,12 +129,27 @@ export function checkCreations(run: SspRun, core: ApiCore = run.run.core): Promi
   return run.creationsChecked;
 }
 
-/** Each created policy another active policy shares its place in the hierarchy with, in words. */
-function clashes(list: SspList, creates: readonly Change[]): Map<string, string> {
+/** Each created policy another policy of its name came with (the spec promises no 409 on a duplicate
+ *  name: someone else's create between the guard's read and revsync's send lands too), or another active
+ *  policy shares its place in the hierarchy with, in words. */
+function clashes(list: SspList, creates: readonly Change[], created: ReadonlyMap<string, string>): Map<string, string> {
   const out = new Map<string, string>();
   for (const c of creates) {
     const p = createPayload(c);
-    if (!p || !createsActive(p)) continue;
+    if (!p) continue;
+    const name = p.body.compliance_name;
+    const copies = list.filter((e) => e.compliance_name === name);
+    const twin = copies.length > 1 ? (copies.find((e) => e.compliance_id !== created.get(name)) ?? copies[1]) : undefined;
+    if (twin) {
+      out.set(
+        c.address,
+        overwrittenWords(madeBy(twin), [
+          `the service holds ${copies.length} SSP policies named ${JSON.stringify(name)} now (another, compliance_id ${JSON.stringify(twin.compliance_id ?? null)}, came with revsync's create), and a name held twice addresses nothing: which one prices an order line is undefined`,
+        ]),
+      );
+      continue;
+    }
+    if (!createsActive(p)) continue;
     const holder = hierarchyHolder(list, p.body.compliance_name, p.hierarchy_no);
     if (!holder) continue;
     out.set(

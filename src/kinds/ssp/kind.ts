@@ -21,6 +21,7 @@ import { sspGitProblems } from "./git-check.js";
 import { batchPayload, createPayload, SSP_PAYLOADS, sspPayloadProblems } from "./payload.js";
 import { sspPlan } from "./plan.js";
 import { readSsp, sspAddress, type SspLive } from "./read.js";
+import { sspPromotion } from "./promotion.js";
 import { valuesChecksum } from "./values.js";
 import { SSP_FACT_FIELDS, SSP_FACTS, sspConcerns, sspFacts } from "./facts.js";
 import { liveWithGitsUnknowns, modelsFromGit, modelsFromGitOnly, modelsFromLive } from "./tests.js";
@@ -145,6 +146,7 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
     }
   },
   evidence: evidenceCheck,
+  promotion: sspPromotion,
 
   guardrails: { facts: SSP_FACTS, fields: SSP_FACT_FIELDS, of: sspFacts, concerns: sspConcerns },
 

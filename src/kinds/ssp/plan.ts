@@ -8,6 +8,7 @@ import { canonicalConditions } from "../../shared/normalize.js";
 import { sameJson } from "../../canonical-json.js";
 import { numberOrNull } from "../../number.js";
 import { plural } from "../../words.js";
+import { segmentProblem } from "../../api/core.js";
 import { shownEntry } from "../entries.js";
 import type { PlanFindings } from "../kind.js";
 import { envelopeWho } from "../../shared/who.js";
@@ -15,10 +16,12 @@ import { pasteable, shellQuote } from "../../shell-quote.js";
 import { batchDatesDiff, exportHint, liveBatch, shownValuesDiff, sspFieldDiff } from "./compare.js";
 import { createBody, createItem } from "./create-body.js";
 import type { DesiredBatch, DesiredSsp } from "./files.js";
-import { sspAddress, type LivePolicy, type SspLive } from "./read.js";
+import { fileIdOf, sspAddress, type LivePolicy, type SspLive } from "./read.js";
 import { valuesChecksum } from "./values.js";
 
 export const REASONS = {
+  unaddressed: (id: unknown, problem: string) =>
+    `its policy's compliance_id ${JSON.stringify(id ?? null)}, which the review and approve path (spec 4.7) names it by, does not address it (${problem}), so revsync sends no review or approve`,
   sspUpdate:
     "SSP policies have no update operation in the interface (spec 4.6 only creates): change this policy in the service's UI, or create a new policy under another name",
   batchMissing: "this batch does not exist in the service: upload its file there first (the interface has no upload for an existing policy)",
@@ -124,7 +127,7 @@ function batchSteps(b: DesiredBatch, from: string | null, ctx: BatchContext, sou
 function valuesHow(d: DesiredSsp, b: DesiredBatch, lb: SspItem): string {
   const ref = valuesFileFor(d.name, b.name);
   const path = posix.join(posix.dirname(d.source.file.split("\\").join("/")), ref);
-  const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : undefined;
+  const fileId = fileIdOf(lb);
   const get =
     fileId && pasteable(fileId) && pasteable(path)
       ? `revsync ssp download ${shellQuote(fileId)} --output ${shellQuote(path)} gets them`
@@ -282,14 +285,18 @@ function batchChanges(p: PolicyContext, b: DesiredBatch, lp: LivePolicy, live: S
   if (!lb) return [shownEntry("unsupported", baddr, REASONS.batchMissing, { after: { status: b.status }, ...versioned })];
   const from = lb.status ?? "";
   const version = { id: versioned.version_id, on: versioned.last_modified_on, compliance_id: lp.envelope.compliance_id ?? null };
-  const steps = batchSteps(
-    b,
-    from,
-    { policy: p.d.name, version, file_id: typeof lb.file_id === "string" ? lb.file_id : null, values_checksum: null },
-    p.source,
-  );
+  const steps = batchSteps(b, from, { policy: p.d.name, version, file_id: fileIdOf(lb) ?? null, values_checksum: null }, p.source);
   const moving = steps.some((s) => s.action === "review" || s.action === "approve");
   const status = { before: { status: from }, after: { status: b.status } };
+  const astray = moving ? segmentProblem(lp.envelope.compliance_id ?? "") : undefined;
+  if (astray)
+    return [
+      shownEntry("blocked", baddr, REASONS.unaddressed(lp.envelope.compliance_id, astray), {
+        ...status,
+        diff: [{ path: "status", kind: "changed", before: from, after: b.status }],
+        ...versioned,
+      }),
+    ];
   const out: Change[] = [];
   const dates = batchDatesDiff(b, lb, baddr, findings.unknown);
   if (dates.length) {

@@ -42,8 +42,15 @@ export interface ShownValues {
   values?: LiveValue[];
 }
 
-/** The id of a batch's uploaded file, when the service names one. */
-export const fileIdOf = (batch: SspItem): string | undefined => (typeof batch.file_id === "string" && batch.file_id ? batch.file_id : undefined);
+/** The id of a batch's uploaded file, when the service names one, as the text its download's path takes.
+ *  The spec types file_id null in answers and does not say the type of a value that is not null: an
+ *  integer id is an id as much as a text one (read as text, it is never taken for "no file", which would
+ *  leave the file uncompared and a new upload unseen). */
+export const fileIdOf = (batch: Pick<SspItem, "file_id"> | undefined): string | undefined => {
+  const id: unknown = batch?.file_id;
+  if (typeof id === "string") return id || undefined;
+  return typeof id === "number" && Number.isFinite(id) ? String(id) : undefined;
+};
 
 /** The batch's own values in its detail (`ssp_values`), or undefined when the detail leaves them out. */
 export async function ownValues(core: ApiCore, policy: string, batch: string): Promise<LiveValue[] | undefined> {

@@ -7,6 +7,7 @@ import { keptFields, type Change, type DriftItem, type KeptLive } from "../../sh
 import { fieldDiff, pick } from "../../shared/normalize.js";
 import { addUnknown, notShown, type Unknown } from "../../shared/unknown.js";
 import { apiValidator, describeAjvErrors } from "../../schema/ajv.js";
+import { segmentProblem } from "../../api/core.js";
 import { targeted } from "../../shared/address.js";
 import { envelopeWho, whoWords } from "../../shared/who.js";
 import { changedItems, missingItem, shownEntry } from "../entries.js";
@@ -24,6 +25,10 @@ export const REASONS = {
     `the update body (spec 4.2) would not be whole: ${holes.join("; ")}; the service's answer leaves ${holes.length === 1 ? "it" : "them"} out (or null) and git does not set ${holes.length === 1 ? "it" : "them"}, so revsync cannot fill the body from git or a fresh read and sends no update (a service that took a partial body could reset a field, unseen): set ${holes.length === 1 ? "it" : "them"} in ${file}`,
   sentUnseen: (fields: string[]) =>
     `the update also sends ${fields.join(", ")} as git sets ${fields.length === 1 ? "it" : "them"}: the service shows no value (null) to compare, and the update body requires every field`,
+  noGuid: (given: unknown) =>
+    `the update body (spec 4.2) would not be whole: unique_key is required, and the service's answer gives the tenant configuration's GUID as ${given === undefined ? "nothing (left out)" : JSON.stringify(given)}; only the service can give it, so revsync sends no update (never an empty one)`,
+  unaddressed: (id: unknown, problem: string) =>
+    `its compliance_id ${JSON.stringify(id ?? null)}, which the update's path (spec 4.2) names it by, does not address it (${problem}), so revsync sends no update`,
   notInGit: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it",
 } as const;
 
@@ -65,6 +70,11 @@ export function tenantChange(d: DesiredTenantConfig, live: TenantConfigurationLi
   // the PATCH and sends nothing when one of them changed since (README, Reliability).
   const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid } as TenantConfigurationUpdateItem;
   const version = { version_id: env.version_id ?? null, last_modified_on: numberOrNull(env.last_modified_on), ...envelopeWho(env), source };
+  const astray = segmentProblem(env.compliance_id ?? "");
+  if (astray) return shownEntry("blocked", addr, REASONS.unaddressed(env.compliance_id, astray), { before, after: d.spec, diff, ...version });
+  // The body's unique_key is the envelope's GUID, which only the service's answer can give (never "").
+  const guid = typeof env.unique_key === "string" && env.unique_key.trim() ? env.unique_key : undefined;
+  if (!guid) return shownEntry("blocked", addr, REASONS.noGuid(env.unique_key), { before, after: d.spec, diff, ...version });
   const holes = updateHoles(merged as unknown as Record<string, unknown>);
   if (holes.length) return shownEntry("blocked", addr, REASONS.holes(holes, d.source.file), { before, after: d.spec, diff, ...version });
   return {
@@ -75,7 +85,7 @@ export function tenantChange(d: DesiredTenantConfig, live: TenantConfigurationLi
     diff,
     ...version,
     ...(notCompared.length ? { reason: REASONS.sentUnseen(notCompared.map((k) => `${k} ${JSON.stringify(d.spec[k])}`)) } : {}),
-    payload: { kind: "update", compliance_id: env.compliance_id ?? "", compliance_name: d.name, unique_key: env.unique_key ?? "", item: merged },
+    payload: { kind: "update", compliance_id: env.compliance_id ?? "", compliance_name: d.name, unique_key: guid, item: merged },
   };
 }
 

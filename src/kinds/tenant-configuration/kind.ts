@@ -24,6 +24,7 @@ import {
 import { heldTwiceRefusal } from "../export-file.js";
 import { ownWords, tenantEntry, tenantFieldsUpdatable, UPDATABLE_TENANT_FIELDS, type DesiredTenantConfig } from "./files.js";
 import { tenantConfigurations } from "./service.js";
+import { tenantPromotion } from "./promotion.js";
 import { requireUser, TenantApply, UPDATE_PAYLOADS } from "./write.js";
 
 export { REASONS };
@@ -100,6 +101,7 @@ export const tenantConfiguration: Kind<DesiredTenantConfig, TenantConfigurationL
     });
   },
   evidence: evidenceCheck,
+  promotion: tenantPromotion,
 
   // No facts beyond every change's (its fields before and after); a setting of the tenant's concerns
   // every contract of the policy tests (carves_allocation reallocates them all).

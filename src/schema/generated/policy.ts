@@ -138,6 +138,10 @@ export interface EnvironmentConfig {
    */
   evidence?: string;
   lock?: LockConfig;
+  /**
+   * Promotion: the environment of revsync.yaml this one receives changes from (sandbox, say). plan reads it (with its own credentials) and marks each change promoted only while it holds the same resulting values from the same files, else blocked (not yet there, or different there); where the repo has policy tests, they must pass live against it; apply checks again right before each write. Chains (sandbox, then uat, then production) name their source each. docs/promotion.md
+   */
+  promote_from?: string;
   credentials?: CredentialsConfig;
   /**
    * Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)
@@ -197,7 +201,7 @@ export interface ServiceChoicesConfig {
  */
 export interface CredentialsConfig {
   /**
-   * The prefix of this environment's own credential variables: PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). Upper-case letters, digits and _.
+   * The prefix of this environment's own credential variables, always REVSYNC_ and more (so no other tool's secret, GITHUB_TOKEN or CI_JOB_TOKEN, is ever read as a sign-in and sent to the service): PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). REVSYNC_ then upper-case letters, digits and _.
    */
   prefix: string;
 }
