@@ -2671,7 +2671,7 @@ Expecting one of '${allowedValues.join("', '")}'`);
         const negativeNumberArg = (arg) => {
           if (!/^-(\d+|\d*\.\d+)(e[+-]?\d+)?$/.test(arg)) return false;
           return !this._getCommandAndAncestors().some(
-            (cmd) => cmd.options.map((opt) => opt.short).some((short) => /^-\d$/.test(short))
+            (cmd) => cmd.options.map((opt) => opt.short).some((short2) => /^-\d$/.test(short2))
           );
         };
         let activeVariadicOption = null;
@@ -3730,12 +3730,12 @@ function referenced(text4, ref) {
   return BLOCK_START.test(safe) ? `&#${safe.charCodeAt(0)};${safe.slice(1)}` : safe;
 }
 function markdownCode(text4, where2 = {}) {
-  const shown3 = terminalText(text4);
-  if (shown3 === "" || where2.cell && shown3.includes("\\|")) return htmlCode(text4);
-  const longest = Math.max(0, ...[...shown3.matchAll(/`+/g)].map((m) => m[0].length));
+  const shown4 = terminalText(text4);
+  if (shown4 === "" || where2.cell && shown4.includes("\\|")) return htmlCode(text4);
+  const longest = Math.max(0, ...[...shown4.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = "`".repeat(longest + 1);
-  const pad = /^[` ]|[` ]$/.test(shown3) && !/^ +$/.test(shown3) ? " " : "";
-  return `${fence}${pad}${where2.cell ? shown3.replace(/\|/g, "\\|") : shown3}${pad}${fence}`;
+  const pad = /^[` ]|[` ]$/.test(shown4) && !/^ +$/.test(shown4) ? " " : "";
+  return `${fence}${pad}${where2.cell ? shown4.replace(/\|/g, "\\|") : shown4}${pad}${fence}`;
 }
 function mermaidLabel(text4, max) {
   const t = [...text4].map((c2) => /["'[\]`\\]/.test(c2) ? "'" : /[\p{L}\p{M}\p{N}\p{Sc} .,:!?/()+%*=@-]/u.test(c2) ? c2 : "_");
@@ -3854,16 +3854,16 @@ var require_validators = __commonJS({
   "schemas/generated/validators.cjs"(exports2) {
     "use strict";
     exports2.config = validate10;
-    var schema11 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:revsync-config", "title": "RevsyncConfig", "description": "revsync.yaml at the root of a policy repo", "type": "object", "additionalProperties": false, "required": ["version", "environments"], "properties": { "version": { "const": 1 }, "policies": { "type": "string", "description": "Folder of policy files, relative to revsync.yaml (default: policies)" }, "environments": { "type": "object", "minProperties": 1, "additionalProperties": { "$ref": "#/definitions/Environment" } }, "approvals": { "type": "object", "additionalProperties": false, "properties": { "reject_action": { "type": "string", "description": "Literal of the reject action (default Rejected)" }, "approve_action": { "type": "string", "description": "Literal of the approve action (default Approved)" } }, "description": "The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": `Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"` }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "tests": { "type": "string", "description": "Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)" }, "drift": { "type": "object", "additionalProperties": false, "description": "How drift treats differences the team has accepted", "properties": { "ignore": { "type": "array", "description": `Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.`, "items": { "$ref": "#/definitions/IgnoreRule" } } } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" }, "guardrails": { "type": "array", "description": "Rules every plan is checked against, in every environment (an environment's guardrails: add to these): each change a rule matches and whose when holds is denied, warned of or needs approvals. docs/guardrails.md", "items": { "$ref": "#/definitions/Guardrail" } } }, "definitions": { "Environment": { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables: PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). Upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" }, "FourEyesConfig": { "description": 'true: four eyes (no SSP batch approved by its reviewer, uploader or policy creator; in CI an independent approval of the pull or merge request, at the commit applied, from a clean tree). { local_apply: true }: four eyes, and apply may also run outside CI (recorded in the evidence and flagged by evidence verify). docs/auditors.md, "Four eyes"', "oneOf": [{ "type": "boolean" }, { "type": "object", "additionalProperties": false, "properties": { "local_apply": { "type": "boolean", "description": "Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)" } } }] }, "LockConfig": { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] }, "IgnoreRule": { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } }, "ServiceChoices": { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } }, "FiscalCalendar": { "title": "FiscalCalendar", "type": "object", "additionalProperties": false, "description": "The fiscal calendar quarter_end windows and the effective_start_quarter fact count quarters by (an environment's wins over the top level). Default: the calendar year in UTC.", "properties": { "fiscal_year_start": { "type": "string", "pattern": "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "description": "MM-DD: the first day of the fiscal year (02-01 for a year starting 1 February); its quarters start every three months from it. Default 01-01" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone (America/New_York) the calendar's days, the windows' dates and times, and exceptions' until dates are read in. Default UTC" } } }, "Guardrail": { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] }, "GuardrailMatch": { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } }, "GuardrailException": { "title": "GuardrailException", "type": "object", "additionalProperties": false, "required": ["address", "reason", "until"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address glob the exception covers (* matches any run of characters)" }, "reason": { "type": "string", "minLength": 1, "description": "Why, shown with every outcome it excepts" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the exception holds up to and including this day (in the fiscal calendar's time zone), then lapses by itself" } } }, "FreezeWindow": { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } } } };
+    var schema11 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:revsync-config", "title": "RevsyncConfig", "description": "revsync.yaml at the root of a policy repo", "type": "object", "additionalProperties": false, "required": ["version", "environments"], "properties": { "version": { "const": 1 }, "policies": { "type": "string", "description": "Folder of policy files, relative to revsync.yaml (default: policies)" }, "environments": { "type": "object", "minProperties": 1, "additionalProperties": { "$ref": "#/definitions/Environment" } }, "approvals": { "type": "object", "additionalProperties": false, "properties": { "reject_action": { "type": "string", "description": "Literal of the reject action (default Rejected)" }, "approve_action": { "type": "string", "description": "Literal of the approve action (default Approved)" } }, "description": "The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": `Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"` }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "tests": { "type": "string", "description": "Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)" }, "drift": { "type": "object", "additionalProperties": false, "description": "How drift treats differences the team has accepted", "properties": { "ignore": { "type": "array", "description": `Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.`, "items": { "$ref": "#/definitions/IgnoreRule" } } } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" }, "guardrails": { "type": "array", "description": "Rules every plan is checked against, in every environment (an environment's guardrails: add to these): each change a rule matches and whose when holds is denied, warned of or needs approvals. docs/guardrails.md", "items": { "$ref": "#/definitions/Guardrail" } } }, "definitions": { "Environment": { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "promote_from": { "type": "string", "minLength": 1, "description": "Promotion: the environment of revsync.yaml this one receives changes from (sandbox, say). plan reads it (with its own credentials) and marks each change promoted only while it holds the same resulting values from the same files, else blocked (not yet there, or different there); where the repo has policy tests, they must pass live against it; apply checks again right before each write. Chains (sandbox, then uat, then production) name their source each. docs/promotion.md" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables, always REVSYNC_ and more (so no other tool's secret, GITHUB_TOKEN or CI_JOB_TOKEN, is ever read as a sign-in and sent to the service): PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). REVSYNC_ then upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" }, "FourEyesConfig": { "description": 'true: four eyes (no SSP batch approved by its reviewer, uploader or policy creator; in CI an independent approval of the pull or merge request, at the commit applied, from a clean tree). { local_apply: true }: four eyes, and apply may also run outside CI (recorded in the evidence and flagged by evidence verify). docs/auditors.md, "Four eyes"', "oneOf": [{ "type": "boolean" }, { "type": "object", "additionalProperties": false, "properties": { "local_apply": { "type": "boolean", "description": "Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)" } } }] }, "LockConfig": { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] }, "IgnoreRule": { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } }, "ServiceChoices": { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } }, "FiscalCalendar": { "title": "FiscalCalendar", "type": "object", "additionalProperties": false, "description": "The fiscal calendar quarter_end windows and the effective_start_quarter fact count quarters by (an environment's wins over the top level). Default: the calendar year in UTC.", "properties": { "fiscal_year_start": { "type": "string", "pattern": "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "description": "MM-DD: the first day of the fiscal year (02-01 for a year starting 1 February); its quarters start every three months from it. Default 01-01" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone (America/New_York) the calendar's days, the windows' dates and times, and exceptions' until dates are read in. Default UTC" } } }, "Guardrail": { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] }, "GuardrailMatch": { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } }, "GuardrailException": { "title": "GuardrailException", "type": "object", "additionalProperties": false, "required": ["address", "reason", "until"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address glob the exception covers (* matches any run of characters)" }, "reason": { "type": "string", "minLength": 1, "description": "Why, shown with every outcome it excepts" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the exception holds up to and including this day (in the fiscal calendar's time zone), then lapses by itself" } } }, "FreezeWindow": { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } } } };
     var schema15 = { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] };
     var schema23 = { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } };
     var func2 = Object.prototype.hasOwnProperty;
     var func4 = require_ucs2length().default;
-    var schema12 = { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables: PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). Upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" };
+    var schema12 = { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "promote_from": { "type": "string", "minLength": 1, "description": "Promotion: the environment of revsync.yaml this one receives changes from (sandbox, say). plan reads it (with its own credentials) and marks each change promoted only while it holds the same resulting values from the same files, else blocked (not yet there, or different there); where the repo has policy tests, they must pass live against it; apply checks again right before each write. Chains (sandbox, then uat, then production) name their source each. docs/promotion.md" }, "credentials": { "title": "CredentialsConfig", "type": "object", "additionalProperties": false, "required": ["prefix"], "properties": { "prefix": { "type": "string", "pattern": "^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$", "description": "The prefix of this environment's own credential variables, always REVSYNC_ and more (so no other tool's secret, GITHUB_TOKEN or CI_JOB_TOKEN, is ever read as a sign-in and sent to the service): PREFIX_CLIENT_ID, PREFIX_CLIENT_SECRET, PREFIX_USERNAME, PREFIX_PASSWORD, PREFIX_TOKEN, PREFIX_APPROVER_USERNAME, PREFIX_APPROVER_PASSWORD, PREFIX_APPROVER_TOKEN (default: REVSYNC_ and the environment's name upper-cased, each character outside A-Z and 0-9 as _). REVSYNC_ then upper-case letters, digits and _." } }, "description": `Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"` }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" };
     var schema13 = { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } };
     var schema19 = { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } };
     var pattern0 = new RegExp("\\S", "u");
-    var pattern2 = new RegExp("^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$", "u");
+    var pattern2 = new RegExp("^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$", "u");
     var pattern3 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]*$", "u");
     var pattern6 = new RegExp("^(\\d+d)?(\\d+h)?(\\d+m)?$", "u");
     var pattern7 = new RegExp("^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "u");
@@ -5091,11 +5091,11 @@ var require_validators = __commonJS({
             }
           }
         }
-        if (data.credentials !== void 0) {
-          let data21 = data.credentials;
-          if (data21 && typeof data21 == "object" && !Array.isArray(data21)) {
-            if (data21.prefix === void 0) {
-              const err46 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/required", keyword: "required", params: { missingProperty: "prefix" }, message: "must have required property 'prefix'" };
+        if (data.promote_from !== void 0) {
+          let data21 = data.promote_from;
+          if (typeof data21 === "string") {
+            if (func4(data21) < 1) {
+              const err46 = { instancePath: instancePath + "/promote_from", schemaPath: "#/properties/promote_from/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
               if (vErrors === null) {
                 vErrors = [err46];
               } else {
@@ -5103,31 +5103,31 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key7 in data21) {
-              if (!(key7 === "prefix")) {
-                const err47 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err47];
-                } else {
-                  vErrors.push(err47);
-                }
-                errors++;
-              }
+          } else {
+            const err47 = { instancePath: instancePath + "/promote_from", schemaPath: "#/properties/promote_from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err47];
+            } else {
+              vErrors.push(err47);
             }
-            if (data21.prefix !== void 0) {
-              let data22 = data21.prefix;
-              if (typeof data22 === "string") {
-                if (!pattern2.test(data22)) {
-                  const err48 = { instancePath: instancePath + "/credentials/prefix", schemaPath: "#/properties/credentials/properties/prefix/pattern", keyword: "pattern", params: { pattern: "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$" }, message: 'must match pattern "^[A-Z](?:[A-Z0-9_]*[A-Z0-9])?$"' };
-                  if (vErrors === null) {
-                    vErrors = [err48];
-                  } else {
-                    vErrors.push(err48);
-                  }
-                  errors++;
-                }
+            errors++;
+          }
+        }
+        if (data.credentials !== void 0) {
+          let data22 = data.credentials;
+          if (data22 && typeof data22 == "object" && !Array.isArray(data22)) {
+            if (data22.prefix === void 0) {
+              const err48 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/required", keyword: "required", params: { missingProperty: "prefix" }, message: "must have required property 'prefix'" };
+              if (vErrors === null) {
+                vErrors = [err48];
               } else {
-                const err49 = { instancePath: instancePath + "/credentials/prefix", schemaPath: "#/properties/credentials/properties/prefix/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                vErrors.push(err48);
+              }
+              errors++;
+            }
+            for (const key7 in data22) {
+              if (!(key7 === "prefix")) {
+                const err49 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err49];
                 } else {
@@ -5136,183 +5136,182 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data22.prefix !== void 0) {
+              let data23 = data22.prefix;
+              if (typeof data23 === "string") {
+                if (!pattern2.test(data23)) {
+                  const err50 = { instancePath: instancePath + "/credentials/prefix", schemaPath: "#/properties/credentials/properties/prefix/pattern", keyword: "pattern", params: { pattern: "^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$" }, message: 'must match pattern "^REVSYNC_[A-Z0-9](?:[A-Z0-9_]*[A-Z0-9])?$"' };
+                  if (vErrors === null) {
+                    vErrors = [err50];
+                  } else {
+                    vErrors.push(err50);
+                  }
+                  errors++;
+                }
+              } else {
+                const err51 = { instancePath: instancePath + "/credentials/prefix", schemaPath: "#/properties/credentials/properties/prefix/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err51];
+                } else {
+                  vErrors.push(err51);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err50 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err52 = { instancePath: instancePath + "/credentials", schemaPath: "#/properties/credentials/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err50];
+              vErrors = [err52];
             } else {
-              vErrors.push(err50);
+              vErrors.push(err52);
             }
             errors++;
           }
         }
         if (data.guardrails !== void 0) {
-          let data23 = data.guardrails;
-          if (Array.isArray(data23)) {
-            const len0 = data23.length;
+          let data24 = data.guardrails;
+          if (Array.isArray(data24)) {
+            const len0 = data24.length;
             for (let i0 = 0; i0 < len0; i0++) {
-              if (!validate12(data23[i0], { instancePath: instancePath + "/guardrails/" + i0, parentData: data23, parentDataProperty: i0, rootData })) {
+              if (!validate12(data24[i0], { instancePath: instancePath + "/guardrails/" + i0, parentData: data24, parentDataProperty: i0, rootData })) {
                 vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
                 errors = vErrors.length;
               }
             }
           } else {
-            const err51 = { instancePath: instancePath + "/guardrails", schemaPath: "#/properties/guardrails/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err53 = { instancePath: instancePath + "/guardrails", schemaPath: "#/properties/guardrails/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err51];
+              vErrors = [err53];
             } else {
-              vErrors.push(err51);
+              vErrors.push(err53);
             }
             errors++;
           }
         }
         if (data.freeze !== void 0) {
-          let data25 = data.freeze;
-          if (Array.isArray(data25)) {
-            const len1 = data25.length;
+          let data26 = data.freeze;
+          if (Array.isArray(data26)) {
+            const len1 = data26.length;
             for (let i1 = 0; i1 < len1; i1++) {
-              let data26 = data25[i1];
-              if (data26 && typeof data26 == "object" && !Array.isArray(data26)) {
-                if (data26.name === void 0) {
-                  const err52 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+              let data27 = data26[i1];
+              if (data27 && typeof data27 == "object" && !Array.isArray(data27)) {
+                if (data27.name === void 0) {
+                  const err54 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                   if (vErrors === null) {
-                    vErrors = [err52];
+                    vErrors = [err54];
                   } else {
-                    vErrors.push(err52);
+                    vErrors.push(err54);
                   }
                   errors++;
                 }
-                for (const key8 in data26) {
+                for (const key8 in data27) {
                   if (!func2.call(schema19.properties, key8)) {
-                    const err53 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                    const err55 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
-                      vErrors = [err53];
+                      vErrors = [err55];
                     } else {
-                      vErrors.push(err53);
+                      vErrors.push(err55);
                     }
                     errors++;
                   }
                 }
-                if (data26.name !== void 0) {
-                  let data27 = data26.name;
-                  if (typeof data27 === "string") {
-                    if (func4(data27) > 100) {
-                      const err54 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/maxLength", keyword: "maxLength", params: { limit: 100 }, message: "must NOT have more than 100 characters" };
+                if (data27.name !== void 0) {
+                  let data28 = data27.name;
+                  if (typeof data28 === "string") {
+                    if (func4(data28) > 100) {
+                      const err56 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/maxLength", keyword: "maxLength", params: { limit: 100 }, message: "must NOT have more than 100 characters" };
                       if (vErrors === null) {
-                        vErrors = [err54];
+                        vErrors = [err56];
                       } else {
-                        vErrors.push(err54);
+                        vErrors.push(err56);
                       }
                       errors++;
                     }
-                    if (!pattern3.test(data27)) {
-                      const err55 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9_.-]*$"' };
+                    if (!pattern3.test(data28)) {
+                      const err57 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9_.-]*$"' };
                       if (vErrors === null) {
-                        vErrors = [err55];
+                        vErrors = [err57];
                       } else {
-                        vErrors.push(err55);
+                        vErrors.push(err57);
                       }
                       errors++;
                     }
                   } else {
-                    const err56 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err58 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err56];
+                      vErrors = [err58];
                     } else {
-                      vErrors.push(err56);
+                      vErrors.push(err58);
                     }
                     errors++;
                   }
                 }
-                if (data26.description !== void 0) {
-                  if (typeof data26.description !== "string") {
-                    const err57 = { instancePath: instancePath + "/freeze/" + i1 + "/description", schemaPath: "#/definitions/FreezeWindow/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (data27.description !== void 0) {
+                  if (typeof data27.description !== "string") {
+                    const err59 = { instancePath: instancePath + "/freeze/" + i1 + "/description", schemaPath: "#/definitions/FreezeWindow/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err57];
+                      vErrors = [err59];
                     } else {
-                      vErrors.push(err57);
+                      vErrors.push(err59);
                     }
                     errors++;
                   }
                 }
-                if (data26.quarter_end !== void 0) {
-                  let data29 = data26.quarter_end;
-                  if (data29 && typeof data29 == "object" && !Array.isArray(data29)) {
-                    if (data29.days_before === void 0) {
-                      const err58 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_before" }, message: "must have required property 'days_before'" };
+                if (data27.quarter_end !== void 0) {
+                  let data30 = data27.quarter_end;
+                  if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
+                    if (data30.days_before === void 0) {
+                      const err60 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_before" }, message: "must have required property 'days_before'" };
                       if (vErrors === null) {
-                        vErrors = [err58];
+                        vErrors = [err60];
                       } else {
-                        vErrors.push(err58);
+                        vErrors.push(err60);
                       }
                       errors++;
                     }
-                    if (data29.days_after === void 0) {
-                      const err59 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_after" }, message: "must have required property 'days_after'" };
+                    if (data30.days_after === void 0) {
+                      const err61 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_after" }, message: "must have required property 'days_after'" };
                       if (vErrors === null) {
-                        vErrors = [err59];
+                        vErrors = [err61];
                       } else {
-                        vErrors.push(err59);
+                        vErrors.push(err61);
                       }
                       errors++;
                     }
-                    for (const key9 in data29) {
+                    for (const key9 in data30) {
                       if (!(key9 === "days_before" || key9 === "days_after")) {
-                        const err60 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" };
+                        const err62 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
-                          vErrors = [err60];
+                          vErrors = [err62];
                         } else {
-                          vErrors.push(err60);
+                          vErrors.push(err62);
                         }
                         errors++;
                       }
                     }
-                    if (data29.days_before !== void 0) {
-                      let data30 = data29.days_before;
-                      if (!(typeof data30 == "number" && (!(data30 % 1) && !isNaN(data30)))) {
-                        const err61 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err61];
-                        } else {
-                          vErrors.push(err61);
-                        }
-                        errors++;
-                      }
-                      if (typeof data30 == "number") {
-                        if (data30 > 60 || isNaN(data30)) {
-                          const err62 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
-                          if (vErrors === null) {
-                            vErrors = [err62];
-                          } else {
-                            vErrors.push(err62);
-                          }
-                          errors++;
-                        }
-                        if (data30 < 0 || isNaN(data30)) {
-                          const err63 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                          if (vErrors === null) {
-                            vErrors = [err63];
-                          } else {
-                            vErrors.push(err63);
-                          }
-                          errors++;
-                        }
-                      }
-                    }
-                    if (data29.days_after !== void 0) {
-                      let data31 = data29.days_after;
+                    if (data30.days_before !== void 0) {
+                      let data31 = data30.days_before;
                       if (!(typeof data31 == "number" && (!(data31 % 1) && !isNaN(data31)))) {
-                        const err64 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        const err63 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                         if (vErrors === null) {
-                          vErrors = [err64];
+                          vErrors = [err63];
                         } else {
-                          vErrors.push(err64);
+                          vErrors.push(err63);
                         }
                         errors++;
                       }
                       if (typeof data31 == "number") {
                         if (data31 > 60 || isNaN(data31)) {
-                          const err65 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
+                          const err64 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
+                          if (vErrors === null) {
+                            vErrors = [err64];
+                          } else {
+                            vErrors.push(err64);
+                          }
+                          errors++;
+                        }
+                        if (data31 < 0 || isNaN(data31)) {
+                          const err65 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                           if (vErrors === null) {
                             vErrors = [err65];
                           } else {
@@ -5320,41 +5319,42 @@ var require_validators = __commonJS({
                           }
                           errors++;
                         }
-                        if (data31 < 0 || isNaN(data31)) {
-                          const err66 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                      }
+                    }
+                    if (data30.days_after !== void 0) {
+                      let data32 = data30.days_after;
+                      if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)))) {
+                        const err66 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        if (vErrors === null) {
+                          vErrors = [err66];
+                        } else {
+                          vErrors.push(err66);
+                        }
+                        errors++;
+                      }
+                      if (typeof data32 == "number") {
+                        if (data32 > 60 || isNaN(data32)) {
+                          const err67 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
                           if (vErrors === null) {
-                            vErrors = [err66];
+                            vErrors = [err67];
                           } else {
-                            vErrors.push(err66);
+                            vErrors.push(err67);
+                          }
+                          errors++;
+                        }
+                        if (data32 < 0 || isNaN(data32)) {
+                          const err68 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                          if (vErrors === null) {
+                            vErrors = [err68];
+                          } else {
+                            vErrors.push(err68);
                           }
                           errors++;
                         }
                       }
                     }
                   } else {
-                    const err67 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                    if (vErrors === null) {
-                      vErrors = [err67];
-                    } else {
-                      vErrors.push(err67);
-                    }
-                    errors++;
-                  }
-                }
-                if (data26.from !== void 0) {
-                  if (typeof data26.from !== "string") {
-                    const err68 = { instancePath: instancePath + "/freeze/" + i1 + "/from", schemaPath: "#/definitions/FreezeWindow/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err68];
-                    } else {
-                      vErrors.push(err68);
-                    }
-                    errors++;
-                  }
-                }
-                if (data26.to !== void 0) {
-                  if (typeof data26.to !== "string") {
-                    const err69 = { instancePath: instancePath + "/freeze/" + i1 + "/to", schemaPath: "#/definitions/FreezeWindow/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err69 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
                       vErrors = [err69];
                     } else {
@@ -5363,20 +5363,20 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data26.cron !== void 0) {
-                  let data34 = data26.cron;
-                  if (typeof data34 === "string") {
-                    if (func4(data34) < 1) {
-                      const err70 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                      if (vErrors === null) {
-                        vErrors = [err70];
-                      } else {
-                        vErrors.push(err70);
-                      }
-                      errors++;
+                if (data27.from !== void 0) {
+                  if (typeof data27.from !== "string") {
+                    const err70 = { instancePath: instancePath + "/freeze/" + i1 + "/from", schemaPath: "#/definitions/FreezeWindow/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err70];
+                    } else {
+                      vErrors.push(err70);
                     }
-                  } else {
-                    const err71 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    errors++;
+                  }
+                }
+                if (data27.to !== void 0) {
+                  if (typeof data27.to !== "string") {
+                    const err71 = { instancePath: instancePath + "/freeze/" + i1 + "/to", schemaPath: "#/definitions/FreezeWindow/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err71];
                     } else {
@@ -5385,11 +5385,11 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data26.duration !== void 0) {
-                  let data35 = data26.duration;
+                if (data27.cron !== void 0) {
+                  let data35 = data27.cron;
                   if (typeof data35 === "string") {
-                    if (func4(data35) < 2) {
-                      const err72 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/minLength", keyword: "minLength", params: { limit: 2 }, message: "must NOT have fewer than 2 characters" };
+                    if (func4(data35) < 1) {
+                      const err72 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
                         vErrors = [err72];
                       } else {
@@ -5397,30 +5397,30 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (!pattern6.test(data35)) {
-                      const err73 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/pattern", keyword: "pattern", params: { pattern: "^(\\d+d)?(\\d+h)?(\\d+m)?$" }, message: 'must match pattern "^(\\d+d)?(\\d+h)?(\\d+m)?$"' };
-                      if (vErrors === null) {
-                        vErrors = [err73];
-                      } else {
-                        vErrors.push(err73);
-                      }
-                      errors++;
-                    }
                   } else {
-                    const err74 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err73 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err74];
+                      vErrors = [err73];
                     } else {
-                      vErrors.push(err74);
+                      vErrors.push(err73);
                     }
                     errors++;
                   }
                 }
-                if (data26.timezone !== void 0) {
-                  let data36 = data26.timezone;
+                if (data27.duration !== void 0) {
+                  let data36 = data27.duration;
                   if (typeof data36 === "string") {
-                    if (func4(data36) < 1) {
-                      const err75 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                    if (func4(data36) < 2) {
+                      const err74 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/minLength", keyword: "minLength", params: { limit: 2 }, message: "must NOT have fewer than 2 characters" };
+                      if (vErrors === null) {
+                        vErrors = [err74];
+                      } else {
+                        vErrors.push(err74);
+                      }
+                      errors++;
+                    }
+                    if (!pattern6.test(data36)) {
+                      const err75 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/pattern", keyword: "pattern", params: { pattern: "^(\\d+d)?(\\d+h)?(\\d+m)?$" }, message: 'must match pattern "^(\\d+d)?(\\d+h)?(\\d+m)?$"' };
                       if (vErrors === null) {
                         vErrors = [err75];
                       } else {
@@ -5429,7 +5429,7 @@ var require_validators = __commonJS({
                       errors++;
                     }
                   } else {
-                    const err76 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err76 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err76];
                     } else {
@@ -5438,11 +5438,11 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data26.override_by !== void 0) {
-                  let data37 = data26.override_by;
-                  if (Array.isArray(data37)) {
-                    if (data37.length < 1) {
-                      const err77 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                if (data27.timezone !== void 0) {
+                  let data37 = data27.timezone;
+                  if (typeof data37 === "string") {
+                    if (func4(data37) < 1) {
+                      const err77 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
                         vErrors = [err77];
                       } else {
@@ -5450,65 +5450,63 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    const len2 = data37.length;
+                  } else {
+                    const err78 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err78];
+                    } else {
+                      vErrors.push(err78);
+                    }
+                    errors++;
+                  }
+                }
+                if (data27.override_by !== void 0) {
+                  let data38 = data27.override_by;
+                  if (Array.isArray(data38)) {
+                    if (data38.length < 1) {
+                      const err79 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                      if (vErrors === null) {
+                        vErrors = [err79];
+                      } else {
+                        vErrors.push(err79);
+                      }
+                      errors++;
+                    }
+                    const len2 = data38.length;
                     for (let i2 = 0; i2 < len2; i2++) {
-                      let data38 = data37[i2];
-                      if (typeof data38 === "string") {
-                        if (func4(data38) < 1) {
-                          const err78 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      let data39 = data38[i2];
+                      if (typeof data39 === "string") {
+                        if (func4(data39) < 1) {
+                          const err80 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                           if (vErrors === null) {
-                            vErrors = [err78];
+                            vErrors = [err80];
                           } else {
-                            vErrors.push(err78);
+                            vErrors.push(err80);
                           }
                           errors++;
                         }
                       } else {
-                        const err79 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        const err81 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
-                          vErrors = [err79];
+                          vErrors = [err81];
                         } else {
-                          vErrors.push(err79);
+                          vErrors.push(err81);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err80 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    const err82 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                     if (vErrors === null) {
-                      vErrors = [err80];
+                      vErrors = [err82];
                     } else {
-                      vErrors.push(err80);
+                      vErrors.push(err82);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err81 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                if (vErrors === null) {
-                  vErrors = [err81];
-                } else {
-                  vErrors.push(err81);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err82 = { instancePath: instancePath + "/freeze", schemaPath: "#/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-            if (vErrors === null) {
-              vErrors = [err82];
-            } else {
-              vErrors.push(err82);
-            }
-            errors++;
-          }
-        }
-        if (data.fiscal_calendar !== void 0) {
-          let data39 = data.fiscal_calendar;
-          if (data39 && typeof data39 == "object" && !Array.isArray(data39)) {
-            for (const key10 in data39) {
-              if (!(key10 === "fiscal_year_start" || key10 === "timezone")) {
-                const err83 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key10 }, message: "must NOT have additional properties" };
+                const err83 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
                   vErrors = [err83];
                 } else {
@@ -5517,20 +5515,22 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data39.fiscal_year_start !== void 0) {
-              let data40 = data39.fiscal_year_start;
-              if (typeof data40 === "string") {
-                if (!pattern7.test(data40)) {
-                  const err84 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/pattern", keyword: "pattern", params: { pattern: "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$" }, message: 'must match pattern "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"' };
-                  if (vErrors === null) {
-                    vErrors = [err84];
-                  } else {
-                    vErrors.push(err84);
-                  }
-                  errors++;
-                }
-              } else {
-                const err85 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+          } else {
+            const err84 = { instancePath: instancePath + "/freeze", schemaPath: "#/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err84];
+            } else {
+              vErrors.push(err84);
+            }
+            errors++;
+          }
+        }
+        if (data.fiscal_calendar !== void 0) {
+          let data40 = data.fiscal_calendar;
+          if (data40 && typeof data40 == "object" && !Array.isArray(data40)) {
+            for (const key10 in data40) {
+              if (!(key10 === "fiscal_year_start" || key10 === "timezone")) {
+                const err85 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key10 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err85];
                 } else {
@@ -5539,11 +5539,11 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data39.timezone !== void 0) {
-              let data41 = data39.timezone;
+            if (data40.fiscal_year_start !== void 0) {
+              let data41 = data40.fiscal_year_start;
               if (typeof data41 === "string") {
-                if (func4(data41) < 1) {
-                  const err86 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                if (!pattern7.test(data41)) {
+                  const err86 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/pattern", keyword: "pattern", params: { pattern: "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$" }, message: 'must match pattern "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"' };
                   if (vErrors === null) {
                     vErrors = [err86];
                   } else {
@@ -5552,7 +5552,7 @@ var require_validators = __commonJS({
                   errors++;
                 }
               } else {
-                const err87 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err87 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err87];
                 } else {
@@ -5561,22 +5561,44 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data40.timezone !== void 0) {
+              let data42 = data40.timezone;
+              if (typeof data42 === "string") {
+                if (func4(data42) < 1) {
+                  const err88 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                  if (vErrors === null) {
+                    vErrors = [err88];
+                  } else {
+                    vErrors.push(err88);
+                  }
+                  errors++;
+                }
+              } else {
+                const err89 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err89];
+                } else {
+                  vErrors.push(err89);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err88 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err90 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err88];
+              vErrors = [err90];
             } else {
-              vErrors.push(err88);
+              vErrors.push(err90);
             }
             errors++;
           }
         }
       } else {
-        const err89 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err91 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err89];
+          vErrors = [err91];
         } else {
-          vErrors.push(err89);
+          vErrors.push(err91);
         }
         errors++;
       }
@@ -7698,15 +7720,17 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.plan = validate18;
-    var schema28 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "look_alike": { "type": "array", "description": "Names of git and of the service that look alike (case, spaces, characters that cannot be seen, how a letter is written, letters that look alike): revsync takes them for two, and warns.", "items": { "type": "object", "required": ["git", "service"], "properties": { "git": { "type": "string" }, "service": { "type": "string" } }, "additionalProperties": false } }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "unread": { "type": "array", "description": "What could not be read of the service, even after each read's retries: each address and everything below it (a kind's name, such as ssp: all of that kind), with the read's failure. The plan says nothing of them: plan exits 1, and the next plan reads them again. Absent when everything was read. The drift report carries the same list.", "items": { "type": "object", "required": ["address", "error"], "properties": { "address": { "type": "string" }, "error": { "type": "string" } }, "additionalProperties": false } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." }, "guardrails": { "$ref": "#/definitions/PlanGuardrails" } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] }, "GuardrailOutcome": { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } }, "TenantConfigurationUpdatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } }, "SspPolicyCreatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } }, "SspPolicyBatchPayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
-    var schema42 = { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
+    var schema28 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "look_alike": { "type": "array", "description": "Names of git and of the service that look alike (case, spaces, characters that cannot be seen, how a letter is written, letters that look alike): revsync takes them for two, and warns.", "items": { "type": "object", "required": ["git", "service"], "properties": { "git": { "type": "string" }, "service": { "type": "string" } }, "additionalProperties": false } }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "unread": { "type": "array", "description": "What could not be read of the service, even after each read's retries: each address and everything below it (a kind's name, such as ssp: all of that kind), with the read's failure. The plan says nothing of them: plan exits 1, and the next plan reads them again. Absent when everything was read. The drift report carries the same list.", "items": { "type": "object", "required": ["address", "error"], "properties": { "address": { "type": "string" }, "error": { "type": "string" } }, "additionalProperties": false } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." }, "guardrails": { "$ref": "#/definitions/PlanGuardrails" }, "promotion": { "$ref": "#/definitions/PlanPromotion" } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } }, "promotion": { "description": "With promote_from in revsync.yaml: whether the source environment holds what this write sets (promoted), or why not (blocked: the change's action is blocked, its reason says why, and promotion.action names the write it would be)", "$ref": "#/definitions/ChangePromotion" } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] }, "GuardrailOutcome": { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "ChangePromotion": { "type": "object", "additionalProperties": false, "description": "One write of an environment with promote_from, judged against its source environment", "required": ["status", "from", "action", "compared"], "properties": { "status": { "enum": ["promoted", "blocked"], "description": "promoted: the source holds the same resulting values; blocked: it does not (not yet there, different there, left out of it) or the policy tests fail there" }, "from": { "type": "string", "description": "The source environment" }, "action": { "enum": ["create", "update", "review", "approve"], "description": "The write: the change's action, or of a blocked one the write it would be" }, "compared": { "type": "object", "description": "What the source holds of what the write sets, as compared: each field, a batch's status and its values' checksum" }, "differs": { "type": "array", "description": "Blocked: each field the source holds otherwise than git asks of it", "items": { "type": "object", "additionalProperties": false, "required": ["field", "source", "git"], "properties": { "field": { "type": "string" }, "source": {}, "git": {} } } }, "not_shown": { "type": "array", "description": "Fields git sets that the source does not show (null): not compared", "items": { "type": "string" } } } }, "PlanPromotion": { "type": "object", "additionalProperties": false, "description": "With promote_from in revsync.yaml: the source environment and its tenant, the commit the plan was made from (and the policy files that differ from it), when the source was read (null: nothing to promote, nothing read), how many writes are promoted and blocked, the checksum of what was compared, and the policy tests run live against the source", "required": ["from", "base_url", "realm", "user", "commit", "read_at", "promoted", "blocked", "compared_checksum"], "properties": { "from": { "type": "string" }, "base_url": { "type": "string" }, "realm": { "type": "string" }, "user": { "type": ["string", "null"], "description": "The user the source was read as" }, "commit": { "type": ["string", "null"] }, "uncommitted": { "type": "array", "items": { "type": "string" } }, "read_at": { "type": ["string", "null"] }, "promoted": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "compared_checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of what was compared of every write (address, action, compared), the RFC 8785 canonical JSON" }, "tests": { "type": "object", "additionalProperties": false, "required": ["cases", "contracts", "failed"], "description": "The policy tests, run live against the source from the same commit", "properties": { "cases": { "type": "integer", "minimum": 0 }, "contracts": { "type": "integer", "minimum": 0 }, "failed": { "type": "array", "items": { "type": "string" } } } } } }, "PlanGuardrails": { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } }, "TenantConfigurationUpdatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } }, "SspPolicyCreatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } }, "SspPolicyBatchPayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
+    var schema43 = { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
+    var schema44 = { "type": "object", "additionalProperties": false, "description": "With promote_from in revsync.yaml: the source environment and its tenant, the commit the plan was made from (and the policy files that differ from it), when the source was read (null: nothing to promote, nothing read), how many writes are promoted and blocked, the checksum of what was compared, and the policy tests run live against the source", "required": ["from", "base_url", "realm", "user", "commit", "read_at", "promoted", "blocked", "compared_checksum"], "properties": { "from": { "type": "string" }, "base_url": { "type": "string" }, "realm": { "type": "string" }, "user": { "type": ["string", "null"], "description": "The user the source was read as" }, "commit": { "type": ["string", "null"] }, "uncommitted": { "type": "array", "items": { "type": "string" } }, "read_at": { "type": ["string", "null"] }, "promoted": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "compared_checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of what was compared of every write (address, action, compared), the RFC 8785 canonical JSON" }, "tests": { "type": "object", "additionalProperties": false, "required": ["cases", "contracts", "failed"], "description": "The policy tests, run live against the source from the same commit", "properties": { "cases": { "type": "integer", "minimum": 0 }, "contracts": { "type": "integer", "minimum": 0 }, "failed": { "type": "array", "items": { "type": "string" } } } } } };
     var pattern18 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
     var pattern21 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
-    var schema29 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] };
+    var schema29 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } }, "promotion": { "description": "With promote_from in revsync.yaml: whether the source environment holds what this write sets (promoted), or why not (blocked: the change's action is blocked, its reason says why, and promotion.action names the write it would be)", "$ref": "#/definitions/ChangePromotion" } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] };
     var schema38 = { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } };
     var schema39 = { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } };
     var schema40 = { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } };
     var schema41 = { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } };
+    var schema42 = { "type": "object", "additionalProperties": false, "description": "One write of an environment with promote_from, judged against its source environment", "required": ["status", "from", "action", "compared"], "properties": { "status": { "enum": ["promoted", "blocked"], "description": "promoted: the source holds the same resulting values; blocked: it does not (not yet there, different there, left out of it) or the policy tests fail there" }, "from": { "type": "string", "description": "The source environment" }, "action": { "enum": ["create", "update", "review", "approve"], "description": "The write: the change's action, or of a blocked one the write it would be" }, "compared": { "type": "object", "description": "What the source holds of what the write sets, as compared: each field, a batch's status and its values' checksum" }, "differs": { "type": "array", "description": "Blocked: each field the source holds otherwise than git asks of it", "items": { "type": "object", "additionalProperties": false, "required": ["field", "source", "git"], "properties": { "field": { "type": "string" }, "source": {}, "git": {} } } }, "not_shown": { "type": "array", "description": "Fields git sets that the source does not show (null): not compared", "items": { "type": "string" } } } };
     var pattern19 = new RegExp("^tenant-configuration/", "u");
     var pattern20 = new RegExp("^ssp/", "u");
     var pattern22 = new RegExp("^(tenant-configuration|ssp)/", "u");
@@ -10511,12 +10535,220 @@ var require_validators = __commonJS({
             errors++;
           }
         }
+        if (data.promotion !== void 0) {
+          let data55 = data.promotion;
+          if (data55 && typeof data55 == "object" && !Array.isArray(data55)) {
+            if (data55.status === void 0) {
+              const err108 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "status" }, message: "must have required property 'status'" };
+              if (vErrors === null) {
+                vErrors = [err108];
+              } else {
+                vErrors.push(err108);
+              }
+              errors++;
+            }
+            if (data55.from === void 0) {
+              const err109 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+              if (vErrors === null) {
+                vErrors = [err109];
+              } else {
+                vErrors.push(err109);
+              }
+              errors++;
+            }
+            if (data55.action === void 0) {
+              const err110 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "action" }, message: "must have required property 'action'" };
+              if (vErrors === null) {
+                vErrors = [err110];
+              } else {
+                vErrors.push(err110);
+              }
+              errors++;
+            }
+            if (data55.compared === void 0) {
+              const err111 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "compared" }, message: "must have required property 'compared'" };
+              if (vErrors === null) {
+                vErrors = [err111];
+              } else {
+                vErrors.push(err111);
+              }
+              errors++;
+            }
+            for (const key42 in data55) {
+              if (!(key42 === "status" || key42 === "from" || key42 === "action" || key42 === "compared" || key42 === "differs" || key42 === "not_shown")) {
+                const err112 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key42 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err112];
+                } else {
+                  vErrors.push(err112);
+                }
+                errors++;
+              }
+            }
+            if (data55.status !== void 0) {
+              let data56 = data55.status;
+              if (!(data56 === "promoted" || data56 === "blocked")) {
+                const err113 = { instancePath: instancePath + "/promotion/status", schemaPath: "#/definitions/ChangePromotion/properties/status/enum", keyword: "enum", params: { allowedValues: schema42.properties.status.enum }, message: "must be equal to one of the allowed values" };
+                if (vErrors === null) {
+                  vErrors = [err113];
+                } else {
+                  vErrors.push(err113);
+                }
+                errors++;
+              }
+            }
+            if (data55.from !== void 0) {
+              if (typeof data55.from !== "string") {
+                const err114 = { instancePath: instancePath + "/promotion/from", schemaPath: "#/definitions/ChangePromotion/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err114];
+                } else {
+                  vErrors.push(err114);
+                }
+                errors++;
+              }
+            }
+            if (data55.action !== void 0) {
+              let data58 = data55.action;
+              if (!(data58 === "create" || data58 === "update" || data58 === "review" || data58 === "approve")) {
+                const err115 = { instancePath: instancePath + "/promotion/action", schemaPath: "#/definitions/ChangePromotion/properties/action/enum", keyword: "enum", params: { allowedValues: schema42.properties.action.enum }, message: "must be equal to one of the allowed values" };
+                if (vErrors === null) {
+                  vErrors = [err115];
+                } else {
+                  vErrors.push(err115);
+                }
+                errors++;
+              }
+            }
+            if (data55.compared !== void 0) {
+              let data59 = data55.compared;
+              if (!(data59 && typeof data59 == "object" && !Array.isArray(data59))) {
+                const err116 = { instancePath: instancePath + "/promotion/compared", schemaPath: "#/definitions/ChangePromotion/properties/compared/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err116];
+                } else {
+                  vErrors.push(err116);
+                }
+                errors++;
+              }
+            }
+            if (data55.differs !== void 0) {
+              let data60 = data55.differs;
+              if (Array.isArray(data60)) {
+                const len4 = data60.length;
+                for (let i4 = 0; i4 < len4; i4++) {
+                  let data61 = data60[i4];
+                  if (data61 && typeof data61 == "object" && !Array.isArray(data61)) {
+                    if (data61.field === void 0) {
+                      const err117 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/required", keyword: "required", params: { missingProperty: "field" }, message: "must have required property 'field'" };
+                      if (vErrors === null) {
+                        vErrors = [err117];
+                      } else {
+                        vErrors.push(err117);
+                      }
+                      errors++;
+                    }
+                    if (data61.source === void 0) {
+                      const err118 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                      if (vErrors === null) {
+                        vErrors = [err118];
+                      } else {
+                        vErrors.push(err118);
+                      }
+                      errors++;
+                    }
+                    if (data61.git === void 0) {
+                      const err119 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/required", keyword: "required", params: { missingProperty: "git" }, message: "must have required property 'git'" };
+                      if (vErrors === null) {
+                        vErrors = [err119];
+                      } else {
+                        vErrors.push(err119);
+                      }
+                      errors++;
+                    }
+                    for (const key5 in data61) {
+                      if (!(key5 === "field" || key5 === "source" || key5 === "git")) {
+                        const err120 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                        if (vErrors === null) {
+                          vErrors = [err120];
+                        } else {
+                          vErrors.push(err120);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data61.field !== void 0) {
+                      if (typeof data61.field !== "string") {
+                        const err121 = { instancePath: instancePath + "/promotion/differs/" + i4 + "/field", schemaPath: "#/definitions/ChangePromotion/properties/differs/items/properties/field/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err121];
+                        } else {
+                          vErrors.push(err121);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err122 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err122];
+                    } else {
+                      vErrors.push(err122);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err123 = { instancePath: instancePath + "/promotion/differs", schemaPath: "#/definitions/ChangePromotion/properties/differs/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err123];
+                } else {
+                  vErrors.push(err123);
+                }
+                errors++;
+              }
+            }
+            if (data55.not_shown !== void 0) {
+              let data63 = data55.not_shown;
+              if (Array.isArray(data63)) {
+                const len5 = data63.length;
+                for (let i5 = 0; i5 < len5; i5++) {
+                  if (typeof data63[i5] !== "string") {
+                    const err124 = { instancePath: instancePath + "/promotion/not_shown/" + i5, schemaPath: "#/definitions/ChangePromotion/properties/not_shown/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err124];
+                    } else {
+                      vErrors.push(err124);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err125 = { instancePath: instancePath + "/promotion/not_shown", schemaPath: "#/definitions/ChangePromotion/properties/not_shown/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err125];
+                } else {
+                  vErrors.push(err125);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err126 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err126];
+            } else {
+              vErrors.push(err126);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err108 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err127 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err108];
+          vErrors = [err127];
         } else {
-          vErrors.push(err108);
+          vErrors.push(err127);
         }
         errors++;
       }
@@ -12603,7 +12835,7 @@ var require_validators = __commonJS({
                     if (data100.effect !== void 0) {
                       let data102 = data100.effect;
                       if (!(data102 === "deny" || data102 === "warn" || data102 === "require_approval")) {
-                        const err189 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema42.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
+                        const err189 = { instancePath: instancePath + "/guardrails/rules/" + i13 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema43.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err189];
                         } else {
@@ -12825,7 +13057,7 @@ var require_validators = __commonJS({
                       errors++;
                     }
                     for (const key6 in data112) {
-                      if (!func2.call(schema42.properties.freeze.items.properties, key6)) {
+                      if (!func2.call(schema43.properties.freeze.items.properties, key6)) {
                         const err210 = { instancePath: instancePath + "/guardrails/freeze/" + i16, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err210];
@@ -12849,7 +13081,7 @@ var require_validators = __commonJS({
                     if (data112.kind !== void 0) {
                       let data114 = data112.kind;
                       if (!(data114 === "quarter_end" || data114 === "dates" || data114 === "cron")) {
-                        const err212 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema42.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
+                        const err212 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema43.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err212];
                         } else {
@@ -12894,7 +13126,7 @@ var require_validators = __commonJS({
                     if (data112.from !== void 0) {
                       let data118 = data112.from;
                       if (typeof data118 !== "string" && data118 !== null) {
-                        const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.from.type }, message: "must be string,null" };
+                        const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema43.properties.freeze.items.properties.from.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err216];
                         } else {
@@ -12906,7 +13138,7 @@ var require_validators = __commonJS({
                     if (data112.until !== void 0) {
                       let data119 = data112.until;
                       if (typeof data119 !== "string" && data119 !== null) {
-                        const err217 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.until.type }, message: "must be string,null" };
+                        const err217 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema43.properties.freeze.items.properties.until.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err217];
                         } else {
@@ -12918,7 +13150,7 @@ var require_validators = __commonJS({
                     if (data112.from_local !== void 0) {
                       let data120 = data112.from_local;
                       if (typeof data120 !== "string" && data120 !== null) {
-                        const err218 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
+                        const err218 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema43.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err218];
                         } else {
@@ -12930,7 +13162,7 @@ var require_validators = __commonJS({
                     if (data112.until_local !== void 0) {
                       let data121 = data112.until_local;
                       if (typeof data121 !== "string" && data121 !== null) {
-                        const err219 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema42.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
+                        const err219 = { instancePath: instancePath + "/guardrails/freeze/" + i16 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema43.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err219];
                         } else {
@@ -13120,7 +13352,7 @@ var require_validators = __commonJS({
                     if (data130.via !== void 0) {
                       let data132 = data130.via;
                       if (!(data132 === "approver identity" || data132 === "pull request approval")) {
-                        const err236 = { instancePath: instancePath + "/guardrails/approvers/" + i18 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema42.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
+                        const err236 = { instancePath: instancePath + "/guardrails/approvers/" + i18 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema43.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err236];
                         } else {
@@ -13282,12 +13514,401 @@ var require_validators = __commonJS({
             errors++;
           }
         }
+        if (data.promotion !== void 0) {
+          let data140 = data.promotion;
+          if (data140 && typeof data140 == "object" && !Array.isArray(data140)) {
+            if (data140.from === void 0) {
+              const err251 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+              if (vErrors === null) {
+                vErrors = [err251];
+              } else {
+                vErrors.push(err251);
+              }
+              errors++;
+            }
+            if (data140.base_url === void 0) {
+              const err252 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "base_url" }, message: "must have required property 'base_url'" };
+              if (vErrors === null) {
+                vErrors = [err252];
+              } else {
+                vErrors.push(err252);
+              }
+              errors++;
+            }
+            if (data140.realm === void 0) {
+              const err253 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "realm" }, message: "must have required property 'realm'" };
+              if (vErrors === null) {
+                vErrors = [err253];
+              } else {
+                vErrors.push(err253);
+              }
+              errors++;
+            }
+            if (data140.user === void 0) {
+              const err254 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
+              if (vErrors === null) {
+                vErrors = [err254];
+              } else {
+                vErrors.push(err254);
+              }
+              errors++;
+            }
+            if (data140.commit === void 0) {
+              const err255 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+              if (vErrors === null) {
+                vErrors = [err255];
+              } else {
+                vErrors.push(err255);
+              }
+              errors++;
+            }
+            if (data140.read_at === void 0) {
+              const err256 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "read_at" }, message: "must have required property 'read_at'" };
+              if (vErrors === null) {
+                vErrors = [err256];
+              } else {
+                vErrors.push(err256);
+              }
+              errors++;
+            }
+            if (data140.promoted === void 0) {
+              const err257 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "promoted" }, message: "must have required property 'promoted'" };
+              if (vErrors === null) {
+                vErrors = [err257];
+              } else {
+                vErrors.push(err257);
+              }
+              errors++;
+            }
+            if (data140.blocked === void 0) {
+              const err258 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+              if (vErrors === null) {
+                vErrors = [err258];
+              } else {
+                vErrors.push(err258);
+              }
+              errors++;
+            }
+            if (data140.compared_checksum === void 0) {
+              const err259 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "compared_checksum" }, message: "must have required property 'compared_checksum'" };
+              if (vErrors === null) {
+                vErrors = [err259];
+              } else {
+                vErrors.push(err259);
+              }
+              errors++;
+            }
+            for (const key10 in data140) {
+              if (!func2.call(schema44.properties, key10)) {
+                const err260 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key10 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err260];
+                } else {
+                  vErrors.push(err260);
+                }
+                errors++;
+              }
+            }
+            if (data140.from !== void 0) {
+              if (typeof data140.from !== "string") {
+                const err261 = { instancePath: instancePath + "/promotion/from", schemaPath: "#/definitions/PlanPromotion/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err261];
+                } else {
+                  vErrors.push(err261);
+                }
+                errors++;
+              }
+            }
+            if (data140.base_url !== void 0) {
+              if (typeof data140.base_url !== "string") {
+                const err262 = { instancePath: instancePath + "/promotion/base_url", schemaPath: "#/definitions/PlanPromotion/properties/base_url/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err262];
+                } else {
+                  vErrors.push(err262);
+                }
+                errors++;
+              }
+            }
+            if (data140.realm !== void 0) {
+              if (typeof data140.realm !== "string") {
+                const err263 = { instancePath: instancePath + "/promotion/realm", schemaPath: "#/definitions/PlanPromotion/properties/realm/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err263];
+                } else {
+                  vErrors.push(err263);
+                }
+                errors++;
+              }
+            }
+            if (data140.user !== void 0) {
+              let data144 = data140.user;
+              if (typeof data144 !== "string" && data144 !== null) {
+                const err264 = { instancePath: instancePath + "/promotion/user", schemaPath: "#/definitions/PlanPromotion/properties/user/type", keyword: "type", params: { type: schema44.properties.user.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err264];
+                } else {
+                  vErrors.push(err264);
+                }
+                errors++;
+              }
+            }
+            if (data140.commit !== void 0) {
+              let data145 = data140.commit;
+              if (typeof data145 !== "string" && data145 !== null) {
+                const err265 = { instancePath: instancePath + "/promotion/commit", schemaPath: "#/definitions/PlanPromotion/properties/commit/type", keyword: "type", params: { type: schema44.properties.commit.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err265];
+                } else {
+                  vErrors.push(err265);
+                }
+                errors++;
+              }
+            }
+            if (data140.uncommitted !== void 0) {
+              let data146 = data140.uncommitted;
+              if (Array.isArray(data146)) {
+                const len21 = data146.length;
+                for (let i21 = 0; i21 < len21; i21++) {
+                  if (typeof data146[i21] !== "string") {
+                    const err266 = { instancePath: instancePath + "/promotion/uncommitted/" + i21, schemaPath: "#/definitions/PlanPromotion/properties/uncommitted/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err266];
+                    } else {
+                      vErrors.push(err266);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err267 = { instancePath: instancePath + "/promotion/uncommitted", schemaPath: "#/definitions/PlanPromotion/properties/uncommitted/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err267];
+                } else {
+                  vErrors.push(err267);
+                }
+                errors++;
+              }
+            }
+            if (data140.read_at !== void 0) {
+              let data148 = data140.read_at;
+              if (typeof data148 !== "string" && data148 !== null) {
+                const err268 = { instancePath: instancePath + "/promotion/read_at", schemaPath: "#/definitions/PlanPromotion/properties/read_at/type", keyword: "type", params: { type: schema44.properties.read_at.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err268];
+                } else {
+                  vErrors.push(err268);
+                }
+                errors++;
+              }
+            }
+            if (data140.promoted !== void 0) {
+              let data149 = data140.promoted;
+              if (!(typeof data149 == "number" && (!(data149 % 1) && !isNaN(data149)))) {
+                const err269 = { instancePath: instancePath + "/promotion/promoted", schemaPath: "#/definitions/PlanPromotion/properties/promoted/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err269];
+                } else {
+                  vErrors.push(err269);
+                }
+                errors++;
+              }
+              if (typeof data149 == "number") {
+                if (data149 < 0 || isNaN(data149)) {
+                  const err270 = { instancePath: instancePath + "/promotion/promoted", schemaPath: "#/definitions/PlanPromotion/properties/promoted/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err270];
+                  } else {
+                    vErrors.push(err270);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data140.blocked !== void 0) {
+              let data150 = data140.blocked;
+              if (!(typeof data150 == "number" && (!(data150 % 1) && !isNaN(data150)))) {
+                const err271 = { instancePath: instancePath + "/promotion/blocked", schemaPath: "#/definitions/PlanPromotion/properties/blocked/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err271];
+                } else {
+                  vErrors.push(err271);
+                }
+                errors++;
+              }
+              if (typeof data150 == "number") {
+                if (data150 < 0 || isNaN(data150)) {
+                  const err272 = { instancePath: instancePath + "/promotion/blocked", schemaPath: "#/definitions/PlanPromotion/properties/blocked/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err272];
+                  } else {
+                    vErrors.push(err272);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data140.compared_checksum !== void 0) {
+              let data151 = data140.compared_checksum;
+              if (typeof data151 === "string") {
+                if (!pattern21.test(data151)) {
+                  const err273 = { instancePath: instancePath + "/promotion/compared_checksum", schemaPath: "#/definitions/PlanPromotion/properties/compared_checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+                  if (vErrors === null) {
+                    vErrors = [err273];
+                  } else {
+                    vErrors.push(err273);
+                  }
+                  errors++;
+                }
+              } else {
+                const err274 = { instancePath: instancePath + "/promotion/compared_checksum", schemaPath: "#/definitions/PlanPromotion/properties/compared_checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err274];
+                } else {
+                  vErrors.push(err274);
+                }
+                errors++;
+              }
+            }
+            if (data140.tests !== void 0) {
+              let data152 = data140.tests;
+              if (data152 && typeof data152 == "object" && !Array.isArray(data152)) {
+                if (data152.cases === void 0) {
+                  const err275 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
+                  if (vErrors === null) {
+                    vErrors = [err275];
+                  } else {
+                    vErrors.push(err275);
+                  }
+                  errors++;
+                }
+                if (data152.contracts === void 0) {
+                  const err276 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/required", keyword: "required", params: { missingProperty: "contracts" }, message: "must have required property 'contracts'" };
+                  if (vErrors === null) {
+                    vErrors = [err276];
+                  } else {
+                    vErrors.push(err276);
+                  }
+                  errors++;
+                }
+                if (data152.failed === void 0) {
+                  const err277 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
+                  if (vErrors === null) {
+                    vErrors = [err277];
+                  } else {
+                    vErrors.push(err277);
+                  }
+                  errors++;
+                }
+                for (const key11 in data152) {
+                  if (!(key11 === "cases" || key11 === "contracts" || key11 === "failed")) {
+                    const err278 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key11 }, message: "must NOT have additional properties" };
+                    if (vErrors === null) {
+                      vErrors = [err278];
+                    } else {
+                      vErrors.push(err278);
+                    }
+                    errors++;
+                  }
+                }
+                if (data152.cases !== void 0) {
+                  let data153 = data152.cases;
+                  if (!(typeof data153 == "number" && (!(data153 % 1) && !isNaN(data153)))) {
+                    const err279 = { instancePath: instancePath + "/promotion/tests/cases", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/cases/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err279];
+                    } else {
+                      vErrors.push(err279);
+                    }
+                    errors++;
+                  }
+                  if (typeof data153 == "number") {
+                    if (data153 < 0 || isNaN(data153)) {
+                      const err280 = { instancePath: instancePath + "/promotion/tests/cases", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/cases/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                      if (vErrors === null) {
+                        vErrors = [err280];
+                      } else {
+                        vErrors.push(err280);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+                if (data152.contracts !== void 0) {
+                  let data154 = data152.contracts;
+                  if (!(typeof data154 == "number" && (!(data154 % 1) && !isNaN(data154)))) {
+                    const err281 = { instancePath: instancePath + "/promotion/tests/contracts", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/contracts/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err281];
+                    } else {
+                      vErrors.push(err281);
+                    }
+                    errors++;
+                  }
+                  if (typeof data154 == "number") {
+                    if (data154 < 0 || isNaN(data154)) {
+                      const err282 = { instancePath: instancePath + "/promotion/tests/contracts", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/contracts/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                      if (vErrors === null) {
+                        vErrors = [err282];
+                      } else {
+                        vErrors.push(err282);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+                if (data152.failed !== void 0) {
+                  let data155 = data152.failed;
+                  if (Array.isArray(data155)) {
+                    const len22 = data155.length;
+                    for (let i22 = 0; i22 < len22; i22++) {
+                      if (typeof data155[i22] !== "string") {
+                        const err283 = { instancePath: instancePath + "/promotion/tests/failed/" + i22, schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/failed/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err283];
+                        } else {
+                          vErrors.push(err283);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err284 = { instancePath: instancePath + "/promotion/tests/failed", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/failed/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    if (vErrors === null) {
+                      vErrors = [err284];
+                    } else {
+                      vErrors.push(err284);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err285 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err285];
+                } else {
+                  vErrors.push(err285);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err286 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err286];
+            } else {
+              vErrors.push(err286);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err251 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err287 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err251];
+          vErrors = [err287];
         } else {
-          vErrors.push(err251);
+          vErrors.push(err287);
         }
         errors++;
       }
@@ -13295,8 +13916,8 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.sspPolicyTest = validate31;
-    var schema43 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy-test", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
-    var pattern24 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+    var schema45 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy-test", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
+    var pattern25 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
     function validate31(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
       let vErrors = null;
@@ -13402,7 +14023,7 @@ var require_validators = __commonJS({
         if (data.date_field !== void 0) {
           let data5 = data.date_field;
           if (typeof data5 === "string") {
-            if (!pattern24.test(data5)) {
+            if (!pattern25.test(data5)) {
               const err9 = { instancePath: instancePath + "/date_field", schemaPath: "#/properties/date_field/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }, message: 'must match pattern "^[A-Za-z_][A-Za-z0-9_]*$"' };
               if (vErrors === null) {
                 vErrors = [err9];
@@ -13618,7 +14239,7 @@ var require_validators = __commonJS({
                     if (data11.policy !== void 0) {
                       let data12 = data11.policy;
                       if (typeof data12 !== "string" && data12 !== null) {
-                        const err27 = { instancePath: instancePath + "/cases/" + i0 + "/expect/policy", schemaPath: "#/properties/cases/items/properties/expect/properties/policy/type", keyword: "type", params: { type: schema43.properties.cases.items.properties.expect.properties.policy.type }, message: "must be string,null" };
+                        const err27 = { instancePath: instancePath + "/cases/" + i0 + "/expect/policy", schemaPath: "#/properties/cases/items/properties/expect/properties/policy/type", keyword: "type", params: { type: schema45.properties.cases.items.properties.expect.properties.policy.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err27];
                         } else {
@@ -14058,8 +14679,8 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.guardrailTest = validate32;
-    var schema44 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:guardrail-test", "title": "GuardrailTestFile", "description": 'revsync guardrail test file (in the tests folder): a plan (a saved plan, or changes written out with their facts), a moment, who approves, and the outcome expected of each guardrail and freeze window of revsync.yaml. revsync test judges them. docs/guardrails.md, "Testing rules"', "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "at", "expect"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "GuardrailTest" }, "metadata": { "title": "GuardrailTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "environment": { "type": "string", "minLength": 1, "description": "The environment of revsync.yaml whose guardrails are judged (default: the saved plan's, else the only one)" }, "plan": { "type": "string", "minLength": 1, "description": "A saved plan (revsync plan --out FILE), relative to this file: its changes with their facts" }, "changes": { "type": "array", "description": "A plan fixture: changes written out, each with the facts a rule reads", "items": { "title": "GuardrailTestChange", "type": "object", "additionalProperties": false, "required": ["address", "action"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve"] }, "facts": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] }, "description": `The change's facts (docs/guardrails.md, "Facts"); a fact left out is null` }, "before": { "type": "object", "description": "Its fields before (before.<field>)" }, "after": { "type": "object", "description": "Its fields after (after.<field>)" } } } }, "at": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "description": "The moment of judging, ISO 8601 with its offset (2026-03-30T12:00:00Z)" }, "approvals": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Who approves (as the approver identity would)" }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason"], "properties": { "name": { "type": "string" }, "reason": { "type": "string", "minLength": 1 } } }, "description": "apply --override NAME --reason TEXT, as the approvers ask it" }, "expect": { "type": "object", "minProperties": 1, "description": "Each rule's or window's name: a rule's outcome over the plan (the worst of its changes': error, deny, approval_needed, warn, overridden, approved, excepted, pass), or by address; a window's in_force, not_in_force or overridden", "additionalProperties": { "anyOf": [{ "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "in_force", "not_in_force"] }, { "type": "object", "minProperties": 1, "additionalProperties": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "none"] } }] } } } };
-    var pattern25 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
+    var schema46 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:guardrail-test", "title": "GuardrailTestFile", "description": 'revsync guardrail test file (in the tests folder): a plan (a saved plan, or changes written out with their facts), a moment, who approves, and the outcome expected of each guardrail and freeze window of revsync.yaml. revsync test judges them. docs/guardrails.md, "Testing rules"', "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "at", "expect"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "GuardrailTest" }, "metadata": { "title": "GuardrailTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "environment": { "type": "string", "minLength": 1, "description": "The environment of revsync.yaml whose guardrails are judged (default: the saved plan's, else the only one)" }, "plan": { "type": "string", "minLength": 1, "description": "A saved plan (revsync plan --out FILE), relative to this file: its changes with their facts" }, "changes": { "type": "array", "description": "A plan fixture: changes written out, each with the facts a rule reads", "items": { "title": "GuardrailTestChange", "type": "object", "additionalProperties": false, "required": ["address", "action"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve"] }, "facts": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "number" }, { "type": "string" }, { "type": "boolean" }, { "type": "null" }] }, "description": `The change's facts (docs/guardrails.md, "Facts"); a fact left out is null` }, "before": { "type": "object", "description": "Its fields before (before.<field>)" }, "after": { "type": "object", "description": "Its fields after (after.<field>)" } } } }, "at": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "description": "The moment of judging, ISO 8601 with its offset (2026-03-30T12:00:00Z)" }, "approvals": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Who approves (as the approver identity would)" }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason"], "properties": { "name": { "type": "string" }, "reason": { "type": "string", "minLength": 1 } } }, "description": "apply --override NAME --reason TEXT, as the approvers ask it" }, "expect": { "type": "object", "minProperties": 1, "description": "Each rule's or window's name: a rule's outcome over the plan (the worst of its changes': error, deny, approval_needed, warn, overridden, approved, excepted, pass), or by address; a window's in_force, not_in_force or overridden", "additionalProperties": { "anyOf": [{ "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "in_force", "not_in_force"] }, { "type": "object", "minProperties": 1, "additionalProperties": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "none"] } }] } } } };
+    var pattern26 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
     function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
       let vErrors = null;
@@ -14102,7 +14723,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema44.properties, key0)) {
+          if (!func2.call(schema46.properties, key0)) {
             const err4 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err4];
@@ -14285,7 +14906,7 @@ var require_validators = __commonJS({
                 if (data8.action !== void 0) {
                   let data10 = data8.action;
                   if (!(data10 === "create" || data10 === "update" || data10 === "review" || data10 === "approve")) {
-                    const err20 = { instancePath: instancePath + "/changes/" + i0 + "/action", schemaPath: "#/properties/changes/items/properties/action/enum", keyword: "enum", params: { allowedValues: schema44.properties.changes.items.properties.action.enum }, message: "must be equal to one of the allowed values" };
+                    const err20 = { instancePath: instancePath + "/changes/" + i0 + "/action", schemaPath: "#/properties/changes/items/properties/action/enum", keyword: "enum", params: { allowedValues: schema46.properties.changes.items.properties.action.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err20];
                     } else {
@@ -14431,7 +15052,7 @@ var require_validators = __commonJS({
         if (data.at !== void 0) {
           let data15 = data.at;
           if (typeof data15 === "string") {
-            if (!pattern25.test(data15)) {
+            if (!pattern26.test(data15)) {
               const err31 = { instancePath: instancePath + "/at", schemaPath: "#/properties/at/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$"' };
               if (vErrors === null) {
                 vErrors = [err31];
@@ -14593,7 +15214,7 @@ var require_validators = __commonJS({
               let valid13 = false;
               const _errs60 = errors;
               if (!(data23 === "pass" || data23 === "deny" || data23 === "warn" || data23 === "approval_needed" || data23 === "approved" || data23 === "overridden" || data23 === "excepted" || data23 === "error" || data23 === "in_force" || data23 === "not_in_force")) {
-                const err45 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/0/enum", keyword: "enum", params: { allowedValues: schema44.properties.expect.additionalProperties.anyOf[0].enum }, message: "must be equal to one of the allowed values" };
+                const err45 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/0/enum", keyword: "enum", params: { allowedValues: schema46.properties.expect.additionalProperties.anyOf[0].enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err45];
                 } else {
@@ -14618,7 +15239,7 @@ var require_validators = __commonJS({
                   for (const key6 in data23) {
                     let data24 = data23[key6];
                     if (!(data24 === "pass" || data24 === "deny" || data24 === "warn" || data24 === "approval_needed" || data24 === "approved" || data24 === "overridden" || data24 === "excepted" || data24 === "error" || data24 === "none")) {
-                      const err47 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1") + "/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/1/additionalProperties/enum", keyword: "enum", params: { allowedValues: schema44.properties.expect.additionalProperties.anyOf[1].additionalProperties.enum }, message: "must be equal to one of the allowed values" };
+                      const err47 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1") + "/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/1/additionalProperties/enum", keyword: "enum", params: { allowedValues: schema46.properties.expect.additionalProperties.anyOf[1].additionalProperties.enum }, message: "must be equal to one of the allowed values" };
                       if (vErrors === null) {
                         vErrors = [err47];
                       } else {
@@ -14681,16 +15302,18 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.evidenceRecord = validate33;
-    var schema45 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes_local_apply": { "type": "boolean", "description": "Under four eyes, applied outside CI as four_eyes: { local_apply: true } of revsync.yaml allows: no pull request's approval was checked, and the tree applied was held to no reviewed commit. evidence verify flags it" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" }, "not_clean": { "type": "array", "maxItems": 50, "description": "When the tree was not clean: the paths that were not (the first 50, in path order, from revsync.yaml's folder), as git status says. Absent in records written before they were listed.", "items": { "type": "object", "additionalProperties": false, "required": ["path", "what", "policy"], "properties": { "path": { "type": "string", "description": "The path: outside text, escaped wherever it is shown" }, "what": { "type": "string", "description": "modified, added, deleted, renamed, not merged or untracked" }, "policy": { "type": "boolean", "description": "revsync.yaml, or a YAML or CSV file under the policies folder: a file revsync reads as policy or values" } } } }, "not_clean_total": { "type": "integer", "minimum": 0, "description": "How many paths were not clean in all (not_clean lists the first 50)" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "guardrails": { "$ref": "#/definitions/PlanGuardrails", "description": "With guardrails or freeze windows: how apply judged the plan right before it wrote (every rule and window, who approved, each override with its reason and who granted it, and what held the plan back); each change's outcomes are in changes" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean", "description": "Whether the run let the lock go at its end, after writing its evidence record, when it writes one (false: kept, the note says why)" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] }, "GuardrailOutcome": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } } } };
-    var schema46 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
-    var schema55 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
-    var pattern26 = new RegExp("^1(\\.[0-9]+)*$", "u");
-    var pattern27 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "u");
-    var pattern29 = new RegExp("^[0-9a-f]{40,64}$", "u");
-    var schema49 = { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" } } };
-    var schema52 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } };
-    var schema50 = { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } };
-    var pattern31 = new RegExp("^/", "u");
+    var schema47 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes_local_apply": { "type": "boolean", "description": "Under four eyes, applied outside CI as four_eyes: { local_apply: true } of revsync.yaml allows: no pull request's approval was checked, and the tree applied was held to no reviewed commit. evidence verify flags it" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" }, "not_clean": { "type": "array", "maxItems": 50, "description": "When the tree was not clean: the paths that were not (the first 50, in path order, from revsync.yaml's folder), as git status says. Absent in records written before they were listed.", "items": { "type": "object", "additionalProperties": false, "required": ["path", "what", "policy"], "properties": { "path": { "type": "string", "description": "The path: outside text, escaped wherever it is shown" }, "what": { "type": "string", "description": "modified, added, deleted, renamed, not merged or untracked" }, "policy": { "type": "boolean", "description": "revsync.yaml, or a YAML or CSV file under the policies folder: a file revsync reads as policy or values" } } } }, "not_clean_total": { "type": "integer", "minimum": 0, "description": "How many paths were not clean in all (not_clean lists the first 50)" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "guardrails": { "$ref": "#/definitions/PlanGuardrails", "description": "With guardrails or freeze windows: how apply judged the plan right before it wrote (every rule and window, who approved, each override with its reason and who granted it, and what held the plan back); each change's outcomes are in changes" }, "promotion": { "$ref": "#/definitions/PlanPromotion", "description": "With promote_from: the plan's promotion as apply applied it (the source environment, the commit the plan was made from, the checksum of what was compared, the policy tests run live there); each change's promotion is in changes" }, "promotion_tests_at_apply": { "type": "object", "additionalProperties": false, "required": ["cases", "contracts", "failed"], "description": "With promote_from and policy tests, applying a saved plan: the tests run live against the source once more right before the writes", "properties": { "cases": { "type": "integer", "minimum": 0 }, "contracts": { "type": "integer", "minimum": 0 }, "failed": { "type": "array", "items": { "type": "string" } } } } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" }, "promotion": { "$ref": "#/definitions/ChangePromotion", "description": "With promote_from: the plan's word on this write (promoted, with what the source held; or blocked, and nothing was sent for it)" } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean", "description": "Whether the run let the lock go at its end, after writing its evidence record, when it writes one (false: kept, the note says why)" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] }, "ChangePromotion": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "One write of an environment with promote_from, judged against its source environment", "required": ["status", "from", "action", "compared"], "properties": { "status": { "enum": ["promoted", "blocked"], "description": "promoted: the source holds the same resulting values; blocked: it does not (not yet there, different there, left out of it) or the policy tests fail there" }, "from": { "type": "string", "description": "The source environment" }, "action": { "enum": ["create", "update", "review", "approve"], "description": "The write: the change's action, or of a blocked one the write it would be" }, "compared": { "type": "object", "description": "What the source holds of what the write sets, as compared: each field, a batch's status and its values' checksum" }, "differs": { "type": "array", "description": "Blocked: each field the source holds otherwise than git asks of it", "items": { "type": "object", "additionalProperties": false, "required": ["field", "source", "git"], "properties": { "field": { "type": "string" }, "source": {}, "git": {} } } }, "not_shown": { "type": "array", "description": "Fields git sets that the source does not show (null): not compared", "items": { "type": "string" } } } }, "GuardrailOutcome": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "PlanPromotion": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With promote_from in revsync.yaml: the source environment and its tenant, the commit the plan was made from (and the policy files that differ from it), when the source was read (null: nothing to promote, nothing read), how many writes are promoted and blocked, the checksum of what was compared, and the policy tests run live against the source", "required": ["from", "base_url", "realm", "user", "commit", "read_at", "promoted", "blocked", "compared_checksum"], "properties": { "from": { "type": "string" }, "base_url": { "type": "string" }, "realm": { "type": "string" }, "user": { "type": ["string", "null"], "description": "The user the source was read as" }, "commit": { "type": ["string", "null"] }, "uncommitted": { "type": "array", "items": { "type": "string" } }, "read_at": { "type": ["string", "null"] }, "promoted": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "compared_checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of what was compared of every write (address, action, compared), the RFC 8785 canonical JSON" }, "tests": { "type": "object", "additionalProperties": false, "required": ["cases", "contracts", "failed"], "description": "The policy tests, run live against the source from the same commit", "properties": { "cases": { "type": "integer", "minimum": 0 }, "contracts": { "type": "integer", "minimum": 0 }, "failed": { "type": "array", "items": { "type": "string" } } } } } } } };
+    var schema48 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
+    var schema58 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
+    var schema59 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With promote_from in revsync.yaml: the source environment and its tenant, the commit the plan was made from (and the policy files that differ from it), when the source was read (null: nothing to promote, nothing read), how many writes are promoted and blocked, the checksum of what was compared, and the policy tests run live against the source", "required": ["from", "base_url", "realm", "user", "commit", "read_at", "promoted", "blocked", "compared_checksum"], "properties": { "from": { "type": "string" }, "base_url": { "type": "string" }, "realm": { "type": "string" }, "user": { "type": ["string", "null"], "description": "The user the source was read as" }, "commit": { "type": ["string", "null"] }, "uncommitted": { "type": "array", "items": { "type": "string" } }, "read_at": { "type": ["string", "null"] }, "promoted": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "compared_checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of what was compared of every write (address, action, compared), the RFC 8785 canonical JSON" }, "tests": { "type": "object", "additionalProperties": false, "required": ["cases", "contracts", "failed"], "description": "The policy tests, run live against the source from the same commit", "properties": { "cases": { "type": "integer", "minimum": 0 }, "contracts": { "type": "integer", "minimum": 0 }, "failed": { "type": "array", "items": { "type": "string" } } } } } };
+    var pattern27 = new RegExp("^1(\\.[0-9]+)*$", "u");
+    var pattern28 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "u");
+    var pattern30 = new RegExp("^[0-9a-f]{40,64}$", "u");
+    var schema51 = { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" }, "promotion": { "$ref": "#/definitions/ChangePromotion", "description": "With promote_from: the plan's word on this write (promoted, with what the source held; or blocked, and nothing was sent for it)" } } };
+    var schema54 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } };
+    var schema55 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "One write of an environment with promote_from, judged against its source environment", "required": ["status", "from", "action", "compared"], "properties": { "status": { "enum": ["promoted", "blocked"], "description": "promoted: the source holds the same resulting values; blocked: it does not (not yet there, different there, left out of it) or the policy tests fail there" }, "from": { "type": "string", "description": "The source environment" }, "action": { "enum": ["create", "update", "review", "approve"], "description": "The write: the change's action, or of a blocked one the write it would be" }, "compared": { "type": "object", "description": "What the source holds of what the write sets, as compared: each field, a batch's status and its values' checksum" }, "differs": { "type": "array", "description": "Blocked: each field the source holds otherwise than git asks of it", "items": { "type": "object", "additionalProperties": false, "required": ["field", "source", "git"], "properties": { "field": { "type": "string" }, "source": {}, "git": {} } } }, "not_shown": { "type": "array", "description": "Fields git sets that the source does not show (null): not compared", "items": { "type": "string" } } } };
+    var schema52 = { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } };
+    var pattern32 = new RegExp("^/", "u");
     function validate35(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -14750,7 +15373,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema50.properties, key0)) {
+          if (!func2.call(schema52.properties, key0)) {
             const err6 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err6];
@@ -14774,7 +15397,7 @@ var require_validators = __commonJS({
         if (data.path !== void 0) {
           let data1 = data.path;
           if (typeof data1 === "string") {
-            if (!pattern31.test(data1)) {
+            if (!pattern32.test(data1)) {
               const err8 = { instancePath: instancePath + "/path", schemaPath: "#/properties/path/pattern", keyword: "pattern", params: { pattern: "^/" }, message: 'must match pattern "^/"' };
               if (vErrors === null) {
                 vErrors = [err8];
@@ -14796,7 +15419,7 @@ var require_validators = __commonJS({
         if (data.status !== void 0) {
           let data2 = data.status;
           if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2))) && data2 !== null) {
-            const err10 = { instancePath: instancePath + "/status", schemaPath: "#/properties/status/type", keyword: "type", params: { type: schema50.properties.status.type }, message: "must be integer,null" };
+            const err10 = { instancePath: instancePath + "/status", schemaPath: "#/properties/status/type", keyword: "type", params: { type: schema52.properties.status.type }, message: "must be integer,null" };
             if (vErrors === null) {
               vErrors = [err10];
             } else {
@@ -14808,7 +15431,7 @@ var require_validators = __commonJS({
         if (data.started_at !== void 0) {
           let data3 = data.started_at;
           if (typeof data3 === "string") {
-            if (!pattern27.test(data3)) {
+            if (!pattern28.test(data3)) {
               const err11 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err11];
@@ -14885,7 +15508,7 @@ var require_validators = __commonJS({
         if (data.user !== void 0) {
           let data8 = data.user;
           if (typeof data8 !== "string" && data8 !== null) {
-            const err18 = { instancePath: instancePath + "/user", schemaPath: "#/properties/user/type", keyword: "type", params: { type: schema50.properties.user.type }, message: "must be string,null" };
+            const err18 = { instancePath: instancePath + "/user", schemaPath: "#/properties/user/type", keyword: "type", params: { type: schema52.properties.user.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err18];
             } else {
@@ -14983,7 +15606,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema49.properties, key0)) {
+          if (!func2.call(schema51.properties, key0)) {
             const err8 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err8];
@@ -15018,7 +15641,7 @@ var require_validators = __commonJS({
         if (data.action !== void 0) {
           let data1 = data.action;
           if (!(data1 === "create" || data1 === "update" || data1 === "review" || data1 === "approve" || data1 === "blocked" || data1 === "not_in_git" || data1 === "unsupported")) {
-            const err11 = { instancePath: instancePath + "/action", schemaPath: "#/properties/action/enum", keyword: "enum", params: { allowedValues: schema49.properties.action.enum }, message: "must be equal to one of the allowed values" };
+            const err11 = { instancePath: instancePath + "/action", schemaPath: "#/properties/action/enum", keyword: "enum", params: { allowedValues: schema51.properties.action.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err11];
             } else {
@@ -15030,7 +15653,7 @@ var require_validators = __commonJS({
         if (data.outcome !== void 0) {
           let data2 = data.outcome;
           if (!(data2 === "done" || data2 === "already" || data2 === "confirmed" || data2 === "blocked" || data2 === "failed" || data2 === "skipped" || data2 === "unknown" || data2 === "overwritten" || data2 === "breached")) {
-            const err12 = { instancePath: instancePath + "/outcome", schemaPath: "#/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema49.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
+            const err12 = { instancePath: instancePath + "/outcome", schemaPath: "#/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema51.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err12];
             } else {
@@ -15053,7 +15676,7 @@ var require_validators = __commonJS({
         if (data.source !== void 0) {
           let data4 = data.source;
           if (typeof data4 !== "string" && data4 !== null) {
-            const err14 = { instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: schema49.properties.source.type }, message: "must be string,null" };
+            const err14 = { instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: schema51.properties.source.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err14];
             } else {
@@ -15132,7 +15755,7 @@ var require_validators = __commonJS({
         if (data.version_id !== void 0) {
           let data9 = data.version_id;
           if (typeof data9 !== "string" && data9 !== null) {
-            const err21 = { instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: schema49.properties.version_id.type }, message: "must be string,null" };
+            const err21 = { instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: schema51.properties.version_id.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err21];
             } else {
@@ -15185,7 +15808,7 @@ var require_validators = __commonJS({
             if (data10.checksum !== void 0) {
               let data11 = data10.checksum;
               if (typeof data11 !== "string" && data11 !== null) {
-                const err26 = { instancePath: instancePath + "/values/checksum", schemaPath: "#/properties/values/properties/checksum/type", keyword: "type", params: { type: schema49.properties.values.properties.checksum.type }, message: "must be string,null" };
+                const err26 = { instancePath: instancePath + "/values/checksum", schemaPath: "#/properties/values/properties/checksum/type", keyword: "type", params: { type: schema51.properties.values.properties.checksum.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err26];
                 } else {
@@ -15282,7 +15905,7 @@ var require_validators = __commonJS({
             if (data14.reviewed_by !== void 0) {
               let data15 = data14.reviewed_by;
               if (typeof data15 !== "string" && data15 !== null) {
-                const err35 = { instancePath: instancePath + "/four_eyes/reviewed_by", schemaPath: "#/properties/four_eyes/properties/reviewed_by/type", keyword: "type", params: { type: schema49.properties.four_eyes.properties.reviewed_by.type }, message: "must be string,null" };
+                const err35 = { instancePath: instancePath + "/four_eyes/reviewed_by", schemaPath: "#/properties/four_eyes/properties/reviewed_by/type", keyword: "type", params: { type: schema51.properties.four_eyes.properties.reviewed_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err35];
                 } else {
@@ -15294,7 +15917,7 @@ var require_validators = __commonJS({
             if (data14.uploaded_by !== void 0) {
               let data16 = data14.uploaded_by;
               if (typeof data16 !== "string" && data16 !== null) {
-                const err36 = { instancePath: instancePath + "/four_eyes/uploaded_by", schemaPath: "#/properties/four_eyes/properties/uploaded_by/type", keyword: "type", params: { type: schema49.properties.four_eyes.properties.uploaded_by.type }, message: "must be string,null" };
+                const err36 = { instancePath: instancePath + "/four_eyes/uploaded_by", schemaPath: "#/properties/four_eyes/properties/uploaded_by/type", keyword: "type", params: { type: schema51.properties.four_eyes.properties.uploaded_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err36];
                 } else {
@@ -15306,7 +15929,7 @@ var require_validators = __commonJS({
             if (data14.policy_created_by !== void 0) {
               let data17 = data14.policy_created_by;
               if (typeof data17 !== "string" && data17 !== null) {
-                const err37 = { instancePath: instancePath + "/four_eyes/policy_created_by", schemaPath: "#/properties/four_eyes/properties/policy_created_by/type", keyword: "type", params: { type: schema49.properties.four_eyes.properties.policy_created_by.type }, message: "must be string,null" };
+                const err37 = { instancePath: instancePath + "/four_eyes/policy_created_by", schemaPath: "#/properties/four_eyes/properties/policy_created_by/type", keyword: "type", params: { type: schema51.properties.four_eyes.properties.policy_created_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err37];
                 } else {
@@ -15318,7 +15941,7 @@ var require_validators = __commonJS({
             if (data14.approved_by !== void 0) {
               let data18 = data14.approved_by;
               if (typeof data18 !== "string" && data18 !== null) {
-                const err38 = { instancePath: instancePath + "/four_eyes/approved_by", schemaPath: "#/properties/four_eyes/properties/approved_by/type", keyword: "type", params: { type: schema49.properties.four_eyes.properties.approved_by.type }, message: "must be string,null" };
+                const err38 = { instancePath: instancePath + "/four_eyes/approved_by", schemaPath: "#/properties/four_eyes/properties/approved_by/type", keyword: "type", params: { type: schema51.properties.four_eyes.properties.approved_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err38];
                 } else {
@@ -15330,7 +15953,7 @@ var require_validators = __commonJS({
             if (data14.sent_as !== void 0) {
               let data19 = data14.sent_as;
               if (typeof data19 !== "string" && data19 !== null) {
-                const err39 = { instancePath: instancePath + "/four_eyes/sent_as", schemaPath: "#/properties/four_eyes/properties/sent_as/type", keyword: "type", params: { type: schema49.properties.four_eyes.properties.sent_as.type }, message: "must be string,null" };
+                const err39 = { instancePath: instancePath + "/four_eyes/sent_as", schemaPath: "#/properties/four_eyes/properties/sent_as/type", keyword: "type", params: { type: schema51.properties.four_eyes.properties.sent_as.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err39];
                 } else {
@@ -15353,7 +15976,7 @@ var require_validators = __commonJS({
             if (data14.rule !== void 0) {
               let data21 = data14.rule;
               if (!(data21 === "blocked" || data21 === "refused" || data21 === "breached")) {
-                const err41 = { instancePath: instancePath + "/four_eyes/rule", schemaPath: "#/properties/four_eyes/properties/rule/enum", keyword: "enum", params: { allowedValues: schema49.properties.four_eyes.properties.rule.enum }, message: "must be equal to one of the allowed values" };
+                const err41 = { instancePath: instancePath + "/four_eyes/rule", schemaPath: "#/properties/four_eyes/properties/rule/enum", keyword: "enum", params: { allowedValues: schema51.properties.four_eyes.properties.rule.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err41];
                 } else {
@@ -15460,7 +16083,7 @@ var require_validators = __commonJS({
                 if (data25.effect !== void 0) {
                   let data27 = data25.effect;
                   if (!(data27 === "deny" || data27 === "warn" || data27 === "require_approval")) {
-                    const err50 = { instancePath: instancePath + "/guardrails/" + i2 + "/effect", schemaPath: "#/definitions/GuardrailOutcome/properties/effect/enum", keyword: "enum", params: { allowedValues: schema52.properties.effect.enum }, message: "must be equal to one of the allowed values" };
+                    const err50 = { instancePath: instancePath + "/guardrails/" + i2 + "/effect", schemaPath: "#/definitions/GuardrailOutcome/properties/effect/enum", keyword: "enum", params: { allowedValues: schema54.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err50];
                     } else {
@@ -15472,7 +16095,7 @@ var require_validators = __commonJS({
                 if (data25.outcome !== void 0) {
                   let data28 = data25.outcome;
                   if (!(data28 === "pass" || data28 === "deny" || data28 === "warn" || data28 === "approval_needed" || data28 === "approved" || data28 === "overridden" || data28 === "excepted" || data28 === "error")) {
-                    const err51 = { instancePath: instancePath + "/guardrails/" + i2 + "/outcome", schemaPath: "#/definitions/GuardrailOutcome/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema52.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
+                    const err51 = { instancePath: instancePath + "/guardrails/" + i2 + "/outcome", schemaPath: "#/definitions/GuardrailOutcome/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema54.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err51];
                     } else {
@@ -15601,19 +16224,227 @@ var require_validators = __commonJS({
             errors++;
           }
         }
+        if (data.promotion !== void 0) {
+          let data35 = data.promotion;
+          if (data35 && typeof data35 == "object" && !Array.isArray(data35)) {
+            if (data35.status === void 0) {
+              const err63 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "status" }, message: "must have required property 'status'" };
+              if (vErrors === null) {
+                vErrors = [err63];
+              } else {
+                vErrors.push(err63);
+              }
+              errors++;
+            }
+            if (data35.from === void 0) {
+              const err64 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+              if (vErrors === null) {
+                vErrors = [err64];
+              } else {
+                vErrors.push(err64);
+              }
+              errors++;
+            }
+            if (data35.action === void 0) {
+              const err65 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "action" }, message: "must have required property 'action'" };
+              if (vErrors === null) {
+                vErrors = [err65];
+              } else {
+                vErrors.push(err65);
+              }
+              errors++;
+            }
+            if (data35.compared === void 0) {
+              const err66 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/required", keyword: "required", params: { missingProperty: "compared" }, message: "must have required property 'compared'" };
+              if (vErrors === null) {
+                vErrors = [err66];
+              } else {
+                vErrors.push(err66);
+              }
+              errors++;
+            }
+            for (const key5 in data35) {
+              if (!(key5 === "status" || key5 === "from" || key5 === "action" || key5 === "compared" || key5 === "differs" || key5 === "not_shown")) {
+                const err67 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err67];
+                } else {
+                  vErrors.push(err67);
+                }
+                errors++;
+              }
+            }
+            if (data35.status !== void 0) {
+              let data36 = data35.status;
+              if (!(data36 === "promoted" || data36 === "blocked")) {
+                const err68 = { instancePath: instancePath + "/promotion/status", schemaPath: "#/definitions/ChangePromotion/properties/status/enum", keyword: "enum", params: { allowedValues: schema55.properties.status.enum }, message: "must be equal to one of the allowed values" };
+                if (vErrors === null) {
+                  vErrors = [err68];
+                } else {
+                  vErrors.push(err68);
+                }
+                errors++;
+              }
+            }
+            if (data35.from !== void 0) {
+              if (typeof data35.from !== "string") {
+                const err69 = { instancePath: instancePath + "/promotion/from", schemaPath: "#/definitions/ChangePromotion/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err69];
+                } else {
+                  vErrors.push(err69);
+                }
+                errors++;
+              }
+            }
+            if (data35.action !== void 0) {
+              let data38 = data35.action;
+              if (!(data38 === "create" || data38 === "update" || data38 === "review" || data38 === "approve")) {
+                const err70 = { instancePath: instancePath + "/promotion/action", schemaPath: "#/definitions/ChangePromotion/properties/action/enum", keyword: "enum", params: { allowedValues: schema55.properties.action.enum }, message: "must be equal to one of the allowed values" };
+                if (vErrors === null) {
+                  vErrors = [err70];
+                } else {
+                  vErrors.push(err70);
+                }
+                errors++;
+              }
+            }
+            if (data35.compared !== void 0) {
+              let data39 = data35.compared;
+              if (!(data39 && typeof data39 == "object" && !Array.isArray(data39))) {
+                const err71 = { instancePath: instancePath + "/promotion/compared", schemaPath: "#/definitions/ChangePromotion/properties/compared/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err71];
+                } else {
+                  vErrors.push(err71);
+                }
+                errors++;
+              }
+            }
+            if (data35.differs !== void 0) {
+              let data40 = data35.differs;
+              if (Array.isArray(data40)) {
+                const len4 = data40.length;
+                for (let i4 = 0; i4 < len4; i4++) {
+                  let data41 = data40[i4];
+                  if (data41 && typeof data41 == "object" && !Array.isArray(data41)) {
+                    if (data41.field === void 0) {
+                      const err72 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/required", keyword: "required", params: { missingProperty: "field" }, message: "must have required property 'field'" };
+                      if (vErrors === null) {
+                        vErrors = [err72];
+                      } else {
+                        vErrors.push(err72);
+                      }
+                      errors++;
+                    }
+                    if (data41.source === void 0) {
+                      const err73 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                      if (vErrors === null) {
+                        vErrors = [err73];
+                      } else {
+                        vErrors.push(err73);
+                      }
+                      errors++;
+                    }
+                    if (data41.git === void 0) {
+                      const err74 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/required", keyword: "required", params: { missingProperty: "git" }, message: "must have required property 'git'" };
+                      if (vErrors === null) {
+                        vErrors = [err74];
+                      } else {
+                        vErrors.push(err74);
+                      }
+                      errors++;
+                    }
+                    for (const key6 in data41) {
+                      if (!(key6 === "field" || key6 === "source" || key6 === "git")) {
+                        const err75 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
+                        if (vErrors === null) {
+                          vErrors = [err75];
+                        } else {
+                          vErrors.push(err75);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data41.field !== void 0) {
+                      if (typeof data41.field !== "string") {
+                        const err76 = { instancePath: instancePath + "/promotion/differs/" + i4 + "/field", schemaPath: "#/definitions/ChangePromotion/properties/differs/items/properties/field/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err76];
+                        } else {
+                          vErrors.push(err76);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err77 = { instancePath: instancePath + "/promotion/differs/" + i4, schemaPath: "#/definitions/ChangePromotion/properties/differs/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err77];
+                    } else {
+                      vErrors.push(err77);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err78 = { instancePath: instancePath + "/promotion/differs", schemaPath: "#/definitions/ChangePromotion/properties/differs/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err78];
+                } else {
+                  vErrors.push(err78);
+                }
+                errors++;
+              }
+            }
+            if (data35.not_shown !== void 0) {
+              let data43 = data35.not_shown;
+              if (Array.isArray(data43)) {
+                const len5 = data43.length;
+                for (let i5 = 0; i5 < len5; i5++) {
+                  if (typeof data43[i5] !== "string") {
+                    const err79 = { instancePath: instancePath + "/promotion/not_shown/" + i5, schemaPath: "#/definitions/ChangePromotion/properties/not_shown/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err79];
+                    } else {
+                      vErrors.push(err79);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err80 = { instancePath: instancePath + "/promotion/not_shown", schemaPath: "#/definitions/ChangePromotion/properties/not_shown/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err80];
+                } else {
+                  vErrors.push(err80);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err81 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/ChangePromotion/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err81];
+            } else {
+              vErrors.push(err81);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err63 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err82 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err63];
+          vErrors = [err82];
         } else {
-          vErrors.push(err63);
+          vErrors.push(err82);
         }
         errors++;
       }
       validate34.errors = vErrors;
       return errors === 0;
     }
-    var schema53 = { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean", "description": "Whether the run let the lock go at its end, after writing its evidence record, when it writes one (false: kept, the note says why)" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] };
+    var schema56 = { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean", "description": "Whether the run let the lock go at its end, after writing its evidence record, when it writes one (false: kept, the note says why)" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] };
     function validate39(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -15690,7 +16521,7 @@ var require_validators = __commonJS({
         if (data.backend !== void 0) {
           let data0 = data.backend;
           if (!(data0 === "git" || data0 === "local")) {
-            const err7 = { instancePath: instancePath + "/backend", schemaPath: "#/oneOf/0/properties/backend/enum", keyword: "enum", params: { allowedValues: schema53.oneOf[0].properties.backend.enum }, message: "must be equal to one of the allowed values" };
+            const err7 = { instancePath: instancePath + "/backend", schemaPath: "#/oneOf/0/properties/backend/enum", keyword: "enum", params: { allowedValues: schema56.oneOf[0].properties.backend.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err7];
             } else {
@@ -15735,7 +16566,7 @@ var require_validators = __commonJS({
         if (data.acquired_at !== void 0) {
           let data3 = data.acquired_at;
           if (typeof data3 === "string") {
-            if (!pattern27.test(data3)) {
+            if (!pattern28.test(data3)) {
               const err11 = { instancePath: instancePath + "/acquired_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err11];
@@ -16118,7 +16949,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema45.properties, key0)) {
+          if (!func2.call(schema47.properties, key0)) {
             const err23 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err23];
@@ -16131,7 +16962,7 @@ var require_validators = __commonJS({
         if (data.format_version !== void 0) {
           let data0 = data.format_version;
           if (typeof data0 === "string") {
-            if (!pattern26.test(data0)) {
+            if (!pattern27.test(data0)) {
               const err24 = { instancePath: instancePath + "/format_version", schemaPath: "#/properties/format_version/pattern", keyword: "pattern", params: { pattern: "^1(\\.[0-9]+)*$" }, message: 'must match pattern "^1(\\.[0-9]+)*$"' };
               if (vErrors === null) {
                 vErrors = [err24];
@@ -16253,7 +17084,7 @@ var require_validators = __commonJS({
         if (data.service_user !== void 0) {
           let data8 = data.service_user;
           if (typeof data8 !== "string" && data8 !== null) {
-            const err35 = { instancePath: instancePath + "/service_user", schemaPath: "#/properties/service_user/type", keyword: "type", params: { type: schema45.properties.service_user.type }, message: "must be string,null" };
+            const err35 = { instancePath: instancePath + "/service_user", schemaPath: "#/properties/service_user/type", keyword: "type", params: { type: schema47.properties.service_user.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err35];
             } else {
@@ -16287,7 +17118,7 @@ var require_validators = __commonJS({
         if (data.approver_user !== void 0) {
           let data11 = data.approver_user;
           if (typeof data11 !== "string" && data11 !== null) {
-            const err38 = { instancePath: instancePath + "/approver_user", schemaPath: "#/properties/approver_user/type", keyword: "type", params: { type: schema45.properties.approver_user.type }, message: "must be string,null" };
+            const err38 = { instancePath: instancePath + "/approver_user", schemaPath: "#/properties/approver_user/type", keyword: "type", params: { type: schema47.properties.approver_user.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err38];
             } else {
@@ -16401,7 +17232,7 @@ var require_validators = __commonJS({
               errors++;
             }
             for (const key1 in data13) {
-              if (!func2.call(schema46.properties, key1)) {
+              if (!func2.call(schema48.properties, key1)) {
                 const err50 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err50];
@@ -16414,7 +17245,7 @@ var require_validators = __commonJS({
             if (data13.provider !== void 0) {
               let data14 = data13.provider;
               if (!(data14 === "github" || data14 === "gitlab")) {
-                const err51 = { instancePath: instancePath + "/pull_request_approval/provider", schemaPath: "#/definitions/PullRequestApproval/properties/provider/enum", keyword: "enum", params: { allowedValues: schema46.properties.provider.enum }, message: "must be equal to one of the allowed values" };
+                const err51 = { instancePath: instancePath + "/pull_request_approval/provider", schemaPath: "#/definitions/PullRequestApproval/properties/provider/enum", keyword: "enum", params: { allowedValues: schema48.properties.provider.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err51];
                 } else {
@@ -16426,7 +17257,7 @@ var require_validators = __commonJS({
             if (data13.number !== void 0) {
               let data15 = data13.number;
               if (!(typeof data15 == "number" && (!(data15 % 1) && !isNaN(data15))) && data15 !== null) {
-                const err52 = { instancePath: instancePath + "/pull_request_approval/number", schemaPath: "#/definitions/PullRequestApproval/properties/number/type", keyword: "type", params: { type: schema46.properties.number.type }, message: "must be integer,null" };
+                const err52 = { instancePath: instancePath + "/pull_request_approval/number", schemaPath: "#/definitions/PullRequestApproval/properties/number/type", keyword: "type", params: { type: schema48.properties.number.type }, message: "must be integer,null" };
                 if (vErrors === null) {
                   vErrors = [err52];
                 } else {
@@ -16438,7 +17269,7 @@ var require_validators = __commonJS({
             if (data13.author !== void 0) {
               let data16 = data13.author;
               if (typeof data16 !== "string" && data16 !== null) {
-                const err53 = { instancePath: instancePath + "/pull_request_approval/author", schemaPath: "#/definitions/PullRequestApproval/properties/author/type", keyword: "type", params: { type: schema46.properties.author.type }, message: "must be string,null" };
+                const err53 = { instancePath: instancePath + "/pull_request_approval/author", schemaPath: "#/definitions/PullRequestApproval/properties/author/type", keyword: "type", params: { type: schema48.properties.author.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err53];
                 } else {
@@ -16450,7 +17281,7 @@ var require_validators = __commonJS({
             if (data13.head_commit !== void 0) {
               let data17 = data13.head_commit;
               if (typeof data17 !== "string" && data17 !== null) {
-                const err54 = { instancePath: instancePath + "/pull_request_approval/head_commit", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit/type", keyword: "type", params: { type: schema46.properties.head_commit.type }, message: "must be string,null" };
+                const err54 = { instancePath: instancePath + "/pull_request_approval/head_commit", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit/type", keyword: "type", params: { type: schema48.properties.head_commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err54];
                 } else {
@@ -16512,7 +17343,7 @@ var require_validators = __commonJS({
             if (data13.applied_commit !== void 0) {
               let data22 = data13.applied_commit;
               if (typeof data22 !== "string" && data22 !== null) {
-                const err59 = { instancePath: instancePath + "/pull_request_approval/applied_commit", schemaPath: "#/definitions/PullRequestApproval/properties/applied_commit/type", keyword: "type", params: { type: schema46.properties.applied_commit.type }, message: "must be string,null" };
+                const err59 = { instancePath: instancePath + "/pull_request_approval/applied_commit", schemaPath: "#/definitions/PullRequestApproval/properties/applied_commit/type", keyword: "type", params: { type: schema48.properties.applied_commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err59];
                 } else {
@@ -16580,7 +17411,7 @@ var require_validators = __commonJS({
                     if (data24.at !== void 0) {
                       let data26 = data24.at;
                       if (typeof data26 !== "string" && data26 !== null) {
-                        const err65 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/at", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/at/type", keyword: "type", params: { type: schema46.properties.approvals.items.properties.at.type }, message: "must be string,null" };
+                        const err65 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/at", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/at/type", keyword: "type", params: { type: schema48.properties.approvals.items.properties.at.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err65];
                         } else {
@@ -16592,7 +17423,7 @@ var require_validators = __commonJS({
                     if (data24.commit !== void 0) {
                       let data27 = data24.commit;
                       if (typeof data27 !== "string" && data27 !== null) {
-                        const err66 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/commit", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/commit/type", keyword: "type", params: { type: schema46.properties.approvals.items.properties.commit.type }, message: "must be string,null" };
+                        const err66 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/commit", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/commit/type", keyword: "type", params: { type: schema48.properties.approvals.items.properties.commit.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err66];
                         } else {
@@ -16671,7 +17502,7 @@ var require_validators = __commonJS({
             if (data13.problem !== void 0) {
               let data32 = data13.problem;
               if (typeof data32 !== "string" && data32 !== null) {
-                const err73 = { instancePath: instancePath + "/pull_request_approval/problem", schemaPath: "#/definitions/PullRequestApproval/properties/problem/type", keyword: "type", params: { type: schema46.properties.problem.type }, message: "must be string,null" };
+                const err73 = { instancePath: instancePath + "/pull_request_approval/problem", schemaPath: "#/definitions/PullRequestApproval/properties/problem/type", keyword: "type", params: { type: schema48.properties.problem.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err73];
                 } else {
@@ -16693,7 +17524,7 @@ var require_validators = __commonJS({
         if (data.started_at !== void 0) {
           let data33 = data.started_at;
           if (typeof data33 === "string") {
-            if (!pattern27.test(data33)) {
+            if (!pattern28.test(data33)) {
               const err75 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err75];
@@ -16715,7 +17546,7 @@ var require_validators = __commonJS({
         if (data.finished_at !== void 0) {
           let data34 = data.finished_at;
           if (typeof data34 === "string") {
-            if (!pattern27.test(data34)) {
+            if (!pattern28.test(data34)) {
               const err77 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err77];
@@ -16769,7 +17600,7 @@ var require_validators = __commonJS({
             if (data35.commit !== void 0) {
               let data36 = data35.commit;
               if (typeof data36 !== "string" && data36 !== null) {
-                const err82 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/type", keyword: "type", params: { type: schema45.properties.git.properties.commit.type }, message: "must be string,null" };
+                const err82 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/type", keyword: "type", params: { type: schema47.properties.git.properties.commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err82];
                 } else {
@@ -16778,7 +17609,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (typeof data36 === "string") {
-                if (!pattern29.test(data36)) {
+                if (!pattern30.test(data36)) {
                   const err83 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/pattern", keyword: "pattern", params: { pattern: "^[0-9a-f]{40,64}$" }, message: 'must match pattern "^[0-9a-f]{40,64}$"' };
                   if (vErrors === null) {
                     vErrors = [err83];
@@ -16792,7 +17623,7 @@ var require_validators = __commonJS({
             if (data35.clean !== void 0) {
               let data37 = data35.clean;
               if (typeof data37 !== "boolean" && data37 !== null) {
-                const err84 = { instancePath: instancePath + "/git/clean", schemaPath: "#/properties/git/properties/clean/type", keyword: "type", params: { type: schema45.properties.git.properties.clean.type }, message: "must be boolean,null" };
+                const err84 = { instancePath: instancePath + "/git/clean", schemaPath: "#/properties/git/properties/clean/type", keyword: "type", params: { type: schema47.properties.git.properties.clean.type }, message: "must be boolean,null" };
                 if (vErrors === null) {
                   vErrors = [err84];
                 } else {
@@ -17060,7 +17891,7 @@ var require_validators = __commonJS({
             if (data45.provider !== void 0) {
               let data46 = data45.provider;
               if (!(data46 === "github" || data46 === "gitlab")) {
-                const err109 = { instancePath: instancePath + "/ci/provider", schemaPath: "#/properties/ci/oneOf/1/properties/provider/enum", keyword: "enum", params: { allowedValues: schema45.properties.ci.oneOf[1].properties.provider.enum }, message: "must be equal to one of the allowed values" };
+                const err109 = { instancePath: instancePath + "/ci/provider", schemaPath: "#/properties/ci/oneOf/1/properties/provider/enum", keyword: "enum", params: { allowedValues: schema47.properties.ci.oneOf[1].properties.provider.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err109];
                 } else {
@@ -17072,7 +17903,7 @@ var require_validators = __commonJS({
             if (data45.run_url !== void 0) {
               let data47 = data45.run_url;
               if (typeof data47 !== "string" && data47 !== null) {
-                const err110 = { instancePath: instancePath + "/ci/run_url", schemaPath: "#/properties/ci/oneOf/1/properties/run_url/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.run_url.type }, message: "must be string,null" };
+                const err110 = { instancePath: instancePath + "/ci/run_url", schemaPath: "#/properties/ci/oneOf/1/properties/run_url/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.run_url.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err110];
                 } else {
@@ -17084,7 +17915,7 @@ var require_validators = __commonJS({
             if (data45.actor !== void 0) {
               let data48 = data45.actor;
               if (typeof data48 !== "string" && data48 !== null) {
-                const err111 = { instancePath: instancePath + "/ci/actor", schemaPath: "#/properties/ci/oneOf/1/properties/actor/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.actor.type }, message: "must be string,null" };
+                const err111 = { instancePath: instancePath + "/ci/actor", schemaPath: "#/properties/ci/oneOf/1/properties/actor/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.actor.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err111];
                 } else {
@@ -17096,7 +17927,7 @@ var require_validators = __commonJS({
             if (data45.pull_request !== void 0) {
               let data49 = data45.pull_request;
               if (!(typeof data49 == "number" && (!(data49 % 1) && !isNaN(data49))) && data49 !== null) {
-                const err112 = { instancePath: instancePath + "/ci/pull_request", schemaPath: "#/properties/ci/oneOf/1/properties/pull_request/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.pull_request.type }, message: "must be integer,null" };
+                const err112 = { instancePath: instancePath + "/ci/pull_request", schemaPath: "#/properties/ci/oneOf/1/properties/pull_request/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.pull_request.type }, message: "must be integer,null" };
                 if (vErrors === null) {
                   vErrors = [err112];
                 } else {
@@ -17108,7 +17939,7 @@ var require_validators = __commonJS({
             if (data45.commit !== void 0) {
               let data50 = data45.commit;
               if (typeof data50 !== "string" && data50 !== null) {
-                const err113 = { instancePath: instancePath + "/ci/commit", schemaPath: "#/properties/ci/oneOf/1/properties/commit/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.commit.type }, message: "must be string,null" };
+                const err113 = { instancePath: instancePath + "/ci/commit", schemaPath: "#/properties/ci/oneOf/1/properties/commit/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err113];
                 } else {
@@ -17120,7 +17951,7 @@ var require_validators = __commonJS({
             if (data45.ref !== void 0) {
               let data51 = data45.ref;
               if (typeof data51 !== "string" && data51 !== null) {
-                const err114 = { instancePath: instancePath + "/ci/ref", schemaPath: "#/properties/ci/oneOf/1/properties/ref/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.ref.type }, message: "must be string,null" };
+                const err114 = { instancePath: instancePath + "/ci/ref", schemaPath: "#/properties/ci/oneOf/1/properties/ref/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.ref.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err114];
                 } else {
@@ -17132,7 +17963,7 @@ var require_validators = __commonJS({
             if (data45.workflow !== void 0) {
               let data52 = data45.workflow;
               if (typeof data52 !== "string" && data52 !== null) {
-                const err115 = { instancePath: instancePath + "/ci/workflow", schemaPath: "#/properties/ci/oneOf/1/properties/workflow/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.workflow.type }, message: "must be string,null" };
+                const err115 = { instancePath: instancePath + "/ci/workflow", schemaPath: "#/properties/ci/oneOf/1/properties/workflow/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.workflow.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err115];
                 } else {
@@ -17144,7 +17975,7 @@ var require_validators = __commonJS({
             if (data45.event !== void 0) {
               let data53 = data45.event;
               if (typeof data53 !== "string" && data53 !== null) {
-                const err116 = { instancePath: instancePath + "/ci/event", schemaPath: "#/properties/ci/oneOf/1/properties/event/type", keyword: "type", params: { type: schema45.properties.ci.oneOf[1].properties.event.type }, message: "must be string,null" };
+                const err116 = { instancePath: instancePath + "/ci/event", schemaPath: "#/properties/ci/oneOf/1/properties/event/type", keyword: "type", params: { type: schema47.properties.ci.oneOf[1].properties.event.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err116];
                 } else {
@@ -17284,7 +18115,7 @@ var require_validators = __commonJS({
             if (data54.file !== void 0) {
               let data56 = data54.file;
               if (typeof data56 !== "string" && data56 !== null) {
-                const err128 = { instancePath: instancePath + "/plan/file", schemaPath: "#/properties/plan/properties/file/type", keyword: "type", params: { type: schema45.properties.plan.properties.file.type }, message: "must be string,null" };
+                const err128 = { instancePath: instancePath + "/plan/file", schemaPath: "#/properties/plan/properties/file/type", keyword: "type", params: { type: schema47.properties.plan.properties.file.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err128];
                 } else {
@@ -17307,7 +18138,7 @@ var require_validators = __commonJS({
             if (data54.made_by !== void 0) {
               let data58 = data54.made_by;
               if (typeof data58 !== "string" && data58 !== null) {
-                const err130 = { instancePath: instancePath + "/plan/made_by", schemaPath: "#/properties/plan/properties/made_by/type", keyword: "type", params: { type: schema45.properties.plan.properties.made_by.type }, message: "must be string,null" };
+                const err130 = { instancePath: instancePath + "/plan/made_by", schemaPath: "#/properties/plan/properties/made_by/type", keyword: "type", params: { type: schema47.properties.plan.properties.made_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err130];
                 } else {
@@ -17319,7 +18150,7 @@ var require_validators = __commonJS({
             if (data54.approver !== void 0) {
               let data59 = data54.approver;
               if (typeof data59 !== "string" && data59 !== null) {
-                const err131 = { instancePath: instancePath + "/plan/approver", schemaPath: "#/properties/plan/properties/approver/type", keyword: "type", params: { type: schema45.properties.plan.properties.approver.type }, message: "must be string,null" };
+                const err131 = { instancePath: instancePath + "/plan/approver", schemaPath: "#/properties/plan/properties/approver/type", keyword: "type", params: { type: schema47.properties.plan.properties.approver.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err131];
                 } else {
@@ -17402,7 +18233,7 @@ var require_validators = __commonJS({
         if (data.approval !== void 0) {
           let data64 = data.approval;
           if (!(data64 === "auto-approve" || data64 === "prompt" || data64 === "declined" || data64 === "cancelled" || data64 === "not asked")) {
-            const err138 = { instancePath: instancePath + "/approval", schemaPath: "#/properties/approval/enum", keyword: "enum", params: { allowedValues: schema45.properties.approval.enum }, message: "must be equal to one of the allowed values" };
+            const err138 = { instancePath: instancePath + "/approval", schemaPath: "#/properties/approval/enum", keyword: "enum", params: { allowedValues: schema47.properties.approval.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err138];
             } else {
@@ -17518,7 +18349,7 @@ var require_validators = __commonJS({
               errors++;
             }
             for (const key8 in data69) {
-              if (!func2.call(schema45.properties.summary.properties, key8)) {
+              if (!func2.call(schema47.properties.summary.properties, key8)) {
                 const err148 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err148];
@@ -17794,7 +18625,7 @@ var require_validators = __commonJS({
         if (data.error !== void 0) {
           let data82 = data.error;
           if (typeof data82 !== "string" && data82 !== null) {
-            const err172 = { instancePath: instancePath + "/error", schemaPath: "#/properties/error/type", keyword: "type", params: { type: schema45.properties.error.type }, message: "must be string,null" };
+            const err172 = { instancePath: instancePath + "/error", schemaPath: "#/properties/error/type", keyword: "type", params: { type: schema47.properties.error.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err172];
             } else {
@@ -17812,7 +18643,7 @@ var require_validators = __commonJS({
         if (data.prev !== void 0) {
           let data84 = data.prev;
           if (typeof data84 !== "string" && data84 !== null) {
-            const err173 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/type", keyword: "type", params: { type: schema45.properties.prev.type }, message: "must be string,null" };
+            const err173 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/type", keyword: "type", params: { type: schema47.properties.prev.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err173];
             } else {
@@ -18023,7 +18854,7 @@ var require_validators = __commonJS({
                     if (data91.effect !== void 0) {
                       let data93 = data91.effect;
                       if (!(data93 === "deny" || data93 === "warn" || data93 === "require_approval")) {
-                        const err193 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema55.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
+                        const err193 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema58.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err193];
                         } else {
@@ -18245,7 +19076,7 @@ var require_validators = __commonJS({
                       errors++;
                     }
                     for (const key11 in data103) {
-                      if (!func2.call(schema55.properties.freeze.items.properties, key11)) {
+                      if (!func2.call(schema58.properties.freeze.items.properties, key11)) {
                         const err214 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key11 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err214];
@@ -18269,7 +19100,7 @@ var require_validators = __commonJS({
                     if (data103.kind !== void 0) {
                       let data105 = data103.kind;
                       if (!(data105 === "quarter_end" || data105 === "dates" || data105 === "cron")) {
-                        const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema55.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
+                        const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema58.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err216];
                         } else {
@@ -18314,7 +19145,7 @@ var require_validators = __commonJS({
                     if (data103.from !== void 0) {
                       let data109 = data103.from;
                       if (typeof data109 !== "string" && data109 !== null) {
-                        const err220 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema55.properties.freeze.items.properties.from.type }, message: "must be string,null" };
+                        const err220 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema58.properties.freeze.items.properties.from.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err220];
                         } else {
@@ -18326,7 +19157,7 @@ var require_validators = __commonJS({
                     if (data103.until !== void 0) {
                       let data110 = data103.until;
                       if (typeof data110 !== "string" && data110 !== null) {
-                        const err221 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema55.properties.freeze.items.properties.until.type }, message: "must be string,null" };
+                        const err221 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema58.properties.freeze.items.properties.until.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err221];
                         } else {
@@ -18338,7 +19169,7 @@ var require_validators = __commonJS({
                     if (data103.from_local !== void 0) {
                       let data111 = data103.from_local;
                       if (typeof data111 !== "string" && data111 !== null) {
-                        const err222 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema55.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
+                        const err222 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema58.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err222];
                         } else {
@@ -18350,7 +19181,7 @@ var require_validators = __commonJS({
                     if (data103.until_local !== void 0) {
                       let data112 = data103.until_local;
                       if (typeof data112 !== "string" && data112 !== null) {
-                        const err223 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema55.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
+                        const err223 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema58.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err223];
                         } else {
@@ -18540,7 +19371,7 @@ var require_validators = __commonJS({
                     if (data121.via !== void 0) {
                       let data123 = data121.via;
                       if (!(data123 === "approver identity" || data123 === "pull request approval")) {
-                        const err240 = { instancePath: instancePath + "/guardrails/approvers/" + i13 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema55.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
+                        const err240 = { instancePath: instancePath + "/guardrails/approvers/" + i13 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema58.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err240];
                         } else {
@@ -18702,12 +19533,523 @@ var require_validators = __commonJS({
             errors++;
           }
         }
+        if (data.promotion !== void 0) {
+          let data131 = data.promotion;
+          if (data131 && typeof data131 == "object" && !Array.isArray(data131)) {
+            if (data131.from === void 0) {
+              const err255 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+              if (vErrors === null) {
+                vErrors = [err255];
+              } else {
+                vErrors.push(err255);
+              }
+              errors++;
+            }
+            if (data131.base_url === void 0) {
+              const err256 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "base_url" }, message: "must have required property 'base_url'" };
+              if (vErrors === null) {
+                vErrors = [err256];
+              } else {
+                vErrors.push(err256);
+              }
+              errors++;
+            }
+            if (data131.realm === void 0) {
+              const err257 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "realm" }, message: "must have required property 'realm'" };
+              if (vErrors === null) {
+                vErrors = [err257];
+              } else {
+                vErrors.push(err257);
+              }
+              errors++;
+            }
+            if (data131.user === void 0) {
+              const err258 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
+              if (vErrors === null) {
+                vErrors = [err258];
+              } else {
+                vErrors.push(err258);
+              }
+              errors++;
+            }
+            if (data131.commit === void 0) {
+              const err259 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+              if (vErrors === null) {
+                vErrors = [err259];
+              } else {
+                vErrors.push(err259);
+              }
+              errors++;
+            }
+            if (data131.read_at === void 0) {
+              const err260 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "read_at" }, message: "must have required property 'read_at'" };
+              if (vErrors === null) {
+                vErrors = [err260];
+              } else {
+                vErrors.push(err260);
+              }
+              errors++;
+            }
+            if (data131.promoted === void 0) {
+              const err261 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "promoted" }, message: "must have required property 'promoted'" };
+              if (vErrors === null) {
+                vErrors = [err261];
+              } else {
+                vErrors.push(err261);
+              }
+              errors++;
+            }
+            if (data131.blocked === void 0) {
+              const err262 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+              if (vErrors === null) {
+                vErrors = [err262];
+              } else {
+                vErrors.push(err262);
+              }
+              errors++;
+            }
+            if (data131.compared_checksum === void 0) {
+              const err263 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/required", keyword: "required", params: { missingProperty: "compared_checksum" }, message: "must have required property 'compared_checksum'" };
+              if (vErrors === null) {
+                vErrors = [err263];
+              } else {
+                vErrors.push(err263);
+              }
+              errors++;
+            }
+            for (const key15 in data131) {
+              if (!func2.call(schema59.properties, key15)) {
+                const err264 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key15 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err264];
+                } else {
+                  vErrors.push(err264);
+                }
+                errors++;
+              }
+            }
+            if (data131.from !== void 0) {
+              if (typeof data131.from !== "string") {
+                const err265 = { instancePath: instancePath + "/promotion/from", schemaPath: "#/definitions/PlanPromotion/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err265];
+                } else {
+                  vErrors.push(err265);
+                }
+                errors++;
+              }
+            }
+            if (data131.base_url !== void 0) {
+              if (typeof data131.base_url !== "string") {
+                const err266 = { instancePath: instancePath + "/promotion/base_url", schemaPath: "#/definitions/PlanPromotion/properties/base_url/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err266];
+                } else {
+                  vErrors.push(err266);
+                }
+                errors++;
+              }
+            }
+            if (data131.realm !== void 0) {
+              if (typeof data131.realm !== "string") {
+                const err267 = { instancePath: instancePath + "/promotion/realm", schemaPath: "#/definitions/PlanPromotion/properties/realm/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err267];
+                } else {
+                  vErrors.push(err267);
+                }
+                errors++;
+              }
+            }
+            if (data131.user !== void 0) {
+              let data135 = data131.user;
+              if (typeof data135 !== "string" && data135 !== null) {
+                const err268 = { instancePath: instancePath + "/promotion/user", schemaPath: "#/definitions/PlanPromotion/properties/user/type", keyword: "type", params: { type: schema59.properties.user.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err268];
+                } else {
+                  vErrors.push(err268);
+                }
+                errors++;
+              }
+            }
+            if (data131.commit !== void 0) {
+              let data136 = data131.commit;
+              if (typeof data136 !== "string" && data136 !== null) {
+                const err269 = { instancePath: instancePath + "/promotion/commit", schemaPath: "#/definitions/PlanPromotion/properties/commit/type", keyword: "type", params: { type: schema59.properties.commit.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err269];
+                } else {
+                  vErrors.push(err269);
+                }
+                errors++;
+              }
+            }
+            if (data131.uncommitted !== void 0) {
+              let data137 = data131.uncommitted;
+              if (Array.isArray(data137)) {
+                const len16 = data137.length;
+                for (let i16 = 0; i16 < len16; i16++) {
+                  if (typeof data137[i16] !== "string") {
+                    const err270 = { instancePath: instancePath + "/promotion/uncommitted/" + i16, schemaPath: "#/definitions/PlanPromotion/properties/uncommitted/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err270];
+                    } else {
+                      vErrors.push(err270);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err271 = { instancePath: instancePath + "/promotion/uncommitted", schemaPath: "#/definitions/PlanPromotion/properties/uncommitted/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err271];
+                } else {
+                  vErrors.push(err271);
+                }
+                errors++;
+              }
+            }
+            if (data131.read_at !== void 0) {
+              let data139 = data131.read_at;
+              if (typeof data139 !== "string" && data139 !== null) {
+                const err272 = { instancePath: instancePath + "/promotion/read_at", schemaPath: "#/definitions/PlanPromotion/properties/read_at/type", keyword: "type", params: { type: schema59.properties.read_at.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err272];
+                } else {
+                  vErrors.push(err272);
+                }
+                errors++;
+              }
+            }
+            if (data131.promoted !== void 0) {
+              let data140 = data131.promoted;
+              if (!(typeof data140 == "number" && (!(data140 % 1) && !isNaN(data140)))) {
+                const err273 = { instancePath: instancePath + "/promotion/promoted", schemaPath: "#/definitions/PlanPromotion/properties/promoted/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err273];
+                } else {
+                  vErrors.push(err273);
+                }
+                errors++;
+              }
+              if (typeof data140 == "number") {
+                if (data140 < 0 || isNaN(data140)) {
+                  const err274 = { instancePath: instancePath + "/promotion/promoted", schemaPath: "#/definitions/PlanPromotion/properties/promoted/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err274];
+                  } else {
+                    vErrors.push(err274);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data131.blocked !== void 0) {
+              let data141 = data131.blocked;
+              if (!(typeof data141 == "number" && (!(data141 % 1) && !isNaN(data141)))) {
+                const err275 = { instancePath: instancePath + "/promotion/blocked", schemaPath: "#/definitions/PlanPromotion/properties/blocked/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err275];
+                } else {
+                  vErrors.push(err275);
+                }
+                errors++;
+              }
+              if (typeof data141 == "number") {
+                if (data141 < 0 || isNaN(data141)) {
+                  const err276 = { instancePath: instancePath + "/promotion/blocked", schemaPath: "#/definitions/PlanPromotion/properties/blocked/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err276];
+                  } else {
+                    vErrors.push(err276);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data131.compared_checksum !== void 0) {
+              let data142 = data131.compared_checksum;
+              if (typeof data142 === "string") {
+                if (!pattern21.test(data142)) {
+                  const err277 = { instancePath: instancePath + "/promotion/compared_checksum", schemaPath: "#/definitions/PlanPromotion/properties/compared_checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+                  if (vErrors === null) {
+                    vErrors = [err277];
+                  } else {
+                    vErrors.push(err277);
+                  }
+                  errors++;
+                }
+              } else {
+                const err278 = { instancePath: instancePath + "/promotion/compared_checksum", schemaPath: "#/definitions/PlanPromotion/properties/compared_checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err278];
+                } else {
+                  vErrors.push(err278);
+                }
+                errors++;
+              }
+            }
+            if (data131.tests !== void 0) {
+              let data143 = data131.tests;
+              if (data143 && typeof data143 == "object" && !Array.isArray(data143)) {
+                if (data143.cases === void 0) {
+                  const err279 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
+                  if (vErrors === null) {
+                    vErrors = [err279];
+                  } else {
+                    vErrors.push(err279);
+                  }
+                  errors++;
+                }
+                if (data143.contracts === void 0) {
+                  const err280 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/required", keyword: "required", params: { missingProperty: "contracts" }, message: "must have required property 'contracts'" };
+                  if (vErrors === null) {
+                    vErrors = [err280];
+                  } else {
+                    vErrors.push(err280);
+                  }
+                  errors++;
+                }
+                if (data143.failed === void 0) {
+                  const err281 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
+                  if (vErrors === null) {
+                    vErrors = [err281];
+                  } else {
+                    vErrors.push(err281);
+                  }
+                  errors++;
+                }
+                for (const key16 in data143) {
+                  if (!(key16 === "cases" || key16 === "contracts" || key16 === "failed")) {
+                    const err282 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key16 }, message: "must NOT have additional properties" };
+                    if (vErrors === null) {
+                      vErrors = [err282];
+                    } else {
+                      vErrors.push(err282);
+                    }
+                    errors++;
+                  }
+                }
+                if (data143.cases !== void 0) {
+                  let data144 = data143.cases;
+                  if (!(typeof data144 == "number" && (!(data144 % 1) && !isNaN(data144)))) {
+                    const err283 = { instancePath: instancePath + "/promotion/tests/cases", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/cases/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err283];
+                    } else {
+                      vErrors.push(err283);
+                    }
+                    errors++;
+                  }
+                  if (typeof data144 == "number") {
+                    if (data144 < 0 || isNaN(data144)) {
+                      const err284 = { instancePath: instancePath + "/promotion/tests/cases", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/cases/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                      if (vErrors === null) {
+                        vErrors = [err284];
+                      } else {
+                        vErrors.push(err284);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+                if (data143.contracts !== void 0) {
+                  let data145 = data143.contracts;
+                  if (!(typeof data145 == "number" && (!(data145 % 1) && !isNaN(data145)))) {
+                    const err285 = { instancePath: instancePath + "/promotion/tests/contracts", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/contracts/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err285];
+                    } else {
+                      vErrors.push(err285);
+                    }
+                    errors++;
+                  }
+                  if (typeof data145 == "number") {
+                    if (data145 < 0 || isNaN(data145)) {
+                      const err286 = { instancePath: instancePath + "/promotion/tests/contracts", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/contracts/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                      if (vErrors === null) {
+                        vErrors = [err286];
+                      } else {
+                        vErrors.push(err286);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+                if (data143.failed !== void 0) {
+                  let data146 = data143.failed;
+                  if (Array.isArray(data146)) {
+                    const len17 = data146.length;
+                    for (let i17 = 0; i17 < len17; i17++) {
+                      if (typeof data146[i17] !== "string") {
+                        const err287 = { instancePath: instancePath + "/promotion/tests/failed/" + i17, schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/failed/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err287];
+                        } else {
+                          vErrors.push(err287);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err288 = { instancePath: instancePath + "/promotion/tests/failed", schemaPath: "#/definitions/PlanPromotion/properties/tests/properties/failed/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    if (vErrors === null) {
+                      vErrors = [err288];
+                    } else {
+                      vErrors.push(err288);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err289 = { instancePath: instancePath + "/promotion/tests", schemaPath: "#/definitions/PlanPromotion/properties/tests/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err289];
+                } else {
+                  vErrors.push(err289);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err290 = { instancePath: instancePath + "/promotion", schemaPath: "#/definitions/PlanPromotion/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err290];
+            } else {
+              vErrors.push(err290);
+            }
+            errors++;
+          }
+        }
+        if (data.promotion_tests_at_apply !== void 0) {
+          let data148 = data.promotion_tests_at_apply;
+          if (data148 && typeof data148 == "object" && !Array.isArray(data148)) {
+            if (data148.cases === void 0) {
+              const err291 = { instancePath: instancePath + "/promotion_tests_at_apply", schemaPath: "#/properties/promotion_tests_at_apply/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
+              if (vErrors === null) {
+                vErrors = [err291];
+              } else {
+                vErrors.push(err291);
+              }
+              errors++;
+            }
+            if (data148.contracts === void 0) {
+              const err292 = { instancePath: instancePath + "/promotion_tests_at_apply", schemaPath: "#/properties/promotion_tests_at_apply/required", keyword: "required", params: { missingProperty: "contracts" }, message: "must have required property 'contracts'" };
+              if (vErrors === null) {
+                vErrors = [err292];
+              } else {
+                vErrors.push(err292);
+              }
+              errors++;
+            }
+            if (data148.failed === void 0) {
+              const err293 = { instancePath: instancePath + "/promotion_tests_at_apply", schemaPath: "#/properties/promotion_tests_at_apply/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
+              if (vErrors === null) {
+                vErrors = [err293];
+              } else {
+                vErrors.push(err293);
+              }
+              errors++;
+            }
+            for (const key17 in data148) {
+              if (!(key17 === "cases" || key17 === "contracts" || key17 === "failed")) {
+                const err294 = { instancePath: instancePath + "/promotion_tests_at_apply", schemaPath: "#/properties/promotion_tests_at_apply/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key17 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err294];
+                } else {
+                  vErrors.push(err294);
+                }
+                errors++;
+              }
+            }
+            if (data148.cases !== void 0) {
+              let data149 = data148.cases;
+              if (!(typeof data149 == "number" && (!(data149 % 1) && !isNaN(data149)))) {
+                const err295 = { instancePath: instancePath + "/promotion_tests_at_apply/cases", schemaPath: "#/properties/promotion_tests_at_apply/properties/cases/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err295];
+                } else {
+                  vErrors.push(err295);
+                }
+                errors++;
+              }
+              if (typeof data149 == "number") {
+                if (data149 < 0 || isNaN(data149)) {
+                  const err296 = { instancePath: instancePath + "/promotion_tests_at_apply/cases", schemaPath: "#/properties/promotion_tests_at_apply/properties/cases/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err296];
+                  } else {
+                    vErrors.push(err296);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data148.contracts !== void 0) {
+              let data150 = data148.contracts;
+              if (!(typeof data150 == "number" && (!(data150 % 1) && !isNaN(data150)))) {
+                const err297 = { instancePath: instancePath + "/promotion_tests_at_apply/contracts", schemaPath: "#/properties/promotion_tests_at_apply/properties/contracts/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err297];
+                } else {
+                  vErrors.push(err297);
+                }
+                errors++;
+              }
+              if (typeof data150 == "number") {
+                if (data150 < 0 || isNaN(data150)) {
+                  const err298 = { instancePath: instancePath + "/promotion_tests_at_apply/contracts", schemaPath: "#/properties/promotion_tests_at_apply/properties/contracts/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err298];
+                  } else {
+                    vErrors.push(err298);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data148.failed !== void 0) {
+              let data151 = data148.failed;
+              if (Array.isArray(data151)) {
+                const len18 = data151.length;
+                for (let i18 = 0; i18 < len18; i18++) {
+                  if (typeof data151[i18] !== "string") {
+                    const err299 = { instancePath: instancePath + "/promotion_tests_at_apply/failed/" + i18, schemaPath: "#/properties/promotion_tests_at_apply/properties/failed/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err299];
+                    } else {
+                      vErrors.push(err299);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err300 = { instancePath: instancePath + "/promotion_tests_at_apply/failed", schemaPath: "#/properties/promotion_tests_at_apply/properties/failed/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err300];
+                } else {
+                  vErrors.push(err300);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err301 = { instancePath: instancePath + "/promotion_tests_at_apply", schemaPath: "#/properties/promotion_tests_at_apply/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err301];
+            } else {
+              vErrors.push(err301);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err255 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err302 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err255];
+          vErrors = [err302];
         } else {
-          vErrors.push(err255);
+          vErrors.push(err302);
         }
         errors++;
       }
@@ -18814,8 +20156,8 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_TenantConfigurationUpdateBody = validate43;
-    var schema60 = { "$comment": "Assembled from src/kinds/tenant-configuration/api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
-    var pattern36 = new RegExp("^[0-9]+$", "u");
+    var schema64 = { "$comment": "Assembled from src/kinds/tenant-configuration/api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
+    var pattern38 = new RegExp("^[0-9]+$", "u");
     function validate43(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -18899,7 +20241,7 @@ var require_validators = __commonJS({
         if (data.current_timestamp !== void 0) {
           let data1 = data.current_timestamp;
           if (typeof data1 === "string") {
-            if (!pattern36.test(data1)) {
+            if (!pattern38.test(data1)) {
               const err8 = { instancePath: instancePath + "/current_timestamp", schemaPath: "#/properties/current_timestamp/pattern", keyword: "pattern", params: { pattern: "^[0-9]+$" }, message: 'must match pattern "^[0-9]+$"' };
               if (vErrors === null) {
                 vErrors = [err8];
@@ -19094,7 +20436,7 @@ var require_validators = __commonJS({
                   errors++;
                 }
                 for (const key1 in data6) {
-                  if (!func2.call(schema60.properties, key1)) {
+                  if (!func2.call(schema64.properties, key1)) {
                     const err28 = { instancePath: instancePath + "/compliance_spec/" + i0, schemaPath: "#/definitions/TenantConfigurationUpdateItem/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
                       vErrors = [err28];
@@ -19291,7 +20633,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_TenantConfigurationList = validate44;
-    var schema63 = { "$comment": "Assembled from src/kinds/tenant-configuration/api.schema.json by npm run gen:types: edit it there.", "title": "TenantConfigurationItem", "type": "object", "description": "Tenant configuration policy item of compliance_spec. A field the spec types as a string may be answered as null: the contract's rule for what the service does not show (not compared, never written over git's value) applies, so the answer is read.", "properties": { "account_segment_delimiter": { "description": "Symbol separating account segments; one of - , | , ~ , # , : , . , $. Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "augment_currency_rates": { "type": "boolean", "description": "true: enhanced currency exchange rate logic applied" }, "bundle_functionality": { "type": "boolean", "description": "true: bundling enabled" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "contract_asset_journal_method": { "description": "Method of journal entries for contract assets (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "contract_asset_segment": { "description": "Accounting segment where contract asset transactions are kept (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "cost_enabled": { "type": "boolean", "description": "true: system calculates cost for transactions" }, "cost_practical_expedient": { "description": "Number of months; default 12 (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "created_at": { "type": "integer", "description": "Epoch" }, "created_by": { "type": ["string", "null"], "description": "User id" }, "distribution_method": { "type": ["string", "null"], "description": "Revenue distribution method. Documented values: Days in Calendar Period, Prorate. An answer with another value passes through unchanged (revsync warns once per value)." }, "egress_hold": { "type": "boolean", "description": "true: journals on hold cannot be transferred" }, "fx_adjustment_method": { "description": "Method used to create foreign exchange adjustment entries (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "fx_adjustments": { "type": "boolean", "description": "true: FX adjustment entries created for eligible transactions" }, "guid": { "type": ["string", "null"], "description": "Globally unique id" }, "ingest_hold": { "type": "boolean", "description": "true: transaction lines are put on hold" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journal_details_egress": { "type": "boolean", "description": "Controls whether journal details of a batch appear in the journal run" }, "journal_transfer_by_ofid": { "type": "boolean", "description": "true: journal entries transferred by order financial id" }, "journals_run_currency": { "type": ["string", "null"], "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": ["string", "null"], "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": ["string", "null"], "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "rc_activities_egress": { "type": "boolean", "description": "Controls whether revenue contract activities appear in the revenue contract line" }, "rc_distributions_egress": { "type": "boolean", "description": "Controls whether revenue contract distributions appear in the revenue contract" }, "reprocess_existing_ofid": { "type": "boolean", "description": "true: transactions for an existing order financial id are reprocessed" }, "crm_multicurrorg_enabled": { "type": "boolean", "description": "true: the CRM multi-currency organisation setting is enabled for the tenant" }, "snowman_enabled": { "type": "boolean", "description": "true: tenant has this feature enabled" }, "ui_mode": { "type": ["string", "null"], "description": "Active user interface for the tenant" }, "updated_at": { "type": "integer", "description": "Epoch" }, "updated_by": { "type": ["string", "null"], "description": "User id" } } };
+    var schema67 = { "$comment": "Assembled from src/kinds/tenant-configuration/api.schema.json by npm run gen:types: edit it there.", "title": "TenantConfigurationItem", "type": "object", "description": "Tenant configuration policy item of compliance_spec. A field the spec types as a string may be answered as null: the contract's rule for what the service does not show (not compared, never written over git's value) applies, so the answer is read.", "properties": { "account_segment_delimiter": { "description": "Symbol separating account segments; one of - , | , ~ , # , : , . , $. Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "augment_currency_rates": { "type": "boolean", "description": "true: enhanced currency exchange rate logic applied" }, "bundle_functionality": { "type": "boolean", "description": "true: bundling enabled" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "contract_asset_journal_method": { "description": "Method of journal entries for contract assets (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "contract_asset_segment": { "description": "Accounting segment where contract asset transactions are kept (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "cost_enabled": { "type": "boolean", "description": "true: system calculates cost for transactions" }, "cost_practical_expedient": { "description": "Number of months; default 12 (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "created_at": { "type": "integer", "description": "Epoch" }, "created_by": { "type": ["string", "null"], "description": "User id" }, "distribution_method": { "type": ["string", "null"], "description": "Revenue distribution method. Documented values: Days in Calendar Period, Prorate. An answer with another value passes through unchanged (revsync warns once per value)." }, "egress_hold": { "type": "boolean", "description": "true: journals on hold cannot be transferred" }, "fx_adjustment_method": { "description": "Method used to create foreign exchange adjustment entries (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "fx_adjustments": { "type": "boolean", "description": "true: FX adjustment entries created for eligible transactions" }, "guid": { "type": ["string", "null"], "description": "Globally unique id" }, "ingest_hold": { "type": "boolean", "description": "true: transaction lines are put on hold" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journal_details_egress": { "type": "boolean", "description": "Controls whether journal details of a batch appear in the journal run" }, "journal_transfer_by_ofid": { "type": "boolean", "description": "true: journal entries transferred by order financial id" }, "journals_run_currency": { "type": ["string", "null"], "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": ["string", "null"], "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": ["string", "null"], "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "rc_activities_egress": { "type": "boolean", "description": "Controls whether revenue contract activities appear in the revenue contract line" }, "rc_distributions_egress": { "type": "boolean", "description": "Controls whether revenue contract distributions appear in the revenue contract" }, "reprocess_existing_ofid": { "type": "boolean", "description": "true: transactions for an existing order financial id are reprocessed" }, "crm_multicurrorg_enabled": { "type": "boolean", "description": "true: the CRM multi-currency organisation setting is enabled for the tenant" }, "snowman_enabled": { "type": "boolean", "description": "true: tenant has this feature enabled" }, "ui_mode": { "type": ["string", "null"], "description": "Active user interface for the tenant" }, "updated_at": { "type": "integer", "description": "Epoch" }, "updated_by": { "type": ["string", "null"], "description": "User id" } } };
     function validate45(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -19417,7 +20759,7 @@ var require_validators = __commonJS({
                 if (data3.created_by !== void 0) {
                   let data12 = data3.created_by;
                   if (typeof data12 !== "string" && data12 !== null) {
-                    const err10 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/created_by", schemaPath: "#/definitions/TenantConfigurationItem/properties/created_by/type", keyword: "type", params: { type: schema63.properties.created_by.type }, message: "must be string,null" };
+                    const err10 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/created_by", schemaPath: "#/definitions/TenantConfigurationItem/properties/created_by/type", keyword: "type", params: { type: schema67.properties.created_by.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err10];
                     } else {
@@ -19429,7 +20771,7 @@ var require_validators = __commonJS({
                 if (data3.distribution_method !== void 0) {
                   let data13 = data3.distribution_method;
                   if (typeof data13 !== "string" && data13 !== null) {
-                    const err11 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/distribution_method", schemaPath: "#/definitions/TenantConfigurationItem/properties/distribution_method/type", keyword: "type", params: { type: schema63.properties.distribution_method.type }, message: "must be string,null" };
+                    const err11 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/distribution_method", schemaPath: "#/definitions/TenantConfigurationItem/properties/distribution_method/type", keyword: "type", params: { type: schema67.properties.distribution_method.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err11];
                     } else {
@@ -19463,7 +20805,7 @@ var require_validators = __commonJS({
                 if (data3.guid !== void 0) {
                   let data16 = data3.guid;
                   if (typeof data16 !== "string" && data16 !== null) {
-                    const err14 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/guid", schemaPath: "#/definitions/TenantConfigurationItem/properties/guid/type", keyword: "type", params: { type: schema63.properties.guid.type }, message: "must be string,null" };
+                    const err14 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/guid", schemaPath: "#/definitions/TenantConfigurationItem/properties/guid/type", keyword: "type", params: { type: schema67.properties.guid.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err14];
                     } else {
@@ -19519,7 +20861,7 @@ var require_validators = __commonJS({
                 if (data3.journals_run_currency !== void 0) {
                   let data21 = data3.journals_run_currency;
                   if (typeof data21 !== "string" && data21 !== null) {
-                    const err19 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/journals_run_currency", schemaPath: "#/definitions/TenantConfigurationItem/properties/journals_run_currency/type", keyword: "type", params: { type: schema63.properties.journals_run_currency.type }, message: "must be string,null" };
+                    const err19 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/journals_run_currency", schemaPath: "#/definitions/TenantConfigurationItem/properties/journals_run_currency/type", keyword: "type", params: { type: schema67.properties.journals_run_currency.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err19];
                     } else {
@@ -19553,7 +20895,7 @@ var require_validators = __commonJS({
                 if (data3.manual_journal_contra_account !== void 0) {
                   let data24 = data3.manual_journal_contra_account;
                   if (typeof data24 !== "string" && data24 !== null) {
-                    const err22 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/manual_journal_contra_account", schemaPath: "#/definitions/TenantConfigurationItem/properties/manual_journal_contra_account/type", keyword: "type", params: { type: schema63.properties.manual_journal_contra_account.type }, message: "must be string,null" };
+                    const err22 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/manual_journal_contra_account", schemaPath: "#/definitions/TenantConfigurationItem/properties/manual_journal_contra_account/type", keyword: "type", params: { type: schema67.properties.manual_journal_contra_account.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err22];
                     } else {
@@ -19576,7 +20918,7 @@ var require_validators = __commonJS({
                 if (data3.prorate_method !== void 0) {
                   let data26 = data3.prorate_method;
                   if (typeof data26 !== "string" && data26 !== null) {
-                    const err24 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/prorate_method", schemaPath: "#/definitions/TenantConfigurationItem/properties/prorate_method/type", keyword: "type", params: { type: schema63.properties.prorate_method.type }, message: "must be string,null" };
+                    const err24 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/prorate_method", schemaPath: "#/definitions/TenantConfigurationItem/properties/prorate_method/type", keyword: "type", params: { type: schema67.properties.prorate_method.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err24];
                     } else {
@@ -19643,7 +20985,7 @@ var require_validators = __commonJS({
                 if (data3.ui_mode !== void 0) {
                   let data32 = data3.ui_mode;
                   if (typeof data32 !== "string" && data32 !== null) {
-                    const err30 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/ui_mode", schemaPath: "#/definitions/TenantConfigurationItem/properties/ui_mode/type", keyword: "type", params: { type: schema63.properties.ui_mode.type }, message: "must be string,null" };
+                    const err30 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/ui_mode", schemaPath: "#/definitions/TenantConfigurationItem/properties/ui_mode/type", keyword: "type", params: { type: schema67.properties.ui_mode.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err30];
                     } else {
@@ -19667,7 +21009,7 @@ var require_validators = __commonJS({
                 if (data3.updated_by !== void 0) {
                   let data34 = data3.updated_by;
                   if (typeof data34 !== "string" && data34 !== null) {
-                    const err32 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/updated_by", schemaPath: "#/definitions/TenantConfigurationItem/properties/updated_by/type", keyword: "type", params: { type: schema63.properties.updated_by.type }, message: "must be string,null" };
+                    const err32 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/updated_by", schemaPath: "#/definitions/TenantConfigurationItem/properties/updated_by/type", keyword: "type", params: { type: schema67.properties.updated_by.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err32];
                     } else {
@@ -19975,9 +21317,9 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_SspCreateBody = validate48;
-    var schema67 = { "$comment": "Assembled from src/kinds/ssp/api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } };
-    var schema68 = { "$comment": "Assembled from src/kinds/ssp/api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } };
-    var schema70 = { "$comment": "Assembled from src/kinds/ssp/api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false };
+    var schema71 = { "$comment": "Assembled from src/kinds/ssp/api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } };
+    var schema72 = { "$comment": "Assembled from src/kinds/ssp/api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } };
+    var schema74 = { "$comment": "Assembled from src/kinds/ssp/api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false };
     function validate50(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -20266,7 +21608,7 @@ var require_validators = __commonJS({
                     errors++;
                   }
                   if (!(data13 === "Amount" || data13 === "Percent")) {
-                    const err27 = { instancePath: instancePath + "/ssp_values/" + i0 + "/value_type", schemaPath: "#/definitions/SspValueInput/properties/value_type/enum", keyword: "enum", params: { allowedValues: schema70.properties.value_type.enum }, message: "must be equal to one of the allowed values" };
+                    const err27 = { instancePath: instancePath + "/ssp_values/" + i0 + "/value_type", schemaPath: "#/definitions/SspValueInput/properties/value_type/enum", keyword: "enum", params: { allowedValues: schema74.properties.value_type.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err27];
                     } else {
@@ -20583,7 +21925,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data10 === "upload" || data10 === "formula")) {
-            const err27 = { instancePath: instancePath + "/method", schemaPath: "#/properties/method/enum", keyword: "enum", params: { allowedValues: schema67.properties.method.enum }, message: "must be equal to one of the allowed values" };
+            const err27 = { instancePath: instancePath + "/method", schemaPath: "#/properties/method/enum", keyword: "enum", params: { allowedValues: schema71.properties.method.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err27];
             } else {
@@ -20704,7 +22046,7 @@ var require_validators = __commonJS({
                     errors++;
                   }
                   if (!(data19 === "equality" || data19 === "inequality" || data19 === "greater than" || data19 === "less than" || data19 === "greater or equal" || data19 === "less or equal" || data19 === ">" || data19 === "<" || data19 === ">=" || data19 === "<=" || data19 === "in" || data19 === "not in" || data19 === "contains" || data19 === "not contains" || data19 === "starts with" || data19 === "ends with" || data19 === "null" || data19 === "not null")) {
-                    const err38 = { instancePath: instancePath + "/when/" + i1 + "/operator", schemaPath: "#/definitions/ConditionInput/properties/operator/enum", keyword: "enum", params: { allowedValues: schema68.properties.operator.enum }, message: "must be equal to one of the allowed values" };
+                    const err38 = { instancePath: instancePath + "/when/" + i1 + "/operator", schemaPath: "#/definitions/ConditionInput/properties/operator/enum", keyword: "enum", params: { allowedValues: schema72.properties.operator.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err38];
                     } else {
@@ -21782,7 +23124,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_PendingApprovals = validate58;
-    var schema77 = { "title": "PendingApprovalRecord", "type": "object", "description": "Pending approval record", "properties": { "approval_id": { "type": "string", "description": "System generated unique alphanumeric id" }, "approval_comments": { "type": ["string", "null"], "description": "Comments given at approve/reject" }, "approved_by": { "type": ["string", "null"], "description": "User id" }, "approved_on": { "type": ["integer", "null"], "description": "Epoch" }, "approver_role": { "type": ["string", "null"], "description": "Role of approver" }, "context": { "type": "string", "description": "Ingestion context of the file" }, "file_date_format": { "type": "string", "description": "Date format of the file (pattern of the MM/DD/YYYY kind)" }, "file_format": { "type": "string", "description": "File format (csv)" }, "file_id": { "type": "string", "description": "Id of the uploaded file" }, "file_name": { "type": "string", "description": "Name of the file" }, "uploaded_file_name": { "type": "string", "description": "Name of the file as uploaded" }, "ingested_transaction_type": { "type": "string", "description": "Upper case transaction type (ORDER for orders)" }, "is_own_upload": { "type": "boolean", "description": "true: file uploaded by the calling user" }, "status": { "type": "string", "description": "Pending Approval for records in the pending list" }, "total_rows_received": { "type": "integer", "description": "Number of rows in the file" }, "upload_time": { "type": "integer", "description": "Epoch" }, "upload_type": { "type": "string", "description": "Observed value MANUAL" }, "uploaded_by": { "type": "string", "description": "User id of uploader" } } };
+    var schema81 = { "title": "PendingApprovalRecord", "type": "object", "description": "Pending approval record", "properties": { "approval_id": { "type": "string", "description": "System generated unique alphanumeric id" }, "approval_comments": { "type": ["string", "null"], "description": "Comments given at approve/reject" }, "approved_by": { "type": ["string", "null"], "description": "User id" }, "approved_on": { "type": ["integer", "null"], "description": "Epoch" }, "approver_role": { "type": ["string", "null"], "description": "Role of approver" }, "context": { "type": "string", "description": "Ingestion context of the file" }, "file_date_format": { "type": "string", "description": "Date format of the file (pattern of the MM/DD/YYYY kind)" }, "file_format": { "type": "string", "description": "File format (csv)" }, "file_id": { "type": "string", "description": "Id of the uploaded file" }, "file_name": { "type": "string", "description": "Name of the file" }, "uploaded_file_name": { "type": "string", "description": "Name of the file as uploaded" }, "ingested_transaction_type": { "type": "string", "description": "Upper case transaction type (ORDER for orders)" }, "is_own_upload": { "type": "boolean", "description": "true: file uploaded by the calling user" }, "status": { "type": "string", "description": "Pending Approval for records in the pending list" }, "total_rows_received": { "type": "integer", "description": "Number of rows in the file" }, "upload_time": { "type": "integer", "description": "Epoch" }, "upload_type": { "type": "string", "description": "Observed value MANUAL" }, "uploaded_by": { "type": "string", "description": "User id of uploader" } } };
     function validate58(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -21844,7 +23186,7 @@ var require_validators = __commonJS({
                 if (data4.approval_comments !== void 0) {
                   let data6 = data4.approval_comments;
                   if (typeof data6 !== "string" && data6 !== null) {
-                    const err4 = { instancePath: instancePath + "/records/" + i1 + "/approval_comments", schemaPath: "#/definitions/PendingApprovalRecord/properties/approval_comments/type", keyword: "type", params: { type: schema77.properties.approval_comments.type }, message: "must be string,null" };
+                    const err4 = { instancePath: instancePath + "/records/" + i1 + "/approval_comments", schemaPath: "#/definitions/PendingApprovalRecord/properties/approval_comments/type", keyword: "type", params: { type: schema81.properties.approval_comments.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err4];
                     } else {
@@ -21856,7 +23198,7 @@ var require_validators = __commonJS({
                 if (data4.approved_by !== void 0) {
                   let data7 = data4.approved_by;
                   if (typeof data7 !== "string" && data7 !== null) {
-                    const err5 = { instancePath: instancePath + "/records/" + i1 + "/approved_by", schemaPath: "#/definitions/PendingApprovalRecord/properties/approved_by/type", keyword: "type", params: { type: schema77.properties.approved_by.type }, message: "must be string,null" };
+                    const err5 = { instancePath: instancePath + "/records/" + i1 + "/approved_by", schemaPath: "#/definitions/PendingApprovalRecord/properties/approved_by/type", keyword: "type", params: { type: schema81.properties.approved_by.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err5];
                     } else {
@@ -21868,7 +23210,7 @@ var require_validators = __commonJS({
                 if (data4.approved_on !== void 0) {
                   let data8 = data4.approved_on;
                   if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8))) && data8 !== null) {
-                    const err6 = { instancePath: instancePath + "/records/" + i1 + "/approved_on", schemaPath: "#/definitions/PendingApprovalRecord/properties/approved_on/type", keyword: "type", params: { type: schema77.properties.approved_on.type }, message: "must be integer,null" };
+                    const err6 = { instancePath: instancePath + "/records/" + i1 + "/approved_on", schemaPath: "#/definitions/PendingApprovalRecord/properties/approved_on/type", keyword: "type", params: { type: schema81.properties.approved_on.type }, message: "must be integer,null" };
                     if (vErrors === null) {
                       vErrors = [err6];
                     } else {
@@ -21880,7 +23222,7 @@ var require_validators = __commonJS({
                 if (data4.approver_role !== void 0) {
                   let data9 = data4.approver_role;
                   if (typeof data9 !== "string" && data9 !== null) {
-                    const err7 = { instancePath: instancePath + "/records/" + i1 + "/approver_role", schemaPath: "#/definitions/PendingApprovalRecord/properties/approver_role/type", keyword: "type", params: { type: schema77.properties.approver_role.type }, message: "must be string,null" };
+                    const err7 = { instancePath: instancePath + "/records/" + i1 + "/approver_role", schemaPath: "#/definitions/PendingApprovalRecord/properties/approver_role/type", keyword: "type", params: { type: schema81.properties.approver_role.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err7];
                     } else {
@@ -23039,7 +24381,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_ErrorTransactionFilter = validate67;
-    var schema85 = { "title": "ErrorTransactionFilter", "type": "object", "description": "Body of POST error transactions; every field is a filter", "required": ["transaction_type"], "additionalProperties": false, "properties": { "transaction_type": { "type": "string", "description": "order, invoice, event or mje", "enum": ["order", "invoice", "event", "mje"] }, "error_warning_type": { "type": "string", "description": "remediable or discarded", "enum": ["remediable", "discarded"] }, "error_warning_code": { "type": "string", "description": "Code of the error condition" }, "error_request_id": { "type": "string", "description": "Request id of the transaction file processed" }, "financial_id": { "type": "string", "description": "Order financial id or bill financial id" }, "error_from_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, start of date range" }, "error_to_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, end of date range" }, "legal_entity": { "type": "string", "description": "Restricts to one legal entity" } } };
+    var schema89 = { "title": "ErrorTransactionFilter", "type": "object", "description": "Body of POST error transactions; every field is a filter", "required": ["transaction_type"], "additionalProperties": false, "properties": { "transaction_type": { "type": "string", "description": "order, invoice, event or mje", "enum": ["order", "invoice", "event", "mje"] }, "error_warning_type": { "type": "string", "description": "remediable or discarded", "enum": ["remediable", "discarded"] }, "error_warning_code": { "type": "string", "description": "Code of the error condition" }, "error_request_id": { "type": "string", "description": "Request id of the transaction file processed" }, "financial_id": { "type": "string", "description": "Order financial id or bill financial id" }, "error_from_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, start of date range" }, "error_to_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, end of date range" }, "legal_entity": { "type": "string", "description": "Restricts to one legal entity" } } };
     function validate67(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -23076,7 +24418,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data0 === "order" || data0 === "invoice" || data0 === "event" || data0 === "mje")) {
-            const err3 = { instancePath: instancePath + "/transaction_type", schemaPath: "#/properties/transaction_type/enum", keyword: "enum", params: { allowedValues: schema85.properties.transaction_type.enum }, message: "must be equal to one of the allowed values" };
+            const err3 = { instancePath: instancePath + "/transaction_type", schemaPath: "#/properties/transaction_type/enum", keyword: "enum", params: { allowedValues: schema89.properties.transaction_type.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err3];
             } else {
@@ -23097,7 +24439,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data1 === "remediable" || data1 === "discarded")) {
-            const err5 = { instancePath: instancePath + "/error_warning_type", schemaPath: "#/properties/error_warning_type/enum", keyword: "enum", params: { allowedValues: schema85.properties.error_warning_type.enum }, message: "must be equal to one of the allowed values" };
+            const err5 = { instancePath: instancePath + "/error_warning_type", schemaPath: "#/properties/error_warning_type/enum", keyword: "enum", params: { allowedValues: schema89.properties.error_warning_type.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err5];
             } else {
@@ -23627,7 +24969,7 @@ function classify(answer2, req, attempt, now) {
     if (req.emptyOk) return { outcome: "ok", body: void 0, unknownValues: [] };
     return unreadable(`the answer (status ${status}) has no body`);
   }
-  const { body, json, marked } = readBody(text4);
+  const { body, json, marked: marked2 } = readBody(text4);
   const notJson = `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text4.slice(0, 120))})`;
   if (ok && !json) return unreadable(notJson);
   const problems = json ? problemsOf(body) : [];
@@ -23646,7 +24988,7 @@ function classify(answer2, req, attempt, now) {
     const about = along?.batch !== void 0 ? along.words : req.about ?? along?.words;
     return unreadable(`unexpected answer${about ? ` for ${about}` : ""}: ${where2} ${e?.message ?? "does not match the specification"}`);
   }
-  const value2 = marked();
+  const value2 = marked2();
   return { outcome: "ok", body: value2, unknownValues: unknownValues(value2) };
 }
 function namedAlong(body, instancePath, noun) {
@@ -36283,6 +37625,20 @@ function bodyProblem(spec) {
   if (fn(spec.body)) return void 0;
   return describeAjvErrors(fn.errors).map((e) => `${e.field} ${e.message}`).join("; ");
 }
+function segmentProblem(text4) {
+  if (text4 === "") return "it is empty";
+  if (/^(?:\.|%2e){1,2}$/i.test(text4)) return `a URL takes ${JSON.stringify(text4)} for a step up the path, so the request would go to another resource`;
+  return void 0;
+}
+function pathProblem(spec) {
+  const parts = spec.path.split("/").slice(1);
+  for (const [i, part2] of parts.entries()) {
+    if (part2 === "" && i === parts.length - 1 && spec.kind === "read") continue;
+    const problem2 = segmentProblem(part2);
+    if (problem2) return `${spec.path}: segment ${i + 1} ${JSON.stringify(decodeURIComponentSafe(part2))}: ${problem2}`;
+  }
+  return void 0;
+}
 function checkUrl(name, value2) {
   const problem2 = urlProblem(value2);
   if (problem2) throw new UserError(`${name}${problem2}`);
@@ -36333,7 +37689,7 @@ function notSent(e) {
 function headerOf(h) {
   return Array.isArray(h) ? h[0] : h;
 }
-var BUDGET, freshProgress, NOT_TLS, UNTRUSTED, ApiCore, NOBODY_THERE, UNSENT;
+var BUDGET, decodeURIComponentSafe, freshProgress, NOT_TLS, UNTRUSTED, ApiCore, NOBODY_THERE, UNSENT;
 var init_core = __esm({
   "src/api/core.ts"() {
     "use strict";
@@ -36348,6 +37704,13 @@ var init_core = __esm({
     init_words();
     init_service_choices();
     BUDGET = { sends: 6, readSends: 10, createSends: 3, totalMs: 12e4, timeoutMs: 6e5 };
+    decodeURIComponentSafe = (part2) => {
+      try {
+        return decodeURIComponent(part2);
+      } catch {
+        return part2;
+      }
+    };
     freshProgress = () => ({ sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: void 0 });
     NOT_TLS = /* @__PURE__ */ new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG", "EPROTO", "ERR_SSL_HTTP_REQUEST"]);
     UNTRUSTED = /* @__PURE__ */ new Set([
@@ -36383,6 +37746,9 @@ var init_core = __esm({
       onRequestStart;
       /** What the request observer is told each request of this client view was sent for (see tagged). */
       tag;
+      /** A check of the run's, made before every send of a write through this client view, first in the
+       *  write unit's guard (see gated): words that block the write, or undefined. */
+      writeGate;
       /** Whether the token endpoint ever answered this client (shared by its views): until it has, a refused
        *  connection or a host that does not exist means nothing is there, and the sign-in stops at once. */
       reached = { auth: false };
@@ -36565,7 +37931,7 @@ var init_core = __esm({
       /** The transport: one send (plus one re-authentication after a 401, which the service did not
        *  process), and the answer as it came. Never throws for what the service answers; a failed token
        *  request is thrown (an ApiError of the token endpoint). */
-      async transport(spec, url, shown3, p) {
+      async transport(spec, url, shown4, p) {
         const sends = p.sends;
         const path = `${spec.path}${spec.query ? new URL(url).search : ""}`;
         for (let reauthed = false; ; reauthed = true) {
@@ -36594,16 +37960,16 @@ var init_core = __esm({
             if (cut && spec.kind !== "read") this.mayLand(t0);
             const reason = cut ?? connectionReason(e);
             this.observe(spec.method, path, null, t0, resend, reason);
-            this.log(`${shown3} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
+            this.log(`${shown4} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
             return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
           }
           const status = res.statusCode;
           if (status === 504 && spec.kind !== "read") this.mayLand(t0);
           this.observe(spec.method, path, status, t0, resend);
-          this.log(`${shown3} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
+          this.log(`${shown4} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
           if (status === 401 && this.auth.login)
             throw this.loginOver(spec.method, path, "the service refused the token of revsync login (it expired or was revoked); nothing was processed");
-          const refused2 = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec, shown3, token, reauthed, p) : void 0;
+          const refused2 = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec, shown4, token, reauthed, p) : void 0;
           if (refused2 === "again") continue;
           if (refused2 === "to the guard") return { status, body, reauth: true };
           return { status, retryAfter: headerOf(res.headers["retry-after"]), body };
@@ -36636,16 +38002,16 @@ var init_core = __esm({
       /** A 401, which the service did not process: the token is dropped, and a read is sent again at once
        *  with a new one ("again"); a write goes back to its write unit, whose guard reads again before the
        *  send after the sign-in, once per write ("to the guard"). After that, the 401 is the answer. */
-      tokenRefused(spec, shown3, token, reauthed, p) {
+      tokenRefused(spec, shown4, token, reauthed, p) {
         if (spec.kind === "read" && !reauthed) {
           this.auth.invalidate(token);
-          this.log(`${shown3}: token refused, signing in again`);
+          this.log(`${shown4}: token refused, signing in again`);
           return "again";
         }
         if (spec.kind !== "read" && !p.reauthed) {
           this.auth.invalidate(token);
           p.reauthed = true;
-          this.log(`${shown3}: token refused; signing in again before the write's guard and its next send`);
+          this.log(`${shown4}: token refused; signing in again before the write's guard and its next send`);
           return "to the guard";
         }
         return void 0;
@@ -36657,7 +38023,7 @@ var init_core = __esm({
         return this.exchange(spec, joinUrl(this.base, spec.path, spec.query), p);
       }
       async exchange(spec, url, p) {
-        const shown3 = `${spec.method} ${spec.path}${spec.query ? new URL(url).search : ""}`;
+        const shown4 = `${spec.method} ${spec.path}${spec.query ? new URL(url).search : ""}`;
         let ticket;
         try {
           ticket = await this.governor.acquire();
@@ -36667,7 +38033,7 @@ var init_core = __esm({
         }
         let answer2;
         try {
-          answer2 = await this.transport(spec, url, shown3, p);
+          answer2 = await this.transport(spec, url, shown4, p);
         } catch (e) {
           this.governor.settle(ticket, { kind: "no-answer" });
           throw e;
@@ -36675,7 +38041,7 @@ var init_core = __esm({
         const verdict2 = classify(answer2, spec, p, this.clock.now());
         if (verdict2.outcome === "ok") {
           this.governor.settle(ticket, { kind: "accepted" });
-          for (const u of verdict2.unknownValues) this.onUnknownValue(u, shown3);
+          for (const u of verdict2.unknownValues) this.onUnknownValue(u, shown4);
         } else {
           this.governor.settle(
             ticket,
@@ -36695,6 +38061,8 @@ var init_core = __esm({
         if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
         const hole = bodyProblem(spec);
         if (hole) throw new UserError(`${spec.method} ${spec.path}: the request body is not what the interface requires (${hole}); nothing was sent`);
+        const astray = pathProblem(spec);
+        if (astray) throw new UserError(`${spec.method} ${astray}; nothing was sent`);
         const url = joinUrl(this.base, spec.path, spec.query);
         const p = freshProgress();
         for (; ; ) {
@@ -36719,6 +38087,12 @@ var init_core = __esm({
        *  so no async context has to follow the step's promises. Token requests stay untagged. */
       tagged(tag) {
         return Object.create(this, { tag: { value: tag, enumerable: true } });
+      }
+      /** A view of this client whose writes are checked by `gate` before every send, first in the write
+       *  unit's guard (apply: a promoted write's source environment must still hold it, src/promotion/). It
+       *  shares everything else, as tagged does; the approver's view of it keeps the gate. */
+      gated(gate) {
+        return Object.create(this, { writeGate: { value: gate, enumerable: true } });
       }
       /** The view of this client that sends as the approver identity (four eyes): it shares everything but
        *  the sign-in (the connection pool, the governor, the budgets, the observer, its tag). Without an
@@ -36852,6 +38226,12 @@ var init_write = __esm({
           const hole = bodyProblem(spec);
           if (hole)
             return { kind: "blocked", reason: this.afterSends(`blocked: the request body is not what the interface requires (${hole}); ${NOTHING_SENT_FOR_IT}`) };
+          const astray = pathProblem(spec);
+          if (astray)
+            return {
+              kind: "blocked",
+              reason: this.afterSends(`blocked: the request would not reach the one resource it names (${astray}); ${NOTHING_SENT_FOR_IT}`)
+            };
           let v2;
           try {
             v2 = await this.core.sendOnce(spec, this.p);
@@ -36870,9 +38250,12 @@ var init_write = __esm({
           }
         }
       }
-      /** The guard's verdict, or the outcome of a guard whose read failed. */
+      /** The guard's verdict, or the outcome of a guard whose read failed. The run's own check of the write
+       *  (ApiCore.gated: a promotion's source) goes first: what it blocks is not read or sent. */
       async guard() {
         try {
+          const gate = await this.core.writeGate?.();
+          if (gate !== void 0) return { blocked: gate };
           return await this.w.guard();
         } catch (e) {
           if (!(e instanceof ApiError)) throw e;
@@ -37140,8 +38523,8 @@ var init_resources = __esm({
             const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
             why = `read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
             const asked = action.toLowerCase().startsWith("approv") ? /^approved$/i : /^rejected$/i;
-            const shown3 = gone.filter((id) => asked.test(records.get(id)?.status ?? "")).length;
-            return { landed: true, result: { message: why, processed_count: shown3, status: left.length ? "partial" : "no longer pending" } };
+            const shown4 = gone.filter((id) => asked.test(records.get(id)?.status ?? "")).length;
+            return { landed: true, result: { message: why, processed_count: shown4, status: left.length ? "partial" : "no longer pending" } };
           }
         });
         if (o.kind === "done") return o.result;
@@ -38039,7 +39422,11 @@ var init_read = __esm({
       policy: (name) => `ssp/${name}`,
       batch: (policy2, batch) => `ssp/${policy2}/batch/${batch}`
     };
-    fileIdOf = (batch) => typeof batch.file_id === "string" && batch.file_id ? batch.file_id : void 0;
+    fileIdOf = (batch) => {
+      const id = batch?.file_id;
+      if (typeof id === "string") return id || void 0;
+      return typeof id === "number" && Number.isFinite(id) ? String(id) : void 0;
+    };
   }
 });
 
@@ -38473,16 +39860,16 @@ function fourEyesRefusal(facts, approverConfigured, error2) {
 }
 function approvedBy(facts, read, rule2) {
   const sentAs = facts.approved_by;
-  const shown3 = read?.status === "approved" ? named(read.updated_by) : null;
-  Object.assign(facts, { sent_as: sentAs, confirmed: !!shown3 }, shown3 ? { approved_by: shown3 } : {});
-  if (!shown3) return void 0;
+  const shown4 = read?.status === "approved" ? named(read.updated_by) : null;
+  Object.assign(facts, { sent_as: sentAs, confirmed: !!shown4 }, shown4 ? { approved_by: shown4 } : {});
+  if (!shown4) return void 0;
   const sentNames = rule2.names?.length ? rule2.names : [sentAs];
-  const other = (rule2.fourEyes || rule2.approverConfigured) && !!sentAs && !sentNames.some((n) => sameUser(shown3, n));
-  const did = rule2.fourEyes ? preparedBy(facts, shown3) : void 0;
+  const other = (rule2.fourEyes || rule2.approverConfigured) && !!sentAs && !sentNames.some((n) => sameUser(shown4, n));
+  const did = rule2.fourEyes ? preparedBy(facts, shown4) : void 0;
   if (!other && !did) return void 0;
   facts.rule = "breached";
-  const asWho = other ? `the service shows it approved by ${shown3}, not by ${sentAs}, the user it was sent as (its credentials sign in as ${shown3})` : "";
-  const prepared = did ? `${shown3} ${did} and the service shows it approved by ${shown3}` : "";
+  const asWho = other ? `the service shows it approved by ${shown4}, not by ${sentAs}, the user it was sent as (its credentials sign in as ${shown4})` : "";
+  const prepared = did ? `${shown4} ${did} and the service shows it approved by ${shown4}` : "";
   return `approved, but four eyes is broken: ${[asWho, prepared].filter(Boolean).join("; ")}; the batch is approved in the service as it stands: have its approval reviewed there, and give REVSYNC_APPROVER_* the approver's own credentials (a token's user is what the service says, not what a variable or the token's unverified claims name)`;
 }
 function approverUnconfirmed(facts, matters) {
@@ -38490,16 +39877,16 @@ function approverUnconfirmed(facts, matters) {
   return `; who approved it is not confirmed: the service's answer, read right after the approve, names nobody (it was sent as ${facts.sent_as ?? "a user its token does not name"})`;
 }
 function foundApproved(facts, o, read, rule2) {
-  const shown3 = read?.status === "approved" ? named(read.updated_by) : null;
+  const shown4 = read?.status === "approved" ? named(read.updated_by) : null;
   delete facts.sent_as;
-  Object.assign(facts, { approved_by: shown3, confirmed: !!shown3 });
-  const did = rule2.fourEyes ? preparedBy(facts, shown3) : void 0;
-  const unnamed = rule2.fourEyes && !did ? unnamedWords(shown3, facts.reviewed_by) : void 0;
+  Object.assign(facts, { approved_by: shown4, confirmed: !!shown4 });
+  const did = rule2.fourEyes ? preparedBy(facts, shown4) : void 0;
+  const unnamed = rule2.fourEyes && !did ? unnamedWords(shown4, facts.reviewed_by) : void 0;
   if (!did && !unnamed) return void 0;
   facts.rule = "breached";
   const sentAs = rule2.sendsAs ?? "a user its token does not name";
   const when = o.answered !== void 0 ? `first: revsync's approve, sent as ${sentAs}, was sent and the service ${refusedWords(o.answered)}, and it did not land` : o.unprocessed !== void 0 ? `while revsync's approve, sent as ${sentAs}, was answered ${o.unprocessed} and not processed` : "before revsync sent anything for it";
-  const broken = unnamed ? `already approved, but four eyes could not be shown: ${unnamed}, ${when}` : `already approved, but four eyes is broken: ${shown3} ${did} and the service shows it approved by ${shown3}, ${when}`;
+  const broken = unnamed ? `already approved, but four eyes could not be shown: ${unnamed}, ${when}` : `already approved, but four eyes is broken: ${shown4} ${did} and the service shows it approved by ${shown4}, ${when}`;
   return `${broken}; the batch is approved in the service as it stands: have its approval reviewed there`;
 }
 function unnamedWords(approver, reviewer) {
@@ -38543,6 +39930,8 @@ function createGuard(run2, c2, p, core, differs) {
   return async () => {
     const name = p.body.compliance_name;
     const list3 = await run2.list(core);
+    const named3 = list3.filter((e) => e.compliance_name === name).length;
+    if (named3 > 1) return blocked(`the service holds ${named3} SSP policies named ${JSON.stringify(name)} now, not none as the plan saw`);
     const holder = createsActive(p) ? hierarchyHolder(list3, name, p.hierarchy_no) : void 0;
     const existing = list3.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : void 0;
     const held = existing && await differs(existing);
@@ -38601,17 +39990,30 @@ function checkCreations(run2, core = run2.run.core) {
   if (!run2.creationsChecked) {
     const creates = [...run2.landedCreates];
     run2.creationsChecked = creates.length ? ssp.list(core).then(
-      (list3) => clashes(list3, creates),
+      (list3) => clashes(list3, creates, run2.createdIds),
       (e) => ({ failed: e instanceof Error ? e.message : String(e) })
     ) : Promise.resolve(/* @__PURE__ */ new Map());
   }
   return run2.creationsChecked;
 }
-function clashes(list3, creates) {
+function clashes(list3, creates, created) {
   const out = /* @__PURE__ */ new Map();
   for (const c2 of creates) {
     const p = createPayload(c2);
-    if (!p || !createsActive(p)) continue;
+    if (!p) continue;
+    const name = p.body.compliance_name;
+    const copies = list3.filter((e) => e.compliance_name === name);
+    const twin = copies.length > 1 ? copies.find((e) => e.compliance_id !== created.get(name)) ?? copies[1] : void 0;
+    if (twin) {
+      out.set(
+        c2.address,
+        overwrittenWords(madeBy(twin), [
+          `the service holds ${copies.length} SSP policies named ${JSON.stringify(name)} now (another, compliance_id ${JSON.stringify(twin.compliance_id ?? null)}, came with revsync's create), and a name held twice addresses nothing: which one prices an order line is undefined`
+        ])
+      );
+      continue;
+    }
+    if (!createsActive(p)) continue;
     const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
     if (!holder) continue;
     out.set(
@@ -38702,7 +40104,7 @@ function policyMoves(policy2, c2, env2, changes) {
     const was = seen.get(name);
     const parts = [];
     if (was?.status !== void 0 && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
-    const file = typeof lb.file_id === "string" ? lb.file_id : null;
+    const file = fileIdOf(lb) ?? null;
     if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show(was.file_id)} -> ${show(file)}`);
     const later = c2.last_modified_on != null && typeof lb.updated_at === "number" && lb.updated_at > c2.last_modified_on;
     if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
@@ -38718,7 +40120,7 @@ async function sameUpload(run2, c2, p, read, bound) {
   const changed = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
   if (!p.values_checksum || p.compliance_id !== null && p.file_id === void 0)
     return blocked(`${c2.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
-  const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
+  const fileId = fileIdOf(lb) ?? null;
   if (p.compliance_id !== null && fileId !== p.file_id)
     return blocked(`${c2.address}${changed}: file_id ${show(p.file_id)} -> ${show(fileId)}, a new upload nobody reviewed`);
   if (p.compliance_id === null && fileId && !run2.fileSums.has(fileId) && run2.createdIds.get(p.policy) === env2.compliance_id) {
@@ -38842,7 +40244,7 @@ async function movedWhatWasCompared(run2, step) {
       outcomeUnknown: true
     })
   });
-  const fileOf = (b2) => typeof b2?.file_id === "string" && b2.file_id ? b2.file_id : null;
+  const fileOf = (b2) => fileIdOf(b2) ?? null;
   let all2;
   try {
     all2 = await ssp.getAll(core, p.policy);
@@ -46183,7 +47585,7 @@ var require_public_api = __commonJS({
       }
       return doc;
     }
-    function parse2(src, reviver, options) {
+    function parse3(src, reviver, options) {
       let _reviver = void 0;
       if (typeof reviver === "function") {
         _reviver = reviver;
@@ -46224,7 +47626,7 @@ var require_public_api = __commonJS({
         return value2.toString(options);
       return new Document4.Document(value2, _replacer, options).toString(options);
     }
-    exports2.parse = parse2;
+    exports2.parse = parse3;
     exports2.parseAllDocuments = parseAllDocuments4;
     exports2.parseDocument = parseDocument2;
     exports2.stringify = stringify;
@@ -46439,15 +47841,15 @@ function typeWords(st) {
 }
 function readUserFileBytes(path, maxBytes, inside) {
   const real = inside ? realPathInsideToRead(inside.folder, path, inside.words) : path;
-  const shown3 = inside?.words?.show?.(path) ?? path;
-  const notAFile = (st) => new FileRefused(shown3, `it is ${typeWords(st)}, not a regular file`);
+  const shown4 = inside?.words?.show?.(path) ?? path;
+  const notAFile = (st) => new FileRefused(shown4, `it is ${typeWords(st)}, not a regular file`);
   const before = (0, import_node_fs3.statSync)(real);
   if (!before.isFile()) throw notAFile(before);
   const fd = (0, import_node_fs3.openSync)(real, import_node_fs3.constants.O_RDONLY | (import_node_fs3.constants.O_NONBLOCK ?? 0));
   try {
     const st = (0, import_node_fs3.fstatSync)(fd);
     if (!st.isFile()) throw notAFile(st);
-    const over = () => new FileRefused(shown3, `it is over ${MiB(maxBytes)}, the most revsync reads of such a file`);
+    const over = () => new FileRefused(shown4, `it is over ${MiB(maxBytes)}, the most revsync reads of such a file`);
     if (st.size > maxBytes) throw over();
     let buf = Buffer.alloc(Math.min(maxBytes + 1, Math.max(st.size + 1, 64 * 1024)));
     let n = 0;
@@ -46541,8 +47943,8 @@ var init_user_files = __esm({
     };
     MiB = (n) => n >= 1024 * 1024 ? `${(n / 1048576).toFixed(n % 1048576 ? 1 : 0)} MiB` : `${Math.round(n / 1024)} KiB`;
     FileRefused = class extends UserError {
-      constructor(shown3, why) {
-        super(`cannot read ${shown3}: ${why}`);
+      constructor(shown4, why) {
+        super(`cannot read ${shown4}: ${why}`);
         this.why = why;
         this.name = "FileRefused";
       }
@@ -46830,7 +48232,11 @@ function fromVariables(target, penv) {
     signIn: () => signInOf(target, { token, get, variable, either: either(ownPassword), prefix }),
     approver: () => approverOf({ approverToken, get, variable, either: either(ownApprover || ownPassword), prefix }),
     approverNamed: () => {
-      if (approverToken) return { configured: true, user: tokenUser(approverToken) ?? (get("APPROVER_USER") || null) };
+      if (approverToken) {
+        const claimed = tokenUser(approverToken);
+        const text4 = get("APPROVER_USER") || null;
+        return claimed ? { configured: true, user: claimed } : { configured: true, user: text4, ...text4 ? { variable: true } : {} };
+      }
       const user = get("APPROVER_USERNAME");
       return user ? { configured: true, user } : { configured: false, user: null };
     }
@@ -47557,7 +48963,7 @@ var init_line = __esm({
     isNumeric = isNumber;
     lineCurrency = (line) => text(line.currency_code) || text(line.transaction_currency);
     NUMBER_FIELDS = ["order_quantity", "unit_list_price", "unit_sell_price", "total_list_price", "total_sell_price"];
-    negative = (shown3) => `${shown3} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
+    negative = (shown4) => `${shown4} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
   }
 });
 
@@ -47705,12 +49111,13 @@ function keptFields(git, live, fields) {
   }
   return out;
 }
-var APPLIED_ACTIONS, isApplied, actionWords, keptCount;
+var APPLIED_ACTIONS, isApplied, needsAction, actionWords, keptCount;
 var init_entries = __esm({
   "src/shared/entries.ts"() {
     "use strict";
     APPLIED_ACTIONS = ["create", "update", "review", "approve"];
     isApplied = (c2) => APPLIED_ACTIONS.includes(c2.action);
+    needsAction = (c2) => isApplied(c2) || c2.action === "blocked";
     actionWords = (a) => a.replace(/_/g, " ");
     keptCount = (kept) => (kept ?? []).reduce((n, k2) => n + Object.keys(k2.fields).length, 0);
   }
@@ -47941,8 +49348,8 @@ function boundChecksums(c2) {
   const batch = batchPayload(c2);
   if (batch) return batch.values_checksum ? [{ policy: batch.policy, batch: batch.batch, sum: batch.values_checksum }] : [];
   const policy2 = createPayload(c2)?.body.compliance_name ?? "";
-  const shown3 = c2.after?.batches ?? [];
-  return shown3.map((b2) => ({ policy: policy2, batch: b2.batch_name, sum: b2.values_checksum }));
+  const shown4 = c2.after?.batches ?? [];
+  return shown4.map((b2) => ({ policy: policy2, batch: b2.batch_name, sum: b2.values_checksum }));
 }
 var SspRun;
 var init_state = __esm({
@@ -48378,9 +49785,9 @@ function valuesText(held) {
 }
 function batchValues(f2, entry, policy2, live, unique) {
   const held = live.values.get(`${policy2}/${entry.name}`);
-  const shown3 = held && valuesText(held);
-  if (!shown3) return;
-  const text4 = formulaCells(shown3.text) ? valuesToCsv(valuesFromCsv(shown3.text)) : shown3.text;
+  const shown4 = held && valuesText(held);
+  if (!shown4) return;
+  const text4 = formulaCells(shown4.text) ? valuesToCsv(valuesFromCsv(shown4.text)) : shown4.text;
   const file = unique(import_node_path7.posix.join(import_node_path7.posix.dirname(f2.file), valuesFileFor(policy2, entry.name)));
   const problem2 = checkValuesText(text4, file).diagnostics[0];
   if (problem2) {
@@ -48390,7 +49797,7 @@ function batchValues(f2, entry, policy2, live, unique) {
     f2.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: values (line ${problem2.line}: ${problem2.message})`);
     return;
   }
-  if (shown3.split) {
+  if (shown4.split) {
     f2.batchComments.push(
       ` batch ${show4(entry.name)}: the service holds two sets of values: its uploaded file differs from its own values (ssp_values, what pricing uses); the values file holds the batch's own, and plan shows the difference`
     );
@@ -49217,7 +50624,7 @@ function batchSteps(b2, from, ctx, source) {
 function valuesHow(d, b2, lb) {
   const ref = valuesFileFor(d.name, b2.name);
   const path = import_node_path9.posix.join(import_node_path9.posix.dirname(d.source.file.split("\\").join("/")), ref);
-  const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
+  const fileId = fileIdOf(lb);
   const get = fileId && pasteable(fileId) && pasteable(path) ? `revsync ssp download ${shellQuote(fileId)} --output ${shellQuote(path)} gets them` : exportHint(d.name, "writes them (with the policy's file) into DIR");
   return `${get}; review them, then add \`values: ${ref}\` to this batch in ${d.source.file}`;
 }
@@ -49335,14 +50742,18 @@ function batchChanges(p, b2, lp, live, versioned, findings) {
   if (!lb) return [shownEntry("unsupported", baddr, REASONS2.batchMissing, { after: { status: b2.status }, ...versioned })];
   const from = lb.status ?? "";
   const version2 = { id: versioned.version_id, on: versioned.last_modified_on, compliance_id: lp.envelope.compliance_id ?? null };
-  const steps = batchSteps(
-    b2,
-    from,
-    { policy: p.d.name, version: version2, file_id: typeof lb.file_id === "string" ? lb.file_id : null, values_checksum: null },
-    p.source
-  );
+  const steps = batchSteps(b2, from, { policy: p.d.name, version: version2, file_id: fileIdOf(lb) ?? null, values_checksum: null }, p.source);
   const moving = steps.some((s3) => s3.action === "review" || s3.action === "approve");
   const status = { before: { status: from }, after: { status: b2.status } };
+  const astray = moving ? segmentProblem(lp.envelope.compliance_id ?? "") : void 0;
+  if (astray)
+    return [
+      shownEntry("blocked", baddr, REASONS2.unaddressed(lp.envelope.compliance_id, astray), {
+        ...status,
+        diff: [{ path: "status", kind: "changed", before: from, after: b2.status }],
+        ...versioned
+      })
+    ];
   const out = [];
   const dates = batchDatesDiff(b2, lb, baddr, findings.unknown);
   if (dates.length) {
@@ -49398,6 +50809,7 @@ var init_plan = __esm({
     init_canonical_json();
     init_number();
     init_words();
+    init_core();
     init_entries2();
     init_who();
     init_shell_quote();
@@ -49406,6 +50818,7 @@ var init_plan = __esm({
     init_read();
     init_values();
     REASONS2 = {
+      unaddressed: (id, problem2) => `its policy's compliance_id ${JSON.stringify(id ?? null)}, which the review and approve path (spec 4.7) names it by, does not address it (${problem2}), so revsync sends no review or approve`,
       sspUpdate: "SSP policies have no update operation in the interface (spec 4.6 only creates): change this policy in the service's UI, or create a new policy under another name",
       batchMissing: "this batch does not exist in the service: upload its file there first (the interface has no upload for an existing policy)",
       batchBackwards: (from, to) => `a batch cannot move back from ${from} to ${to}`,
@@ -49426,6 +50839,98 @@ var init_plan = __esm({
       createBlocked: (policy2) => `the create of ${policy2} is blocked, so nothing is done for its batches`
     };
     sspPlan = (desired, live, findings) => desired.flatMap((d) => policyChanges(d, desired, live, findings));
+  }
+});
+
+// src/kinds/ssp/promotion.ts
+function batchHolds(b2, lp, live, policy2, out, prefix = "") {
+  const lb = liveBatch(lp, b2.name);
+  if (!lb) {
+    out.notYet.push(`no batch ${JSON.stringify(b2.name)} of ${JSON.stringify(policy2)} (upload it there first)`);
+    return void 0;
+  }
+  const addr = sspAddress.batch(policy2, b2.name);
+  const unknown = /* @__PURE__ */ new Map();
+  for (const x2 of batchDatesDiff(b2, lb, addr, unknown)) out.differs.push({ field: `${prefix}${x2.path}`, source: x2.before, git: x2.after });
+  const held = live.values.get(`${policy2}/${b2.name}`);
+  const compared = { status: lb.status ?? null };
+  if (!b2.values || !held) {
+    out.differs.push({
+      field: `${prefix}values`,
+      source: held ? "values revsync could not compare" : "values not read",
+      git: b2.values ? b2.values.file : "no values file"
+    });
+    return compared;
+  }
+  const vd = shownValuesDiff(b2.values, held, addr, "plan", unknown);
+  out.notShown.push(...unshown(unknown).map((f2) => `${prefix}${f2}`));
+  if (vd.shown === "none") out.differs.push({ field: `${prefix}values`, source: "no values shown", git: b2.valuesShown ?? b2.values.file });
+  else if (vd.split)
+    out.differs.push({ field: `${prefix}values`, source: `two sets of values that differ in ${plural(vd.split, "row")}`, git: b2.valuesShown ?? b2.values.file });
+  else if (vd.total)
+    out.differs.push({ field: `${prefix}values`, source: `values that differ in ${plural(vd.total, "row")}`, git: b2.valuesShown ?? b2.values.file });
+  compared.values_checksum = vd.checksum ?? null;
+  return compared;
+}
+function createHolds(c2, d, live) {
+  const out = empty();
+  const lp = live.ssp.get(d.name);
+  if (!lp) return { ...out, notYet: [`no SSP policy ${JSON.stringify(d.name)}`] };
+  if (live.copies?.has(d.name))
+    return { ...out, differs: [{ field: "name", source: `${plural(live.copies.get(d.name)?.length ?? 2, "policy", "policies")} of this name`, git: d.name }] };
+  const unknown = /* @__PURE__ */ new Map();
+  for (const x2 of sspFieldDiff(d, lp, unknown)) out.differs.push({ field: x2.path, source: x2.before ?? null, git: x2.after ?? null });
+  out.notShown.push(...unshown(unknown));
+  out.compared = normalizeSspFields(
+    lp.item,
+    Object.keys(d.spec).filter((k2) => !out.notShown.includes(k2))
+  );
+  const sent = (c2.after?.batches ?? []).map((b2) => b2.batch_name);
+  const batches = {};
+  for (const name of sent) {
+    const b2 = d.batches.find((x2) => x2.name === name);
+    if (!b2) out.differs.push({ field: `batches.${name}`, source: "a batch git does not list there", git: name });
+    else batches[name] = batchHolds(b2, lp, live, d.name, out, `batches.${name}.`) ?? null;
+  }
+  if (sent.length) out.compared.batches = batches;
+  return out;
+}
+function batchStepHolds(c2, d, live) {
+  const out = empty();
+  const p = batchPayload(c2);
+  const b2 = d.batches.find((x2) => x2.name === p?.batch);
+  if (!p || !b2) return { ...out, leftOut: true };
+  const lp = live.ssp.get(d.name);
+  if (!lp) return { ...out, notYet: [`no SSP policy ${JSON.stringify(d.name)}`] };
+  const compared = batchHolds(b2, lp, live, d.name, out);
+  if (!compared) return out;
+  out.compared = compared;
+  const need = c2.after?.status ?? "";
+  const has = typeof compared.status === "string" ? compared.status : "";
+  if (REACHED[has] === void 0) out.differs.push({ field: "status", source: compared.status, git: need });
+  else if (has !== need && (REACHED[has] ?? 0) < (REACHED[need] ?? 0)) out.notYet.push(`batch ${JSON.stringify(b2.name)} is ${has} there, not yet ${need}`);
+  if (p.values_checksum && compared.values_checksum && p.values_checksum !== compared.values_checksum)
+    out.differs.push({ field: "values_checksum", source: compared.values_checksum, git: p.values_checksum });
+  return out;
+}
+function sspPromotion(c2, desired, live) {
+  const name = c2.action === "create" ? c2.address.slice(sspAddress.policy("").length) : batchPayload(c2)?.policy;
+  const d = desired.find((x2) => x2.name === name);
+  if (!d) return { ...empty(), leftOut: true };
+  return c2.action === "create" ? createHolds(c2, d, live) : batchStepHolds(c2, d, live);
+}
+var REACHED, empty, unshown;
+var init_promotion = __esm({
+  "src/kinds/ssp/promotion.ts"() {
+    "use strict";
+    init_normalize();
+    init_words();
+    init_compare();
+    init_payload();
+    init_read();
+    REACHED = { "file uploaded": 0, reviewed: 1, approved: 2 };
+    empty = () => ({ compared: {}, notYet: [], differs: [], notShown: [] });
+    unshown = (unknown) => [...unknown.values()].flatMap((list3) => list3.map((u) => u.field));
   }
 });
 
@@ -49731,6 +51236,7 @@ var init_kind2 = __esm({
     init_payload();
     init_plan();
     init_read();
+    init_promotion();
     init_values();
     init_facts();
     init_tests();
@@ -49806,6 +51312,7 @@ var init_kind2 = __esm({
         }
       },
       evidence: evidenceCheck,
+      promotion: sspPromotion,
       guardrails: { facts: SSP_FACTS, fields: SSP_FACT_FIELDS, of: sspFacts, concerns: sspConcerns },
       tests: {
         live: (live) => ({ policies: modelsFromLive(live) }),
@@ -49986,7 +51493,7 @@ function updateUnit(core, id, guard, calibrated = {}) {
   let sent = {};
   let before;
   let seen = { version: void 0, user: "" };
-  const empty = { compliance_id: id, compliance_details: [], error: [] };
+  const empty2 = { compliance_id: id, compliance_details: [], error: [] };
   const read = async () => {
     const env2 = (await tenantConfigurations.list(core)).find((x2) => x2.compliance_id === id);
     return { env: env2, live: env2?.compliance_spec?.[0] ?? {} };
@@ -50000,10 +51507,10 @@ function updateUnit(core, id, guard, calibrated = {}) {
       seen = { version: r.version, user: r.body.user_name };
       return tenantConfigurations.updateRequest(id, r.body, r.ifMatch);
     },
-    result: (body) => body ?? empty,
+    result: (body) => body ?? empty2,
     readBack: async () => {
       const { live } = await read();
-      if (Object.entries(sent).every(([k2, v2]) => sameJson(live[k2], v2))) return { landed: true, result: empty };
+      if (Object.entries(sent).every(([k2, v2]) => sameJson(live[k2], v2))) return { landed: true, result: empty2 };
       const b2 = before;
       if (b2 && Object.keys(sent).every((k2) => sameJson(live[k2], b2[k2]))) return { landed: false };
       return { other: "the tenant configuration holds neither the new values nor those read right before the write" };
@@ -50089,7 +51596,7 @@ function tenantChange(d, live, unknown) {
   if (!env2 || !item) return shownEntry("unsupported", addr, REASONS3.noTenant, { after: d.spec, source });
   const keys2 = Object.keys(d.spec);
   const before = pick(item, keys2);
-  const notCompared = unshown(d.spec, item);
+  const notCompared = unshown2(d.spec, item);
   const compared = keys2.filter((k2) => !notCompared.includes(k2));
   const diff = fieldDiff(pick(item, compared), pick(d.spec, compared));
   if (!diff.length) {
@@ -50102,6 +51609,10 @@ function tenantChange(d, live, unknown) {
   }
   const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid };
   const version2 = { version_id: env2.version_id ?? null, last_modified_on: numberOrNull(env2.last_modified_on), ...envelopeWho(env2), source };
+  const astray = segmentProblem(env2.compliance_id ?? "");
+  if (astray) return shownEntry("blocked", addr, REASONS3.unaddressed(env2.compliance_id, astray), { before, after: d.spec, diff, ...version2 });
+  const guid = typeof env2.unique_key === "string" && env2.unique_key.trim() ? env2.unique_key : void 0;
+  if (!guid) return shownEntry("blocked", addr, REASONS3.noGuid(env2.unique_key), { before, after: d.spec, diff, ...version2 });
   const holes = updateHoles(merged);
   if (holes.length) return shownEntry("blocked", addr, REASONS3.holes(holes, d.source.file), { before, after: d.spec, diff, ...version2 });
   return {
@@ -50112,7 +51623,7 @@ function tenantChange(d, live, unknown) {
     diff,
     ...version2,
     ...notCompared.length ? { reason: REASONS3.sentUnseen(notCompared.map((k2) => `${k2} ${JSON.stringify(d.spec[k2])}`)) } : {},
-    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: env2.unique_key ?? "", item: merged }
+    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: guid, item: merged }
   };
 }
 function tenantDrift(d, live, unknown) {
@@ -50120,7 +51631,7 @@ function tenantDrift(d, live, unknown) {
   const env2 = live.find((e) => e.compliance_name === d.name);
   const item = env2?.compliance_spec?.[0];
   if (!env2 || !item) return [missingItem(addr)];
-  const notCompared = unshown(d.spec, item);
+  const notCompared = unshown2(d.spec, item);
   addUnknown(
     unknown,
     addr,
@@ -50196,7 +51707,7 @@ function updateAgainstGit(c2, desired) {
   for (const x2 of c2.diff) if (!(x2.path in spec)) out.push(`${x2.path}: the plan writes ${show(x2.after)}, git no longer sets it`);
   return out;
 }
-var tenantAddress, REASONS3, unshown;
+var tenantAddress, REASONS3, unshown2;
 var init_compare2 = __esm({
   "src/kinds/tenant-configuration/compare.ts"() {
     "use strict";
@@ -50206,6 +51717,7 @@ var init_compare2 = __esm({
     init_normalize();
     init_unknown();
     init_ajv();
+    init_core();
     init_address();
     init_who();
     init_entries2();
@@ -50217,9 +51729,44 @@ var init_compare2 = __esm({
       noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
       holes: (holes, file) => `the update body (spec 4.2) would not be whole: ${holes.join("; ")}; the service's answer leaves ${holes.length === 1 ? "it" : "them"} out (or null) and git does not set ${holes.length === 1 ? "it" : "them"}, so revsync cannot fill the body from git or a fresh read and sends no update (a service that took a partial body could reset a field, unseen): set ${holes.length === 1 ? "it" : "them"} in ${file}`,
       sentUnseen: (fields) => `the update also sends ${fields.join(", ")} as git sets ${fields.length === 1 ? "it" : "them"}: the service shows no value (null) to compare, and the update body requires every field`,
+      noGuid: (given) => `the update body (spec 4.2) would not be whole: unique_key is required, and the service's answer gives the tenant configuration's GUID as ${given === void 0 ? "nothing (left out)" : JSON.stringify(given)}; only the service can give it, so revsync sends no update (never an empty one)`,
+      unaddressed: (id, problem2) => `its compliance_id ${JSON.stringify(id ?? null)}, which the update's path (spec 4.2) names it by, does not address it (${problem2}), so revsync sends no update`,
       notInGit: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it"
     };
-    unshown = (spec, item) => notShown(spec, item).map((u) => u.field);
+    unshown2 = (spec, item) => notShown(spec, item).map((u) => u.field);
+  }
+});
+
+// src/kinds/tenant-configuration/promotion.ts
+function tenantPromotion(c2, desired, live) {
+  const name = c2.address.slice(tenantAddress("").length);
+  const d = desired.find((x2) => x2.name === name);
+  if (!d) return { compared: {}, notYet: [], differs: [], notShown: [], leftOut: true };
+  const item = live.find((e) => e.compliance_name === name)?.compliance_spec?.[0];
+  if (!item) return { compared: {}, notYet: [`no tenant configuration ${JSON.stringify(name)}`], differs: [], notShown: [] };
+  const spec = d.spec;
+  const fields = writtenFields(c2);
+  const here = c2.before ?? {};
+  const out = { compared: pick(item, fields), notYet: [], differs: [], notShown: [] };
+  for (const k2 of fields) {
+    const held = item[k2] ?? null;
+    if (held === null) out.notShown.push(k2);
+    else if (!fieldDiff(pick(item, [k2]), pick(spec, [k2])).length) continue;
+    else if (sameJson(held, here[k2])) out.notYet.push(`${k2} is still ${JSON.stringify(held)}`);
+    else out.differs.push({ field: k2, source: held, git: spec[k2] ?? null });
+  }
+  return out;
+}
+var writtenFields;
+var init_promotion2 = __esm({
+  "src/kinds/tenant-configuration/promotion.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_normalize();
+    init_compare2();
+    writtenFields = (c2) => Object.keys(c2.after ?? {}).filter(
+      (k2) => c2.diff.some((x2) => x2.path === k2 || x2.path.startsWith(`${k2}.`) || x2.path.startsWith(`${k2}[`))
+    );
   }
 });
 
@@ -50250,6 +51797,7 @@ var init_kind3 = __esm({
     init_export_file();
     init_files2();
     init_service();
+    init_promotion2();
     init_write2();
     tenantConfiguration = {
       name: "tenant-configuration",
@@ -50299,6 +51847,7 @@ var init_kind3 = __esm({
         });
       },
       evidence: evidenceCheck2,
+      promotion: tenantPromotion,
       // No facts beyond every change's (its fields before and after); a setting of the tenant's concerns
       // every contract of the policy tests (carves_allocation reallocates them all).
       guardrails: { facts: [], of: () => ({}), concerns: () => "all" },
@@ -50566,10 +52115,10 @@ var init_output = __esm({
        *  secrets blanked out wherever it goes, control characters shown as text on a terminal, the data's
        *  own bytes to a pipe or a file. */
       raw(data) {
-        const shown3 = dataOutput(data, (t) => this.redactor.redact(t), !!this.stdout.isTTY);
-        if (shown3.redacted && this.once("data-redacted"))
+        const shown4 = dataOutput(data, (t) => this.redactor.redact(t), !!this.stdout.isTTY);
+        if (shown4.redacted && this.once("data-redacted"))
           this.warn("a secret of revsync's sign-in was blanked out of the data printed (the service's data holds it); --output FILE writes the data whole");
-        this.stdout.write(shown3.data);
+        this.stdout.write(shown4.data);
       }
       info(text4) {
         if (!this.opts.quiet) this.stderr.write(this.terminal(`${text4}
@@ -50712,7 +52261,7 @@ function firstFailing(p, line) {
 function order(policies2) {
   return policies2.filter((p) => p.active).sort((a, b2) => a.hierarchy_no - b2.hierarchy_no || byCodePoint(a.name, b2.name));
 }
-function batchHolds(b2, date) {
+function batchHolds2(b2, date) {
   const s3 = b2.effective_start_date ? parseDate(b2.effective_start_date) : void 0;
   const e = b2.effective_end_date ? parseDate(b2.effective_end_date) : void 0;
   return (!s3 || s3 <= date) && (!e || date <= e);
@@ -50744,7 +52293,7 @@ function sspOf(p, line, opts = {}) {
   if (!date) return { ssp: null, note: `the line has no date in ${field}, so no batch row can be chosen` };
   const candidates2 = [];
   for (const b2 of p.batches) {
-    if (b2.status !== "approved" || !batchHolds(b2, date)) continue;
+    if (b2.status !== "approved" || !batchHolds2(b2, date)) continue;
     const row2 = b2.values.find((v2) => v2.product_id === product && v2.currency_code === currency && rowHolds(v2, date));
     if (row2) candidates2.push({ batch: b2, row: row2 });
   }
@@ -51259,33 +52808,33 @@ function fitPieces(pieces, budget, leftOut) {
   if (all2 <= budget) return { text: pieces.join(""), shown: pieces.length };
   const room = budget - leftOut(pieces.length).length;
   let used = 0;
-  let shown3 = 0;
+  let shown4 = 0;
   for (const p of pieces) {
     if (used + p.length > room) break;
     used += p.length;
-    shown3++;
+    shown4++;
   }
-  return { text: pieces.slice(0, shown3).join("") + leftOut(pieces.length - shown3), shown: shown3 };
+  return { text: pieces.slice(0, shown4).join("") + leftOut(pieces.length - shown4), shown: shown4 };
 }
 function fitTiers(t, budget, between, leftOut) {
   const n = t.full.length;
   const full = t.full.join("");
   if (full.length <= budget) return { full: n, rest: null, listed: n, text: full };
   for (const rest of ["line", "bare"]) {
-    const short = t[rest];
+    const short2 = t[rest];
     const after = new Array(n + 1).fill(0);
-    for (let k2 = n - 1; k2 >= 0; k2--) after[k2] = (after[k2 + 1] ?? 0) + (short[k2]?.length ?? 0);
+    for (let k2 = n - 1; k2 >= 0; k2--) after[k2] = (after[k2 + 1] ?? 0) + (short2[k2]?.length ?? 0);
     let best = -1;
     let before = 0;
     for (let k2 = 0; k2 < n; k2++) {
       if (before + between(rest, k2).length + (after[k2] ?? 0) <= budget) best = k2;
       before += t.full[k2]?.length ?? 0;
     }
-    if (best >= 0) return { full: best, rest, listed: n, text: t.full.slice(0, best).join("") + between(rest, best) + short.slice(best).join("") };
+    if (best >= 0) return { full: best, rest, listed: n, text: t.full.slice(0, best).join("") + between(rest, best) + short2.slice(best).join("") };
   }
   const head = between("bare", 0);
-  const { text: text4, shown: shown3 } = fitPieces(t.bare, budget - head.length, leftOut);
-  return { full: 0, rest: "bare", listed: shown3, text: head + text4 };
+  const { text: text4, shown: shown4 } = fitPieces(t.bare, budget - head.length, leftOut);
+  return { full: 0, rest: "bare", listed: shown4, text: head + text4 };
 }
 function nameCap(lengths, room, least, most) {
   const fits = (cap) => lengths.reduce((n, l) => n + Math.min(l, cap), 0) <= room;
@@ -51320,7 +52869,9 @@ var init_budget = __esm({
       /** Drift accepted by drift.ignore, listed apart. */
       ignored: 6e3,
       /** The guardrails' outcomes and freeze windows, at the top of a plan's comment. */
-      guardrails: 8e3
+      guardrails: 8e3,
+      /** The promotion's writes and what the source holds of each, at the top of a plan's comment. */
+      promotion: 8e3
     };
   }
 });
@@ -51903,15 +53454,15 @@ function allocationImpactMarkdown(entries2, whole = WHOLE_PLAN) {
 }
 function planImpactText(impact2) {
   if (!impact2) return "";
-  const shown3 = [impactText(impact2.cases), allocationImpactText(impact2.allocation)].filter(Boolean);
-  if (shown3.length && impact2.notes?.length) shown3.push(impact2.notes.map((n) => `Note: ${terminalText(n)}`).join("\n"));
-  return shown3.join("\n\n");
+  const shown4 = [impactText(impact2.cases), allocationImpactText(impact2.allocation)].filter(Boolean);
+  if (shown4.length && impact2.notes?.length) shown4.push(impact2.notes.map((n) => `Note: ${terminalText(n)}`).join("\n"));
+  return shown4.join("\n\n");
 }
 function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
   if (!impact2) return "";
-  const shown3 = [impactMarkdown(impact2.cases, whole), allocationImpactMarkdown(impact2.allocation, whole)].filter(Boolean);
-  if (shown3.length && impact2.notes?.length)
-    shown3.push(
+  const shown4 = [impactMarkdown(impact2.cases, whole), allocationImpactMarkdown(impact2.allocation, whole)].filter(Boolean);
+  if (shown4.length && impact2.notes?.length)
+    shown4.push(
       fitPieces(
         impact2.notes.map((n) => `> Note: ${markdownText(n)}
 
@@ -51921,7 +53472,7 @@ function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
 `
       ).text
     );
-  return shown3.join("\n");
+  return shown4.join("\n");
 }
 function testFailures(test) {
   const entries2 = [
@@ -51999,6 +53550,7 @@ __export(model_exports, {
   impactOf: () => impactOf,
   isApplied: () => isApplied,
   legacyPlanChecksum: () => legacyPlanChecksum,
+  needsAction: () => needsAction,
   planChecksum: () => planChecksum,
   summarize: () => summarize
 });
@@ -52099,7 +53651,10 @@ function keys(name) {
   return [skeleton(seen.toLowerCase()), skeleton(seen)];
 }
 function visibleName(name) {
-  return JSON.stringify(name).replace(new RegExp("\\p{Cf}|(?! )\\p{Zs}", "gu"), (c2) => `\\u${(c2.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(name).replace(
+    new RegExp("\\p{Cf}|\\p{Default_Ignorable_Code_Point}|\\u2800|(?! )\\p{Zs}", "gu"),
+    (c2) => `\\u${(c2.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`
+  );
 }
 function looksAlike(a, b2) {
   if (a === b2) return false;
@@ -52118,7 +53673,7 @@ var init_look_alike = __esm({
     import_node_module3 = require("node:module");
     init_tenant();
     unhomoglyph = (text4) => (confusables ??= (0, import_node_module3.createRequire)(__revsyncModuleUrl)("unhomoglyph"))(text4);
-    UNSEEN = /[\s\p{Cf}\p{Cc}]/gu;
+    UNSEEN = /[\s\p{Cf}\p{Cc}\p{Default_Ignorable_Code_Point}\u2800]/gu;
     lookAlikeKeys = (name) => keys(name);
   }
 });
@@ -52253,8 +53808,8 @@ var init_guardrails = __esm({
     };
     windowLine = (w2) => w2.in_force ? `freeze ${w2.name}: in force until ${w2.until_local} (${w2.what})${w2.overridden ? `; overridden by ${w2.overridden.by}: ${w2.overridden.reason}` : ""}${w2.override_by && !w2.overridden ? `; override_by ${w2.override_by.join(", ")}` : ""}` : `freeze ${w2.name}: not in force${w2.from_local ? `; next from ${w2.from_local} to ${w2.until_local}` : ""} (${w2.what})`;
     passingRules = (plan, g2) => {
-      const shown3 = new Set(shownOutcomes(plan).map((x2) => x2.o.rule));
-      return g2.rules.filter((r) => !shown3.has(r.name)).length;
+      const shown4 = new Set(shownOutcomes(plan).map((x2) => x2.o.rule));
+      return g2.rules.filter((r) => !shown4.has(r.name)).length;
     };
     guardrailTestJson = (r) => ({
       name: r.test.name,
@@ -52264,6 +53819,97 @@ var init_guardrails = __esm({
       ...r.failures.length ? { failures: r.failures } : {},
       ...r.error ? { error: r.error } : {}
     });
+  }
+});
+
+// src/report/promotion.ts
+function short(v2) {
+  if (typeof v2 === "string" && /^sha256:[0-9a-f]{64}$/.test(v2)) return `${v2.slice(0, 19)}\u2026`;
+  const s3 = JSON.stringify(v2) ?? "null";
+  return s3.length > 60 ? `${s3.slice(0, 59)}\u2026` : s3;
+}
+function comparedWords(compared) {
+  const { batches, ...fields } = compared;
+  const names = Object.keys(fields);
+  const own2 = names.length > 4 ? `all ${names.length} fields git sets` : Object.entries(fields).map(([k2, v2]) => `${k2} ${short(v2)}`).join(", ");
+  const each = batches && typeof batches === "object" ? Object.entries(batches).map(
+    ([b2, v2]) => `batch ${JSON.stringify(b2)}: ${v2 ? comparedWords(v2) : "none"}`
+  ) : [];
+  return [own2, ...each].filter(Boolean).join("; ");
+}
+function commitWords(p) {
+  const commit = p.commit ? `commit ${p.commit.slice(0, 12)}` : "a commit git cannot name";
+  return p.uncommitted?.length ? `${commit}, with ${plural(p.uncommitted.length, "policy file")} that ${p.uncommitted.length === 1 ? "differs" : "differ"} from it` : commit;
+}
+function testsSentence(p) {
+  const tests = p.tests;
+  if (!tests) return p.read_at === null ? "" : "The repo has no policy tests to run there.";
+  const what = [tests.cases ? plural(tests.cases, "case") : "", tests.contracts ? plural(tests.contracts, "contract") : ""].filter(Boolean).join(" and ");
+  return tests.failed.length ? `Policy tests fail live in ${p.from} (${plural(tests.failed.length, "failure")}), so nothing is promoted: ${tests.failed.join("; ")}.` : `Policy tests pass live in ${p.from}${what ? ` (${what})` : ""}.`;
+}
+function promotionSentences(p) {
+  const where2 = `${p.from} (${p.base_url}, realm ${p.realm})`;
+  if (p.read_at === null) return [`Promotion from ${where2} at ${commitWords(p)}: nothing to promote, so ${p.from} was not read.`];
+  const counts3 = `${p.promoted} promoted, ${p.blocked} blocked`;
+  return [
+    `Promotion from ${where2}, read ${p.read_at.replace(/\.\d{3}Z$/, "Z")} at ${commitWords(p)}: ${counts3}; apply checks ${p.from} again right before each write.`,
+    testsSentence(p)
+  ].filter(Boolean);
+}
+function promotionText(plan, out) {
+  const p = plan.promotion;
+  if (!p) return [];
+  const [head, ...rest] = promotionSentences(p);
+  const bad = p.blocked > 0 || !!p.tests?.failed.length;
+  const lines = [out.paint(bad ? "red" : "bold", terminalText(head ?? "")), ...rest.map((l) => `  ${terminalText(l)}`)];
+  for (const f2 of p.uncommitted ?? []) lines.push(`  ${out.paint("yellow", "not committed:")} ${terminalText(f2)}`);
+  return [...lines, ""];
+}
+function changePromotionLines(c2, out) {
+  const p = c2.promotion;
+  if (!p) return [];
+  const unseen = p.not_shown?.length ? `; not compared, as ${p.from} does not show ${p.not_shown.length === 1 ? "it" : "them"}: ${p.not_shown.join(", ")}` : "";
+  if (p.status === "blocked") return [`      ${out.paint("red", `blocked for promotion (the ${p.action} it would be)`)}${terminalText(unseen)}`];
+  const holds3 = Object.keys(p.compared).length ? `: ${p.from} holds ${comparedWords(p.compared)}` : "";
+  return [`      ${out.paint("green", `promoted from ${terminalText(p.from)}`)}${terminalText(holds3)}${terminalText(unseen)}`];
+}
+function promotionMarkdown(plan, whole) {
+  const p = plan.promotion;
+  if (!p) return "";
+  const [head, ...rest] = promotionSentences(p);
+  const lead = p.blocked || p.tests?.failed.length ? `> **${markdownText(head ?? "")}**` : `> ${markdownText(head ?? "")}`;
+  const marked2 = plan.changes.filter((c2) => c2.promotion);
+  const rows = marked2.map((c2) => {
+    const m = c2.promotion;
+    const holds3 = m.status === "promoted" ? comparedWords(m.compared) : c2.reason ?? "";
+    return `| ${markdownCode(c2.address, { cell: true })} (${m.action}) | **${m.status}** | ${markdownText(holds3)} |
+`;
+  });
+  const table2 = rows.length ? [
+    `| Change | Promotion | What ${markdownText(p.from)} holds, or why not |`,
+    "|---|---|---|",
+    fitPieces(rows, SECTION_BUDGET.promotion, (n) => `
+_${plural(n, "more write")} in ${whole} (each change's promotion)._
+`).text
+  ] : [];
+  const files = (p.uncommitted ?? []).map((f2) => `- not committed: ${markdownText(f2)}`);
+  return [
+    `#### Promotion from ${markdownCode(p.from)}`,
+    "",
+    lead,
+    ...rest.map((l) => `> ${markdownText(l)}`),
+    "",
+    ...files.length ? [...files, ""] : [],
+    ...table2,
+    ""
+  ].join("\n");
+}
+var init_promotion3 = __esm({
+  "src/report/promotion.ts"() {
+    "use strict";
+    init_words();
+    init_budget();
+    init_escape();
   }
 });
 
@@ -52313,9 +53959,9 @@ function summaryLine(plan) {
   const s3 = plan.summary;
   const count2 = (a) => s3[a] ?? 0;
   const writes = APPLIED_ACTIONS.filter((a) => count2(a)).map((a) => `${count2(a)} to ${actionWords(a)}`);
-  const shown3 = ACTIONS.filter((a) => !APPLIED_ACTIONS.includes(a) && count2(a));
-  const total = shown3.reduce((n, a) => n + count2(a), 0);
-  const shownOnly = shown3.map((a) => `${count2(a)} ${actionWords(a)}`);
+  const shown4 = ACTIONS.filter((a) => !APPLIED_ACTIONS.includes(a) && count2(a));
+  const total = shown4.reduce((n, a) => n + count2(a), 0);
+  const shownOnly = shown4.map((a) => `${count2(a)} ${actionWords(a)}`);
   const unread = plan.unread?.length ? `; ${plan.unread.length} not read (the service did not answer: the plan says nothing of ${plan.unread.length === 1 ? "it" : "them"})` : "";
   return `Plan: ${writes.length ? writes.join(", ") : "nothing to apply"}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}${unread}.`;
 }
@@ -52387,11 +54033,12 @@ function planText(plan, out) {
   if (!hasChanges(plan)) {
     const env2 = `${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}`;
     const head = plan.kept_live?.length ? `No changes. ${keptWords(plan.kept_live)}; in every field git sets, environment ${env2}.` : `No changes. Environment ${env2}.`;
-    lines.push(...guardrailsText(plan, out), ...keptText(plan.kept_live, out), head, ...noteLines(plan.notes, plan.look_alike));
+    lines.push(...promotionText(plan, out), ...guardrailsText(plan, out), ...keptText(plan.kept_live, out), head, ...noteLines(plan.notes, plan.look_alike));
     return lines.join("\n");
   }
   const where2 = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
   lines.push(
+    ...promotionText(plan, out),
     ...guardrailsText(plan, out),
     hasApplied(plan) ? `revsync will make these changes in ${where2}:` : plan.changes.length ? `Nothing for revsync to apply in ${where2}, but the service and git differ:` : `Nothing for revsync to apply in ${where2}, but part of the service could not be read:`,
     ""
@@ -52413,7 +54060,7 @@ function planText(plan, out) {
     if (c2.values) lines.push(`      values: ${terminalText(valuesLine(c2.values))}`);
     const eyes = fourEyes && c2.action === "approve" ? fourEyesLine(fourEyes, c2.address) : void 0;
     if (eyes) lines.push(`      ${terminalText(eyes)}`);
-    lines.push(...changeGuardrailLines(c2, out), "");
+    lines.push(...changePromotionLines(c2, out), ...changeGuardrailLines(c2, out), "");
   }
   lines.push(...unreadText(plan.unread, out), ...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
   return lines.join("\n");
@@ -52490,13 +54137,13 @@ function changeLines(changes) {
 function changesMarkdown(changes, budget, whole, fourEyes, max) {
   const limit = max.toLocaleString("en");
   const line = changeLines(changes);
-  const headOf3 = (rest, shown3, cut) => {
+  const headOf3 = (rest, shown4, cut) => {
     const what = rest === "line" ? "one line each" : "one line each, without their reasons";
     const said = cut ? cutWords(whole) : "";
-    return shown3 ? `
-#### The other ${plural(changes.length - shown3, "change")}, ${what}
+    return shown4 ? `
+#### The other ${plural(changes.length - shown4, "change")}, ${what}
 
-_In full, the changes would pass the comment's ${limit} characters: the first ${shown3} are in full above, every change in full is in ${whole}._${said}
+_In full, the changes would pass the comment's ${limit} characters: the first ${shown4} are in full above, every change in full is in ${whole}._${said}
 
 ` : `#### Changes, ${what}
 
@@ -52510,7 +54157,7 @@ _In full, the changes would pass the comment's ${limit} characters: each is list
     (i, name) => `- \`${SYMBOL[changes[i].action]}\` <code>${name}</code>
 `
   );
-  const between = (rest, shown3) => headOf3(rest, shown3, rest === "line" ? line.cut : bare.cut);
+  const between = (rest, shown4) => headOf3(rest, shown4, rest === "line" ? line.cut : bare.cut);
   const leftOut = (n) => `
 _${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._
 `;
@@ -52521,6 +54168,8 @@ function planMarkdown(plan, file, max = MARKDOWN_LIMIT) {
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   const notes = alikeMarkdown(plan.look_alike) + notesMarkdown(plan.notes, whole);
   const kept = keptMarkdown(plan.kept_live, whole);
+  const promotion = promotionMarkdown(plan, whole);
+  if (promotion) head.push(promotion);
   const guardrails = guardrailsMarkdown(plan, whole);
   if (guardrails) head.push(guardrails);
   if (!hasChanges(plan)) {
@@ -52737,6 +54386,7 @@ var init_plan2 = __esm({
     init_words();
     init_budget();
     init_guardrails();
+    init_promotion3();
     SYMBOL = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
     COLOR2 = {
       create: "green",
@@ -52900,7 +54550,7 @@ var init_drift2 = __esm({
 
 // src/fleet/outcome.ts
 function planOutcome(plan) {
-  const status = plan.unread?.length ? "failed" : plan.changes.some(isApplied) ? "changes" : "clean";
+  const status = plan.unread?.length ? "failed" : plan.changes.some(needsAction) ? "changes" : "clean";
   return { environment: plan.environment, command: "plan", status, plan };
 }
 function driftOutcome(drift) {
@@ -53025,8 +54675,8 @@ ${markdownText(countsLine(outcomes))}.
   const ordered = byConcern(outcomes);
   const room = MARKDOWN_LIMIT - 1 - head.length;
   const tableText = summaryTable(ordered, room, mixed);
-  const shown3 = ordered.filter((o) => o.status !== "clean" && !saidInTable(o));
-  return head + tableText + sections(shown3, room - tableText.length, whole, mixed);
+  const shown4 = ordered.filter((o) => o.status !== "clean" && !saidInTable(o));
+  return head + tableText + sections(shown4, room - tableText.length, whole, mixed);
 }
 function summaryTable(ordered, budget, mixed) {
   const top = `| Environment | ${mixed ? "Command | " : ""}Outcome | What |
@@ -53051,14 +54701,14 @@ function saidInTable(o) {
   const message = String(e.message ?? "");
   return e.hint === void 0 && !diagnosticsOf(e).length && !message.includes("\n") && message.length <= ROW_WORDS;
 }
-function sections(shown3, budget, whole, mixed) {
-  const full = shown3.map((o) => section(o, whole(o), MARKDOWN_LIMIT, mixed));
-  const chosen = new Array(shown3.length).fill("");
+function sections(shown4, budget, whole, mixed) {
+  const full = shown4.map((o) => section(o, whole(o), MARKDOWN_LIMIT, mixed));
+  const chosen = new Array(shown4.length).fill("");
   let left = budget;
   const bySize = full.map((s3, i) => [s3.length, i]).sort((a, b2) => a[0] - b2[0]);
   for (const [k2, [size, i]] of bySize.entries()) {
     const share = Math.floor(left / (bySize.length - k2));
-    const o = shown3[i];
+    const o = shown4[i];
     const text4 = size <= share ? full[i] : fitted(o, whole(o), share, mixed);
     chosen[i] = text4;
     left -= text4.length;
@@ -53201,8 +54851,8 @@ var init_errors2 = __esm({
           },
           records: ({ total, records }, out) => {
             if (!records.length) return out.out(NONE);
-            const shown3 = COLUMNS.filter((c2) => c2.heading);
-            out.out(table2([shown3.map((c2) => c2.heading ?? ""), ...records.map((r) => shown3.map((c2) => c2.get(r) ?? ""))]));
+            const shown4 = COLUMNS.filter((c2) => c2.heading);
+            out.out(table2([shown4.map((c2) => c2.heading ?? ""), ...records.map((r) => shown4.map((c2) => c2.get(r) ?? ""))]));
             out.out(`
 ${plural3(total, "error transaction")}.`);
           }
@@ -53319,6 +54969,13 @@ function guardrailWords(r, esc2) {
     g2.held_back.length ? `held back: ${g2.held_back.map(esc2).join("; ")}` : "nothing held the plan back"
   ].join("; ");
 }
+function promotionWords(r, esc2) {
+  const p = r.promotion;
+  if (!p) return void 0;
+  const tests = p.tests ? p.tests.failed.length ? `policy tests failed there: ${p.tests.failed.map(esc2).join("; ")}` : `policy tests passed there (${plural(p.tests.cases, "case")}, ${plural(p.tests.contracts, "contract")})` : "no policy tests";
+  const again = r.promotion_tests_at_apply ? `; again before the writes: ${r.promotion_tests_at_apply.failed.length ? "failed" : "passed"}` : "";
+  return `from ${esc2(p.from)} (${esc2(p.base_url)}, realm ${esc2(p.realm)}), read ${esc2(p.read_at ?? "never: nothing to promote")} at commit ${esc2(p.commit ?? "unknown")}: ${p.promoted} promoted, ${p.blocked} blocked; compared ${esc2(p.compared_checksum)}; ${tests}${again}`;
+}
 function lockWords(r) {
   const l = r.lock;
   if (!l) return void 0;
@@ -53346,7 +55003,8 @@ function evidenceText(file, r, out, doubt = null) {
     ...notCleanWords(r, terminalText) ? [`  not clean   ${notCleanWords(r, terminalText)}`] : [],
     `  outcome     ${countLine(r)}${r.error ? `; error: ${terminalText(r.error)}` : ""}`,
     ...fourEyesText(r),
-    ...guardrailWords(r, terminalText) ? [`  guardrails  ${guardrailWords(r, terminalText)}`] : []
+    ...guardrailWords(r, terminalText) ? [`  guardrails  ${guardrailWords(r, terminalText)}`] : [],
+    ...promotionWords(r, terminalText) ? [`  promotion   ${promotionWords(r, terminalText)}`] : []
   ];
   if (r.changes.length) lines.push("", "  changes:");
   for (const c2 of r.changes) {
@@ -53358,6 +55016,7 @@ function evidenceText(file, r, out, doubt = null) {
     const people = peopleWords(c2, terminalText);
     if (people) lines.push(`                four eyes: ${people}`);
     if (outcomeWords2(c2, terminalText)) lines.push(`                guardrails: ${outcomeWords2(c2, terminalText)}`);
+    if (c2.promotion) lines.push(`                promotion: ${c2.promotion.status} from ${terminalText(c2.promotion.from)}: ${terminalText(JSON.stringify(c2.promotion.compared))}`);
     for (const d of c2.diff) lines.push(`                ${terminalText(d.path)}: ${show8(d.before)} -> ${show8(d.after)}`);
     for (const q of c2.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
   }
@@ -53369,7 +55028,10 @@ function changeRows2(c2) {
     (q) => `${markdownText(q.method)} ${markdownText(q.path)} \u2192 ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}${q.user ? ` as ${markdownText(q.user)}` : ""}`
   ).join("<br>");
   const values2 = c2.values ? [`values: ${markdownText(c2.values.file)}, ${plural(c2.values.rows, "row")}, checksum ${markdownText(c2.values.checksum ?? "none")}`] : [];
-  const guarded = outcomeWords2(c2, markdownText) ? [`guardrails: ${outcomeWords2(c2, markdownText)}`] : [];
+  const guarded = [
+    ...outcomeWords2(c2, markdownText) ? [`guardrails: ${outcomeWords2(c2, markdownText)}`] : [],
+    ...c2.promotion ? [`promotion: ${c2.promotion.status} from ${markdownText(c2.promotion.from)}`] : []
+  ];
   const diff = [...values2, ...guarded, ...c2.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show8(d.before))} \u2192 ${markdownText(show8(d.after))}`)].join("<br>");
   return `| ${markdownCode(c2.action, { cell: true })} | ${markdownCode(c2.address, { cell: true })} | ${diff || "\u2014"} | ${sent || "\u2014"} | **${c2.outcome}**: ${markdownText(c2.why)} |`;
 }
@@ -53385,6 +55047,7 @@ function evidenceMarkdown(file, r, doubt = null) {
     `- **Where**: ${markdownText(r.base_url)}, realm ${markdownCode(r.realm)}, as ${markdownCode(r.service_user ?? "(none)")}`,
     ...lockWords(r) ? [`- **Lock**: ${markdownText(lockWords(r) ?? "")}`] : [],
     ...guardrailWords(r, markdownText) ? [`- **Guardrails**: ${guardrailWords(r, markdownText)}`] : [],
+    ...promotionWords(r, markdownText) ? [`- **Promotion**: ${promotionWords(r, markdownText)}`] : [],
     `- **Outcome**: ${countLine(r)}${r.error ? `; error: ${markdownText(r.error)}` : ""}`,
     "",
     ...r.changes.length ? ["| action | address | what was approved | what was sent | outcome |", "|---|---|---|---|---|", ...r.changes.map(changeRows2)] : ["No changes were applied."],
@@ -53703,10 +55366,10 @@ var init_plan3 = __esm({
       ...planViews,
       text: async () => {
         const text4 = await planText2();
-        return (shown3, out) => {
-          const { plan, file } = shown3;
+        return (shown4, out) => {
+          const { plan, file } = shown4;
           out.out(`Saved plan ${file ?? ""}, made ${plan.created_at.replace(/\.\d{3}Z$/, "Z")}${plan.user ? ` as ${plan.user}` : ""}.`);
-          text4(shown3, out);
+          text4(shown4, out);
         };
       }
     };
@@ -55877,6 +57540,57 @@ var init_scope = __esm({
   }
 });
 
+// src/config/promotion.ts
+function promoteFromOf(config, name) {
+  return config.environments[name]?.promote_from;
+}
+function promotionProblems(config, doc, file) {
+  const names = Object.keys(config.environments ?? {});
+  const problems = [];
+  const say = (name, message) => {
+    problems.push({
+      file,
+      ...at(doc, `/environments/${name}/promote_from`),
+      severity: "error",
+      rule: "promotion",
+      message: `environments.${name}.promote_from: ${message}`
+    });
+  };
+  const cycles = /* @__PURE__ */ new Set();
+  for (const name of names) {
+    const from = promoteFromOf(config, name);
+    if (from === void 0) continue;
+    if (from === name) {
+      say(name, "an environment cannot receive its changes from itself: name the environment they are tried in first (sandbox, say)");
+      continue;
+    }
+    if (!names.includes(from)) {
+      const near = nearest(from, names, { max: 1 })[0];
+      say(name, `${JSON.stringify(from)} is not an environment of revsync.yaml${near ? ` (did you mean ${near}?)` : ""}; it has: ${names.join(", ")}`);
+      continue;
+    }
+    const seen = [name];
+    for (let step = from; step !== void 0; step = promoteFromOf(config, step)) {
+      if (step === name) {
+        if (!cycles.has(name))
+          say(name, `promotion goes round in a cycle (${[...seen, name].join(" -> ")}): one environment of a chain must receive its changes from none`);
+        seen.forEach((n) => cycles.add(n));
+        break;
+      }
+      if (seen.includes(step) || !names.includes(step)) break;
+      seen.push(step);
+    }
+  }
+  return problems;
+}
+var init_promotion4 = __esm({
+  "src/config/promotion.ts"() {
+    "use strict";
+    init_did_you_mean();
+    init_schema_diagnostics();
+  }
+});
+
 // src/config/repo.ts
 function findConfig(cwd, explicit) {
   if (explicit) {
@@ -55893,18 +57607,23 @@ function findConfig(cwd, explicit) {
 }
 function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
   const root = (0, import_node_path13.dirname)(configFile);
-  const shown3 = (0, import_node_path13.relative)(cwd, configFile) || configFile;
-  const docs = readYamlFile(configFile, shown3, diagnostics);
+  const shown4 = (0, import_node_path13.relative)(cwd, configFile) || configFile;
+  const docs = readYamlFile(configFile, shown4, diagnostics);
   const doc = docs[0];
   if (!doc) {
-    if (!diagnostics.length) diagnostics.push({ file: shown3, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
+    if (!diagnostics.length) diagnostics.push({ file: shown4, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
     return void 0;
   }
   const problems = schemaDiagnostics(doc, "revsync-config.schema.json");
   diagnostics.push(...problems);
   if (problems.length) return void 0;
   const config = doc.value;
-  const ambiguous = [...batchStatusProblems(config, doc, shown3), ...connectionProblems(config, doc, shown3), ...credentialProblems(config, doc, shown3)];
+  const ambiguous = [
+    ...batchStatusProblems(config, doc, shown4),
+    ...connectionProblems(config, doc, shown4),
+    ...credentialProblems(config, doc, shown4),
+    ...promotionProblems(config, doc, shown4)
+  ];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return void 0;
   return { cwd, root, configFile, policiesDir: (0, import_node_path13.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
@@ -55992,6 +57711,8 @@ function remoteCredentials(text4) {
     return void 0;
   }
   const web = /^(https?|ftps?):$/i.test(url.protocol);
+  if (web && (url.search || url.hash))
+    return `it holds a query or fragment (${url.protocol}//${url.host}${url.pathname}?[credentials]), which carries a token as a parameter and which a git remote never needs: credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
   if (url.password === "" && (url.username === "" || !web)) return void 0;
   return `it holds a ${url.password !== "" ? "password" : "user name, which for an http(s) remote is a credential (a token written as the user signs in)"} (${url.protocol}//[credentials]@${url.host}): credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
 }
@@ -56090,7 +57811,8 @@ function resolveEnv(repo, name, env2) {
     rateLimit: raw.rate_limit,
     ...fourEyesOf(raw.four_eyes ?? repo.config.four_eyes),
     ...evidence === void 0 ? {} : { evidence: (0, import_node_path13.resolve)(repo.root, evidence) },
-    lock
+    lock,
+    ...raw.promote_from !== void 0 ? { promoteFrom: raw.promote_from } : {}
   };
 }
 function fourEyesOf(raw) {
@@ -56145,16 +57867,16 @@ function policyDocs(repo, vars, kinds, diagnostics, environment) {
   const inside = readInside(repo, repo.policiesDir);
   const scopedLists = (fileKind) => kinds.find((k2) => k2.fileKind === fileKind)?.scopedLists ?? [];
   for (const abs of listYamlFiles(repo.policiesDir)) {
-    const shown3 = (0, import_node_path13.relative)(repo.cwd, abs) || abs;
-    const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file: shown3, diagnostics });
-    for (const src of readYamlFile(abs, shown3, diagnostics, vars, inside, keep2)) {
+    const shown4 = (0, import_node_path13.relative)(repo.cwd, abs) || abs;
+    const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file: shown4, diagnostics });
+    for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside, keep2)) {
       const kind = src.value?.kind;
       if (typeof kind === "string" && known.includes(kind)) {
         docs.push({ src, absFile: abs, kind });
         continue;
       }
       diagnostics.push({
-        file: shown3,
+        file: shown4,
         ...at(src, "/kind"),
         severity: "error",
         message: kind === void 0 ? `missing kind: expected ${known.join(" or ")}` : kind === "SspPolicyTest" ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds ${andList(known)} files` : `kind: expected ${known.map((k2) => JSON.stringify(k2)).join(" or ")}, got ${JSON.stringify(kind)}`
@@ -56209,6 +57931,7 @@ var init_repo = __esm({
     init_schema_diagnostics();
     init_yaml_source();
     init_scope();
+    init_promotion4();
     init_service_choices();
     init_loopback();
     CONFIG_FILE = "revsync.yaml";
@@ -56219,20 +57942,20 @@ var init_repo = __esm({
 });
 
 // src/config/test-files.ts
-function testCase(file, c2, shown3, where2) {
+function testCase(file, c2, shown4, where2) {
   return {
     name: c2.name,
-    file: shown3,
+    file: shown4,
     ...where2,
     input: c2.line,
     expect: { policy: c2.expect.policy ?? null, ...c2.expect.ssp !== void 0 ? { ssp: c2.expect.ssp } : {} },
     ...file.date_field ? { dateField: file.date_field } : {}
   };
 }
-function contractOf(file, c2, shown3, where2) {
+function contractOf(file, c2, shown4, where2) {
   return {
     name: c2.name,
-    file: shown3,
+    file: shown4,
     ...where2,
     lines: c2.lines.map((l) => {
       const input = { ...l.line };
@@ -56289,7 +58012,7 @@ function contractProblems(file, c2, i) {
   }
   return out;
 }
-function fastCases(abs, shown3, inside) {
+function fastCases(abs, shown4, inside) {
   const text4 = plainText(abs, inside);
   const read = text4 === void 0 ? void 0 : loadPlain(text4);
   if (!read || !fileValidator("policy/ssp-policy-test.schema.json")(read.value)) return void 0;
@@ -56306,8 +58029,8 @@ function fastCases(abs, shown3, inside) {
     column: list3[i]?.column ?? 1
   });
   return {
-    cases: cases.map((c2, i) => testCase(file, c2, shown3, place(starts.cases, i))),
-    contracts: contracts.map((c2, i) => contractOf(file, c2, shown3, place(starts.contracts, i)))
+    cases: cases.map((c2, i) => testCase(file, c2, shown4, place(starts.cases, i))),
+    contracts: contracts.map((c2, i) => contractOf(file, c2, shown4, place(starts.contracts, i)))
   };
 }
 function plainText(abs, inside) {
@@ -56362,19 +58085,19 @@ function loadTests(repo, vars) {
   if (!(0, import_node_fs9.existsSync)(dir) || !(0, import_node_fs9.statSync)(dir).isDirectory()) return { cases, contracts, diagnostics, dir, found: false };
   const inside = readInside(repo, dir);
   for (const abs of listYamlFiles(dir)) {
-    const shown3 = (0, import_node_path14.relative)(repo.cwd, abs) || abs;
-    const fast = fastCases(abs, shown3, inside);
+    const shown4 = (0, import_node_path14.relative)(repo.cwd, abs) || abs;
+    const fast = fastCases(abs, shown4, inside);
     if (fast) {
       cases.push(...fast.cases);
       contracts.push(...fast.contracts);
       continue;
     }
-    for (const src of readYamlFile(abs, shown3, diagnostics, vars, inside)) {
+    for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside)) {
       const kind = src.value?.kind;
       if (kind === GUARDRAIL_TEST) continue;
       if (kind !== "SspPolicyTest") {
         diagnostics.push({
-          file: shown3,
+          file: shown4,
           ...at(src, "/kind"),
           severity: "error",
           message: `kind: a file in ${(0, import_node_path14.relative)(repo.cwd, dir) || "."} must be an SspPolicyTest or a ${GUARDRAIL_TEST}, got ${JSON.stringify(kind)}`
@@ -56387,7 +58110,7 @@ function loadTests(repo, vars) {
       const file = src.value;
       if (!file.cases && !file.contracts) {
         diagnostics.push({
-          file: shown3,
+          file: shown4,
           ...at(src, ""),
           severity: "error",
           message: "a policy test file holds cases:, contracts: or both; this one holds neither"
@@ -56396,19 +58119,19 @@ function loadTests(repo, vars) {
       }
       const lineErrors = (file.cases ?? []).flatMap(
         (c2, i) => lineProblems(c2.line, file.date_field).map((p) => ({
-          file: shown3,
+          file: shown4,
           ...at(src, `/cases/${i}/line/${pointer(p.field)}`),
           severity: "error",
           message: `cases.${i}.line.${p.field}: ${p.message}`
         }))
       );
       (file.contracts ?? []).forEach((c2, i) => {
-        for (const p of contractProblems(file, c2, i)) lineErrors.push({ file: shown3, ...at(src, p.path), severity: "error", message: p.message });
+        for (const p of contractProblems(file, c2, i)) lineErrors.push({ file: shown4, ...at(src, p.path), severity: "error", message: p.message });
       });
       diagnostics.push(...lineErrors);
       if (lineErrors.length) continue;
-      (file.cases ?? []).forEach((c2, i) => cases.push(testCase(file, c2, shown3, at(src, `/cases/${i}`))));
-      (file.contracts ?? []).forEach((c2, i) => contracts.push(contractOf(file, c2, shown3, at(src, `/contracts/${i}`))));
+      (file.cases ?? []).forEach((c2, i) => cases.push(testCase(file, c2, shown4, at(src, `/cases/${i}`))));
+      (file.contracts ?? []).forEach((c2, i) => contracts.push(contractOf(file, c2, shown4, at(src, `/contracts/${i}`))));
     }
   }
   return { cases, contracts, diagnostics, dir, found: true };
@@ -58303,6 +60026,11 @@ function overridesOf(asked) {
   if (names.length && !asked.reason?.trim()) throw new UserError(`--override ${names.join(", ")} needs --reason TEXT: why, for the plan and the evidence`);
   return names.map((name) => ({ name, reason: asked.reason ?? "" }));
 }
+function approverUser(auth, named3) {
+  if (auth) return auth.usernameFrom === "variable" ? void 0 : auth.username ?? void 0;
+  const vars = named3();
+  return vars.variable ? void 0 : vars.user ?? void 0;
+}
 function approversOf(named3, pr) {
   const out = named3 ? [{ user: named3, via: "approver identity" }] : [];
   for (const user of pr?.independent ?? []) out.push({ user, via: "pull request approval" });
@@ -58327,7 +60055,10 @@ var init_guardrails2 = __esm({
 
 // src/cli/guardrails.ts
 function approversOf2(flags, env2, core, pr) {
-  return approversOf(core?.approverAuth ? core.approverAuth.username : approverNamedFor(env2, flags).user, pr);
+  return approversOf(
+    approverUser(core?.approverAuth, () => approverNamedFor(env2, flags)),
+    pr
+  );
 }
 function guardrailsOf(repo, env2, flags, approvers, kinds) {
   return guardrailsFor(repo, env2, { now: nowOf(flags), overrides: overridesOf2(flags) }, approvers, kinds);
@@ -62559,11 +64290,18 @@ function keptOf(desired, live, targets, kinds) {
   const kept = readKinds(kinds, live).flatMap((k2) => k2.kept?.(desiredOf(k2, desired), liveOf(k2, live), targets) ?? []).filter((k2) => !unreadAt(live, k2.address));
   return plainData(kept.sort((a, b2) => byCodePoint(a.address, b2.address)));
 }
+function inPlanOrder(changes, kinds = KINDS) {
+  const rank = (c2) => kindOf2(kinds, c2.address)?.rank?.(c2) ?? 0;
+  return changes.sort((a, b2) => (ORDER[a.action] ?? 9) - (ORDER[b2.action] ?? 9) || rank(a) - rank(b2) || byCodePoint(a.address, b2.address));
+}
+function withChanges(plan, changes, kinds = KINDS) {
+  const ordered = inPlanOrder(plainData(changes), kinds);
+  return { ...plan, changes: ordered, summary: summarize(ACTIONS, ordered, "action") };
+}
 function draftPlan(desired, live, meta, kinds = KINDS) {
   const { changes, findings, kept } = entries(desired, live, meta.targets, kinds);
   const alike = lookAlikes(desired, live, meta.targets, readKinds(kinds, live));
-  const rank = (c2) => kindOf2(kinds, c2.address)?.rank?.(c2) ?? 0;
-  changes.sort((a, b2) => (ORDER[a.action] ?? 9) - (ORDER[b2.action] ?? 9) || rank(a) - rank(b2) || byCodePoint(a.address, b2.address));
+  inPlanOrder(changes, kinds);
   return {
     format_version: "1",
     environment: meta.environment,
@@ -62844,6 +64582,167 @@ var init_judge = __esm({
   }
 });
 
+// src/promotion/tests.ts
+function modelsOf(live, kinds) {
+  const parts = kinds.flatMap((k2) => k2.tests ? [k2.tests.live(liveOf(k2, live))] : []);
+  return { policies: parts.flatMap((p) => p.policies ?? []), carves: parts.every((p) => p.carves ?? true) };
+}
+function testsInSource(tests, live, kinds) {
+  if (tests.broken.length) return { cases: tests.cases.length, contracts: tests.contracts.length, failed: tests.broken };
+  const { policies: policies2, carves: carves2 } = modelsOf(live, kinds);
+  const cases = runCases(tests.cases, policies2);
+  const contracts = runContracts(tests.contracts, policies2, { readRule: ruleReader(tests.rules), carves: carves2 });
+  const failed2 = [
+    ...cases.filter((r) => !r.pass).map((r) => `case ${JSON.stringify(r.case.name)} (${r.case.file}:${r.case.line}): ${r.why.join("; ")}`),
+    ...contracts.filter((r) => !r.pass).map((r) => `contract ${JSON.stringify(r.contract.name)} (${r.contract.file}:${r.contract.line}): ${r.why.join("; ")}`)
+  ];
+  return { cases: cases.length, contracts: contracts.length, failed: failed2 };
+}
+function testsWords(from, t) {
+  const shown4 = t.failed.slice(0, 3).join("; ");
+  const more = t.failed.length > 3 ? `; and ${t.failed.length - 3} more` : "";
+  return `the policy tests fail live in ${from} (as revsync test --live --env ${from} runs them): ${shown4}${more}`;
+}
+var init_tests2 = __esm({
+  "src/promotion/tests.ts"() {
+    "use strict";
+    init_kind();
+    init_allocate();
+    init_run();
+  }
+});
+
+// src/promotion/check.ts
+function shown2(v2) {
+  const s3 = typeof v2 === "string" && /^(values|no |two |a batch)/.test(v2) ? v2 : JSON.stringify(v2) ?? "null";
+  return s3.length > 80 ? `${s3.slice(0, 79)}\u2026` : s3;
+}
+function findingWords(from, f2) {
+  if (f2.leftOut)
+    return `not in ${from}: git's files leave it out of ${from} (metadata.environments), so it was never tried there and cannot be promoted from there`;
+  const behind = f2.notYet.join("; ");
+  if (f2.differs.length) {
+    const fields = f2.differs.map((d) => `${d.field} (${from} holds ${shown2(d.source)}, git ${shown2(d.git)})`).join(", ");
+    return `differs in ${from}: ${fields}${behind ? `; not yet there: ${behind}` : ""}; someone changed ${from} since, or it was never applied there: bring ${from} back to git (revsync plan --env ${from} shows what differs), then plan again`;
+  }
+  if (behind) return `not yet in ${from}: ${behind}; apply it to ${from} first (revsync apply --env ${from}), then plan again`;
+  return void 0;
+}
+function marked(c2, from, f2, why) {
+  const action = c2.promotion?.action ?? c2.action;
+  const promotion = {
+    status: why === void 0 ? "promoted" : "blocked",
+    from,
+    action,
+    compared: f2.compared,
+    ...f2.differs.length ? { differs: f2.differs } : {},
+    ...f2.notShown.length ? { not_shown: f2.notShown } : {}
+  };
+  if (why === void 0) return { ...c2, promotion };
+  const { payload: _sent, ...rest } = c2;
+  return { ...rest, action: "blocked", reason: why, promotion };
+}
+function sourceFinding(c2, source, kinds) {
+  const kind = kindOf2(kinds, c2.address);
+  return kind?.promotion?.(c2, desiredOf(kind, source.desired), liveOf(kind, source.live));
+}
+function judgeWrite(c2, source, kinds) {
+  const f2 = sourceFinding(c2, source, kinds);
+  if (!f2) return marked(c2, source.name, NOTHING, `revsync cannot compare ${c2.address.split("/")[0]} between environments, so it promotes none of it`);
+  return marked(c2, source.name, f2, findingWords(source.name, f2));
+}
+function promoteChanges(changes, source, kinds) {
+  const failing2 = source.tests?.failed.length ? testsWords(source.name, source.tests) : void 0;
+  const judged2 = changes.map((c2) => {
+    if (!isApplied(c2)) return c2;
+    const j2 = judgeWrite(c2, source, kinds);
+    return failing2 && j2.promotion?.status === "promoted" ? marked(c2, source.name, { ...NOTHING, compared: j2.promotion.compared }, failing2) : j2;
+  });
+  const creates = judged2.filter((c2) => c2.promotion?.status === "blocked" && c2.promotion.action === "create").map((c2) => c2.address);
+  return judged2.map((c2) => {
+    const under2 = c2.promotion?.status === "promoted" ? creates.find((a) => c2.address.startsWith(`${a}/`)) : void 0;
+    if (!under2 || !c2.promotion) return c2;
+    return marked(
+      c2,
+      source.name,
+      { ...NOTHING, compared: c2.promotion.compared },
+      `the create of ${under2} is blocked for promotion, so nothing is done for its batches`
+    );
+  });
+}
+function comparedChecksum(changes) {
+  return canonicalHash(changes.flatMap((c2) => c2.promotion ? [{ address: c2.address, action: c2.promotion.action, compared: c2.promotion.compared }] : []));
+}
+function promotionFacts(changes, source, readAt, tests) {
+  return {
+    from: source.name,
+    base_url: source.baseUrl,
+    realm: source.realm,
+    user: source.user,
+    commit: source.commit,
+    ...source.uncommitted.length ? { uncommitted: [...source.uncommitted] } : {},
+    read_at: readAt,
+    promoted: changes.filter((c2) => c2.promotion?.status === "promoted").length,
+    blocked: changes.filter((c2) => c2.promotion?.status === "blocked").length,
+    compared_checksum: comparedChecksum(changes),
+    ...tests ? { tests } : {}
+  };
+}
+function blockedForPromotion(plan) {
+  return plan.changes.filter((c2) => c2.promotion?.status === "blocked").map((c2) => `${c2.address} (${c2.promotion?.action}): ${c2.reason ?? ""}`);
+}
+var NOTHING;
+var init_check = __esm({
+  "src/promotion/check.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_kind();
+    init_registry();
+    init_entries();
+    init_tests2();
+    NOTHING = { compared: {}, notYet: [], differs: [], notShown: [] };
+  }
+});
+
+// src/promotion/source.ts
+async function readSource(src, addresses, kinds, withTests = hasTests(src)) {
+  return readLive(
+    src.core,
+    src.desired,
+    { concurrency: src.concurrency, targets: [...new Set(addresses)], values: true, managedDetails: true, ...withTests ? { approvedValues: true } : {} },
+    kinds
+  );
+}
+var hasTests;
+var init_source2 = __esm({
+  "src/promotion/source.ts"() {
+    "use strict";
+    init_read2();
+    hasTests = (src) => !!src.tests && (src.tests.cases.length > 0 || src.tests.contracts.length > 0 || src.tests.broken.length > 0);
+  }
+});
+
+// src/promotion/promote.ts
+async function promotePlan(changes, src, kinds, now = () => /* @__PURE__ */ new Date()) {
+  const writes = changes.filter(isApplied).map((c2) => c2.address);
+  const facts = { ...src, user: null };
+  if (!writes.length) return { changes: [...changes], promotion: promotionFacts(changes, facts, null) };
+  const live = await readSource(src, writes, kinds);
+  const readAt = now().toISOString();
+  const tests = src.tests && hasTests(src) ? testsInSource(src.tests, live, kinds) : void 0;
+  const judged2 = promoteChanges(changes, { name: src.name, desired: src.desired, live, ...tests ? { tests } : {} }, kinds);
+  return { changes: judged2, promotion: promotionFacts(judged2, { ...facts, user: src.core.auth.username ?? null }, readAt, tests) };
+}
+var init_promote = __esm({
+  "src/promotion/promote.ts"() {
+    "use strict";
+    init_entries();
+    init_check();
+    init_source2();
+    init_tests2();
+  }
+});
+
 // src/plan/make.ts
 function judged(plan, req, live, kinds) {
   const g2 = req.guardrails;
@@ -62899,7 +64798,11 @@ async function makePlan(core, req) {
     kinds
   );
   checkTargets(req.meta.targets, req.desired, live, kinds);
-  const plan = draftPlan(req.desired, live, req.meta, kinds);
+  let plan = draftPlan(req.desired, live, req.meta, kinds);
+  if (req.promotion) {
+    const { changes, promotion } = await promotePlan(plan.changes, req.promotion, kinds, () => req.meta.now ?? /* @__PURE__ */ new Date());
+    plan = { ...withChanges(plan, changes, kinds), promotion };
+  }
   if (req.fourEyes) plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: req.meta.user, ...req.fourEyes }, kinds);
   if (tests && !live.unread?.length) plan.impact = planImpact(plan, req.desired, live, tests, kinds);
   else if (tests && plan.changes.length)
@@ -62921,6 +64824,7 @@ var init_make = __esm({
     init_facts2();
     init_judge();
     init_model();
+    init_promote();
   }
 });
 
@@ -63152,7 +65056,8 @@ async function makePlan2(repo, env2, core, flags, out, opts) {
       kinds: kindsOf(out.io),
       ...tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env2.service.allocationRules } } : {},
       ...env2.fourEyes ? { fourEyes: { approver: named3.user, approverConfigured: named3.configured, approverKnown } } : {},
-      ...opts.guardrails ? { guardrails: opts.guardrails } : {}
+      ...opts.guardrails ? { guardrails: opts.guardrails } : {},
+      ...opts.promotion ? { promotion: opts.promotion } : {}
     })
   );
 }
@@ -63179,17 +65084,17 @@ function loadGuardrailTests(repo) {
   if (!(0, import_node_fs13.existsSync)(dir) || !(0, import_node_fs13.statSync)(dir).isDirectory()) return { tests, diagnostics };
   const inside = readInside(repo, dir);
   for (const abs of listYamlFiles(dir)) {
-    const shown3 = (0, import_node_path19.relative)(repo.cwd, abs) || abs;
+    const shown4 = (0, import_node_path19.relative)(repo.cwd, abs) || abs;
     const docs = [];
-    for (const src of readYamlFile(abs, shown3, docs, void 0, inside)) {
+    for (const src of readYamlFile(abs, shown4, docs, void 0, inside)) {
       if (src.value?.kind !== GUARDRAIL_TEST) continue;
       const problems = schemaDiagnostics(src, "policy/guardrail-test.schema.json");
       diagnostics.push(...problems);
       if (problems.length) continue;
       const spec = src.value;
-      tests.push({ name: spec.metadata?.name ?? `${shown3} #${src.index + 1}`, file: shown3, line: at(src, "").line, spec, dir: (0, import_node_path19.dirname)(abs) });
+      tests.push({ name: spec.metadata?.name ?? `${shown4} #${src.index + 1}`, file: shown4, line: at(src, "").line, spec, dir: (0, import_node_path19.dirname)(abs) });
     }
-    if (tests.some((t) => t.file === shown3)) diagnostics.push(...docs);
+    if (tests.some((t) => t.file === shown4)) diagnostics.push(...docs);
   }
   return { tests, diagnostics };
 }
@@ -63268,7 +65173,7 @@ function runGuardrailTests(tests, repo, kinds) {
   });
 }
 var import_node_fs13, import_node_path19;
-var init_tests2 = __esm({
+var init_tests3 = __esm({
   "src/guardrails/tests.ts"() {
     "use strict";
     import_node_fs13 = require("node:fs");
@@ -63441,7 +65346,7 @@ var init_test = __esm({
     init_reading();
     init_read2();
     init_repo();
-    init_tests2();
+    init_tests3();
     rulesOf = (repo, name) => (name ? serviceChoices(repo.config.environments[name]?.service, void 0, {}).allocationRules : void 0) ?? {};
   }
 });
@@ -63755,12 +65660,12 @@ function testFileText(envName2, { filter, mask, omit }, { cases, comments }) {
   return `${header.map((h) => `# ${h}`).join("\n")}
 ${doc.toString({ lineWidth: 0 })}`;
 }
-function sayRecorded(read, { mask, omit, shown: shown3 }, { cases, same: same2, withoutDocument }, out) {
+function sayRecorded(read, { mask, omit, shown: shown4 }, { cases, same: same2, withoutDocument }, out) {
   const routes = /* @__PURE__ */ new Map();
   for (const c2 of cases) routes.set(c2.expect.policy ?? "no policy", (routes.get(c2.expect.policy ?? "no policy") ?? 0) + 1);
   const skippedNote = [same2 ? `${plural2(same2, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
   out.out(
-    `Recorded ${plural2(cases.length, "case")} from ${plural2(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown3}: ${[
+    `Recorded ${plural2(cases.length, "case")} from ${plural2(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown4}: ${[
       ...routes
     ].map(([p, n]) => `${n} ${p}`).join(", ")}.`
   );
@@ -63815,13 +65720,14 @@ function planExit(plan, detailedExitcode, out) {
       s3.not_in_git ? `${s3.not_in_git} not in git` : "",
       s3.unsupported ? `${s3.unsupported} unsupported` : ""
     ].filter(Boolean);
-    out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing`);
+    const act = s3.blocked ? `; a blocked write waits for someone to act, as its reason says${detailedExitcode ? " (exit 2)" : ""}` : "";
+    out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing${act}`);
   }
   if (plan.unread?.length) {
     out.error(unreadError(plan.unread));
     return 1;
   }
-  return detailedExitcode && actionable ? 2 : 0;
+  return detailedExitcode && plan.changes.some(needsAction) ? 2 : 0;
 }
 function planFolder(out, names, cwd) {
   if (out === void 0) return void 0;
@@ -63847,10 +65753,83 @@ var init_plan4 = __esm({
     import_node_fs15 = require("node:fs");
     import_node_path22 = require("node:path");
     init_errors();
+    init_model();
     init_plan2();
     init_unread();
     init_shell_quote();
     init_user_files();
+  }
+});
+
+// src/session/promotion.ts
+function sourceEnv(repo, env2, given) {
+  const penv = { ...given };
+  for (const k2 of OVERRIDE_VARS) delete penv[k2];
+  const source = resolveEnv(repo, env2.promoteFrom ?? "", penv);
+  const a = tenantIdentity(env2.baseUrl, env2.realm);
+  if (a.key === tenantIdentity(source.baseUrl, source.realm).key)
+    throw new UserError(
+      `environment ${JSON.stringify(env2.name)} receives its changes from ${JSON.stringify(source.name)} (promote_from), and both are the tenant ${a.url}, realm ${a.realm}: a tenant cannot be its own source, so nothing was read`,
+      `point ${source.name} at the tenant changes are tried in first${OVERRIDE_VARS.some((k2) => given[k2] !== void 0) ? ", or unset REVSYNC_BASE_URL and the other overrides" : ""}`
+    );
+  return source;
+}
+function testsOf(repo, source, penv) {
+  const t = loadTests(repo, varsFor(source, penv));
+  if (!t.found) return void 0;
+  const broken = t.diagnostics.filter((d) => d.severity === "error").map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`);
+  return { cases: t.cases, contracts: t.contracts, rules: source.service.allocationRules, broken };
+}
+async function openPromotion(repo, env2, w2) {
+  if (!env2.promoteFrom) return void 0;
+  const source = sourceEnv(repo, env2, w2.penv);
+  const desired = w2.desiredState(source);
+  const tests = testsOf(repo, source, w2.penv);
+  const paths = [(0, import_node_path23.relative)(repo.root, repo.configFile), (0, import_node_path23.relative)(repo.root, repo.policiesDir) || "."];
+  const { commit, files } = await changedPolicyFiles(repo.root, paths, w2.cwd, w2.penv);
+  return {
+    name: source.name,
+    baseUrl: source.baseUrl,
+    realm: source.realm,
+    core: w2.openClient(source),
+    desired,
+    ...tests ? { tests } : {},
+    commit,
+    uncommitted: files,
+    concurrency: w2.concurrency()
+  };
+}
+var import_node_path23;
+var init_promotion5 = __esm({
+  "src/session/promotion.ts"() {
+    "use strict";
+    import_node_path23 = require("node:path");
+    init_repo();
+    init_test_files();
+    init_errors();
+    init_context2();
+    init_tenant();
+  }
+});
+
+// src/cli/promotion.ts
+function promotionWiring(repo, flags, out) {
+  return {
+    penv: envOf(flags),
+    cwd: cwdOf(flags),
+    concurrency: () => concurrencyOf(flags),
+    desiredState: (source) => desiredState(repo, source, out, flags),
+    openClient: (source) => openClient(source, flags, out)
+  };
+}
+function openPromotion2(repo, env2, flags, out) {
+  return openPromotion(repo, env2, promotionWiring(repo, flags, out));
+}
+var init_promotion6 = __esm({
+  "src/cli/promotion.ts"() {
+    "use strict";
+    init_promotion5();
+    init_context();
   }
 });
 
@@ -63868,14 +65847,15 @@ async function runPlan(flags, out) {
     const env2 = openEnv(repo, flags, name);
     const guardrails = guardrailsOf(repo, env2, flags, approversOf2(flags, env2, void 0), kindsOf(out.io));
     const core = openClient(env2, flags, out);
+    const promotion = await openPromotion2(repo, env2, flags, out);
     try {
-      const plan = await makePlan2(repo, env2, core, flags, out, { impact: true, ...guardrails ? { guardrails } : {} });
+      const plan = await makePlan2(repo, env2, core, flags, out, { impact: true, ...guardrails ? { guardrails } : {}, ...promotion ? { promotion } : {} });
       view({ plan, file: flags.out }, out);
       noteTurnedAway(core.governor, env2, flags, out);
       if (flags.out) savePlan(plan, flags.out, out.io.cwd, out);
       return planExit(plan, !!flags.detailedExitcode, out);
     } finally {
-      await core.close();
+      await Promise.all([core.close(), promotion?.core.close()]);
     }
   } catch (e) {
     throw inEnvironment(e, name);
@@ -63886,11 +65866,16 @@ async function planFleet(flags, out) {
   const repo = openRepo(flags);
   const names = fleetNames(repo, flags);
   const dir = planFolder(flags.out, names, out.io.cwd);
-  const fileOf = (name) => (0, import_node_path23.join)(flags.out ?? "", `${name}.plan.json`);
+  const fileOf = (name) => (0, import_node_path24.join)(flags.out ?? "", `${name}.plan.json`);
   const outcomes = await runEnvironments(repo, names, flags, out, "plan", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
     const guardrails = guardrailsOf(repo, env2, own2, approversOf2(own2, env2, void 0), kindsOf(envOut.io));
-    const plan = await makePlan2(repo, env2, core, own2, envOut, { impact: true, ...guardrails ? { guardrails } : {} });
-    if (dir) writeUserFile((0, import_node_path23.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
+    const promotion = await openPromotion2(repo, env2, own2, envOut);
+    const plan = await makePlan2(repo, env2, core, own2, envOut, {
+      impact: true,
+      ...guardrails ? { guardrails } : {},
+      ...promotion ? { promotion } : {}
+    }).finally(() => promotion?.core.close());
+    if (dir) writeUserFile((0, import_node_path24.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
     return planOutcome(plan);
   });
   const whole = (o) => dir && o.plan ? fileOf(o.plan.environment) : "this command's JSON output (--format json)";
@@ -63902,11 +65887,11 @@ async function planFleet(flags, out) {
     );
   return fleetExit(outcomes, { planChanges: !!flags.detailedExitcode });
 }
-var import_node_path23;
+var import_node_path24;
 var init_plan5 = __esm({
   "src/cli/plan.ts"() {
     "use strict";
-    import_node_path23 = require("node:path");
+    import_node_path24 = require("node:path");
     init_repo();
     init_errors();
     init_outcome();
@@ -63923,6 +65908,7 @@ var init_plan5 = __esm({
     init_io();
     init_reading();
     init_rate_limit();
+    init_promotion6();
   }
 });
 
@@ -64109,14 +66095,14 @@ __export(show_exports, {
 async function runShow(flags, out, args) {
   const view = await pickView(showViews, flags.format);
   const file = args[0] ?? "";
-  view({ plan: readPlanFile((0, import_node_path24.resolve)(out.io.cwd, file), kindsOf(out.io), false), file }, out);
+  view({ plan: readPlanFile((0, import_node_path25.resolve)(out.io.cwd, file), kindsOf(out.io), false), file }, out);
   return 0;
 }
-var import_node_path24;
+var import_node_path25;
 var init_show = __esm({
   "src/cli/show.ts"() {
     "use strict";
-    import_node_path24 = require("node:path");
+    import_node_path25 = require("node:path");
     init_view();
     init_plan3();
     init_io();
@@ -64419,19 +66405,20 @@ async function applyPlan(core, plan, opts) {
   const run2 = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, reviewers, log };
   const appliers = new Map(kinds.filter((k2) => steps.some((s3) => s3.kind === k2)).map((k2) => [k2, k2.apply(run2)]));
   let finished = 0;
-  const outcomes = await schedule(
-    steps,
-    async (s3) => stepWords(s3.change.action, await runStep(s3, appliers.get(s3.kind), opts.tagRequests ? core.tagged(stepTag(s3.change)) : core)),
-    {
-      concurrency: opts.concurrency,
-      isStopping: opts.isStopping,
-      onStart: (s3) => observers2.forEach((o) => o.stepStarted?.(s3)),
-      onFinish: (o) => {
-        finished++;
-        observers2.forEach((x2) => x2.stepFinished?.(o, finished, steps.length));
-      }
+  const viewOf = (c2) => {
+    const tagged = opts.tagRequests ? core.tagged(stepTag(c2)) : core;
+    const gate = opts.gate;
+    return gate ? tagged.gated(() => gate(c2)) : tagged;
+  };
+  const outcomes = await schedule(steps, async (s3) => stepWords(s3.change.action, await runStep(s3, appliers.get(s3.kind), viewOf(s3.change))), {
+    concurrency: opts.concurrency,
+    isStopping: opts.isStopping,
+    onStart: (s3) => observers2.forEach((o) => o.stepStarted?.(s3)),
+    onFinish: (o) => {
+      finished++;
+      observers2.forEach((x2) => x2.stepFinished?.(o, finished, steps.length));
     }
-  );
+  });
   await settle(outcomes, appliers);
   const entries2 = outcomes.map(reportEntry);
   return { environment: plan.environment, outcomes: entries2, summary: countOutcomes2(entries2), interrupted: opts.isStopping() };
@@ -64637,8 +66624,8 @@ async function gitlabBot(get, headers, base, u, user) {
 }
 function judgeApproval(read, applied, where2) {
   const name = where2.provider === "gitlab" ? `merge request !${where2.number}` : `pull request #${where2.number}`;
-  const short = (c2) => c2 ? c2.slice(0, 12) : "unknown";
-  const excluded = (a) => sameUser(a.user, read.author) ? "the author" : a.excluded ?? (read.headBy.some((u) => sameUser(u, a.user)) ? `made the head commit ${short(read.head)}` : void 0);
+  const short2 = (c2) => c2 ? c2.slice(0, 12) : "unknown";
+  const excluded = (a) => sameUser(a.user, read.author) ? "the author" : a.excluded ?? (read.headBy.some((u) => sameUser(u, a.user)) ? `made the head commit ${short2(read.head)}` : void 0);
   const others = read.standing.filter((a) => !sameUser(a.user, read.author));
   const counting = others.filter((a) => !excluded(a));
   const atHead = counting.filter((a) => !!read.head && a.commit === read.head);
@@ -64652,10 +66639,10 @@ function judgeApproval(read, applied, where2) {
   else if (!counting.length)
     problem2 = `${name} has no approval that counts (${others.map((a) => `${a.user}: ${excluded(a)}`).join("; ")}): it needs one by someone other than its author, ${read.author}, who has write access, is not a bot and did not make its head commit`;
   else if (!atHead.length)
-    problem2 = read.commitNote ? `${name} is approved by ${counting.map((a) => a.user).join(", ")}, but ${read.commitNote}` : `${name} was approved by ${counting.map((a) => a.user).join(", ")} at an older commit (${[...new Set(counting.map((a) => short(a.commit)))].join(", ")}), not at its head ${short(read.head)}: the change applied is not the one approved`;
+    problem2 = read.commitNote ? `${name} is approved by ${counting.map((a) => a.user).join(", ")}, but ${read.commitNote}` : `${name} was approved by ${counting.map((a) => a.user).join(", ")} at an older commit (${[...new Set(counting.map((a) => short2(a.commit)))].join(", ")}), not at its head ${short2(read.head)}: the change applied is not the one approved`;
   else if (!applied) problem2 = "the commit this run applies is unknown (no git HEAD, no CI commit)";
   else if (applied !== read.head && !read.merges.includes(applied))
-    problem2 = `the commit applied, ${short(applied)}, is neither the approved head ${short(read.head)} of ${name} nor the commit its merge made (${read.merges.map(short).join(", ") || "none yet"})`;
+    problem2 = `the commit applied, ${short2(applied)}, is neither the approved head ${short2(read.head)} of ${name} nor the commit its merge made (${read.merges.map(short2).join(", ") || "none yet"})`;
   return {
     provider: where2.provider,
     number: where2.number,
@@ -64674,7 +66661,7 @@ function judgeApproval(read, applied, where2) {
   };
 }
 async function pullRequestApproval(ci, env2, applied, get) {
-  const empty = (number2, problem2) => ({
+  const empty2 = (number2, problem2) => ({
     provider: ci.provider,
     number: number2,
     author: null,
@@ -64688,7 +66675,7 @@ async function pullRequestApproval(ci, env2, applied, get) {
   });
   const n = ci.pull_request;
   if (n === null)
-    return empty(
+    return empty2(
       null,
       `this ${ci.provider === "gitlab" ? "pipeline" : "run"} names no ${ci.provider === "gitlab" ? "merge" : "pull"} request (the CI recipes set REVSYNC_PULL_REQUEST to the one merged)`
     );
@@ -64696,7 +66683,7 @@ async function pullRequestApproval(ci, env2, applied, get) {
     const read = ci.provider === "gitlab" ? await readGitlab(get, env2, n) : await readGithub(get, env2, n);
     return judgeApproval(read, applied, { provider: ci.provider, number: n });
   } catch (e) {
-    if (e instanceof ForgeError) return empty(n, e.message);
+    if (e instanceof ForgeError) return empty2(n, e.message);
     throw e;
   }
 }
@@ -64750,6 +66737,19 @@ async function approverSignedIn(core) {
     throw new UserError(
       `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
       "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)"
+    );
+  }
+}
+async function approverConfirmed(core) {
+  if (!core.approverAuth?.isStatic) return;
+  try {
+    await approvals.pending(core.asApprover());
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 403 || e.status === 404)) return;
+    if (!(e instanceof ApiError) || e.status !== 401) throw e;
+    throw new UserError(
+      "the service refused the approver identity's token (401): it names nobody who may override or approve, so nothing was sent",
+      "give REVSYNC_APPROVER_TOKEN a token the service issued, or sign the approver in again: revsync login --approver"
     );
   }
 }
@@ -64824,6 +66824,7 @@ var init_four_eyes4 = __esm({
   "src/session/four-eyes.ts"() {
     "use strict";
     init_core();
+    init_resources();
     init_http();
     init_run3();
     init_errors();
@@ -64839,7 +66840,10 @@ async function guardrailsBeforeWriting(plan, run2) {
   const asks = overrides.length > 0 || setup.rules.some((r) => r.effect === "require_approval");
   const ci = asks ? run2.ci() : null;
   const approval = ci ? await readPullRequestApproval(run2.penv, run2.repo, ci) : void 0;
-  if (asks) await approverSignedIn(core);
+  if (asks) {
+    await approverSignedIn(core);
+    await approverConfirmed(core);
+  }
   const judging = { now: run2.now, approvers: run2.approvers(approval), overrides };
   const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, run2.kinds);
   const changes = plan.changes.map((c2, i) => {
@@ -64848,8 +66852,9 @@ async function guardrailsBeforeWriting(plan, run2) {
     return o ? { ...rest, guardrails: o } : rest;
   });
   run2.evidence?.recorder.setGuardrails(guardrails, outcomes);
-  const shown3 = { ...plan, changes, guardrails };
-  return { shown: shown3, ...approval ? { approval } : {} };
+  const shown4 = { ...plan, changes, guardrails };
+  const again = (now) => heldBackError({ ...shown4, guardrails: judgePlan(plan.changes, setup, { ...judging, now }, run2.kinds).guardrails });
+  return { shown: shown4, again, ...approval ? { approval } : {} };
 }
 function heldBackError(plan) {
   const held = plan.guardrails?.held_back ?? [];
@@ -64938,14 +66943,14 @@ function headIn(dir, environment) {
   const slots = names.map((n) => SLOT.exec(n)).filter((m) => !!m && m[1] === own2).map((m) => ({ name: m[0], seq: Number(m[2]) })).sort((x2, y2) => y2.seq - x2.seq);
   const slot = slots[0]?.seq ?? 0;
   for (const { name } of slots) {
-    const head = headOf((0, import_node_path25.join)(dir, name), environment);
+    const head = headOf((0, import_node_path26.join)(dir, name), environment);
     if (head) return { ...head, slot };
   }
   const tag = `-${envSlug(environment)}-`;
   let best;
   for (const n of names) {
     if (!n.endsWith(".json") || !n.includes(tag) || SLOT.test(n)) continue;
-    const head = headOf((0, import_node_path25.join)(dir, n), environment);
+    const head = headOf((0, import_node_path26.join)(dir, n), environment);
     if (head && (!best || head.sequence > best.sequence)) best = head;
   }
   return best ? { ...best, slot } : slot ? { hash: "", sequence: 0, slot } : void 0;
@@ -64996,7 +67001,7 @@ function readRecords(dir) {
     if (e.isDirectory()) return { file: e.name, unreadable: "is a folder: an evidence folder holds records only" };
     if (!e.name.endsWith(".json"))
       return { file: e.name, unreadable: "is not an evidence record (revsync writes records as .json files): an evidence folder holds records only" };
-    return readRecord((0, import_node_path25.join)(dir, e.name), e.name);
+    return readRecord((0, import_node_path26.join)(dir, e.name), e.name);
   });
 }
 function readRecord(path, file = path) {
@@ -65020,7 +67025,7 @@ function readRecord(path, file = path) {
 function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
   for (let attempt = 0; attempt < APPEND_TRIES; attempt++) {
     const record2 = linked(content, headIn(dir, content.environment), redact, unavailable);
-    const path = (0, import_node_path25.join)(dir, recordFileName(record2));
+    const path = (0, import_node_path26.join)(dir, recordFileName(record2));
     try {
       writeFileExclusive(path, `${JSON.stringify(record2, null, 2)}
 `);
@@ -65044,13 +67049,13 @@ function linked(content, last2, redact, unavailable) {
   record2.hash = recordHash(record2);
   return record2;
 }
-var import_node_crypto10, import_node_fs16, import_node_path25, envSlug, envPart, SLOT, APPEND_TRIES;
+var import_node_crypto10, import_node_fs16, import_node_path26, envSlug, envPart, SLOT, APPEND_TRIES;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
     import_node_crypto10 = require("node:crypto");
     import_node_fs16 = require("node:fs");
-    import_node_path25 = require("node:path");
+    import_node_path26 = require("node:path");
     init_errors();
     init_fs_atomic();
     init_redact_json();
@@ -65069,11 +67074,11 @@ function valuesOf(c2) {
   const checksum = typeof c2.payload?.values_checksum === "string" ? c2.payload.values_checksum : null;
   return { values: { checksum, file: c2.values.file, rows: c2.values.rows } };
 }
-var import_node_path26, iso3, EvidenceRecorder;
+var import_node_path27, iso3, EvidenceRecorder;
 var init_recorder = __esm({
   "src/evidence/recorder.ts"() {
     "use strict";
-    import_node_path26 = require("node:path");
+    import_node_path27 = require("node:path");
     init_run3();
     init_four_eyes2();
     init_model();
@@ -65103,6 +67108,7 @@ var init_recorder = __esm({
       approverNote;
       pullRequest;
       guardrails;
+      promotionTests;
       running = /* @__PURE__ */ new Set();
       written;
       /** ClientOptions.onRequestStart: the attempt is listed as it is sent, in flight until `observe` says
@@ -65185,6 +67191,10 @@ var init_recorder = __esm({
       setGuardrails(judged2, outcomes) {
         this.guardrails = { judged: judged2, outcomes };
       }
+      /** A saved plan's source's policy tests, as they came out right before the writes. */
+      setPromotionTests(tests) {
+        this.promotionTests = tests;
+      }
       /** The environment's lock as the run took it (or --lock=false), and later whether it was released. */
       setLock(lock) {
         this.lock = lock;
@@ -65226,7 +67236,7 @@ var init_recorder = __esm({
           if (c2.source) files.add(c2.source.replace(/:\d+$/, ""));
           if (c2.values?.file) files.add(c2.values.file);
         }
-        const read = new Set([...files].map((f2) => (0, import_node_path26.relative)(this.init.repoRoot, (0, import_node_path26.resolve)(this.init.cwd, f2))));
+        const read = new Set([...files].map((f2) => (0, import_node_path27.relative)(this.init.repoRoot, (0, import_node_path27.resolve)(this.init.cwd, f2))));
         if (git.not_clean) git = { ...git, not_clean: git.not_clean.map((p) => read.has(p.path) ? { ...p, policy: true } : p) };
         const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
         if (!outside.length) return git;
@@ -65247,6 +67257,7 @@ var init_recorder = __esm({
             ...valuesOf(c2),
             ...four ? { four_eyes: four } : {},
             ...guardrails ? { guardrails } : {},
+            ...c2.promotion ? { promotion: c2.promotion } : {},
             requests: isApplied(c2) && this.requestsOf.get(stepTag(c2)) || []
           };
         });
@@ -65279,6 +67290,8 @@ var init_recorder = __esm({
           ...this.approverNote ? { approver_note: this.approverNote } : {},
           ...this.pullRequest ? { pull_request_approval: this.pullRequest } : {},
           ...this.guardrails ? { guardrails: this.guardrails.judged } : {},
+          ...plan.promotion ? { promotion: plan.promotion } : {},
+          ...this.promotionTests ? { promotion_tests_at_apply: this.promotionTests } : {},
           started_at: iso3(this.started),
           finished_at: iso3(i.now()),
           git,
@@ -65420,9 +67433,78 @@ var init_guardrails4 = __esm({
   }
 });
 
+// src/evidence/promotion.ts
+function promotionProblems2(r, promoteFrom) {
+  const p = r.promotion;
+  if (!p) {
+    return promoteFrom === void 0 ? [] : [
+      `promotion: environment ${r.environment} receives its changes from ${promoteFrom} (promote_from in revsync.yaml${r.git?.commit ? ` at commit ${r.git.commit.slice(0, 12)}` : ""}), and this record holds no promotion facts (the source, the commit, what was compared): it was applied without promotion`
+    ];
+  }
+  const out = [];
+  if (promoteFrom !== void 0 && promoteFrom !== p.from)
+    out.push(`promotion: promoted from ${p.from}, while revsync.yaml at its commit names ${promoteFrom}`);
+  const sum = comparedChecksum(Array.isArray(r.changes) ? r.changes : []);
+  if (sum !== p.compared_checksum)
+    out.push(`promotion: its changes' promotion facts do not make its compared_checksum (${p.compared_checksum}; they make ${sum})`);
+  const landed = landedWrites(r);
+  for (const c2 of landed) {
+    if (!c2.promotion) out.push(`promotion: ${c2.address} (${c2.action}) landed without the plan's promotion facts`);
+    else if (c2.promotion.status !== "promoted") out.push(`promotion: ${c2.address} (${c2.action}) landed though the plan blocked it for promotion`);
+  }
+  const failed2 = [...p.tests?.failed ?? [], ...r.promotion_tests_at_apply?.failed ?? []];
+  if (landed.length && failed2.length) out.push(`promotion: writes landed though the policy tests failed live in ${p.from}: ${failed2.slice(0, 3).join("; ")}`);
+  if (landed.length && p.read_at === null) out.push(`promotion: writes landed though ${p.from} was not read`);
+  return out;
+}
+async function promoteFromAtCommits(root, configPath, commits, env2) {
+  const out = /* @__PURE__ */ new Map();
+  await Promise.all(
+    [...new Set(commits)].map(async (commit) => {
+      const text4 = await gitShow(root, `${commit}:${configPath}`, env2);
+      if (text4 !== void 0) out.set(commit, promoteFromIn(text4));
+    })
+  );
+  return out;
+}
+function promoteFromIn(text4) {
+  let doc;
+  try {
+    doc = (0, import_yaml8.parse)(text4);
+  } catch {
+    return {};
+  }
+  const envs = doc?.environments ?? {};
+  const out = {};
+  for (const [name, e] of Object.entries(envs)) if (typeof e?.promote_from === "string") out[name] = e.promote_from;
+  return out;
+}
+function gitShow(cwd, spec, env2) {
+  return new Promise((resolve22) => {
+    (0, import_node_child_process3.execFile)(
+      "git",
+      ["show", spec],
+      { cwd, timeout: 1e4, maxBuffer: 4 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
+      (err, stdout) => resolve22(err ? void 0 : stdout)
+    );
+  });
+}
+var import_node_child_process3, import_yaml8, landedWrites;
+var init_promotion7 = __esm({
+  "src/evidence/promotion.ts"() {
+    "use strict";
+    import_node_child_process3 = require("node:child_process");
+    import_yaml8 = __toESM(require_dist(), 1);
+    init_check();
+    init_entries();
+    init_record();
+    landedWrites = (r) => (Array.isArray(r.changes) ? r.changes : []).filter((c2) => APPLIED_ACTIONS.includes(c2.action) && LANDED.has(c2.outcome));
+  }
+});
+
 // src/evidence/verify.ts
-function verifyChain(stored) {
-  const checked = stored.map(checkRecord);
+function verifyChain(stored, opts = {}) {
+  const checked = stored.map((s3) => checkRecord(s3, opts));
   const out = checked.map((c2) => c2.verified);
   const byEnv = /* @__PURE__ */ new Map();
   checked.forEach(({ verified: v2, placed }, index) => {
@@ -65542,7 +67624,7 @@ function crossChains(byEnv, recordOf, out) {
     }
   }
 }
-function checkRecord(s3) {
+function checkRecord(s3, opts) {
   const v2 = { file: s3.file, environment: null, sequence: null, hash: null, findings: [], problems: [] };
   const found = (finding, ...problems) => {
     v2.findings.push(finding);
@@ -65583,20 +67665,23 @@ function checkRecord(s3) {
   if (eyes.notes.length) v2.note = [v2.note, ...eyes.notes].filter(Boolean).join("; ");
   const guarded = guardrailProblems(r);
   if (guarded.length) found("guardrails", ...guarded);
+  const promoted = promotionProblems2(r, opts.promoteFrom?.(r));
+  if (promoted.length) found("promotion", ...promoted);
   return { verified: v2, placed: true };
 }
 function renamedWords(file, r) {
-  const name = (0, import_node_path27.basename)(file);
+  const name = (0, import_node_path28.basename)(file);
   if (name === recordFileName(r) || name === earlierFileName(r)) return void 0;
   return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: its environment and sequence)`;
 }
-var import_node_path27, missing, tenantKeysOf;
+var import_node_path28, missing, tenantKeysOf;
 var init_verify = __esm({
   "src/evidence/verify.ts"() {
     "use strict";
     init_four_eyes5();
     init_guardrails4();
-    import_node_path27 = require("node:path");
+    init_promotion7();
+    import_node_path28 = require("node:path");
     init_ajv();
     init_record();
     init_store();
@@ -65610,11 +67695,11 @@ var init_verify = __esm({
 function startEvidence(run2, repo, env2, planFile) {
   const { evidence, cwd, penv } = run2;
   if (evidence !== void 0 && !evidence.trim()) throw new UserError("--evidence needs a folder");
-  const dir = evidence !== void 0 ? (0, import_node_path28.resolve)(cwd, evidence) : env2.evidence;
+  const dir = evidence !== void 0 ? (0, import_node_path29.resolve)(cwd, evidence) : env2.evidence;
   if (dir === void 0) return void 0;
   if (evidence === void 0) {
     try {
-      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path28.relative)(cwd, p) || ".", folderName: "the policy repo" });
+      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path29.relative)(cwd, p) || ".", folderName: "the policy repo" });
     } catch (e) {
       throw new UserError(
         `evidence: of revsync.yaml: ${e.message}; nothing was sent`,
@@ -65630,7 +67715,7 @@ function startEvidence(run2, repo, env2, planFile) {
       repoRoot: repo.root,
       cwd,
       env: penv,
-      policyPaths: [(0, import_node_path28.relative)(repo.root, repo.configFile), (0, import_node_path28.relative)(repo.root, repo.policiesDir) || "."],
+      policyPaths: [(0, import_node_path29.relative)(repo.root, repo.configFile), (0, import_node_path29.relative)(repo.root, repo.policiesDir) || "."],
       environment: env2.name,
       baseUrl: env2.baseUrl,
       authUrl: env2.authUrl,
@@ -65657,25 +67742,41 @@ function startEvidence(run2, repo, env2, planFile) {
   };
   return ev;
 }
-function recordsAt(target) {
+async function recordsAt(target, repo) {
   let dir = false;
   try {
     dir = (0, import_node_fs17.statSync)(target).isDirectory();
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
-  const folder = dir ? target : (0, import_node_path28.dirname)(target);
+  const folder = dir ? target : (0, import_node_path29.dirname)(target);
   const found = readRecords(folder);
-  const checked = verifyChain(found).records;
+  const checked = verifyChain(found, await promotionExpected(repo, found)).records;
   const verdicts = new Map(checked.map((v2) => [v2.file, v2]));
   const byFile = new Map(found.map((s3) => [s3.file, s3]));
   const all2 = checked.map((v2) => byFile.get(v2.file));
   if (dir) return { stored: all2, verdicts };
-  const own2 = all2.find((s3) => s3.file === (0, import_node_path28.basename)(target)) ?? readRecord(target);
+  const own2 = all2.find((s3) => s3.file === (0, import_node_path29.basename)(target)) ?? readRecord(target);
   const verdict2 = verdicts.get(own2.file);
   return { stored: [{ ...own2, file: target }], verdicts: new Map(verdict2 ? [[target, verdict2]] : []) };
 }
-function verifyFolder(dir) {
+async function promotionExpected(at2, stored) {
+  let repo;
+  try {
+    repo = at2.openRepo();
+  } catch {
+    return {};
+  }
+  const commits = stored.flatMap((s3) => typeof s3.record?.git?.commit === "string" ? [s3.record.git.commit] : []);
+  const then = await promoteFromAtCommits(repo.root, `./${(0, import_node_path29.basename)(repo.configFile)}`, commits, at2.penv);
+  return {
+    promoteFrom: (r) => {
+      const named3 = r.git?.commit ? then.get(r.git.commit) : void 0;
+      return named3 ? named3[r.environment] : promoteFromOf(repo.config, r.environment);
+    }
+  };
+}
+async function verifyFolder(dir, repo) {
   let st;
   try {
     st = (0, import_node_fs17.statSync)(dir);
@@ -65685,7 +67786,7 @@ function verifyFolder(dir) {
   if (!st.isDirectory()) throw new UserError(`${dir} is a file: evidence verify checks a folder of records (evidence show prints one)`);
   const stored = readRecords(dir);
   if (!stored.length) throw new UserError(`no evidence records in ${dir}`, "evidence verify checks a folder that apply --evidence wrote records into");
-  return { stored, report: verifyChain(stored) };
+  return { stored, report: verifyChain(stored, await promotionExpected(repo, stored)) };
 }
 async function verifyExitCode(report3, live) {
   if (live && (await Promise.resolve().then(() => (init_evidence(), evidence_exports))).liveChanged(live)) return 1;
@@ -65710,8 +67811,8 @@ async function liveFindings(stored, env2, run2) {
     await core.close();
   }
 }
-function recordsToShow(path, pick2) {
-  const { stored: all2, verdicts } = recordsAt(path);
+async function recordsToShow(path, pick2, repo) {
+  const { stored: all2, verdicts } = await recordsAt(path, repo);
   let stored = all2;
   if (pick2.env) stored = stored.filter((s3) => s3.record?.environment === pick2.env);
   if (pick2.last !== void 0) {
@@ -65747,29 +67848,31 @@ function doubtOf(v2) {
     return { tag, words: `this record was changed after it was written (${v2.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v2.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs17, import_node_path28, version;
+var import_node_fs17, import_node_path29, version;
 var init_evidence3 = __esm({
   "src/session/evidence.ts"() {
     "use strict";
     import_node_fs17 = require("node:fs");
-    import_node_path28 = require("node:path");
+    import_node_path29 = require("node:path");
     init_errors();
     init_context2();
     init_live();
     init_recorder();
     init_store();
     init_verify();
+    init_promotion7();
+    init_promotion4();
     init_package_root();
     init_user_files();
     init_words();
     init_number();
-    version = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path28.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path29.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
 // src/lock/local-lock.ts
 function machineLockDir(env2 = process.env, platform = process.platform) {
-  return platform === "win32" ? (0, import_node_path29.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
+  return platform === "win32" ? (0, import_node_path30.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
 }
 function thisProcessSpace() {
   const read = (f2) => {
@@ -65812,7 +67915,7 @@ function releasedOf(v2) {
   const r = v2;
   return r && typeof r === "object" && typeof r.lock === "string" ? { released: { lock: r.lock, why: typeof r.why === "string" ? r.why : "released" } } : void 0;
 }
-var import_node_crypto11, import_node_fs18, import_node_os3, import_node_path29, running, LocalLock;
+var import_node_crypto11, import_node_fs18, import_node_os3, import_node_path30, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
@@ -65820,7 +67923,7 @@ var init_local_lock = __esm({
     import_node_fs18 = require("node:fs");
     init_fs_atomic();
     import_node_os3 = require("node:os");
-    import_node_path29 = require("node:path");
+    import_node_path30 = require("node:path");
     init_tenant();
     init_user_files();
     init_lock();
@@ -65840,7 +67943,7 @@ var init_local_lock = __esm({
         const tenant = tenantIdentity(service.baseUrl, service.realm);
         const name = earlier ? (0, import_node_crypto11.createHash)("sha256").update(`${service.baseUrl}
 ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.slice(0, 32)}`;
-        this.path = (0, import_node_path29.join)(dir, `${name}.json`);
+        this.path = (0, import_node_path30.join)(dir, `${name}.json`);
         this.where = `file ${this.path} of this machine`;
       }
       dir;
@@ -66018,18 +68121,18 @@ function parseRecord(id, message, environment) {
     ...releasedOf(r.released) ?? {}
   };
 }
-var import_node_child_process3, import_node_crypto12, import_node_os4, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
+var import_node_child_process4, import_node_crypto12, import_node_os4, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
 var init_git_lock = __esm({
   "src/lock/git-lock.ts"() {
     "use strict";
-    import_node_child_process3 = require("node:child_process");
+    import_node_child_process4 = require("node:child_process");
     import_node_crypto12 = require("node:crypto");
     import_node_os4 = require("node:os");
     init_local_lock();
     init_lock();
     EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     GIT_TIMEOUT_MS = 6e4;
-    withoutCredentials = (text4) => text4.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@");
+    withoutCredentials = (text4) => text4.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@").replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s?#]*)[?#][^\s'"]*/gi, "$1?***");
     GitLock = class _GitLock {
       constructor(opts) {
         this.opts = opts;
@@ -66058,7 +68161,7 @@ var init_git_lock = __esm({
       }
       git(args, extraEnv = {}) {
         return new Promise((resolve22, reject) => {
-          const child = (0, import_node_child_process3.execFile)(
+          const child = (0, import_node_child_process4.execFile)(
             "git",
             args,
             {
@@ -66196,7 +68299,7 @@ function lockBackend(repo, env2, penv) {
     return new RenamedLock(new GitLock({ ...git, ref: tenantLockRef(tenantIdentity(env2.baseUrl, env2.realm)) }), new GitLock(git));
   }
   const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os5.tmpdir)();
-  const earlier = (0, import_node_path30.join)((0, import_node_path30.resolve)(tmp), "revsync-locks");
+  const earlier = (0, import_node_path31.join)((0, import_node_path31.resolve)(tmp), "revsync-locks");
   const service = { baseUrl: env2.baseUrl, realm: env2.realm };
   return new RenamedLock(new LocalLock(machineLockDir(penv), service), new LocalLock(earlier, service, void 0, void 0, true));
 }
@@ -66400,13 +68503,13 @@ async function mayRelease(req, environment, holder, state) {
   if (!yes) out.error("unlock cancelled: nothing was released");
   return yes;
 }
-var import_node_fs19, import_node_os5, import_node_path30, revsyncVersion, realSleep, where;
+var import_node_fs19, import_node_os5, import_node_path31, revsyncVersion, realSleep, where;
 var init_env_lock = __esm({
   "src/session/env-lock.ts"() {
     "use strict";
     import_node_fs19 = require("node:fs");
     import_node_os5 = require("node:os");
-    import_node_path30 = require("node:path");
+    import_node_path31 = require("node:path");
     init_duration();
     init_errors();
     init_context2();
@@ -66415,9 +68518,71 @@ var init_env_lock = __esm({
     init_lock();
     init_tenant();
     init_package_root();
-    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path30.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path31.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
     realSleep = (ms) => new Promise((r) => setTimeout(r, ms));
     where = async (backend) => await backend.describe?.().catch(() => void 0) ?? backend.where;
+  }
+});
+
+// src/promotion/apply.ts
+function checkSavedPromotion(plan, promoteFrom, file) {
+  const was = plan.promotion?.from;
+  if (was === promoteFrom) return;
+  const now = promoteFrom === void 0 ? "has no promote_from" : `receives its changes from ${JSON.stringify(promoteFrom)} (promote_from)`;
+  const then = was === void 0 ? "was made without promotion" : `was promoted from ${JSON.stringify(was)}`;
+  throw new UserError(
+    `the plan ${file} ${then}, and environment ${JSON.stringify(plan.environment)} ${now} in revsync.yaml: what was reviewed is not what applies now, so nothing was sent`,
+    `plan again: revsync plan --env ${plan.environment} --out FILE, review it, and apply that file`
+  );
+}
+async function testsBeforeWriting(src, kinds) {
+  if (!src.tests || !hasTests(src)) return void 0;
+  const live = await readLive(src.core, src.desired, { concurrency: src.concurrency, targets: [], approvedValues: true }, kinds);
+  return testsInSource(src.tests, live, kinds);
+}
+function testsRefusal(from, t) {
+  return new UserError(
+    `${testsWords(from, t)}, so nothing was sent`,
+    `fix the policies or the tests, apply them to ${from}, then plan again; revsync test --live --env ${from} runs them`
+  );
+}
+function promotionLeftBlocked(plan) {
+  const blocked2 = blockedForPromotion(plan);
+  if (!blocked2.length || !plan.promotion) return void 0;
+  const from = plan.promotion.from;
+  return new UserError(
+    `${plural(blocked2.length, "write")} of this plan ${blocked2.length === 1 ? "is" : "are"} blocked for promotion from ${from}, and nothing was sent for ${blocked2.length === 1 ? "it" : "them"}:
+  ${blocked2.join("\n  ")}`,
+    `apply to ${from} first and run its tests there (revsync apply --env ${from}; revsync test --live --env ${from}), then plan again`
+  );
+}
+var init_apply3 = __esm({
+  "src/promotion/apply.ts"() {
+    "use strict";
+    init_errors();
+    init_read2();
+    init_words();
+    init_check();
+    init_source2();
+    init_tests2();
+  }
+});
+
+// src/promotion/gate.ts
+function promotionGate(src, kinds) {
+  return async (c2) => {
+    const live = await readSource(src, [c2.address], kinds, false);
+    const judged2 = judgeWrite(c2, { name: src.name, desired: src.desired, live }, kinds);
+    if (judged2.promotion?.status === "promoted") return void 0;
+    return `blocked: ${c2.address} is not promoted from ${src.name} any more (read right before the write): ${judged2.reason ?? ""}; ${NOTHING_SENT_FOR_IT}`;
+  };
+}
+var init_gate = __esm({
+  "src/promotion/gate.ts"() {
+    "use strict";
+    init_write();
+    init_check();
+    init_source2();
   }
 });
 
@@ -66458,8 +68623,8 @@ function openRun(req, w2) {
 }
 async function warnUncommitted(run2, plan) {
   const { repo, out, w: w2 } = run2;
-  const paths = [(0, import_node_path31.relative)(repo.root, repo.configFile), (0, import_node_path31.relative)(repo.root, repo.policiesDir) || "."];
-  for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path31.relative)(repo.root, (0, import_node_path31.resolve)(w2.cwd, c2.values.file)));
+  const paths = [(0, import_node_path32.relative)(repo.root, repo.configFile), (0, import_node_path32.relative)(repo.root, repo.policiesDir) || "."];
+  for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path32.relative)(repo.root, (0, import_node_path32.resolve)(w2.cwd, c2.values.file)));
   const { commit, files } = await changedPolicyFiles(repo.root, paths, w2.cwd, w2.penv);
   run2.tree = { commit, files };
   if (!files.length) return;
@@ -66470,7 +68635,10 @@ async function warnUncommitted(run2, plan) {
 }
 async function planToApply(run2) {
   if (run2.saved) await warnUncommitted(run2, run2.saved);
-  const plan = run2.saved ? checkAgainstGit(run2.saved, run2.w.desiredState(run2.repo, run2.env), run2.w.kinds) : checkPayloads(await run2.w.makePlan(run2.repo, run2.env, run2.core, planGuardrails(run2)), run2.w.kinds);
+  const plan = run2.saved ? checkAgainstGit(run2.saved, run2.w.desiredState(run2.repo, run2.env), run2.w.kinds) : checkPayloads(
+    await run2.w.makePlan(run2.repo, run2.env, run2.core, { ...guardrailsOpt(run2), ...run2.promotion ? { promotion: run2.promotion } : {} }),
+    run2.w.kinds
+  );
   if (!run2.saved) await warnUncommitted(run2, plan);
   run2.evidence?.recorder.setPlan(plan);
   run2.evidence?.recorder.setUser(run2.core.auth.username);
@@ -66480,13 +68648,20 @@ function planGuardrails(run2) {
   if (!run2.guardrails) return void 0;
   return { setup: run2.guardrails, judging: { now: run2.w.now, approvers: approversOf3(run2), overrides: [] } };
 }
+function guardrailsOpt(run2) {
+  const guardrails = planGuardrails(run2);
+  return guardrails ? { guardrails } : {};
+}
 function approversOf3(run2, pr) {
-  return approversOf(run2.core.approverAuth ? run2.core.approverAuth.username : run2.w.approverNamed(run2.env), pr);
+  return approversOf(
+    approverUser(run2.core.approverAuth, () => run2.w.approverNamed(run2.env)),
+    pr
+  );
 }
 async function judgedNow(run2, plan) {
   if (!run2.guardrails) return plan.guardrails ? { ...plan, guardrails: void 0, changes: plan.changes.map(({ guardrails: _g, ...c2 }) => c2) } : plan;
   const { w: w2 } = run2;
-  const judged2 = await guardrailsBeforeWriting(plan, {
+  const judged2 = await guardrailsBeforeWriting(run2.saved ? await factsOfNow(run2, plan, run2.guardrails) : plan, {
     ...run2,
     setup: run2.guardrails,
     now: w2.now,
@@ -66497,7 +68672,25 @@ async function judgedNow(run2, plan) {
     approvers: (approval) => approversOf3(run2, approval)
   });
   if (judged2.approval) run2.approval = judged2.approval;
+  run2.judgedAgain = judged2.again;
   return judged2.shown;
+}
+async function factsOfNow(run2, plan, setup) {
+  if (!setup.rules.some((r) => r.when)) return plan;
+  const now = await run2.w.makePlan(run2.repo, run2.env, run2.core, { ...guardrailsOpt(run2), target: { of: plan.targets } });
+  const key5 = (c2) => `${c2.action} ${c2.address}`;
+  const fresh = new Map(now.changes.filter(isApplied).map((c2) => [key5(c2), c2.facts]));
+  const changes = plan.changes.map((c2) => {
+    if (!isApplied(c2)) return c2;
+    const facts = fresh.get(key5(c2));
+    if (!facts)
+      throw new UserError(
+        `the guardrails judge ${c2.address} (${c2.action}) on what git and the service give now, and a plan made now holds no such change: nothing was sent`,
+        "run revsync plan again, review it, and apply that plan"
+      );
+    return { ...c2, facts };
+  });
+  return { ...plan, changes };
 }
 async function confirmed(run2) {
   const { out, core, signals: signals2 } = run2;
@@ -66512,14 +68705,17 @@ async function confirmed(run2) {
 }
 async function beforeWriting(run2, plan) {
   const { out, core, env: env2, evidence } = run2;
-  const shown3 = await judgedNow(run2, plan);
-  out.info(planText(shown3, out.err));
+  const shown4 = await judgedNow(run2, plan);
+  out.info(planText(shown4, out.err));
   if (!hasApplied(plan)) {
     out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
     run2.w.noteTurnedAway(core.governor, env2);
+    const blocked2 = promotionLeftBlocked(plan);
+    if (blocked2) throw blocked2;
     return unreadCode(run2, plan, 0);
   }
-  const held = heldBackError(shown3);
+  await promotionTestsNow(run2);
+  const held = heldBackError(shown4);
   if (held) throw held;
   const fourEyes = env2.fourEyes || !!plan.four_eyes;
   const ready = readyToApply(plan, core, { fourEyes, kinds: run2.w.kinds });
@@ -66606,19 +68802,31 @@ async function writeAll(run2, plan) {
       isStopping: run2.signals.isStopping,
       observers: observers(run2, progress),
       fourEyes,
-      kinds: w2.kinds
+      kinds: w2.kinds,
+      ...run2.promotion ? { gate: promotionGate(run2.promotion, w2.kinds) } : {}
     };
     report3 = await applyPlan(core, plan, { ...opts, tagRequests: run2.evidence !== void 0 });
   } finally {
     progress.stop();
   }
   if (run2.evidence) run2.evidence.report = report3;
-  const wrote = report3.interrupted ? 130 : report3.outcomes.some((o) => o.status === "failed") ? 1 : 0;
+  const blocked2 = report3.interrupted ? void 0 : promotionLeftBlocked(plan);
+  const wrote = report3.interrupted ? 130 : report3.outcomes.some((o) => o.status === "failed") || blocked2 ? 1 : 0;
   const code = await settle2(run2, { exitCode: unreadCode(run2, plan, wrote, false) });
   w2.view({ report: report3, lock: run2.backend ? run2.lock?.evidence() : NO_LOCK }, out);
   w2.noteTurnedAway(core.governor, env2);
+  if (blocked2) {
+    out.error(blocked2.message);
+    if (blocked2.hint) out.hint(`Hint: ${blocked2.hint}`);
+  }
   unreadCode(run2, plan, wrote);
   return code;
+}
+async function promotionTestsNow(run2) {
+  if (!run2.promotion || !run2.saved) return;
+  const tests = await testsBeforeWriting(run2.promotion, run2.w.kinds);
+  if (tests) run2.evidence?.recorder.setPromotionTests(tests);
+  if (tests?.failed.length) throw testsRefusal(run2.promotion.name, tests);
 }
 function unreadCode(run2, plan, code, say = true) {
   if (!plan.unread?.length) return code;
@@ -66627,9 +68835,15 @@ function unreadCode(run2, plan, code, say = true) {
   return run2.saved || code !== 0 ? code : 1;
 }
 async function work(run2) {
+  if (run2.saved && run2.planFile) checkSavedPromotion(run2.saved, run2.env.promoteFrom, run2.planFile);
+  run2.promotion = await run2.w.openPromotion(run2.repo, run2.env);
   const ready = await beforeWriting(run2, await planToApply(run2));
   if (typeof ready === "number") return ready;
-  return await lockEnvironment(run2, ready) ?? writeAll(run2, ready);
+  const stopped = await lockEnvironment(run2, ready);
+  if (stopped !== void 0) return stopped;
+  const late = run2.judgedAgain?.(run2.w.clock());
+  if (late) throw late;
+  return writeAll(run2, ready);
 }
 function decideLock(run2) {
   const { lock, out, env: env2 } = run2;
@@ -66681,16 +68895,17 @@ async function applySession(req, w2) {
     out.error(run2.signals.stopNowMessage());
     return await settle2(run2, { exitCode: 130, stoppedNow: true });
   } finally {
-    if (!run2.signals.inFlight().length) await run2.core.close();
+    if (!run2.signals.inFlight().length) await Promise.all([run2.core.close(), run2.promotion?.core.close()]);
     run2.signals.close();
   }
 }
-var import_node_path31, NO_LOCK;
-var init_apply3 = __esm({
+var import_node_path32, NO_LOCK;
+var init_apply4 = __esm({
   "src/session/apply.ts"() {
     "use strict";
-    import_node_path31 = require("node:path");
+    import_node_path32 = require("node:path");
     init_run3();
+    init_model();
     init_unread();
     init_errors();
     init_lock();
@@ -66705,6 +68920,8 @@ var init_apply3 = __esm({
     init_four_eyes4();
     init_four_eyes2();
     init_env_lock();
+    init_apply3();
+    init_gate();
     NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" };
   }
 });
@@ -66754,7 +68971,7 @@ async function runApply(flags, out, _r, args) {
   const view = await pickView(applyViews, flags.format);
   const planFile = args[0];
   const request2 = {
-    ...planFile !== void 0 ? { planFile, planPath: (0, import_node_path32.resolve)(cwdOf(flags), planFile) } : {},
+    ...planFile !== void 0 ? { planFile, planPath: (0, import_node_path33.resolve)(cwdOf(flags), planFile) } : {},
     ...flags.target ? { target: flags.target } : {},
     ...flags.env !== void 0 ? { envFlag: flags.env } : {},
     ...envOf(flags).REVSYNC_ENV !== void 0 ? { envVariable: envOf(flags).REVSYNC_ENV } : {},
@@ -66770,13 +68987,20 @@ async function runApply(flags, out, _r, args) {
     cwd: cwdOf(flags),
     kinds: kindsOf(out.io),
     now: nowOf(flags),
+    clock: () => nowOf(flags),
     openRepo: () => openRepo(flags),
     openEnv: (repo, name) => openEnv(repo, flags, name),
     openClient: (env2, recorder) => openClient(env2, flags, out, recorder && { onRequest: recorder.observe, onRequestStart: recorder.observeStart }, { approver: true }),
     concurrency: () => concurrencyOf(flags),
     desiredState: (repo, env2) => desiredState(repo, env2, out, flags),
-    makePlan: (repo, env2, core, guardrails) => makePlan2(repo, env2, core, flags, out, { impact: false, applies: true, ...guardrails ? { guardrails } : {} }),
-    approverNamed: (env2) => approverNamedFor(env2, flags).user,
+    makePlan: (repo, env2, core, { guardrails, promotion, target }) => makePlan2(repo, env2, core, target ? { ...flags, target: target.of } : flags, out, {
+      impact: false,
+      applies: true,
+      ...guardrails ? { guardrails } : {},
+      ...promotion ? { promotion } : {}
+    }),
+    approverNamed: (env2) => approverNamedFor(env2, flags),
+    openPromotion: (repo, env2) => openPromotion2(repo, env2, flags, out),
     ci: () => ciOf(flags),
     ask: (q) => askYes(out, q),
     signals: (warn) => applySignals(out.io.signals, warn),
@@ -66784,15 +69008,15 @@ async function runApply(flags, out, _r, args) {
     noteTurnedAway: (governor, env2) => noteTurnedAway(governor, env2, flags, out)
   });
 }
-var import_node_path32;
-var init_apply4 = __esm({
+var import_node_path33;
+var init_apply5 = __esm({
   "src/cli/apply.ts"() {
     "use strict";
-    import_node_path32 = require("node:path");
+    import_node_path33 = require("node:path");
     init_view();
     init_apply2();
     init_apply_signals();
-    init_apply3();
+    init_apply4();
     init_context();
     init_four_eyes3();
     init_guardrails3();
@@ -66801,6 +69025,7 @@ var init_apply4 = __esm({
     init_prompt();
     init_rate_limit();
     init_reading();
+    init_promotion6();
   }
 });
 
@@ -67098,7 +69323,7 @@ async function runSummary(flags, out, files) {
   if (!files.length && !expected?.length)
     throw new UserError("no outputs to sum up", "name the JSON files the jobs wrote, e.g. revsync summary outputs/*.json");
   const lists = files.map((file) => {
-    const data = readJson((0, import_node_path33.resolve)(cwdOf(flags), file), file);
+    const data = readJson((0, import_node_path34.resolve)(cwdOf(flags), file), file);
     return outcomesOf({ source: file, data }, (raw, source) => planFromJson(raw, source, "so it is not summed up", kindsOf(out.io)));
   });
   if (!files.length || !lists.flat().length)
@@ -67120,24 +69345,24 @@ function expectedEnvironments(flags) {
   if (hasConfig) return fleetNames(openRepo(flags), { ...flags, env: void 0 }, false);
   return [...new Set((flags.envs ?? "").split(",").map((n) => n.trim()))].filter(Boolean);
 }
-function readJson(path, shown3) {
+function readJson(path, shown4) {
   let text4;
   try {
     text4 = readUserFile(path, READ_CAPS.json);
   } catch (e) {
-    throw new UserError(`cannot read ${shown3}: ${readFailure(e)}`);
+    throw new UserError(`cannot read ${shown4}: ${readFailure(e)}`);
   }
   try {
     return JSON.parse(text4);
   } catch (e) {
-    throw new UserError(`${shown3} is not a JSON output of revsync: it is not valid JSON (${e.message})`);
+    throw new UserError(`${shown4} is not a JSON output of revsync: it is not valid JSON (${e.message})`);
   }
 }
-var import_node_path33;
+var import_node_path34;
 var init_summary = __esm({
   "src/cli/summary.ts"() {
     "use strict";
-    import_node_path33 = require("node:path");
+    import_node_path34 = require("node:path");
     init_repo();
     init_errors();
     init_merge();
@@ -67203,8 +69428,8 @@ function mergedBatchFor(holdings, name, policyFile, ctx) {
   }
   const texts = held.map((h) => h.file.batchValues.get(name));
   if (texts.every((t) => t !== void 0)) {
-    const dir = import_node_path34.posix.dirname(policyFile);
-    const own2 = (suffix) => import_node_path34.posix.relative(dir, ctx.unique(import_node_path34.posix.join(dir, valuesFileFor(policy2, name).replace(/\.csv$/, `${suffix}.csv`))));
+    const dir = import_node_path35.posix.dirname(policyFile);
+    const own2 = (suffix) => import_node_path35.posix.relative(dir, ctx.unique(import_node_path35.posix.join(dir, valuesFileFor(policy2, name).replace(/\.csv$/, `${suffix}.csv`))));
     const same2 = texts.every((t) => t === texts[0] || !!ctx.kind?.sameValues?.(t, texts[0]));
     if (same2) {
       entry.values = own2("");
@@ -67284,11 +69509,11 @@ function written(value2) {
 }
 function renderMerged(docs, header) {
   const texts = docs.map((d) => {
-    const doc = new import_yaml8.Document(written(d.value));
+    const doc = new import_yaml9.Document(written(d.value));
     quotedWhereNeeded(doc.contents);
-    (0, import_yaml8.visit)(doc, {
+    (0, import_yaml9.visit)(doc, {
       Pair(_2, pair) {
-        if ((0, import_yaml8.isScalar)(pair.key) && pair.key.value === "environments" && (0, import_yaml8.isSeq)(pair.value)) pair.value.flow = true;
+        if ((0, import_yaml9.isScalar)(pair.key) && pair.key.value === "environments" && (0, import_yaml9.isSeq)(pair.value)) pair.value.flow = true;
       }
     });
     placeComments(doc, d);
@@ -67297,12 +69522,12 @@ function renderMerged(docs, header) {
   return `${header.map((h) => `# ${h}`).join("\n")}
 ${texts.join("---\n")}`;
 }
-var import_node_path34, import_yaml8, VarRef, VarNamer, isScalarValue, envsOf;
+var import_node_path35, import_yaml9, VarRef, VarNamer, isScalarValue, envsOf;
 var init_all_envs = __esm({
   "src/export/all-envs.ts"() {
     "use strict";
-    import_node_path34 = require("node:path");
-    import_yaml8 = __toESM(require_dist(), 1);
+    import_node_path35 = require("node:path");
+    import_yaml9 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
     init_registry();
@@ -67362,7 +69587,7 @@ function scalarText(value2) {
 function setValue(doc, path, serviceValue, edits, raw = false) {
   const value2 = raw ? serviceValue : literalValue(serviceValue);
   const old = doc.getIn(path, true);
-  if (old && (0, import_yaml9.isScalar)(old) && (value2 === null || typeof value2 !== "object")) {
+  if (old && (0, import_yaml10.isScalar)(old) && (value2 === null || typeof value2 !== "object")) {
     old.value = value2;
     quotedWhereNeeded(old);
     if (old.range) edits.splices.push({ start: old.range[0], end: old.range[1], text: scalarText(value2) });
@@ -67455,12 +69680,12 @@ function addBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }) {
   const file = text4 !== void 0 ? newValues() : void 0;
   const entry = literalValue({ ...b2, ...file !== void 0 ? { values: file } : {} });
   const seq = doc.get("batches", true);
-  if ((0, import_yaml9.isSeq)(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
+  if ((0, import_yaml10.isSeq)(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
   else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
   edits.structural = true;
   out.changes.push(`batch ${b2.name} added`);
   if (file !== void 0 && text4 !== void 0)
-    out.values.push({ file: import_node_path35.posix.join(ctx.policyDir, file), text: text4, what: `values of ${batchAddress(f2, b2.name)}`, named: true });
+    out.values.push({ file: import_node_path36.posix.join(ctx.policyDir, file), text: text4, what: `values of ${batchAddress(f2, b2.name)}`, named: true });
 }
 function updateBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }, i, g2) {
   const put3 = (path, value2, what2) => {
@@ -67477,7 +69702,7 @@ function updateBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }, i, g2) {
   if (text4 === void 0) return;
   const what = `values of ${batchAddress(f2, b2.name)}`;
   if (typeof g2.values === "string" && g2.values !== "") {
-    const file2 = import_node_path35.posix.normalize(import_node_path35.posix.join(ctx.policyDir, g2.values));
+    const file2 = import_node_path36.posix.normalize(import_node_path36.posix.join(ctx.policyDir, g2.values));
     if (!sameValues(ctx.kind, ctx.readValues(file2), text4) && !refuseShared(ctx, `the values of batch ${b2.name} differ from ${file2}`))
       out.values.push({ file: file2, text: text4, what });
     return;
@@ -67486,7 +69711,7 @@ function updateBatch({ doc, f: f2, b: b2, newValues, edits, ctx, out }, i, g2) {
   const file = newValues();
   setValue(doc, ["batches", i, "values"], file, edits);
   out.changes.push(`batch ${b2.name} values`);
-  out.values.push({ file: import_node_path35.posix.join(ctx.policyDir, file), text: text4, what, named: true });
+  out.values.push({ file: import_node_path36.posix.join(ctx.policyDir, file), text: text4, what, named: true });
 }
 function updateDoc(doc, current, f2, edits, ctx) {
   const out = { changes: [], values: [] };
@@ -67511,7 +69736,7 @@ function rewrite(original, docs, edits) {
   if (!edits || edits.structural || !edits.splices.length) return whole;
   let text4 = original;
   for (const s3 of [...edits.splices].sort((a, b2) => b2.start - a.start)) text4 = text4.slice(0, s3.start) + s3.text + text4.slice(s3.end);
-  const meaning2 = (t) => (0, import_yaml9.parseAllDocuments)(t).map((d) => d.toJS());
+  const meaning2 = (t) => (0, import_yaml10.parseAllDocuments)(t).map((d) => d.toJS());
   return sameJson(meaning2(text4), meaning2(whole)) ? text4 : whole;
 }
 function readGit(git, kinds) {
@@ -67519,7 +69744,7 @@ function readGit(git, kinds) {
   const where2 = /* @__PURE__ */ new Map();
   const broken = /* @__PURE__ */ new Map();
   for (const g2 of git) {
-    const docs = (0, import_yaml9.parseAllDocuments)(g2.text);
+    const docs = (0, import_yaml10.parseAllDocuments)(g2.text);
     if (!Array.isArray(docs)) continue;
     parsed.set(g2.file, docs);
     const err = docs.flatMap((d) => d.errors)[0];
@@ -67541,11 +69766,11 @@ function readGit(git, kinds) {
 function valuesNamedIn(git) {
   const named3 = /* @__PURE__ */ new Set();
   for (const g2 of git) {
-    const docs = g2.values.length ? g2.values : (0, import_yaml9.parseAllDocuments)(g2.text).map((d) => d.toJS());
+    const docs = g2.values.length ? g2.values : (0, import_yaml10.parseAllDocuments)(g2.text).map((d) => d.toJS());
     for (const v2 of docs) {
       const batches = v2?.batches;
       if (!Array.isArray(batches)) continue;
-      for (const b2 of batches) if (typeof b2?.values === "string" && b2.values !== "") named3.add(import_node_path35.posix.normalize(import_node_path35.posix.join(import_node_path35.posix.dirname(g2.file), b2.values)));
+      for (const b2 of batches) if (typeof b2?.values === "string" && b2.values !== "") named3.add(import_node_path36.posix.normalize(import_node_path36.posix.join(import_node_path36.posix.dirname(g2.file), b2.values)));
     }
   }
   return named3;
@@ -67567,7 +69792,7 @@ function placeFile(f2, x2) {
   }
   const current = hit.file.values[hit.index];
   const doc = read.parsed.get(hit.file.file)?.[hit.index];
-  if (current === void 0 || !doc || !(0, import_yaml9.isMap)(doc.contents)) {
+  if (current === void 0 || !doc || !(0, import_yaml10.isMap)(doc.contents)) {
     plan.skipped.push(`${hit.file.file} holds ${f2.address} but could not be read with this environment's variables (revsync validate says why): left as it is`);
     return;
   }
@@ -67578,7 +69803,7 @@ function placeFile(f2, x2) {
     address: f2.address,
     claimValues: x2.claimValues,
     plan,
-    policyDir: import_node_path35.posix.dirname(hit.file.file),
+    policyDir: import_node_path36.posix.dirname(hit.file.file),
     readValues: x2.readValues,
     ...kind ? { kind } : {},
     ...opts.varHome ? { varHome: opts.varHome } : {},
@@ -67597,9 +69822,9 @@ function placeExport(files, git, header, readValues, opts = {}) {
   for (const f2 of files) if (!read.where.has(key3(f2.value.kind, f2.value.metadata.name))) for (const v2 of f2.valuesFiles) claimed.add(v2.file);
   const claimValues = (policyDir, file) => {
     let path = file;
-    for (let i = 2; claimed.has(import_node_path35.posix.join(policyDir, path)) || readValues(import_node_path35.posix.join(policyDir, path)) !== void 0; i++)
+    for (let i = 2; claimed.has(import_node_path36.posix.join(policyDir, path)) || readValues(import_node_path36.posix.join(policyDir, path)) !== void 0; i++)
       path = file.replace(/\.csv$/, `-${i}.csv`);
-    claimed.add(import_node_path35.posix.join(policyDir, path));
+    claimed.add(import_node_path36.posix.join(policyDir, path));
     return path;
   };
   const x2 = { plan, git, read, header, readValues, claimValues, opts, matched: /* @__PURE__ */ new Set(), dirty: /* @__PURE__ */ new Map(), edits: /* @__PURE__ */ new Map() };
@@ -67616,12 +69841,12 @@ function placeExport(files, git, header, readValues, opts = {}) {
   }
   return plan;
 }
-var import_node_path35, import_yaml9, key3, setOwnValue, setLiveValue, WHOLE_VAR, batchAddress, sharedOf;
+var import_node_path36, import_yaml10, key3, setOwnValue, setLiveValue, WHOLE_VAR, batchAddress, sharedOf;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
-    import_node_path35 = require("node:path");
-    import_yaml9 = __toESM(require_dist(), 1);
+    import_node_path36 = require("node:path");
+    import_yaml10 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
     init_export_file();
@@ -67685,11 +69910,11 @@ function varFor(d, path, values2, others, parts, what, ctx) {
 }
 function prepareSpec(address, d, holders, others, ctx, p) {
   const spec = d.doc.get("spec", true);
-  if (!(0, import_yaml10.isMap)(spec)) return [];
+  if (!(0, import_yaml11.isMap)(spec)) return [];
   const name = holders[0]?.file.value.metadata.name ?? "";
   const lists = [];
   for (const item of spec.items) {
-    const field = (0, import_yaml10.isScalar)(item.key) ? String(item.key.value) : void 0;
+    const field = (0, import_yaml11.isScalar)(item.key) ? String(item.key.value) : void 0;
     if (!field || !holders.every((h) => field in h.file.value.spec)) continue;
     const values2 = new Map(holders.map((h) => [h.env, h.file.value.spec[field]]));
     const r = varFor(d, ["spec", field], values2, others, [name, field], `${address}: ${field}`, ctx);
@@ -67765,12 +69990,12 @@ function prepareValues(d, i, b2, held, rest, ctx, p) {
   if (typeof raw !== "string" || variablesIn(raw).length || !texts.every((t) => t !== void 0)) return;
   const same2 = texts.every((t) => t === texts[0] || !!ctx.kind?.sameValues?.(t, texts[0]));
   if (same2) return;
-  const dir = import_node_path36.posix.dirname(d.file);
+  const dir = import_node_path37.posix.dirname(d.file);
   const policy2 = held[0]?.file.value.metadata.name ?? "";
   const files = held.map((h, i2) => {
-    const file = ctx.unique(import_node_path36.posix.join(dir, meaning(raw)).replace(/\.csv$/i, "") + `-${h.env.toLowerCase().replace(/[^a-z0-9]+/g, "-")}.csv`);
+    const file = ctx.unique(import_node_path37.posix.join(dir, meaning(raw)).replace(/\.csv$/i, "") + `-${h.env.toLowerCase().replace(/[^a-z0-9]+/g, "-")}.csv`);
     p.values.push({ file, text: texts[i2], what: `values of ${held[0]?.file.batchAddress?.(b2) ?? b2} in ${h.env}` });
-    return [h.env, import_node_path36.posix.relative(dir, file)];
+    return [h.env, import_node_path37.posix.relative(dir, file)];
   });
   const values2 = new Map([...files, ...rest.map((e) => [e, meaning(raw)])]);
   const ref = ctx.namer.name([policy2, b2, "values"], values2, `${held[0]?.file.batchAddress?.(b2) ?? b2}: values`);
@@ -67785,11 +70010,11 @@ function addMerged(d, b2, holders, ctx, p) {
   else entry.environments = held;
   const node = quotedWhereNeeded(d.doc.createNode(ownText(entry)));
   const seq = d.doc.get("batches", true);
-  if ((0, import_yaml10.isSeq)(seq)) seq.add(node);
+  if ((0, import_yaml11.isSeq)(seq)) seq.add(node);
   else d.doc.set("batches", d.doc.createNode([node]));
   d.edits.structural = true;
-  const dir = import_node_path36.posix.dirname(d.file);
-  for (const v2 of valuesFiles) p.values.push({ file: import_node_path36.posix.join(dir, v2.file), text: v2.text, what: `values of batch ${b2}` });
+  const dir = import_node_path37.posix.dirname(d.file);
+  for (const v2 of valuesFiles) p.values.push({ file: import_node_path37.posix.join(dir, v2.file), text: v2.text, what: `values of batch ${b2}` });
   note(p, d, `batch ${b2} added${entry.environments ? ` for ${entry.environments.join(", ")}` : ""}`);
 }
 function ownText(entry) {
@@ -67799,7 +70024,7 @@ function ownText(entry) {
 }
 function prepareBatches(d, holders, others, ctx, p) {
   const seq = d.doc.get("batches", true);
-  const listed = (0, import_yaml10.isSeq)(seq) ? seq.items.map((item) => (0, import_yaml10.isMap)(item) ? item.get("name") : void 0) : [];
+  const listed = (0, import_yaml11.isSeq)(seq) ? seq.items.map((item) => (0, import_yaml11.isMap)(item) ? item.get("name") : void 0) : [];
   const live = [...new Set(holders.flatMap((h) => (h.file.value.batches ?? []).map((b2) => b2.name)))].sort();
   for (const b2 of live) {
     const at2 = listed.flatMap((n, i) => n === b2 ? [i] : []);
@@ -67836,12 +70061,12 @@ function prepareAddress(address, holdings, docs, ctx, p) {
     }
   }
 }
-var import_node_path36, import_yaml10, scopeNode, effective, inOrder, isScalarValue2, meaning;
+var import_node_path37, import_yaml11, scopeNode, effective, inOrder, isScalarValue2, meaning;
 var init_all_envs_in_place = __esm({
   "src/export/all-envs-in-place.ts"() {
     "use strict";
-    import_node_path36 = require("node:path");
-    import_yaml10 = __toESM(require_dist(), 1);
+    import_node_path37 = require("node:path");
+    import_yaml11 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
     init_scope();
@@ -67859,7 +70084,7 @@ var init_all_envs_in_place = __esm({
 
 // src/export/config-vars.ts
 function setEnvironmentVars(text4, env2, sets) {
-  const doc = (0, import_yaml11.parseDocument)(text4);
+  const doc = (0, import_yaml12.parseDocument)(text4);
   if (doc.errors.length) throw new Error(`revsync.yaml has a YAML error: ${doc.errors[0]?.message ?? ""}`);
   const splices = [];
   let structural = false;
@@ -67867,7 +70092,7 @@ function setEnvironmentVars(text4, env2, sets) {
     const value2 = literalValue(serviceValue);
     const path = ["environments", env2, "vars", name];
     const old = doc.getIn(path, true);
-    if (old && (0, import_yaml11.isScalar)(old) && old.range && (value2 === null || typeof value2 !== "object")) {
+    if (old && (0, import_yaml12.isScalar)(old) && old.range && (value2 === null || typeof value2 !== "object")) {
       splices.push({ start: old.range[0], end: old.range[1], text: scalarText(value2) });
       old.value = value2;
       quotedWhereNeeded(old);
@@ -67881,11 +70106,11 @@ function setEnvironmentVars(text4, env2, sets) {
   for (const s3 of splices.sort((a, b2) => b2.start - a.start)) out = out.slice(0, s3.start) + s3.text + out.slice(s3.end);
   return out;
 }
-var import_yaml11;
+var import_yaml12;
 var init_config_vars = __esm({
   "src/export/config-vars.ts"() {
     "use strict";
-    import_yaml11 = __toESM(require_dist(), 1);
+    import_yaml12 = __toESM(require_dist(), 1);
     init_interpolate();
     init_in_place();
     init_mapping();
@@ -67910,9 +70135,9 @@ function filesUnder(dir) {
   const walk = (d) => {
     for (const e of (0, import_node_fs20.readdirSync)(d, { withFileTypes: true })) {
       if (e.name.startsWith(".")) continue;
-      const p = (0, import_node_path37.join)(d, e.name);
+      const p = (0, import_node_path38.join)(d, e.name);
       if (e.isDirectory()) walk(p);
-      else out.add(posixOf((0, import_node_path37.relative)(dir, p)));
+      else out.add(posixOf((0, import_node_path38.relative)(dir, p)));
     }
   };
   if ((0, import_node_fs20.existsSync)(dir)) walk(dir);
@@ -67936,7 +70161,7 @@ function gitFiles(dir, vars, inside, unreadable, at2) {
       unreadable.push(e instanceof Error ? e.message : String(e));
       return [];
     }
-    return [gitFileAs(posixOf((0, import_node_path37.relative)(dir, abs)), text4, vars, at2.repo, at2.environment, at2.kinds)];
+    return [gitFileAs(posixOf((0, import_node_path38.relative)(dir, abs)), text4, vars, at2.repo, at2.environment, at2.kinds)];
   });
 }
 function varHome(repo, envName2, added = /* @__PURE__ */ new Set()) {
@@ -67971,12 +70196,12 @@ async function exportPlan(ctx, core) {
   const unnamed = [];
   const heldTwice = [];
   const files = exportFiles(live, flags.target ?? [], taken, unnamed, kinds, heldTwice);
-  const schemaFile = (0, import_node_path37.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path38.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path37.relative)((0, import_node_path37.dirname)((0, import_node_path37.join)(dir, file)), schemaFile))}`,
+    `yaml-language-server: $schema=${posixOf((0, import_node_path38.relative)((0, import_node_path38.dirname)((0, import_node_path38.join)(dir, file)), schemaFile))}`,
     `Exported by revsync from environment ${env2.name}.`
   ];
-  const inPolicies = !(0, import_node_path37.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path37.isAbsolute)((0, import_node_path37.relative)(repo.policiesDir, dir));
+  const inPolicies = !(0, import_node_path38.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path38.isAbsolute)((0, import_node_path38.relative)(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
   return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(repo, env2.name), sharedWith, taken, kinds }), files, unnamed, heldTwice };
 }
@@ -67987,7 +70212,7 @@ function checkWrites(ctx, plan) {
   const unwritable2 = [];
   for (const w2 of plan.writes) {
     try {
-      realPathInside(base, (0, import_node_path37.join)(dir, w2.file), words3);
+      realPathInside(base, (0, import_node_path38.join)(dir, w2.file), words3);
     } catch (e) {
       const message = e.message;
       out.error(`${message} (${w2.what})`);
@@ -68016,10 +70241,10 @@ function whatToWrite(ctx, plan) {
     }
   const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack2]);
   const writes = plan.writes.filter((w2) => !left.has(w2) && ctx.readValues(w2.file) !== w2.text);
-  const schemaFile = (0, import_node_path37.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path38.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const needsSchemas = writes.some((w2) => {
     const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w2.text);
-    return !!m && (0, import_node_path37.resolve)((0, import_node_path37.dirname)((0, import_node_path37.join)(dir, w2.file)), m[1]) === schemaFile;
+    return !!m && (0, import_node_path38.resolve)((0, import_node_path38.dirname)((0, import_node_path38.join)(dir, w2.file)), m[1]) === schemaFile;
   });
   let configText;
   if (plan.vars.length) {
@@ -68037,14 +70262,14 @@ function reportWrites(ctx, plan, w2, schemas2) {
       `${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${ctx.shown(x2.file)}${x2.created && !x2.what.startsWith("values") ? "" : ` (${x2.what})`}`
     );
   const envVars = repo.config.environments[env2.name]?.vars ?? {};
-  const configShown = (0, import_node_path37.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  const configShown = (0, import_node_path38.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   for (const v2 of plan.vars) {
     out.out(
       `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v2.name} in ${configShown}: ${JSON.stringify(envVars[v2.name])} -> ${JSON.stringify(v2.value)} (${v2.what} reads \${${v2.name}}, which stays)`
     );
   }
   for (const f2 of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path37.relative)(repo.cwd, (0, import_node_path37.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path38.relative)(repo.cwd, (0, import_node_path38.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
 }
 function reportLeft(ctx, x2, created) {
   const { out, flags } = ctx;
@@ -68091,7 +70316,7 @@ function closing(ctx, plan, w2, schemas2, heldTwice) {
     out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
   } else if (!total) out.out("Nothing was exported: see the errors above.");
   if (flags.dryRun && total) {
-    const configShown = (0, import_node_path37.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+    const configShown = (0, import_node_path38.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
     const parts = `${newFiles} new, ${w2.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w2.configText !== void 0 ? `, ${configShown}` : ""}`;
     out.out(`
 Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
@@ -68117,7 +70342,7 @@ function writeAll2(ctx, w2) {
   const order2 = [...w2.writes.filter((f2) => f2.file.endsWith(".csv")), ...w2.writes.filter((f2) => !f2.file.endsWith(".csv"))];
   try {
     for (const f2 of order2) {
-      editUserFile((0, import_node_path37.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
+      editUserFile((0, import_node_path38.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
       written2.push(f2);
     }
   } catch (e) {
@@ -68126,23 +70351,23 @@ function writeAll2(ctx, w2) {
   return void 0;
 }
 function exportFolder(flags, out, repo) {
-  const dir = (0, import_node_path37.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
-  const dirInRepo = !(0, import_node_path37.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path37.isAbsolute)((0, import_node_path37.relative)(repo.root, dir));
+  const dir = (0, import_node_path38.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
+  const dirInRepo = !(0, import_node_path38.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path38.isAbsolute)((0, import_node_path38.relative)(repo.root, dir));
   const inside = {
     folder: dirInRepo ? repo.root : dir,
     words: {
-      show: (p) => (0, import_node_path37.relative)(out.io.cwd, p) || ".",
-      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path37.relative)(out.io.cwd, dir) || "."}`
+      show: (p) => (0, import_node_path38.relative)(out.io.cwd, p) || ".",
+      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path38.relative)(out.io.cwd, dir) || "."}`
     }
   };
   const readValues = (file) => {
     try {
-      return readUserFile((0, import_node_path37.join)(dir, file), READ_CAPS.values, inside);
+      return readUserFile((0, import_node_path38.join)(dir, file), READ_CAPS.values, inside);
     } catch {
       return void 0;
     }
   };
-  return { dir, inside, readValues, shown: (file) => (0, import_node_path37.relative)(out.io.cwd, (0, import_node_path37.join)(dir, file)) || file };
+  return { dir, inside, readValues, shown: (file) => (0, import_node_path38.relative)(out.io.cwd, (0, import_node_path38.join)(dir, file)) || file };
 }
 async function runExport(flags, out) {
   const repo = openRepo(flags);
@@ -68172,12 +70397,12 @@ async function runExport(flags, out) {
     await core.close();
   }
 }
-var import_node_fs20, import_node_path37, posixOf;
+var import_node_fs20, import_node_path38, posixOf;
 var init_export2 = __esm({
   "src/cli/export.ts"() {
     "use strict";
     import_node_fs20 = require("node:fs");
-    import_node_path37 = require("node:path");
+    import_node_path38 = require("node:path");
     init_repo();
     init_walk();
     init_yaml_source();
@@ -68195,7 +70420,7 @@ var init_export2 = __esm({
     init_context();
     init_io();
     init_reading();
-    posixOf = (p) => p.split(import_node_path37.sep).join("/");
+    posixOf = (p) => p.split(import_node_path38.sep).join("/");
   }
 });
 
@@ -68241,7 +70466,7 @@ function gitDocs(s3, files) {
   const broken = /* @__PURE__ */ new Map();
   for (const file of files) {
     const text4 = textOf(s3, file) ?? "";
-    const docs = (0, import_yaml12.parseAllDocuments)(text4);
+    const docs = (0, import_yaml13.parseAllDocuments)(text4);
     if (!Array.isArray(docs)) continue;
     if (docs.some((d) => d.errors.length)) {
       broken.set(file, text4);
@@ -68273,7 +70498,7 @@ function placeNew(s3, merged, broken, header) {
     const what = docs.length > 1 ? `: one document each for ${scopes.join("; ")}` : first.scope ? ` (for ${scopes[0]})` : "";
     put2(s3, file, renderMerged(docs, header(file)), `${first.address}${what}`, file);
     for (const d of docs) {
-      for (const v2 of d.valuesFiles) put2(s3, posixOf((0, import_node_path38.join)(file, "..", v2.file)), v2.text, `values of ${d.address}`, file);
+      for (const v2 of d.valuesFiles) put2(s3, posixOf((0, import_node_path39.join)(file, "..", v2.file)), v2.text, `values of ${d.address}`, file);
       s3.problems.leftOut.push(...d.leftOut);
     }
   }
@@ -68343,9 +70568,9 @@ function placeAll(s3, taken) {
     s3.problems.failed.push(`${s3.ctx.shown(f2)}: cannot be read, so export neither updates it nor writes a policy file beside it that it may already hold`);
   for (const r of s3.reads) s3.problems.failed.push(...r.heldTwice.map((h) => `${h} (environment ${r.env.name})`));
   const fresh = s3.reads.map((r) => ({ env: r.env.name, files: unreadable.length ? [] : r.files.filter((f2) => !byAddress.has(f2.address)) }));
-  const schemaFile = (0, import_node_path38.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path39.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path38.relative)((0, import_node_path38.join)(s3.ctx.dir, file, ".."), schemaFile))}`,
+    `yaml-language-server: $schema=${posixOf((0, import_node_path39.relative)((0, import_node_path39.join)(s3.ctx.dir, file, ".."), schemaFile))}`,
     `Exported by revsync from environments ${order2.join(", ")}.`
   ];
   placeNew(s3, mergeExports(fresh, order2, s3.namer, taken, s3.kinds), broken, header);
@@ -68356,7 +70581,7 @@ function placeAll(s3, taken) {
 }
 function listYamlFilesIn(dir) {
   try {
-    return listYamlFiles(dir).map((abs) => posixOf((0, import_node_path38.relative)(dir, abs)));
+    return listYamlFiles(dir).map((abs) => posixOf((0, import_node_path39.relative)(dir, abs)));
   } catch {
     return [];
   }
@@ -68389,11 +70614,11 @@ function report(s3, flags, w2, failed2, schemas2) {
   const written2 = w2.writes.filter((x2) => !failed2.files.includes(x2));
   for (const x2 of written2)
     out.out(`${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${s3.ctx.shown(x2.file)} (${x2.what})`);
-  const configShown = (0, import_node_path38.relative)(s3.repo.cwd, s3.repo.configFile) || "revsync.yaml";
+  const configShown = (0, import_node_path39.relative)(s3.repo.cwd, s3.repo.configFile) || "revsync.yaml";
   for (const v2 of w2.sets)
     out.out(`${dry ? "would set" : "set"} environments.${v2.env}.vars.${v2.name} in ${configShown}: ${JSON.stringify(v2.value)} (${v2.what})`);
   for (const f2 of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path38.relative)(s3.repo.cwd, (0, import_node_path38.join)(s3.repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path39.relative)(s3.repo.cwd, (0, import_node_path39.join)(s3.repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
   const pr = s3.problems;
   for (const x2 of pr.skipped) out.error(x2);
   for (const b2 of pr.broken) out.error(b2);
@@ -68458,10 +70683,10 @@ function writeOut(s3, flags, w2) {
   const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(s3.ctx, plan);
   const failedFiles = [...outside, ...unwritable2, ...heldBack2];
   const ok = { writes: w2.writes.filter((x2) => !failedFiles.includes(x2)), base: s3.ctx.inside.folder, words: s3.ctx.inside.words };
-  const schemaFile = (0, import_node_path38.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path39.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const needsSchemas = ok.writes.some((x2) => {
     const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(x2.text);
-    return !!m && (0, import_node_path38.join)(s3.ctx.dir, x2.file, "..", m[1]) === schemaFile;
+    return !!m && (0, import_node_path39.join)(s3.ctx.dir, x2.file, "..", m[1]) === schemaFile;
   });
   const schemas2 = needsSchemas ? writeRepoSchemas(s3.repo.root, false, true).written : [];
   if (!flags.dryRun) {
@@ -68478,12 +70703,12 @@ function writeOut(s3, flags, w2) {
   }
   return report(s3, flags, w2, { files: failedFiles, count: failedFiles.length }, schemas2);
 }
-var import_node_path38, import_yaml12, onDisk, textOf;
+var import_node_path39, import_yaml13, onDisk, textOf;
 var init_export_all_envs = __esm({
   "src/cli/export-all-envs.ts"() {
     "use strict";
-    import_node_path38 = require("node:path");
-    import_yaml12 = __toESM(require_dist(), 1);
+    import_node_path39 = require("node:path");
+    import_yaml13 = __toESM(require_dist(), 1);
     init_repo();
     init_walk();
     init_all_envs();
@@ -68506,7 +70731,7 @@ var init_export_all_envs = __esm({
     init_reading();
     onDisk = (s3, file) => {
       try {
-        return readUserFile((0, import_node_path38.join)(s3.ctx.dir, file), file.endsWith(".csv") ? READ_CAPS.values : READ_CAPS.text, s3.ctx.inside);
+        return readUserFile((0, import_node_path39.join)(s3.ctx.dir, file), file.endsWith(".csv") ? READ_CAPS.values : READ_CAPS.text, s3.ctx.inside);
       } catch {
         return void 0;
       }
@@ -68698,7 +70923,7 @@ async function runSspFile(what, flags, out, args) {
     const bytes = what === "template" ? await template(core, flags.batch, out) : await download(core, args[0] ?? "");
     warnFormulas(bytes, out);
     if (flags.output) {
-      writeUserFile((0, import_node_path39.resolve)(out.io.cwd, flags.output), bytes);
+      writeUserFile((0, import_node_path40.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
       const text4 = bytes.toString("latin1") + bytes.toString("utf8");
       if (out.redactor.redact(text4) !== text4)
@@ -68735,11 +70960,11 @@ async function download(core, fileId) {
     );
   }
 }
-var import_node_path39;
+var import_node_path40;
 var init_ssp_files = __esm({
   "src/cli/ssp-files.ts"() {
     "use strict";
-    import_node_path39 = require("node:path");
+    import_node_path40 = require("node:path");
     init_resources();
     init_errors();
     init_csv();
@@ -68911,10 +71136,10 @@ function fish(root) {
     for (const c2 of n.children) lines.push(`complete -c revsync -n ${cond} -a ${sq(last(c2))} -d ${sq(c2.description)}`);
     for (const o of n.options) {
       const long = o.flags.find((f2) => f2.startsWith("--"));
-      const short = o.flags.find((f2) => !f2.startsWith("--"));
+      const short2 = o.flags.find((f2) => !f2.startsWith("--"));
       const parts = [`complete -c revsync -n ${cond}`];
       if (long) parts.push(`-l ${long.slice(2)}`);
-      if (short) parts.push(`-s ${short.slice(1)}`);
+      if (short2) parts.push(`-s ${short2.slice(1)}`);
       if (o.values) parts.push(o.file ? "-r -F" : o.values.length ? `-x -a ${sq(o.values.join(" "))}` : "-x");
       parts.push(`-d ${sq(o.description)}`);
       lines.push(parts.join(" "));
@@ -69189,13 +71414,13 @@ function checkAnswer(fragment, binding, now) {
   const error2 = p.get("error");
   if (error2 !== null) {
     const description = p.get("error_description");
-    return { ok: false, reason: `the service refused the sign-in: ${shown2(error2)}${description ? ` (${shown2(description)})` : ""}` };
+    return { ok: false, reason: `the service refused the sign-in: ${shown3(error2)}${description ? ` (${shown3(description)})` : ""}` };
   }
   const token = p.get("access_token");
   if (!token) return { ok: false, reason: "the answer holds no access_token; nothing was kept" };
   const type = p.get("token_type");
   if (type !== null && type.toLowerCase() !== "bearer")
-    return { ok: false, reason: `the token is of type ${JSON.stringify(shown2(type))}, not a bearer token (spec 5.5); nothing was kept` };
+    return { ok: false, reason: `the token is of type ${JSON.stringify(shown3(type))}, not a bearer token (spec 5.5); nothing was kept` };
   const claims = tokenClaims(token);
   if (typeof claims?.nonce !== "string" || !same(claims.nonce, binding.nonce))
     return {
@@ -69218,7 +71443,7 @@ function lifetime(expiresIn, exp, now) {
   const until = now + seconds2 * 1e3;
   return typeof exp === "number" && Number.isFinite(exp) ? Math.min(until, exp * 1e3) : until;
 }
-function shown2(text4) {
+function shown3(text4) {
   const one = text4.replace(/\s+/g, " ").trim();
   return one.length > SHOWN ? `${one.slice(0, SHOWN)}\u2026` : one;
 }
@@ -69323,7 +71548,7 @@ var init_login = __esm({
 function browserCommands(url, penv, platform = process.platform) {
   const browser = penv.BROWSER?.trim();
   if (browser)
-    return browser.split(import_node_path40.delimiter).map((c2) => words2(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
+    return browser.split(import_node_path41.delimiter).map((c2) => words2(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
   if (platform === "darwin") return [["open", url]];
   if (platform === "win32") return [["rundll32", "url.dll,FileProtocolHandler", url]];
   return [["xdg-open", url]];
@@ -69336,7 +71561,7 @@ async function openBrowser(url, penv, platform = process.platform) {
 }
 function started(command, args, penv) {
   return new Promise((resolve22) => {
-    const child = (0, import_node_child_process4.spawn)(command, args, { stdio: "ignore", detached: true, env: penv, windowsHide: true });
+    const child = (0, import_node_child_process5.spawn)(command, args, { stdio: "ignore", detached: true, env: penv, windowsHide: true });
     child.once("error", () => resolve22(false));
     child.once("spawn", () => {
       child.unref();
@@ -69363,12 +71588,12 @@ function words2(command) {
   if (word !== void 0) out.push(word);
   return out;
 }
-var import_node_child_process4, import_node_path40;
+var import_node_child_process5, import_node_path41;
 var init_open_browser = __esm({
   "src/open-browser.ts"() {
     "use strict";
-    import_node_child_process4 = require("node:child_process");
-    import_node_path40 = require("node:path");
+    import_node_child_process5 = require("node:child_process");
+    import_node_path41 = require("node:path");
   }
 });
 
@@ -69477,8 +71702,8 @@ __export(evidence_exports2, {
 });
 async function runEvidenceVerify(flags, out, args) {
   const view = await pickView(evidenceVerifyViews, flags.format);
-  const dir = (0, import_node_path41.resolve)(cwdOf(flags), args[0] ?? "");
-  const { stored, report: report3 } = verifyFolder(dir);
+  const dir = (0, import_node_path42.resolve)(cwdOf(flags), args[0] ?? "");
+  const { stored, report: report3 } = await verifyFolder(dir, { openRepo: () => openRepo(flags), penv: envOf(flags) });
   let live;
   if (flags.live) {
     const env2 = openEnv(openRepo(flags), flags, flags.env ?? recordsEnvironment(stored));
@@ -69490,15 +71715,16 @@ async function runEvidenceVerify(flags, out, args) {
 async function runEvidenceShow(flags, out, args) {
   const view = await pickView(evidenceShowViews, flags.format);
   const target = args[0] ?? "";
-  const records = recordsToShow((0, import_node_path41.isAbsolute)(target) ? target : (0, import_node_path41.resolve)(cwdOf(flags), target), flags);
+  const path = (0, import_node_path42.isAbsolute)(target) ? target : (0, import_node_path42.resolve)(cwdOf(flags), target);
+  const records = await recordsToShow(path, flags, { openRepo: () => openRepo(flags), penv: envOf(flags) });
   view(records, out);
   return shownVerdict(records, out);
 }
-var import_node_path41;
+var import_node_path42;
 var init_evidence4 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
-    import_node_path41 = require("node:path");
+    import_node_path42 = require("node:path");
     init_view();
     init_evidence2();
     init_evidence3();
@@ -69640,7 +71866,7 @@ function registerApply(program2, run2) {
     ),
     { views: applyViews, target: true }
   );
-  overrideOptions(cmd).action(run2(async (f2, out, r, args) => (await Promise.resolve().then(() => (init_apply4(), apply_exports))).runApply(f2, out, r, args)));
+  overrideOptions(cmd).action(run2(async (f2, out, r, args) => (await Promise.resolve().then(() => (init_apply5(), apply_exports))).runApply(f2, out, r, args)));
 }
 function registerDrift(program2, run2) {
   common(
@@ -69822,7 +72048,7 @@ module.exports = __toCommonJS(main_exports);
 init_esm();
 init_errors();
 var import_node_fs21 = require("node:fs");
-var import_node_path42 = require("node:path");
+var import_node_path43 = require("node:path");
 init_package_root();
 init_output();
 init_io();
@@ -69881,7 +72107,7 @@ var failureViews = {
 };
 
 // src/cli/main.ts
-var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path42.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path43.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
 function makeOutput(flags, redactor, io) {
   return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
 }
