@@ -301,8 +301,10 @@ describe("one retry budget, through apply", () => {
 
 describe("interrupts", () => {
   it("a second SIGINT during apply stops at once: it lists the steps already finished and names the requests in flight", async () => {
-    // The batches' reviews and approves are slow; the tenant configuration's update and the create are not.
-    await fx.emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 20_000, method: "PATCH", path: "/policy/ssp" }] });
+    // The batches' reviews and approves are held (until the next test's reset); the tenant configuration's
+    // update and the create are not. Held, not slowed: a slow review could finish before a loaded machine
+    // delivered the first interrupt.
+    await fx.emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 600_000, method: "PATCH", path: "/policy/ssp" }] });
     const child = spawn(process.execPath, [BIN, "apply", "--auto-approve", "--verbose"], {
       cwd: fx.repo,
       env: { ...process.env, ...DEMO_ENV, NO_COLOR: "1", CI: "" },
@@ -340,7 +342,7 @@ describe("interrupts", () => {
     const status = JSON.parse((await run(["lock", "status", "--format", "json"])).stdout);
     expect(status).toMatchObject({ locked: true, holder_process: "gone", holder: { pid: child.pid, request_deadline_ms: 90_000 } });
     dropKeptLock(fx.emu.url);
-  }, 15_000);
+  });
 });
 
 describe("approvals of more than one upload", () => {

@@ -54,7 +54,7 @@ describe.each(["default", "literal"] as const)("two live SSP policies with one h
     );
     expect((await run(["export", "--dir", "policies", "--target", "ssp/Gateways SSP"])).code).toBe(0);
     await clean();
-  }, 60_000);
+  });
 
   it("an active and an inactive create at one place: planned, applied without 'overwritten', then no changes", async () => {
     const dir = join(parent, "repo");
@@ -75,5 +75,5 @@ describe.each(["default", "literal"] as const)("two live SSP policies with one h
     expect(applied.code).toBe(0);
     const again = await run(["plan", "--detailed-exitcode"]);
     expect(again.code).toBe(0);
-  }, 60_000);
+  });
 });

@@ -72,7 +72,7 @@ describe("the literal profile (the service answers floor/ceiling as null)", () =
     expect(dmd.stdout).toContain(`> Note: ${markdownText(NULLS)}`);
     expect(dmd.stdout).not.toContain("**No drift.**");
     expect(JSON.parse((await run(["drift", "--format", "json"])).stdout).notes).toEqual([NULLS]);
-  }, 60_000);
+  });
 });
 
 describe("the default profile", () => {
@@ -178,7 +178,7 @@ describe("the default profile", () => {
     } finally {
       removeDir(repo);
     }
-  }, 60_000);
+  });
 });
 
 describe("examples/multi-env", () => {

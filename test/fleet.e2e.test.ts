@@ -251,5 +251,5 @@ describe("on a terminal", () => {
     expect(inFlight.some((names) => names.includes("t01") || names.includes("t02"))).toBe(true);
     expect(inFlight.every((names) => names.length <= 2 && names.every((n) => ["t01", "t02", "t07", "t08"].includes(n)))).toBe(true);
     expect(out).toContain("Summary of revsync drift across 4 environments: 0 failed, 2 drifted, 2 without drift.");
-  }, 30_000);
+  });
 });

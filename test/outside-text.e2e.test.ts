@@ -136,7 +136,7 @@ for (const profile of ["default", "literal"] as const) {
       } finally {
         removeDir(repo);
       }
-    }, 60_000);
+    });
   });
 }
 

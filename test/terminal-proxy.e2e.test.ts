@@ -22,7 +22,7 @@ function applyOnTerminal(answer: string, columns: number, args = "apply"): Promi
       if (out.includes("Only 'yes' will be accepted:") && !child.stdin.writableEnded) child.stdin.end(answer);
       if (out.length > 200_000) child.kill("SIGKILL"); // a runaway terminal writer, reported below
     });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), 80_000);
     child.on("close", (code) => {
       clearTimeout(timer);
       resolve({ code: code ?? -1, out });
@@ -51,7 +51,7 @@ describe("apply on a terminal", () => {
     expect(r.out).toContain("Reading the service");
     expect(r.out).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");
     expect(r.code).toBe(0);
-  }, 40_000);
+  });
 });
 
 describe("cancelling at a prompt", () => {
@@ -83,13 +83,13 @@ describe("cancelling at a prompt", () => {
     expect(r.out).toMatch(/APR-0004 {2}events-/);
     expect(r.out).toContain("Rejected: APR-0003, APR-0004.");
     expect(r.code).toBe(0);
-  }, 40_000);
+  });
 
   it("Ctrl-C at the approvals prompt sends nothing", async () => {
     const r = await applyOnTerminal("\u0003", 100, "approvals reject --all --comment dup");
     expect(r.code).toBe(130);
     expect(await fx.emu.writes()).toEqual([]);
-  }, 40_000);
+  });
 });
 
 describe("colour on a terminal", () => {
@@ -109,7 +109,7 @@ describe("colour on a terminal", () => {
     const errText = readFileSync(err, "utf8");
     expect(errText).toContain("Error: --target matches nothing in git or in the service");
     expect(errText).not.toContain("\u001b[");
-  }, 40_000);
+  });
 });
 
 describe("proxies", () => {

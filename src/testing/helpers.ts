@@ -24,6 +24,12 @@ import type { SspCreateBody, TenantConfigurationUpdateBody } from "../schema/gen
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const BIN = join(ROOT, "dist", "bin.js");
 
+/** Each request of a test's own to the emulator (admin, sign-in, API) on a connection of its own, closed
+ *  after it: Node's fetch otherwise keeps the connection for the next, and one left idle past the
+ *  server's keep-alive timeout (5 s) is closed by the server as the next request goes out on it
+ *  (ECONNRESET in a beforeEach's reset, on a loaded machine where the client's timer is late). */
+const CLOSE = { connection: "close" } as const;
+
 export const DEMO_ENV = {
   REVSYNC_CLIENT_ID: "revsync",
   REVSYNC_CLIENT_SECRET: "demo-secret",
@@ -50,7 +56,7 @@ export async function startEmu(
     const res = await fetch(`${running.url}/__admin/${path}`, {
       method,
       body: body === undefined ? undefined : JSON.stringify(body),
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...CLOSE },
     });
     if (!res.ok) throw new Error(`admin ${method} ${path}: ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
@@ -98,7 +104,7 @@ export async function startEmulatorProcess(args: string[] = []): Promise<Emulato
         const url = m[1] as string;
         dropKeptLock(url);
         const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-          const res = await fetch(`${url}/__admin/${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+          const res = await fetch(`${url}/__admin/${path}`, { method, headers: CLOSE, body: body === undefined ? undefined : JSON.stringify(body) });
           if (!res.ok) throw new Error(`admin ${path}: ${res.status}`);
           return (await res.json()) as T;
         };
@@ -332,7 +338,7 @@ export function updateBody(env: any, overrides: Record<string, unknown> = {}, us
 export async function token(url: string, user = "alice", realm = "demo"): Promise<string> {
   const res = await fetch(`${url}/auth/realms/${realm}/protocol/openid-connect/token`, {
     method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
+    headers: { "content-type": "application/x-www-form-urlencoded", ...CLOSE },
     body: new URLSearchParams({
       grant_type: "password",
       client_id: "revsync",
@@ -347,7 +353,7 @@ export async function token(url: string, user = "alice", realm = "demo"): Promis
 export async function api(url: string, tok: string, method: string, path: string, body?: unknown, raw?: string): Promise<{ status: number; body: any }> {
   const res = await fetch(`${url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${tok}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${tok}`, "content-type": "application/json", ...CLOSE },
     body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
   });
   const text = await res.text();
