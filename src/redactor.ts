@@ -33,6 +33,14 @@ function charPattern(c: string): string {
   return c === "@" || c === "#" ? `${one}(?:&#8288;|\u2060)?` : one;
 }
 
+/** The shortest run of letters worth looking for before the whole pattern is run. */
+const MIN_ANCHOR = 3;
+
+/** A secret's longest run of ASCII letters: what any text holding the secret, in any form, holds as is. */
+function letterRun(secret: string): string {
+  return (secret.match(/[A-Za-z]+/g) ?? []).reduce((a, b) => (b.length > a.length ? b : a), "");
+}
+
 /** Collects every secret revsync learns (env credentials, tokens) and blanks them out of all output: a
  *  secret of any length, in any form a report writes it (charPattern). Text output is redacted as text;
  *  structured output (JSON, evidence records) field by field before it is serialized (`redactJson`), so
@@ -42,6 +50,8 @@ export class Redactor {
   /** Each secret, and what holds it (a variable's name, "a token revsync received"). */
   private secrets = new Map<string, string>();
   private pattern: RegExp | undefined;
+  /** The longest run of letters of each secret, when every secret has one long enough to look for. */
+  private anchors: string[] | undefined;
   /** What holds each secret that was blanked out of some text so far. */
   private hit = new Set<string>();
   /** Secrets taken out (drop): a command that leaves them in its output keeps doing so, whoever hands
@@ -61,12 +71,18 @@ export class Redactor {
   }
 
   private build(): void {
-    const each = [...this.secrets.keys()].sort((a, b) => b.length - a.length).map((x) => [...x].map(charPattern).join(""));
+    const secrets = [...this.secrets.keys()];
+    const each = secrets.sort((a, b) => b.length - a.length).map((x) => [...x].map(charPattern).join(""));
     this.pattern = each.length ? new RegExp(each.join("|"), "g") : undefined;
+    const anchors = secrets.map(letterRun);
+    this.anchors = anchors.every((a) => a.length >= MIN_ANCHOR) ? anchors : undefined;
   }
 
   redact(text: string): string {
     if (!this.pattern) return text;
+    // A secret's letters stand in every form as themselves (charPattern): text without the longest run
+    // of letters of any secret holds none, and the pattern (a long one, run over every line) is not run.
+    if (this.anchors && !this.anchors.some((a) => text.includes(a))) return text;
     const out = text.replace(this.pattern, "[redacted]");
     if (out !== text) for (const [secret, holder] of this.secrets) if (new RegExp([...secret].map(charPattern).join("")).test(text)) this.hit.add(holder);
     return out;
