@@ -52335,6 +52335,9 @@ function charPattern(c2) {
   const one = `(?:${forms.join("|")})`;
   return c2 === "@" || c2 === "#" ? `${one}(?:&#8288;|\u2060)?` : one;
 }
+function letterRun(secret) {
+  return (secret.match(/[A-Za-z]+/g) ?? []).reduce((a, b2) => b2.length > a.length ? b2 : a, "");
+}
 function unsafeSecret(secret) {
   const n = [...secret].length;
   if (n < MIN_SECRET)
@@ -52357,17 +52360,20 @@ function unsafeSecretRefusal(first) {
     `give ${name} the real secret (at least ${MIN_SECRET} characters, not a word or a number alone), or unset it`
   );
 }
-var BACKSLASH, QUOTE, Redactor, MIN_SECRET, MIN_PLAIN_SECRET;
+var BACKSLASH, QUOTE, MIN_ANCHOR, Redactor, MIN_SECRET, MIN_PLAIN_SECRET;
 var init_redactor = __esm({
   "src/redactor.ts"() {
     "use strict";
     init_errors();
     BACKSLASH = "(?:\\\\|&#0*92;)";
     QUOTE = '(?:"|&quot;|&#0*34;)';
+    MIN_ANCHOR = 3;
     Redactor = class {
       /** Each secret, and what holds it (a variable's name, "a token revsync received"). */
       secrets = /* @__PURE__ */ new Map();
       pattern;
+      /** The longest run of letters of each secret, when every secret has one long enough to look for. */
+      anchors;
       /** What holds each secret that was blanked out of some text so far. */
       hit = /* @__PURE__ */ new Set();
       /** Secrets taken out (drop): a command that leaves them in its output keeps doing so, whoever hands
@@ -52384,11 +52390,15 @@ var init_redactor = __esm({
         if (secret && this.secrets.delete(secret)) this.build();
       }
       build() {
-        const each = [...this.secrets.keys()].sort((a, b2) => b2.length - a.length).map((x2) => [...x2].map(charPattern).join(""));
+        const secrets = [...this.secrets.keys()];
+        const each = secrets.sort((a, b2) => b2.length - a.length).map((x2) => [...x2].map(charPattern).join(""));
         this.pattern = each.length ? new RegExp(each.join("|"), "g") : void 0;
+        const anchors = secrets.map(letterRun);
+        this.anchors = anchors.every((a) => a.length >= MIN_ANCHOR) ? anchors : void 0;
       }
       redact(text4) {
         if (!this.pattern) return text4;
+        if (this.anchors && !this.anchors.some((a) => text4.includes(a))) return text4;
         const out = text4.replace(this.pattern, "[redacted]");
         if (out !== text4) {
           for (const [secret, holder] of this.secrets) if (new RegExp([...secret].map(charPattern).join("")).test(text4)) this.hit.add(holder);
