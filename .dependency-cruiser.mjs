@@ -20,6 +20,7 @@ export const LAYERS = [
   ["evidence"],
   ["fleet"],
   ["report"],
+  ["session"],
   ["cli"],
   ["entry"],
 ];

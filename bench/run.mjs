@@ -339,7 +339,7 @@ async function applyBench() {
  *  takes. */
 async function savedPlanAgainstGit(dir, n, applySeconds) {
   const { desiredState, openEnv, openRepo } = await import("../build/cli/context.js");
-  const { readPlanFile } = await import("../build/cli/plan-file.js");
+  const { readPlanFile } = await import("../build/plan/saved.js");
   const { checkAgainstGit, checkPayloads } = await import("../build/apply/run.js");
   const flags = { io: { env: { ...process.env, ...DEMO_ENV }, cwd: dir } };
   const saved = checkPayloads(readPlanFile(join(dir, "saved.plan.json")));

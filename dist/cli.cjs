@@ -3494,12 +3494,30 @@ var init_esm = __esm({
 });
 
 // src/errors.ts
+var errors_exports = {};
+__export(errors_exports, {
+  ApiError: () => ApiError,
+  Cancelled: () => Cancelled,
+  InternalError: () => InternalError,
+  PolicyProblems: () => PolicyProblems,
+  UserError: () => UserError,
+  adviceFor: () => adviceFor,
+  environmentOf: () => environmentOf,
+  errorObject: () => errorObject,
+  inEnvironment: () => inEnvironment,
+  isReported: () => isReported,
+  reported: () => reported
+});
 function inEnvironment(e, name) {
   if (e !== null && typeof e === "object" && !ENVIRONMENT.has(e)) ENVIRONMENT.set(e, name);
   return e;
 }
 function environmentOf(e) {
   return e !== null && typeof e === "object" ? ENVIRONMENT.get(e) : void 0;
+}
+function reported(e) {
+  REPORTED.add(e);
+  return e;
 }
 function errorObject(e) {
   if (e instanceof PolicyProblems) return { error: { kind: "policy", message: e.message, hint: e.hint, diagnostics: e.diagnostics } };
@@ -3536,7 +3554,7 @@ function adviceFor(status) {
       return void 0;
   }
 }
-var UserError, PolicyProblems, ENVIRONMENT, ApiError, STATUS_WORDS, Cancelled, InternalError;
+var UserError, PolicyProblems, ENVIRONMENT, REPORTED, isReported, ApiError, STATUS_WORDS, Cancelled, InternalError;
 var init_errors = __esm({
   "src/errors.ts"() {
     "use strict";
@@ -3557,6 +3575,8 @@ var init_errors = __esm({
       diagnostics;
     };
     ENVIRONMENT = /* @__PURE__ */ new WeakMap();
+    REPORTED = /* @__PURE__ */ new WeakSet();
+    isReported = (e) => e !== null && typeof e === "object" && REPORTED.has(e);
     ApiError = class _ApiError extends Error {
       method;
       path;
@@ -4602,8 +4622,8 @@ function modifiedWords(w2, verb = "last modified") {
   return `${verb}${w2.modified_by ? ` by ${w2.modified_by}` : ""}${w2.modified_on ? ` at ${shortIso(w2.modified_on)}` : ""}`;
 }
 function whoWords(w2, verb = "last changed") {
-  const words2 = modifiedWords(w2, verb);
-  return words2 && ` (${words2})`;
+  const words3 = modifiedWords(w2, verb);
+  return words3 && ` (${words3})`;
 }
 function sameUser(a, b2) {
   return !!a && !!b2 && a.trim().toLowerCase() === b2.trim().toLowerCase();
@@ -25812,8 +25832,8 @@ function namedAlong(body, instancePath, noun) {
     look();
   }
   if (policy2 === void 0 && batch === void 0) return void 0;
-  const words2 = [policy2 !== void 0 ? `${noun} ${JSON.stringify(policy2)}` : void 0, batch !== void 0 ? `batch ${JSON.stringify(batch)}` : void 0].filter(Boolean).join(", ");
-  return { words: words2, ...batch !== void 0 ? { batch } : {} };
+  const words3 = [policy2 !== void 0 ? `${noun} ${JSON.stringify(policy2)}` : void 0, batch !== void 0 ? `batch ${JSON.stringify(batch)}` : void 0].filter(Boolean).join(", ");
+  return { words: words3, ...batch !== void 0 ? { batch } : {} };
 }
 function failing(req, attempt) {
   return (outcome, err, o = {}) => {
@@ -27965,9 +27985,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve21, reject) => {
+          return new Promise((resolve23, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve21(data);
+              return err ? reject(err) : resolve23(data);
             });
           });
         }
@@ -28005,9 +28025,9 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve21, reject) => {
+          return new Promise((resolve23, reject) => {
             this.destroy(err, (err2, data) => {
-              return err2 ? reject(err2) : resolve21(data);
+              return err2 ? reject(err2) : resolve23(data);
             });
           });
         }
@@ -28283,8 +28303,8 @@ var require_pool_base = __commonJS({
           }
           return Promise.all(closeAll);
         } else {
-          return new Promise((resolve21) => {
-            this[kClosedResolve] = resolve21;
+          return new Promise((resolve23) => {
+            this[kClosedResolve] = resolve23;
           });
         }
       }
@@ -32407,8 +32427,8 @@ var require_promise = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve21, reject) => {
-        res = resolve21;
+      const promise = new Promise((resolve23, reject) => {
+        res = resolve23;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -33834,12 +33854,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve21, reject) => {
+      const waitForDrain = () => new Promise((resolve23, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve21;
+          callback = resolve23;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -34723,12 +34743,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve21, reject) => {
+      const waitForDrain = () => new Promise((resolve23, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve21;
+          callback = resolve23;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -35045,16 +35065,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       [kClose]() {
-        return new Promise((resolve21) => {
+        return new Promise((resolve23) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve21;
+            this[kClosedResolve] = resolve23;
           } else {
-            resolve21(null);
+            resolve23(null);
           }
         });
       }
       [kDestroy](err) {
-        return new Promise((resolve21) => {
+        return new Promise((resolve23) => {
           const requests2 = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests2.length; i++) {
             const request2 = requests2[i];
@@ -35067,7 +35087,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve21(null);
+            resolve23(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -36083,7 +36103,7 @@ var require_socks5_proxy_agent = __commonJS({
         const proxyHost = this[kProxyUrl].hostname;
         const proxyPort = parseInt(this[kProxyUrl].port) || 1080;
         debug("creating SOCKS5 connection to", proxyHost, proxyPort);
-        const socket = await new Promise((resolve21, reject) => {
+        const socket = await new Promise((resolve23, reject) => {
           this[kConnector]({
             hostname: proxyHost,
             host: proxyHost,
@@ -36093,7 +36113,7 @@ var require_socks5_proxy_agent = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve21(socket2);
+              resolve23(socket2);
             }
           });
         });
@@ -36103,14 +36123,14 @@ var require_socks5_proxy_agent = __commonJS({
           socket.destroy();
         });
         await socks5Client.handshake();
-        await new Promise((resolve21, reject) => {
+        await new Promise((resolve23, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 authentication timeout"));
           }, 5e3);
           const onAuthenticated = () => {
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve21();
+            resolve23();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -36119,14 +36139,14 @@ var require_socks5_proxy_agent = __commonJS({
           };
           if (socks5Client.state === STATES.AUTHENTICATED) {
             clearTimeout(timeout);
-            resolve21();
+            resolve23();
           } else {
             socks5Client.once("authenticated", onAuthenticated);
             socks5Client.once("error", onError);
           }
         });
         await socks5Client.connect(targetHost, targetPort);
-        await new Promise((resolve21, reject) => {
+        await new Promise((resolve23, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 connection timeout"));
           }, 5e3);
@@ -36134,7 +36154,7 @@ var require_socks5_proxy_agent = __commonJS({
             debug("SOCKS5 tunnel established to", targetHost, targetPort, "via", info2);
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve21();
+            resolve23();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -36177,8 +36197,8 @@ var require_socks5_proxy_agent = __commonJS({
                       socket,
                       servername: this[kRequestTls]?.servername || targetHost
                     });
-                    await new Promise((resolve21, reject) => {
-                      finalSocket.once("secureConnect", resolve21);
+                    await new Promise((resolve23, reject) => {
+                      finalSocket.once("secureConnect", resolve23);
                       finalSocket.once("error", reject);
                     });
                   }
@@ -36828,7 +36848,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return Promise.resolve(null);
         }
-        return new Promise((resolve21, reject) => {
+        return new Promise((resolve23, reject) => {
           if (this[kContentLength] && this[kContentLength] > limit || this[kBytesRead] > limit) {
             this.destroy(new AbortError());
           }
@@ -36842,11 +36862,11 @@ var require_readable = __commonJS({
               if (signal.aborted) {
                 reject(signal.reason ?? new AbortError());
               } else {
-                resolve21(null);
+                resolve23(null);
               }
             });
           } else {
-            this.on("close", resolve21);
+            this.on("close", resolve23);
           }
           this.on("error", noop).on("data", () => {
             if (this[kBytesRead] > limit) {
@@ -36874,7 +36894,7 @@ var require_readable = __commonJS({
     }
     function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve21, reject) => {
+      return new Promise((resolve23, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -36889,7 +36909,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve21,
+              resolve: resolve23,
               reject,
               length: 0,
               body: []
@@ -36963,18 +36983,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2, encoding) {
-      const { type, body, resolve: resolve21, stream, length } = consume2;
+      const { type, body, resolve: resolve23, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve21(chunksDecode(body, length, encoding));
+          resolve23(chunksDecode(body, length, encoding));
         } else if (type === "json") {
-          resolve21(JSON.parse(chunksDecode(body, length, encoding)));
+          resolve23(JSON.parse(chunksDecode(body, length, encoding)));
         } else if (type === "arrayBuffer") {
-          resolve21(chunksConcat(body, length).buffer);
+          resolve23(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve21(new Blob(body, { type: stream[kContentType] }));
+          resolve23(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve21(chunksConcat(body, length));
+          resolve23(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -37164,9 +37184,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve21, reject) => {
+        return new Promise((resolve23, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve21(data);
+            return err ? reject(err) : resolve23(data);
           });
         });
       }
@@ -37378,9 +37398,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve21, reject) => {
+        return new Promise((resolve23, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve21(data);
+            return err ? reject(err) : resolve23(data);
           });
         });
       }
@@ -37668,9 +37688,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve21, reject) => {
+        return new Promise((resolve23, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve21(data);
+            return err ? reject(err) : resolve23(data);
           });
         });
       }
@@ -37763,9 +37783,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve21, reject) => {
+        return new Promise((resolve23, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve21(data);
+            return err ? reject(err) : resolve23(data);
           });
         });
       }
@@ -37974,9 +37994,9 @@ var init_auth = __esm({
        *  undefined while it lives, and for any other sign-in. Such a token is never renewed, nor replaced
        *  by other credentials: the person signs in again. */
       loginEnded() {
-        const login = this.login;
-        if (!login || this.clock.now() < login.expiresAt) return void 0;
-        return `the sign-in of revsync login${this.username ? ` (${this.username})` : ""} ended at ${new Date(login.expiresAt).toISOString()}: its token lives only as long as the service gave it`;
+        const login2 = this.login;
+        if (!login2 || this.clock.now() < login2.expiresAt) return void 0;
+        return `the sign-in of revsync login${this.username ? ` (${this.username})` : ""} ended at ${new Date(login2.expiresAt).toISOString()}: its token lives only as long as the service gave it`;
       }
       async token() {
         if (this.creds.kind === "token") return this.creds.token;
@@ -38051,7 +38071,7 @@ var init_clock = __esm({
     "use strict";
     systemClock = {
       now: () => Date.now(),
-      sleep: (ms) => new Promise((resolve21) => setTimeout(resolve21, ms))
+      sleep: (ms) => new Promise((resolve23) => setTimeout(resolve23, ms))
     };
   }
 });
@@ -38182,8 +38202,8 @@ var init_governor = __esm({
       /** Resolves when a request may be sent: after any pause, within the window, paced by the rate.
        *  Rejects with TimeLimitReached when that moment is past the run's time limit. */
       acquire() {
-        return new Promise((resolve21, reject) => {
-          this.queue.push({ resolve: resolve21, reject });
+        return new Promise((resolve23, reject) => {
+          this.queue.push({ resolve: resolve23, reject });
           this.pump();
         });
       }
@@ -39022,9 +39042,9 @@ var init_write = __esm({
       /** A guard's blocked words, true of this write: "nothing was sent for it" only while no send of it went
        *  out; after one did (a 412 sent it back to the guard, a 429 or 503 turned it away, a read-back found
        *  it had not landed), what the service answered it. */
-      afterSends(words2) {
+      afterSends(words3) {
         const sent = this.sent;
-        return sent ? words2.replace(NOTHING_SENT_FOR_IT, notSentSince(sent)) : words2;
+        return sent ? words3.replace(NOTHING_SENT_FOR_IT, notSentSince(sent)) : words3;
       }
       /** The guard finds what the write asks for in the service. Before any send went out: already, nothing
        *  was sent. After a send the service refused as not made (a 412): already, someone else's, made
@@ -40330,7 +40350,7 @@ function describeValue(v2) {
   return "a mapping";
 }
 function article(type) {
-  const words2 = {
+  const words3 = {
     boolean: "a boolean (true or false)",
     integer: "a whole number",
     number: "a number",
@@ -40339,7 +40359,7 @@ function article(type) {
     object: "a mapping",
     null: "null"
   };
-  return words2[type] ?? type;
+  return words3[type] ?? type;
 }
 function closest(word, candidates2) {
   return nearest(word, candidates2, { max: 1 })[0];
@@ -47778,11 +47798,11 @@ function realOf(path, hops = 0) {
   const parent = (0, import_node_path4.dirname)(path);
   return parent === path ? path : (0, import_node_path4.join)(realOf(parent, hops + 1), (0, import_node_path4.basename)(path));
 }
-function realPathInside(folder, path, words2 = {}) {
-  return pathInside(folder, path, words2, "write");
+function realPathInside(folder, path, words3 = {}) {
+  return pathInside(folder, path, words3, "write");
 }
-function realPathInsideToRead(folder, path, words2 = {}) {
-  return pathInside(folder, path, words2, "read");
+function realPathInsideToRead(folder, path, words3 = {}) {
+  return pathInside(folder, path, words3, "read");
 }
 function tooLong(abs) {
   const long = abs.split(import_node_path4.sep).find((part2) => Buffer.byteLength(part2) > NAME_MAX);
@@ -47791,14 +47811,14 @@ function tooLong(abs) {
   if (Buffer.byteLength(abs) > PATH_MAX) return `the path is ${Buffer.byteLength(abs)} bytes, over the ${PATH_MAX} a path may have`;
   return void 0;
 }
-function pathInside(folder, path, words2, action) {
-  const show9 = words2.show ?? ((p) => p);
+function pathInside(folder, path, words3, action) {
+  const show9 = words3.show ?? ((p) => p);
   const not = action === "write" ? "not written" : "not read";
   const long = action === "write" ? tooLong((0, import_node_path4.resolve)(path)) : void 0;
   if (long) throw new UserError(`cannot write ${show9((0, import_node_path4.resolve)(path))}: ${long}`);
   const top = (0, import_node_path4.resolve)(folder);
   const abs = (0, import_node_path4.resolve)(path);
-  const name = words2.folderName ?? show9(top);
+  const name = words3.folderName ?? show9(top);
   let root;
   let real;
   try {
@@ -47876,16 +47896,16 @@ function readJsonFile(path) {
     return void 0;
   }
 }
-function writeUserFile(path, data, folder = (0, import_node_path4.dirname)(path), words2 = {}) {
-  const target = realPathInside(folder, path, words2);
+function writeUserFile(path, data, folder = (0, import_node_path4.dirname)(path), words3 = {}) {
+  const target = realPathInside(folder, path, words3);
   try {
     writeFileAtomic(target, data);
   } catch (e) {
-    throw fileError("write", words2.show ? words2.show(path) : path, e);
+    throw fileError("write", words3.show ? words3.show(path) : path, e);
   }
 }
-function editUserFile(path, data, folder, words2 = {}) {
-  const target = realPathInside(folder, path, words2);
+function editUserFile(path, data, folder, words3 = {}) {
+  const target = realPathInside(folder, path, words3);
   let mode;
   try {
     mode = (0, import_node_fs3.statSync)(target).mode & 4095;
@@ -47895,7 +47915,7 @@ function editUserFile(path, data, folder, words2 = {}) {
     if (mode === void 0) writeFileAtomic(target, data);
     else writeFileAtomic(target, data, mode, true);
   } catch (e) {
-    throw fileError("write", words2.show ? words2.show(path) : path, e);
+    throw fileError("write", words3.show ? words3.show(path) : path, e);
   }
 }
 var import_node_fs3, import_node_path4, REASONS, within, PathOutside, NAME_MAX, PATH_MAX, READ_CAPS, MiB, FileRefused, readFailure;
@@ -51855,8 +51875,8 @@ function envelopeChange(l, d, live, unknown) {
   const addr = addressOf2(l, d.name);
   const { env: env2, item } = heldAs(live, d.name);
   const source = `${d.source.file}:${d.source.line}`;
-  const words2 = reasons(l);
-  if (!env2 || !item) return shownEntry("unsupported", addr, words2.missing, { after: d.spec, source });
+  const words3 = reasons(l);
+  if (!env2 || !item) return shownEntry("unsupported", addr, words3.missing, { after: d.spec, source });
   const keys2 = Object.keys(d.spec);
   const before = pick(item, keys2);
   const notCompared = unshown2(d.spec, item);
@@ -51873,11 +51893,11 @@ function envelopeChange(l, d, live, unknown) {
   const merged = { ...pick(item, bodyFields(l)), ...d.spec, ...pick(item, l.keys) };
   const version2 = { version_id: env2.version_id ?? null, last_modified_on: numberOrNull(env2.last_modified_on), ...envelopeWho(env2), source };
   const astray = segmentProblem(env2.compliance_id ?? "");
-  if (astray) return shownEntry("blocked", addr, words2.unaddressed(env2.compliance_id, astray), { before, after: d.spec, diff, ...version2 });
+  if (astray) return shownEntry("blocked", addr, words3.unaddressed(env2.compliance_id, astray), { before, after: d.spec, diff, ...version2 });
   const guid = typeof env2.unique_key === "string" && env2.unique_key.trim() ? env2.unique_key : void 0;
-  if (!guid) return shownEntry("blocked", addr, words2.noGuid(env2.unique_key), { before, after: d.spec, diff, ...version2 });
+  if (!guid) return shownEntry("blocked", addr, words3.noGuid(env2.unique_key), { before, after: d.spec, diff, ...version2 });
   const holes = updateHoles(l, merged);
-  if (holes.length) return shownEntry("blocked", addr, words2.holes(holes, d.source.file), { before, after: d.spec, diff, ...version2 });
+  if (holes.length) return shownEntry("blocked", addr, words3.holes(holes, d.source.file), { before, after: d.spec, diff, ...version2 });
   return {
     address: addr,
     action: "update",
@@ -51885,7 +51905,7 @@ function envelopeChange(l, d, live, unknown) {
     after: d.spec,
     diff,
     ...version2,
-    ...notCompared.length ? { reason: words2.sentUnseen(notCompared.map((k2) => `${k2} ${JSON.stringify(d.spec[k2])}`)) } : {},
+    ...notCompared.length ? { reason: words3.sentUnseen(notCompared.map((k2) => `${k2} ${JSON.stringify(d.spec[k2])}`)) } : {},
     payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: guid, item: merged }
   };
 }
@@ -52294,7 +52314,7 @@ var init_data_output = __esm({
   }
 });
 
-// src/cli/output.ts
+// src/redactor.ts
 function charPattern(c2) {
   const literal = c2.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
   if (/[A-Za-z]/.test(c2)) return literal;
@@ -52314,6 +52334,9 @@ function charPattern(c2) {
   if (percent !== c2) forms.push(percent);
   const one = `(?:${forms.join("|")})`;
   return c2 === "@" || c2 === "#" ? `${one}(?:&#8288;|\u2060)?` : one;
+}
+function letterRun(secret) {
+  return (secret.match(/[A-Za-z]+/g) ?? []).reduce((a, b2) => b2.length > a.length ? b2 : a, "");
 }
 function unsafeSecret(secret) {
   const n = [...secret].length;
@@ -52337,38 +52360,20 @@ function unsafeSecretRefusal(first) {
     `give ${name} the real secret (at least ${MIN_SECRET} characters, not a word or a number alone), or unset it`
   );
 }
-function colorFor(stream, noColorFlag, env2 = process.env) {
-  if (noColorFlag) return false;
-  const force = env2.FORCE_COLOR;
-  if (force !== void 0 && force !== "") return force !== "0" && force !== "false";
-  if (env2.NO_COLOR) return false;
-  return !!stream.isTTY && env2.TERM !== "dumb";
-}
-function painter(on, key5) {
-  return {
-    paint: (color, text4) => {
-      if (!on) return text4;
-      const codes = { red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39], bold: [1, 22], dim: [2, 22] }[color];
-      return `${key5}${codes[0]}m${text4}${key5}${codes[1]}m`;
-    }
-  };
-}
-var import_node_crypto6, BACKSLASH, QUOTE, Redactor, MIN_SECRET, MIN_PLAIN_SECRET, MARK, JSON_FORMAT_VERSION, Output;
-var init_output = __esm({
-  "src/cli/output.ts"() {
+var BACKSLASH, QUOTE, MIN_ANCHOR, Redactor, MIN_SECRET, MIN_PLAIN_SECRET;
+var init_redactor = __esm({
+  "src/redactor.ts"() {
     "use strict";
-    import_node_crypto6 = require("node:crypto");
     init_errors();
-    init_redact_json();
-    init_escape();
-    init_io();
-    init_data_output();
     BACKSLASH = "(?:\\\\|&#0*92;)";
     QUOTE = '(?:"|&quot;|&#0*34;)';
+    MIN_ANCHOR = 3;
     Redactor = class {
       /** Each secret, and what holds it (a variable's name, "a token revsync received"). */
       secrets = /* @__PURE__ */ new Map();
       pattern;
+      /** The longest run of letters of each secret, when every secret has one long enough to look for. */
+      anchors;
       /** What holds each secret that was blanked out of some text so far. */
       hit = /* @__PURE__ */ new Set();
       /** Secrets taken out (drop): a command that leaves them in its output keeps doing so, whoever hands
@@ -52385,11 +52390,15 @@ var init_output = __esm({
         if (secret && this.secrets.delete(secret)) this.build();
       }
       build() {
-        const each = [...this.secrets.keys()].sort((a, b2) => b2.length - a.length).map((x2) => [...x2].map(charPattern).join(""));
+        const secrets = [...this.secrets.keys()];
+        const each = secrets.sort((a, b2) => b2.length - a.length).map((x2) => [...x2].map(charPattern).join(""));
         this.pattern = each.length ? new RegExp(each.join("|"), "g") : void 0;
+        const anchors = secrets.map(letterRun);
+        this.anchors = anchors.every((a) => a.length >= MIN_ANCHOR) ? anchors : void 0;
       }
       redact(text4) {
         if (!this.pattern) return text4;
+        if (this.anchors && !this.anchors.some((a) => text4.includes(a))) return text4;
         const out = text4.replace(this.pattern, "[redacted]");
         if (out !== text4) {
           for (const [secret, holder] of this.secrets) if (new RegExp([...secret].map(charPattern).join("")).test(text4)) this.hit.add(holder);
@@ -52404,6 +52413,36 @@ var init_output = __esm({
     };
     MIN_SECRET = 8;
     MIN_PLAIN_SECRET = 12;
+  }
+});
+
+// src/cli/output.ts
+function colorFor(stream, noColorFlag, env2 = process.env) {
+  if (noColorFlag) return false;
+  const force = env2.FORCE_COLOR;
+  if (force !== void 0 && force !== "") return force !== "0" && force !== "false";
+  if (env2.NO_COLOR) return false;
+  return !!stream.isTTY && env2.TERM !== "dumb";
+}
+function painter(on, key5) {
+  return {
+    paint: (color, text4) => {
+      if (!on) return text4;
+      const codes = { red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39], bold: [1, 22], dim: [2, 22] }[color];
+      return `${key5}${codes[0]}m${text4}${key5}${codes[1]}m`;
+    }
+  };
+}
+var import_node_crypto6, MARK, JSON_FORMAT_VERSION, Output;
+var init_output = __esm({
+  "src/cli/output.ts"() {
+    "use strict";
+    import_node_crypto6 = require("node:crypto");
+    init_redact_json();
+    init_escape();
+    init_io();
+    init_data_output();
+    init_redactor();
     MARK = "\uE000";
     JSON_FORMAT_VERSION = "1";
     Output = class {
@@ -52527,6 +52566,38 @@ var init_view = __esm({
     "use strict";
     init_errors();
     formatsOf = (views) => Object.keys(views);
+  }
+});
+
+// src/report/failure.ts
+var failure_exports = {};
+__export(failure_exports, {
+  failureWords: () => failureWords
+});
+function failureWords(e, out) {
+  if (e instanceof Cancelled) return out.error(e.message);
+  if (e instanceof PolicyProblems) {
+    for (const d of e.diagnostics) out.errorLine(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`);
+  }
+  if (e instanceof UserError) {
+    out.error(e.message);
+    if (e.hint) out.hint(`Hint: ${e.hint}`);
+    return;
+  }
+  if (e instanceof ApiError) {
+    out.error(e.message);
+    const advice2 = e.hint ?? adviceFor(e.status);
+    if (advice2) out.hint(`Hint: ${advice2}`);
+    return;
+  }
+  const err = e instanceof Error ? e : new InternalError(String(e));
+  out.error(`revsync hit an internal error; please report it with this output.
+${err.stack ?? err.message}`);
+}
+var init_failure = __esm({
+  "src/report/failure.ts"() {
+    "use strict";
+    init_errors();
   }
 });
 
@@ -54431,8 +54502,8 @@ function planMarkdown(plan, file, max = MARKDOWN_LIMIT) {
   const guardrails = guardrailsMarkdown(plan, whole);
   if (guardrails) head.push(guardrails);
   if (!hasChanges(plan)) {
-    const words2 = plan.kept_live?.length ? `**No changes.** ${keptWords(plan.kept_live).replace("shown above", "shown below")}; in every field git sets, the service ${matchesWords(plan.notes)}.` : `**No changes.** The service ${matchesWords(plan.notes)}.`;
-    return [...head, words2, "", ...kept ? [kept] : [], notes].join("\n");
+    const words3 = plan.kept_live?.length ? `**No changes.** ${keptWords(plan.kept_live).replace("shown above", "shown below")}; in every field git sets, the service ${matchesWords(plan.notes)}.` : `**No changes.** The service ${matchesWords(plan.notes)}.`;
+    return [...head, words3, "", ...kept ? [kept] : [], notes].join("\n");
   }
   head.push("| Action | Count |", "|---|---|");
   for (const [k2, v2] of Object.entries(plan.summary)) if (v2) head.push(`| ${SYMBOL[k2]} ${actionWords(k2)} | ${v2} |`);
@@ -54874,8 +54945,8 @@ function fleetTitle(outcomes) {
 function countsLine(outcomes) {
   const c2 = countOutcomes(outcomes);
   const commands = commandsOf(outcomes);
-  const words2 = commands.length === 1 ? COMMAND_WORDS[commands[0]] : { changes: "with changes or drift", clean: "with neither" };
-  return [`${c2.failed} failed`, ...c2.changes ? [`${c2.changes} ${words2.changes}`] : [], `${c2.clean} ${words2.clean}`].join(", ");
+  const words3 = commands.length === 1 ? COMMAND_WORDS[commands[0]] : { changes: "with changes or drift", clean: "with neither" };
+  return [`${c2.failed} failed`, ...c2.changes ? [`${c2.changes} ${words3.changes}`] : [], `${c2.clean} ${words3.clean}`].join(", ");
 }
 function environmentText(o, out) {
   if (o.plan) {
@@ -54972,8 +55043,8 @@ function fitted(o, whole, share, mixed) {
   return line.length <= share ? line : "";
 }
 function section(o, whole, max, mixed, body) {
-  const words2 = outcomeWords(o);
-  const title = `${o.environment === null ? "(not named)" : htmlCode(o.environment)}${mixed ? ` ${o.command}` : ""}: ${outcomeLabel(o)}${words2 ? `, ${markdownText(markdownCut(firstLine(words2), TITLE_WORDS, (x2) => x2).md)}` : ""}`;
+  const words3 = outcomeWords(o);
+  const title = `${o.environment === null ? "(not named)" : htmlCode(o.environment)}${mixed ? ` ${o.command}` : ""}: ${outcomeLabel(o)}${words3 ? `, ${markdownText(markdownCut(firstLine(words3), TITLE_WORDS, (x2) => x2).md)}` : ""}`;
   const text4 = body ?? reportMarkdown(o, whole, max);
   return `<details><summary>${title}</summary>
 
@@ -55623,10 +55694,6 @@ var init_plan3 = __esm({
 });
 
 // src/report/views/policy-test.ts
-var policy_test_exports2 = {};
-__export(policy_test_exports2, {
-  testViews: () => testViews
-});
 function runJson({ results, contracts, guardrails = [], source, note: note2, environment }, testJson2, guardrailTestJson2) {
   if (note2) return { ...testJson2(results, source, [], environment), note: note2 };
   const json2 = testJson2(results, source, contracts, environment);
@@ -55681,14 +55748,13 @@ var init_policy_test2 = __esm({
         };
       },
       junit: async () => {
-        const { testJunit: testJunit2, testJunitError: testJunitError2 } = await Promise.resolve().then(() => (init_policy_test(), policy_test_exports));
+        const { testJunit: testJunit2 } = await Promise.resolve().then(() => (init_policy_test(), policy_test_exports));
         return {
           reportsBrokenFiles: true,
           results: ({ results, contracts, guardrails, note: note2, broken }, out) => {
             out.raw(testJunit2(results, contracts, broken, guardrails));
             if (note2) out.info(`Note: ${note2}.`);
-          },
-          error: (e, out) => out.raw(testJunitError2(e))
+          }
         };
       }
     };
@@ -56498,20 +56564,20 @@ var init_service3 = __esm({
 
 // src/emulator/reply.ts
 function trickle(res, body, ms) {
-  return new Promise((resolve21) => {
+  return new Promise((resolve23) => {
     let i = 0;
     const timer = setInterval(() => {
       if (res.destroyed || i >= body.length) {
         clearInterval(timer);
         if (!res.destroyed) res.end();
-        resolve21();
+        resolve23();
         return;
       }
       res.write(body.subarray(i, ++i));
     }, ms);
     res.on("close", () => {
       clearInterval(timer);
-      resolve21();
+      resolve23();
     });
   });
 }
@@ -56519,7 +56585,7 @@ function isLoopback(address) {
   return !!address && (address.startsWith("127.") || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("::ffff:127."));
 }
 function readBody2(req) {
-  return new Promise((resolve21, reject) => {
+  return new Promise((resolve23, reject) => {
     const chunks = [];
     let size = 0;
     let over = false;
@@ -56528,7 +56594,7 @@ function readBody2(req) {
       if (size > MAX_BODY) over = true;
       else chunks.push(c2);
     });
-    req.on("end", () => resolve21(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve23(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -57238,10 +57304,10 @@ var init_tokens = __esm({
 });
 
 // src/emulator/auth.ts
-function userNamed(t, login) {
-  if (t.users[login] || !login.includes("@")) return login;
-  const lower = login.toLowerCase();
-  return Object.entries(t.users).find(([, u]) => u.email?.toLowerCase() === lower)?.[0] ?? login;
+function userNamed(t, login2) {
+  if (t.users[login2] || !login2.includes("@")) return login2;
+  const lower = login2.toLowerCase();
+  return Object.entries(t.users).find(([, u]) => u.email?.toLowerCase() === lower)?.[0] ?? login2;
 }
 var import_node_crypto9, AUTHORIZE, TOKEN, EmulatorAuth;
 var init_auth2 = __esm({
@@ -57546,9 +57612,9 @@ async function startEmulator(opts) {
   const server = (0, import_node_http.createServer)({ keepAliveTimeout: 3e4 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());
   });
-  await new Promise((resolve21, reject) => {
+  await new Promise((resolve23, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve21());
+    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve23());
   });
   const addr = server.address();
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
@@ -57556,9 +57622,9 @@ async function startEmulator(opts) {
     url: `http://${host}:${addr.port}`,
     server,
     emulator,
-    close: () => new Promise((resolve21) => {
+    close: () => new Promise((resolve23) => {
       server.closeAllConnections();
-      server.close(() => resolve21());
+      server.close(() => resolve23());
     })
   };
 }
@@ -57616,13 +57682,13 @@ var init_server = __esm({
       }
       /** A latency fault's wait: its `latency_ms`, or until the fault is no longer set. */
       hold(fault) {
-        return new Promise((resolve21) => {
+        return new Promise((resolve23) => {
           const h = {
             fault,
             done: () => {
               clearTimeout(timer);
               this.held.delete(h);
-              resolve21();
+              resolve23();
             }
           };
           const timer = setTimeout(h.done, fault.latency_ms ?? 100);
@@ -58636,6 +58702,107 @@ var init_validate2 = __esm({
   }
 });
 
+// src/session/client.ts
+function msSetting(penv, name, fallback, min = 1) {
+  const raw = penv[name];
+  if (raw === void 0 || raw === "") return fallback;
+  if (!/^\s*\d+\s*$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw)))
+    throw new UserError(`${name} must be a whole number of milliseconds, at least ${min}; got ${JSON.stringify(raw)}`, `unset ${name} or give it e.g. 30000`);
+  return Number(raw);
+}
+function refuseSecretsInNames(env2, credentials, penv) {
+  const names = [
+    ["the environment's name", env2.name],
+    ["the realm", env2.realm],
+    ["base_url", env2.baseUrl],
+    ["auth_url", env2.authUrl],
+    ...credentials.names.map((n) => [n.name, n.value])
+  ];
+  const ci = CI_TOKENS.flatMap((name) => penv[name] ? [{ name, value: penv[name] }] : []);
+  for (const { name: variable, value: secret } of [...credentials.secrets, ...ci]) {
+    const where2 = names.find(([, value2]) => !!value2 && value2.includes(secret));
+    if (where2)
+      throw new UserError(
+        `${variable} cannot be kept out of revsync's output: ${where2[0]} holds it, and blanking it out would blank ${where2[0]} out of the plan, the output and the evidence; nothing was sent`,
+        `give ${variable} the real secret, one that no name of the run holds`
+      );
+  }
+}
+function keepOut(credentials, out) {
+  let late;
+  for (const { name: name2, value: value2 } of credentials.secrets) {
+    const why2 = unsafeSecret(value2);
+    if (!why2) {
+      out.redactor.add(value2, name2);
+      continue;
+    }
+    if (!signInSecret(name2)) throw unsafeSecretRefusal({ name: name2, why: why2 });
+    out.redactor.drop(value2);
+    late ??= { name: name2, why: why2 };
+  }
+  if (!late) return void 0;
+  const { name, why } = late;
+  return () => {
+    throw new UserError(
+      `${name} cannot be kept out of revsync's output: ${why}; the service accepted the sign-in, and nothing else was sent`,
+      `give ${name} the real secret (at least 8 characters, not a word or a number alone)`
+    );
+  };
+}
+function openRunClient(env2, settings, out, observer, opts = {}) {
+  const { penv, credentials: own2 } = settings;
+  refuseSecretsInNames(env2, own2, penv);
+  const signedIn = keepOut(own2, out);
+  const credentials = own2.signIn();
+  const approver = opts.approver ? own2.approver() : void 0;
+  for (const role of ["signer", "approver"]) {
+    const words3 = role === "signer" || opts.approver ? own2.passedOver(role) : void 0;
+    if (words3 && out.once(words3)) out.warn(words3);
+  }
+  return new ApiCore({
+    ...approver ? { approver } : {},
+    ...signedIn ? { onSignedIn: signedIn } : {},
+    baseUrl: env2.baseUrl,
+    authUrl: env2.authUrl,
+    realm: env2.realm,
+    credentials,
+    connections: settings.concurrency * 2,
+    service: env2.service,
+    concurrency: settings.concurrency,
+    rateLimit: settings.rateLimit,
+    timeoutMs: settings.timeoutMs,
+    env: penv,
+    onSecret: (s3) => out.redactor.add(s3),
+    onUnknownValue: (u, request2) => {
+      const where2 = `${u.policy ? `${u.policy}: ` : ""}${request2} ${u.pointer}`;
+      if (out.once(`unknown:${u.field}:${u.value}`)) {
+        out.warn(`the service answered ${u.field} ${JSON.stringify(u.value)}, which is not one of the documented values; revsync reads it as it is`);
+      }
+      out.verbose(`  ${u.field} ${JSON.stringify(u.value)} at ${where2}`);
+    },
+    log: (line) => out.verbose(`${out.err.paint("dim", "http")} ${line}`),
+    ...observer,
+    retry: penv.REVSYNC_MAX_RETRY_WAIT_MS ? { maxWaitMs: msSetting(penv, "REVSYNC_MAX_RETRY_WAIT_MS", 0, 0) } : void 0,
+    timeouts: {
+      connectMs: msSetting(penv, "REVSYNC_CONNECT_TIMEOUT_MS", 1e4),
+      headersMs: msSetting(penv, "REVSYNC_TIMEOUT_MS", 3e4),
+      bodyMs: msSetting(penv, "REVSYNC_TIMEOUT_MS", 6e4)
+    }
+  });
+}
+var CI_TOKENS;
+var init_client = __esm({
+  "src/session/client.ts"() {
+    "use strict";
+    init_core();
+    init_auth();
+    init_credentials();
+    init_errors();
+    init_redactor();
+    CI_TOKENS = SECRET_VARIABLES.filter((n) => !n.startsWith("REVSYNC_"));
+  }
+});
+
 // src/cli/context.ts
 function ioOf(flags) {
   return flags.io ?? processIo();
@@ -58710,55 +58877,6 @@ function openServiceEnv(flags) {
     fourEyes: false
   };
 }
-function msSetting(penv, name, fallback, min = 1) {
-  const raw = penv[name];
-  if (raw === void 0 || raw === "") return fallback;
-  if (!/^\s*\d+\s*$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw)))
-    throw new UserError(`${name} must be a whole number of milliseconds, at least ${min}; got ${JSON.stringify(raw)}`, `unset ${name} or give it e.g. 30000`);
-  return Number(raw);
-}
-function refuseSecretsInNames(env2, credentials, penv) {
-  const names = [
-    ["the environment's name", env2.name],
-    ["the realm", env2.realm],
-    ["base_url", env2.baseUrl],
-    ["auth_url", env2.authUrl],
-    ...credentials.names.map((n) => [n.name, n.value])
-  ];
-  const ci = CI_TOKENS.flatMap((name) => penv[name] ? [{ name, value: penv[name] }] : []);
-  for (const { name: variable, value: secret } of [...credentials.secrets, ...ci]) {
-    const where2 = names.find(([, value2]) => !!value2 && value2.includes(secret));
-    if (where2)
-      throw new UserError(
-        `${variable} cannot be kept out of revsync's output: ${where2[0]} holds it, and blanking it out would blank ${where2[0]} out of the plan, the output and the evidence; nothing was sent`,
-        `give ${variable} the real secret, one that no name of the run holds`
-      );
-  }
-}
-function keepOut(credentials, out) {
-  let late;
-  for (const { name: name2, value: value2 } of credentials.secrets) {
-    const why2 = unsafeSecret(value2);
-    if (!why2) {
-      out.redactor.add(value2, name2);
-      continue;
-    }
-    if (!signInSecret(name2)) throw unsafeSecretRefusal({ name: name2, why: why2 });
-    out.redactor.drop(value2);
-    late ??= { name: name2, why: why2 };
-  }
-  if (!late) return void 0;
-  const { name, why } = late;
-  return () => {
-    throw new UserError(
-      `${name} cannot be kept out of revsync's output: ${why}; the service accepted the sign-in, and nothing else was sent`,
-      `give ${name} the real secret (at least 8 characters, not a word or a number alone)`
-    );
-  };
-}
-function signInTarget(env2) {
-  return { environment: env2.name, baseUrl: env2.baseUrl, authUrl: env2.authUrl, realm: env2.realm };
-}
 function credentialsOf(env2, flags) {
   const penv = envOf(flags);
   return environmentCredentials(env2, penv, { folder: signInFolder(penv), now: Date.now() });
@@ -58767,53 +58885,18 @@ function approverNamedFor(env2, flags) {
   return credentialsOf(env2, flags).approverNamed();
 }
 function openClient(env2, flags, out, observer, opts = {}) {
-  const penv = envOf(flags);
-  const own2 = credentialsOf(env2, flags);
-  refuseSecretsInNames(env2, own2, penv);
-  const signedIn = keepOut(own2, out);
-  const credentials = own2.signIn();
-  const approver = opts.approver ? own2.approver() : void 0;
-  for (const role of ["signer", "approver"]) {
-    const words2 = role === "signer" || opts.approver ? own2.passedOver(role) : void 0;
-    if (words2 && out.once(words2)) out.warn(words2);
-  }
-  return new ApiCore({
-    ...approver ? { approver } : {},
-    ...signedIn ? { onSignedIn: signedIn } : {},
-    baseUrl: env2.baseUrl,
-    authUrl: env2.authUrl,
-    realm: env2.realm,
-    credentials,
-    connections: concurrencyOf(flags) * 2,
-    service: env2.service,
+  const settings = {
+    penv: envOf(flags),
+    credentials: credentialsOf(env2, flags),
     concurrency: concurrencyOf(flags),
     rateLimit: rateLimitOf(flags, env2),
-    timeoutMs: timeoutOf(flags),
-    env: penv,
-    onSecret: (s3) => out.redactor.add(s3),
-    onUnknownValue: (u, request2) => {
-      const where2 = `${u.policy ? `${u.policy}: ` : ""}${request2} ${u.pointer}`;
-      if (out.once(`unknown:${u.field}:${u.value}`)) {
-        out.warn(`the service answered ${u.field} ${JSON.stringify(u.value)}, which is not one of the documented values; revsync reads it as it is`);
-      }
-      out.verbose(`  ${u.field} ${JSON.stringify(u.value)} at ${where2}`);
-    },
-    log: (line) => out.verbose(`${out.err.paint("dim", "http")} ${line}`),
-    ...observer,
-    retry: penv.REVSYNC_MAX_RETRY_WAIT_MS ? { maxWaitMs: msSetting(penv, "REVSYNC_MAX_RETRY_WAIT_MS", 0, 0) } : void 0,
-    timeouts: {
-      connectMs: msSetting(penv, "REVSYNC_CONNECT_TIMEOUT_MS", 1e4),
-      headersMs: msSetting(penv, "REVSYNC_TIMEOUT_MS", 3e4),
-      bodyMs: msSetting(penv, "REVSYNC_TIMEOUT_MS", 6e4)
-    }
-  });
+    timeoutMs: timeoutOf(flags)
+  };
+  return openRunClient(env2, settings, out, observer, opts);
 }
-var CI_TOKENS;
 var init_context = __esm({
   "src/cli/context.ts"() {
     "use strict";
-    init_core();
-    init_auth();
     init_credentials();
     init_sign_in_store();
     init_http();
@@ -58824,8 +58907,7 @@ var init_context = __esm({
     init_duration();
     init_number();
     init_io();
-    init_output();
-    CI_TOKENS = SECRET_VARIABLES.filter((n) => !n.startsWith("REVSYNC_"));
+    init_client();
   }
 });
 
@@ -60440,24 +60522,25 @@ var init_setup = __esm({
   }
 });
 
-// src/cli/guardrails.ts
-function overridesOf(flags) {
-  const names = flags.override ?? [];
-  if (flags.reason !== void 0 && !names.length) throw new UserError("--reason goes with --override NAME: it says why NAME is overridden");
-  if (names.length && !flags.reason?.trim()) throw new UserError(`--override ${names.join(", ")} needs --reason TEXT: why, for the plan and the evidence`);
-  return names.map((name) => ({ name, reason: flags.reason ?? "" }));
+// src/session/guardrails.ts
+function overridesOf(asked) {
+  const names = asked.override ?? [];
+  if (asked.reason !== void 0 && !names.length) throw new UserError("--reason goes with --override NAME: it says why NAME is overridden");
+  if (names.length && !asked.reason?.trim()) throw new UserError(`--override ${names.join(", ")} needs --reason TEXT: why, for the plan and the evidence`);
+  return names.map((name) => ({ name, reason: asked.reason ?? "" }));
 }
-function approversOf(flags, env2, core, pr) {
-  const auth = core?.approverAuth;
-  const vars = auth ? void 0 : approverNamedFor(env2, flags);
-  const named4 = auth ? auth.usernameFrom === "variable" ? void 0 : auth.username : vars?.variable ? void 0 : vars?.user;
+function approverUser(auth, named4) {
+  if (auth) return auth.usernameFrom === "variable" ? void 0 : auth.username ?? void 0;
+  const vars = named4();
+  return vars.variable ? void 0 : vars.user ?? void 0;
+}
+function approversOf(named4, pr) {
   const out = named4 ? [{ user: named4, via: "approver identity" }] : [];
   for (const user of pr?.independent ?? []) out.push({ user, via: "pull request approval" });
   return out;
 }
-function guardrailsOf(repo, env2, flags, approvers, kinds) {
-  const now = nowOf(flags);
-  const overrides = overridesOf(flags);
+function guardrailsFor(repo, env2, run2, approvers, kinds) {
+  const { now, overrides } = run2;
   const setup = loadGuardrails(repo, env2.name, kinds, now);
   if (!setup) {
     if (overrides.length) throw new UserError(`--override ${overrides[0]?.name}: environment ${env2.name} has no guardrails or freeze windows in revsync.yaml`);
@@ -60465,14 +60548,32 @@ function guardrailsOf(repo, env2, flags, approvers, kinds) {
   }
   return { setup, judging: { now, approvers, overrides } };
 }
-var nowOf;
 var init_guardrails2 = __esm({
-  "src/cli/guardrails.ts"() {
+  "src/session/guardrails.ts"() {
     "use strict";
     init_errors();
     init_setup();
+  }
+});
+
+// src/cli/guardrails.ts
+function approversOf2(flags, env2, core, pr) {
+  return approversOf(
+    approverUser(core?.approverAuth, () => approverNamedFor(env2, flags)),
+    pr
+  );
+}
+function guardrailsOf(repo, env2, flags, approvers, kinds) {
+  return guardrailsFor(repo, env2, { now: nowOf(flags), overrides: overridesOf2(flags) }, approvers, kinds);
+}
+var nowOf, overridesOf2;
+var init_guardrails3 = __esm({
+  "src/cli/guardrails.ts"() {
+    "use strict";
+    init_guardrails2();
     init_context();
     nowOf = (flags) => (ioOf(flags).now ?? Date.now)();
+    overridesOf2 = (flags) => overridesOf(flags);
   }
 });
 
@@ -60497,7 +60598,7 @@ var init_validate3 = __esm({
     init_view();
     init_validate();
     init_context();
-    init_guardrails2();
+    init_guardrails3();
     init_setup();
     init_io();
   }
@@ -60667,8 +60768,8 @@ function editorSettings(shape) {
 `;
 }
 function writeFiles({ dir, where: where2, pin }, files, flags, cwd) {
-  const words2 = { show: (p) => (0, import_node_path19.relative)(cwd, p) || ".", folderName: `the folder init writes (${where2})` };
-  for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path19.join)(dir, name), words2);
+  const words3 = { show: (p) => (0, import_node_path19.relative)(cwd, p) || ".", folderName: `the folder init writes (${where2})` };
+  for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path19.join)(dir, name), words3);
   const outcome = { written: [], kept: [], unchanged: [] };
   for (const [name, text4] of files) {
     const path = (0, import_node_path19.join)(dir, name);
@@ -60676,11 +60777,11 @@ function writeFiles({ dir, where: where2, pin }, files, flags, cwd) {
     const merged = current !== void 0 && current !== text4 && !flags.force ? mergeInto(name, current, flags.pin, pin) : void 0;
     if (current === text4 || merged && merged.text === current) outcome.unchanged.push(name);
     else if (merged) {
-      writeUserFile(path, merged.text, dir, words2);
+      writeUserFile(path, merged.text, dir, words3);
       outcome.written.push(merged.said);
     } else if (current !== void 0 && !flags.force) outcome.kept.push(name);
     else {
-      writeUserFile(path, text4, dir, words2);
+      writeUserFile(path, text4, dir, words3);
       outcome.written.push(current === void 0 ? `wrote ${name}` : `replaced ${name}`);
     }
   }
@@ -65496,6 +65597,354 @@ var init_make = __esm({
   }
 });
 
+// src/evidence/context.ts
+function run(args, cwd, env2) {
+  return new Promise((resolve23, reject) => {
+    (0, import_node_child_process2.execFile)(
+      "git",
+      args,
+      { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
+      (err, stdout) => err ? reject(err) : resolve23(stdout)
+    );
+  });
+}
+async function gitState(root, evidenceDir, env2, policyPaths = []) {
+  const inside = (0, import_node_path23.relative)(root, evidenceDir);
+  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path23.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
+  let status;
+  try {
+    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env2);
+  } catch (e) {
+    const code = e.code;
+    return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository" };
+  }
+  const entries2 = status.split("\0");
+  const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x2) => x2);
+  const found = statusEntries(entries2);
+  const clean = !found.length;
+  const dirty = clean ? {} : await notClean(root, found, policyPaths, env2);
+  if (!oid || oid === "(initial)") return { commit: null, clean, note: "the repository has no commit yet", ...dirty };
+  return { commit: oid, clean, ...dirty };
+}
+function statusEntries(entries2) {
+  const found = [];
+  for (let i = 0; i < entries2.length; i++) {
+    const e = entries2[i] ?? "";
+    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/s.exec(e);
+    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/s.exec(e);
+    const other = /^([?!]) (.+)$/s.exec(e);
+    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
+    else if (renamed?.[1] && renamed[2]) {
+      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
+      i++;
+    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
+    else if (other?.[2]) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
+    else if (e && !e.startsWith("# ")) found.push({ path: e, what: "not clean (an entry git status gave in a form revsync does not know)" });
+  }
+  return found;
+}
+async function notClean(root, found, policyPaths, env2) {
+  let top = root;
+  try {
+    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
+  } catch {
+  }
+  const from = realOr(root);
+  const isPolicy = (p) => policyPaths.some((pp) => {
+    const rel = (0, import_node_path23.relative)(pp || ".", p);
+    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path23.isAbsolute)(rel) && POLICY_FILE.test(p);
+  });
+  const all2 = found.map((f2) => {
+    const path = (0, import_node_path23.relative)(from, (0, import_node_path23.join)(top, f2.path)) || f2.path;
+    return { path, what: f2.what, policy: isPolicy(path) };
+  }).sort((a, b2) => a.policy !== b2.policy ? a.policy ? -1 : 1 : a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
+  return { not_clean: all2.slice(0, NOT_CLEAN_LISTED), not_clean_total: all2.length };
+}
+async function uncommittedFiles(cwd, files, env2) {
+  if (!files.length) return [];
+  let status;
+  try {
+    status = await run(
+      ["status", "--porcelain=v2", "--untracked-files=all", "--ignored=matching", "-z", "--", ...files.map((f2) => `:(literal)${f2}`)],
+      cwd,
+      env2
+    );
+  } catch {
+    return [];
+  }
+  const out = [];
+  for (const entry of status.split("\0")) {
+    const m = /^([?!]) (.+)$/.exec(entry);
+    if (m?.[2]) out.push(`${m[2]} (${m[1] === "!" ? "ignored by git" : "untracked"})`);
+  }
+  return out;
+}
+function realOr(dir) {
+  try {
+    return (0, import_node_fs13.realpathSync)(dir);
+  } catch {
+    return dir;
+  }
+}
+function changeWords(xy) {
+  const c2 = xy[1] !== "." ? xy[1] : xy[0];
+  return c2 === "D" ? "deleted" : c2 === "A" ? "added" : c2 === "R" || c2 === "C" ? "renamed" : "modified";
+}
+async function changedPolicyFiles(root, paths, cwd, env2) {
+  let status;
+  try {
+    const specs = paths.map((p) => `:(literal)${p}`);
+    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=traditional", "--", ...specs], root, env2);
+  } catch {
+    return { commit: null, files: [] };
+  }
+  const entries2 = status.split("\0");
+  const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x2) => x2);
+  const found = statusEntries(entries2).filter((f2) => f2.what !== "untracked" && f2.what !== "ignored by git" || POLICY_FILE.test(f2.path));
+  const commit = oid && oid !== "(initial)" ? oid : null;
+  if (!found.length) return { commit, files: [] };
+  let top = root;
+  try {
+    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
+  } catch {
+  }
+  const from = realOr(cwd);
+  found.sort((a, b2) => a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
+  return { commit, files: found.map((f2) => `${(0, import_node_path23.relative)(from, (0, import_node_path23.join)(top, f2.path)) || f2.path} (${f2.what})`) };
+}
+function ciContext(env2, readEvent = () => void 0) {
+  const ctx = ciOwnContext(env2, readEvent);
+  const given = number(env2.REVSYNC_PULL_REQUEST?.trim().replace(/^[#!]/, ""));
+  return ctx && given !== null ? { ...ctx, pull_request: given } : ctx;
+}
+function ciOwnContext(env2, readEvent) {
+  if (env2.GITHUB_ACTIONS === "true") {
+    const server = env2.GITHUB_SERVER_URL ?? "https://github.com";
+    const run2 = env2.GITHUB_REPOSITORY && env2.GITHUB_RUN_ID ? `${server}/${env2.GITHUB_REPOSITORY}/actions/runs/${env2.GITHUB_RUN_ID}${env2.GITHUB_RUN_ATTEMPT ? `/attempts/${env2.GITHUB_RUN_ATTEMPT}` : ""}` : null;
+    let pr = number(/^refs\/pull\/(\d+)\//.exec(env2.GITHUB_REF ?? "")?.[1]);
+    if (pr === null && env2.GITHUB_EVENT_PATH) {
+      const event = readEvent(env2.GITHUB_EVENT_PATH);
+      const n = event?.pull_request?.number ?? void 0;
+      pr = typeof n === "number" ? n : null;
+    }
+    return {
+      provider: "github",
+      run_url: run2,
+      actor: nonEmpty(env2.GITHUB_TRIGGERING_ACTOR) ?? nonEmpty(env2.GITHUB_ACTOR),
+      pull_request: pr,
+      commit: nonEmpty(env2.GITHUB_SHA),
+      ref: nonEmpty(env2.GITHUB_REF),
+      workflow: nonEmpty(env2.GITHUB_WORKFLOW),
+      event: nonEmpty(env2.GITHUB_EVENT_NAME)
+    };
+  }
+  if (env2.GITLAB_CI === "true") {
+    return {
+      provider: "gitlab",
+      run_url: nonEmpty(env2.CI_JOB_URL) ?? nonEmpty(env2.CI_PIPELINE_URL),
+      actor: nonEmpty(env2.GITLAB_USER_LOGIN),
+      pull_request: number(env2.CI_MERGE_REQUEST_IID),
+      commit: nonEmpty(env2.CI_COMMIT_SHA),
+      ref: nonEmpty(env2.CI_COMMIT_REF_NAME),
+      workflow: nonEmpty(env2.CI_PROJECT_PATH),
+      event: nonEmpty(env2.CI_PIPELINE_SOURCE)
+    };
+  }
+  return null;
+}
+var import_node_child_process2, import_node_fs13, import_node_path23, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
+var init_context2 = __esm({
+  "src/evidence/context.ts"() {
+    "use strict";
+    import_node_child_process2 = require("node:child_process");
+    import_node_fs13 = require("node:fs");
+    import_node_path23 = require("node:path");
+    NOT_CLEAN_LISTED = 50;
+    POLICY_FILE = /\.(ya?ml|csv)$/i;
+    nonEmpty = (v2) => v2 && v2.trim() ? v2 : null;
+    number = (v2) => v2 && /^\d+$/.test(v2) ? Number(v2) : null;
+  }
+});
+
+// src/cli/four-eyes.ts
+function ciOf(flags) {
+  return ciContext(envOf(flags), readJsonFile);
+}
+var init_four_eyes3 = __esm({
+  "src/cli/four-eyes.ts"() {
+    "use strict";
+    init_context2();
+    init_user_files();
+    init_context();
+  }
+});
+
+// src/cli/reading.ts
+async function withProgress(core, flags, out, work2) {
+  const to = flags.progressTo;
+  if (to) return work2((done, total) => to(`${done}/${total}${waitingNote(core.governor)}`));
+  const progress = await startProgress(out, "Reading the service\u2026", flags.quiet, core.governor);
+  try {
+    return await work2((done, total, what) => progress.update(`Reading the service: ${done}/${total} (${what})`));
+  } finally {
+    progress.stop();
+  }
+}
+function readWithProgress(core, desired, flags, out, extra) {
+  return withProgress(
+    core,
+    flags,
+    out,
+    (progress) => readLive(core, desired, { concurrency: concurrencyOf(flags), targets: flags.target ?? [], ...extra, progress }, kindsOf(out.io))
+  );
+}
+async function makePlan2(repo, env2, core, flags, out, opts) {
+  const desired = desiredState(repo, env2, out, flags);
+  const tests = opts.impact || opts.guardrails?.setup.needsTests ? loadTests(repo, varsFor(env2, envOf(flags))) : void 0;
+  const broken = tests?.diagnostics.some((d) => d.severity === "error") ?? false;
+  if (tests && broken) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
+  const named4 = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamedFor(env2, flags);
+  const approverKnown = named4.configured || !!opts.applies || !ciOf(flags);
+  const meta = {
+    environment: env2.name,
+    baseUrl: env2.baseUrl,
+    authUrl: env2.authUrl,
+    realm: env2.realm,
+    user: core.auth.username ?? null,
+    targets: flags.target ?? []
+  };
+  return withProgress(
+    core,
+    flags,
+    out,
+    (progress) => makePlan(core, {
+      desired,
+      meta,
+      concurrency: concurrencyOf(flags),
+      progress,
+      kinds: kindsOf(out.io),
+      ...tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env2.service.allocationRules } } : {},
+      ...env2.fourEyes ? { fourEyes: { approver: named4.user, approverConfigured: named4.configured, approverKnown } } : {},
+      ...opts.guardrails ? { guardrails: opts.guardrails } : {},
+      ...opts.promotion ? { promotion: opts.promotion } : {}
+    })
+  );
+}
+var init_reading = __esm({
+  "src/cli/reading.ts"() {
+    "use strict";
+    init_repo();
+    init_test_files();
+    init_read2();
+    init_make();
+    init_context();
+    init_four_eyes3();
+    init_io();
+    init_progress();
+    init_rate_limit();
+  }
+});
+
+// src/cli/test.ts
+var test_exports = {};
+__export(test_exports, {
+  runTest: () => runTest
+});
+async function runTest(flags, out) {
+  if (isFleet(flags)) return liveFleet(flags, out);
+  return testRun(flags, out, await pickView(testViews, flags.format));
+}
+async function testRun(flags, out, view) {
+  const repo = openRepo(flags);
+  const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offline(repo, flags, out, view);
+  const shownDir = (0, import_node_path24.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
+  const results = runs.flatMap((r) => runCases(r.cases, r.policies));
+  const contracts = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
+  const source = runs.length === 1 ? runs[0]?.source ?? "" : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
+  const { guardrails, guardBroken } = guardrailTests(repo, !!view.reportsBrokenFiles, kindsOf(out.io));
+  const broken = runs.find((r) => r.broken)?.broken ?? guardBroken;
+  if (broken) {
+    view.results({ results, contracts, guardrails, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
+    throw reported(broken);
+  }
+  const live = flags.live ? { environment: runs[0]?.label } : {};
+  if (!results.length && !contracts.length && !guardrails.length) {
+    const note2 = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest (or GuardrailTest) there, or name their folder with tests: in revsync.yaml`;
+    view.results({ results, contracts, source, note: note2, ...live }, out);
+    return 0;
+  }
+  view.results({ results, contracts, guardrails, source, ...live }, out);
+  return results.every((r) => r.pass) && contracts.every((r) => r.pass) && guardrails.every((r) => r.pass) ? 0 : 1;
+}
+function offline(repo, flags, out, view) {
+  const { runs, warning: warning2 } = offlineRuns(repo, flags.env, askedOf(flags, out, view));
+  if (warning2) out.warn(warning2);
+  return runs;
+}
+async function liveRun(repo, flags, out, view) {
+  const name = selectEnv(repo, flags.env, envOf(flags));
+  let core;
+  try {
+    const env2 = openEnv(repo, flags, name);
+    const read = (desired, options) => readWithProgress(core ??= openClient(env2, flags, out), desired, flags, out, options);
+    return await liveIn(repo, env2, read, askedOf(flags, out, view));
+  } catch (e) {
+    throw inEnvironment(e, name);
+  } finally {
+    await core?.close();
+  }
+}
+async function liveFleet(flags, out) {
+  if (!flags.live)
+    throw new UserError(
+      `${flags.allEnvs ? "--all-envs" : "--envs"} without --live: offline, revsync test already runs git's policies with each environment's vars`,
+      "add --live to run each environment's cases against its service's policies"
+    );
+  if (flags.format === "junit")
+    throw new UserError(
+      "--format junit names one environment's cases: across environments, use text, json or markdown",
+      "or run revsync test --live --env NAME --format junit for each"
+    );
+  const view = await pickView(fleetViews, flags.format);
+  const [{ testJson: testJson2 }] = await Promise.all([Promise.resolve().then(() => (init_policy_test(), policy_test_exports))]);
+  const repo = openRepo(flags);
+  const names = fleetNames2(repo, flags);
+  const strict = { results: () => void 0 };
+  const outcomes = await runEnvironments(repo, names, flags, out, "test", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
+    const r = await liveIn(repo, env2, (desired, options) => readWithProgress(core, desired, own2, envOut, options), askedOf(own2, envOut, strict));
+    const results = runCases(r.cases, r.policies);
+    const contracts = runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves });
+    return testOutcome(env2.name, testJson2(results, r.source, contracts, env2.name));
+  });
+  view.end({ outcomes, whole: () => "this command's JSON output (--format json)" }, out);
+  return fleetExit(outcomes, { planChanges: false });
+}
+var import_node_path24, askedOf;
+var init_test = __esm({
+  "src/cli/test.ts"() {
+    "use strict";
+    init_errors();
+    init_run();
+    init_allocate();
+    init_policy_tests();
+    init_view();
+    init_policy_test2();
+    import_node_path24 = require("node:path");
+    init_context();
+    init_fleet3();
+    init_outcome();
+    init_fleet2();
+    init_io();
+    init_reading();
+    init_repo();
+    askedOf = (flags, out, view) => ({
+      processEnv: envOf(flags),
+      kinds: kindsOf(out.io),
+      brokenAsCase: !!view.reportsBrokenFiles
+    });
+  }
+});
+
 // src/api/resources.ts
 var approvals2, errorTransactions2;
 var init_resources = __esm({
@@ -65576,6 +66025,839 @@ var init_resources = __esm({
   }
 });
 
+// src/export/mapping.ts
+function exportFiles(live, targets, taken = /* @__PURE__ */ new Set(), unnamed = [], kinds = KINDS, refused2 = []) {
+  const used = new Set(taken);
+  const unique = (file) => {
+    let path = file;
+    for (let i = 2; used.has(path); i++) path = file.replace(/\.(yaml|csv)$/, `-${i}.$1`);
+    used.add(path);
+    return path;
+  };
+  const files = kinds.flatMap((k2) => k2.export(liveOf(k2, live), { targets, unique, unnamed, refused: refused2 }));
+  for (const f2 of files) for (const list3 of [f2.specComments, f2.batchComments, f2.leftOut]) list3.forEach((l, i) => list3[i] = oneLine(l));
+  unnamed.forEach((l, i) => unnamed[i] = oneLine(l));
+  refused2.forEach((l, i) => refused2[i] = oneLine(l));
+  return files;
+}
+function quotedWhereNeeded(node) {
+  (0, import_yaml6.visit)(node, {
+    Scalar(_2, s3) {
+      if (typeof s3.value !== "string") return;
+      if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/.test(s3.value)) s3.type = "QUOTE_DOUBLE";
+      else if (yaml11NotText(s3.value) && s3.type !== "QUOTE_DOUBLE") s3.type = "QUOTE_SINGLE";
+    }
+  });
+  return node;
+}
+function renderFile(f2, header) {
+  const doc = new import_yaml6.Document(literalValue(f2.value));
+  quotedWhereNeeded(doc.contents);
+  placeComments(doc, f2);
+  return `${header.map((h) => `# ${h}`).join("\n")}
+${doc.toString({ lineWidth: 0 })}`;
+}
+function placeComments(doc, f2) {
+  const spec = doc.get("spec", true);
+  if (spec && f2.specComments.length) spec.comment = f2.specComments.join("\n");
+  if (f2.batchComments.length) {
+    const batches = doc.get("batches", true);
+    if (batches) batches.comment = f2.batchComments.join("\n");
+    else doc.comment = f2.batchComments.join("\n");
+  }
+}
+var import_yaml6, oneLine, YAML11_NOT_TEXT, yaml11NotText;
+var init_mapping = __esm({
+  "src/export/mapping.ts"() {
+    "use strict";
+    import_yaml6 = __toESM(require_dist(), 1);
+    init_interpolate();
+    init_kind();
+    init_registry();
+    oneLine = (text4) => text4.replace(
+      // eslint-disable-next-line no-control-regex
+      /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g,
+      (c2) => `\\u${c2.charCodeAt(0).toString(16).padStart(4, "0")}`
+    );
+    YAML11_NOT_TEXT = /^(?:\d{4}-\d\d?-\d\d?(?:(?:[Tt]|[ \t]+)\d\d?:\d\d:\d\d(?:\.\d*)?(?:[ \t]*(?:Z|[-+]\d\d?(?::\d\d)?))?)?|[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|[-+]?(?:0b[01_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?))$/;
+    yaml11NotText = (text4) => YAML11_NOT_TEXT.test(text4);
+  }
+});
+
+// src/export/test-cases.ts
+function lineOf(details, omit, mask, pseudonyms, dropped) {
+  const line = {};
+  for (const [k2, v2] of Object.entries(details)) {
+    if (omit.has(k2)) continue;
+    if (CREDENTIAL.test(k2)) {
+      dropped.add(k2);
+      continue;
+    }
+    if (typeof v2 !== "string" && typeof v2 !== "number" && typeof v2 !== "boolean") continue;
+    if (mask.has(k2)) {
+      const seen = pseudonyms.get(k2) ?? /* @__PURE__ */ new Map();
+      pseudonyms.set(k2, seen);
+      const key5 = String(v2);
+      if (!seen.has(key5)) seen.set(key5, `masked-${seen.size + 1}`);
+      line[k2] = seen.get(key5);
+    } else line[k2] = v2;
+  }
+  return line;
+}
+function recordCases(records, ordered, { mask, omit }) {
+  const pseudonyms = /* @__PURE__ */ new Map();
+  const dropped = /* @__PURE__ */ new Set();
+  const seen = /* @__PURE__ */ new Set();
+  const recorded = { cases: [], comments: [], same: 0, withoutDocument: 0, warnings: [] };
+  for (const r of records) {
+    const details = r.document_details;
+    if (!details || typeof details !== "object") {
+      recorded.withoutDocument++;
+      continue;
+    }
+    const line = lineOf(details, omit, mask, pseudonyms, dropped);
+    const key5 = JSON.stringify(line);
+    if (seen.has(key5)) {
+      recorded.same++;
+      continue;
+    }
+    seen.add(key5);
+    const id = r.error_id ?? `record ${recorded.cases.length + 1}`;
+    const bad = lineProblems(line);
+    if (bad.length) {
+      recorded.warnings.push(`${id} left out: its ${bad.map((b2) => `${b2.field} ${b2.message}`).join("; ")}`);
+      continue;
+    }
+    const got2 = matchLine(ordered, line);
+    if (got2.error) {
+      recorded.warnings.push(`${id} left out: its routing cannot be told today (${got2.error})`);
+      continue;
+    }
+    const product = typeof line.product_id === "string" ? ` ${line.product_id}` : "";
+    recorded.comments.push(
+      ` ${[r.error_warning_code, r.error_date, r.error_warning_type].filter(Boolean).join(", ")}: ${got2.policy === null ? "meets no policy" : `${got2.policy}, SSP ${showSsp(got2.ssp)}`}${got2.note ? ` (${got2.note})` : ""}`
+    );
+    recorded.cases.push({ name: `${id}${product}`, line, expect: { policy: got2.policy, ...got2.ssp !== null ? { ssp: Number(got2.ssp.toFixed(6)) } : {} } });
+  }
+  if (dropped.size) recorded.warnings.push(`left out of every line, because their names say they hold credentials: ${[...dropped].join(", ")}`);
+  return recorded;
+}
+function testedWarnings(policies2, { mask, omit }) {
+  const warnings = [];
+  for (const f2 of [...mask, ...omit]) {
+    const by = policies2.filter((p) => p.when.some((c2) => c2.field_name === f2)).map((p) => p.name);
+    if (by.length)
+      warnings.push(
+        `${f2} is ${mask.has(f2) ? "masked" : "left out"}, but ${by.join(", ")} test${by.length === 1 ? "s" : ""} it: the recorded routing is that of the line as written`
+      );
+  }
+  return warnings;
+}
+function testFileText(envName2, { filter, mask, omit }, { cases, comments }) {
+  const when = (/* @__PURE__ */ new Date()).toISOString().slice(0, 10);
+  const filters = Object.entries(filter).map(([k2, v2]) => `${k2}=${String(v2)}`).join(", ");
+  const header = [
+    `Recorded by revsync test record --from-errors on ${when}, from the error transactions of environment ${envName2} (${filters}).`,
+    "Each case is an order line as the service wrote it (spec 4.10 document_details) and pins the policy, and the SSP,",
+    "that the service's policies gave it then. The date for batch values is the first of date, ssp_date, order_date a line has.",
+    ...mask.size ? [`Masked: ${[...mask].join(", ")}.`] : [],
+    ...omit.size ? [`Left out: ${[...omit].join(", ")}.`] : []
+  ];
+  const doc = new import_yaml7.Document({
+    apiVersion: "revsync/v1",
+    kind: "SspPolicyTest",
+    metadata: { name: `Recorded order lines (${envName2}, ${when})` },
+    cases
+  });
+  quotedWhereNeeded(doc.contents);
+  const seq = doc.get("cases", true);
+  if ((0, import_yaml7.isSeq)(seq)) {
+    seq.items.forEach((item, i) => {
+      if (!(0, import_yaml7.isMap)(item)) return;
+      item.commentBefore = comments[i];
+      const expect = item.get("expect", true);
+      if (expect) expect.flow = true;
+    });
+  }
+  return `${header.map((h) => `# ${h}`).join("\n")}
+${doc.toString({ lineWidth: 0 })}`;
+}
+var import_yaml7, PERSONAL, CREDENTIAL;
+var init_test_cases = __esm({
+  "src/export/test-cases.ts"() {
+    "use strict";
+    import_yaml7 = __toESM(require_dist(), 1);
+    init_evaluate();
+    init_line();
+    init_mapping();
+    PERSONAL = ["customer_name", "customer_id", "po_number"];
+    CREDENTIAL = /secret|passw(or)?d|token|api_?key|credential|authori[sz]ation|bearer/i;
+  }
+});
+
+// src/report/test-record.ts
+function recordedText(read, { mask, omit, shown: shown4 }, { cases, same: same2, withoutDocument }, out) {
+  const routes = /* @__PURE__ */ new Map();
+  for (const c2 of cases) routes.set(c2.expect.policy ?? "no policy", (routes.get(c2.expect.policy ?? "no policy") ?? 0) + 1);
+  const skippedNote = [same2 ? `${plural(same2, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
+  out.out(
+    `Recorded ${plural(cases.length, "case")} from ${plural(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown4}: ${[
+      ...routes
+    ].map(([p, n]) => `${n} ${p}`).join(", ")}.`
+  );
+  const personal = PERSONAL.filter((f2) => !mask.has(f2) && !omit.has(f2) && cases.some((c2) => f2 in c2.line));
+  if (personal.length) {
+    out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
+  }
+}
+var init_test_record = __esm({
+  "src/report/test-record.ts"() {
+    "use strict";
+    init_test_cases();
+    init_words();
+  }
+});
+
+// src/session/error-transactions.ts
+async function errorTransactionReport(core, filter, summary) {
+  const list3 = await errorTransactions2.list(core, filter);
+  const records = list3.flatMap((e) => e.compliance_spec ?? []);
+  if (summary) return { summary: byCode(records) };
+  return { records: { total: numberOf(list3[0]?.total_records) ?? records.length, records } };
+}
+function byCode(records) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const r of records) groups.set(r.error_warning_code ?? "", [...groups.get(r.error_warning_code ?? "") ?? [], r]);
+  return [...groups].sort((a, b2) => b2[1].length - a[1].length).map(([code, rs]) => ({
+    code,
+    count: rs.length,
+    message: rs[0]?.error_warning_message ?? "",
+    suggestion: rs[0]?.suggestions ?? "",
+    missing_policy_set: MISSING_POLICY_SET[code]
+  }));
+}
+var MISSING_POLICY_SET;
+var init_error_transactions2 = __esm({
+  "src/session/error-transactions.ts"() {
+    "use strict";
+    init_resources();
+    init_number();
+    MISSING_POLICY_SET = {
+      "ERR-00015": "revenue rules: no valid revenue rule policy is available. Create the revenue rule policy set for these transactions, then reprocess them"
+    };
+  }
+});
+
+// src/cli/service-command.ts
+async function withClient(flags, out, fn) {
+  const env2 = openServiceEnv(flags);
+  const core = openClient(env2, flags, out);
+  try {
+    return await fn(core, env2);
+  } finally {
+    await core.close();
+  }
+}
+var init_service_command = __esm({
+  "src/cli/service-command.ts"() {
+    "use strict";
+    init_context();
+  }
+});
+
+// src/cli/errors.ts
+var errors_exports2 = {};
+__export(errors_exports2, {
+  errorFilter: () => errorFilter,
+  runErrors: () => runErrors
+});
+function errorFilter(flags) {
+  const type = (flags.type ?? "").toLowerCase();
+  if (!["order", "invoice", "event", "mje"].includes(type))
+    throw new UserError(`--type must be order, invoice, event or mje${flags.type ? `, got ${JSON.stringify(flags.type)}` : " (it is required)"}`);
+  if (flags.kind && !["remediable", "discarded"].includes(flags.kind))
+    throw new UserError(`--kind must be remediable or discarded, got ${JSON.stringify(flags.kind)}`);
+  for (const [flag, v2] of [
+    ["--from", flags.from],
+    ["--to", flags.to]
+  ]) {
+    if (v2 !== void 0 && !isDate(v2)) throw new UserError(`${flag} must be a date YYYY-MM-DD, got ${JSON.stringify(v2)}`);
+  }
+  if (flags.from && flags.to && flags.from > flags.to) throw new UserError(`--from ${flags.from} is after --to ${flags.to}`);
+  const filter = {
+    transaction_type: type,
+    error_warning_type: flags.kind,
+    error_warning_code: flags.code,
+    error_request_id: flags.requestId,
+    financial_id: flags.financialId,
+    error_from_date: flags.from,
+    error_to_date: flags.to,
+    legal_entity: flags.legalEntity
+  };
+  for (const k2 of Object.keys(filter)) if (filter[k2] === void 0) delete filter[k2];
+  return filter;
+}
+async function runErrors(flags, out) {
+  const view = await pickView(errorsViews, flags.format);
+  const filter = errorFilter(flags);
+  return withClient(flags, out, async (core) => {
+    const found = await errorTransactionReport(core, filter, !!flags.summary);
+    if ("summary" in found) view.summary(found.summary, out);
+    else view.records(found.records, out);
+    return 0;
+  });
+}
+var init_errors3 = __esm({
+  "src/cli/errors.ts"() {
+    "use strict";
+    init_values2();
+    init_errors();
+    init_error_transactions2();
+    init_service_command();
+    init_view();
+    init_errors2();
+  }
+});
+
+// src/cli/test-record.ts
+var test_record_exports = {};
+__export(test_record_exports, {
+  runTestRecord: () => runTestRecord
+});
+async function runTestRecord(flags, out) {
+  const request2 = checkRequest(flags, out);
+  const repo = openRepo(flags);
+  if ((0, import_node_fs14.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
+  const env2 = openEnv(repo, flags);
+  const { records, policies: policies2 } = await readSources(env2, request2.filter, flags, out);
+  const recorded = recordCases(records, order(policies2), request2);
+  for (const w2 of recorded.warnings) out.warn(w2);
+  if (!recorded.cases.length) {
+    throw new UserError(
+      `no order lines to record: ${plural(records.length, "error transaction")} matched${records.length ? ", none with an order document revsync can read" : ""}; nothing was written`,
+      records.length ? void 0 : "revsync errors --type order with the same filters lists what the service holds"
+    );
+  }
+  for (const w2 of testedWarnings(policies2, request2)) out.warn(w2);
+  const text4 = testFileText(env2.name, request2, recorded);
+  const safe = out.redactor.redact(text4);
+  if (safe !== text4) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
+  writeUserFile(request2.target, safe);
+  const dir = testsDir(repo);
+  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path25.sep))) {
+    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path25.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
+  }
+  recordedText(records.length, request2, recorded, out);
+  return 0;
+}
+function checkRequest(flags, out) {
+  if (!flags.fromErrors) throw new UserError("test record needs a source: --from-errors (the order lines of the service's error transactions)");
+  if (!flags.out) throw new UserError("test record needs --out FILE: the new test file to write (inside the tests folder, so that revsync test reads it)");
+  const type = (flags.type ?? "order").toLowerCase();
+  if (type !== "order") throw new UserError(`--type must be order: policy tests are about order lines, got ${JSON.stringify(flags.type)}`);
+  const filter = errorFilter({ ...flags, type });
+  const mask = new Set(list2(flags.mask, "--mask"));
+  const omit = new Set(list2(flags.omit, "--omit"));
+  for (const f2 of mask) if (omit.has(f2)) throw new UserError(`${f2} is in both --mask and --omit: choose one`);
+  const target = (0, import_node_path25.resolve)(out.io.cwd, flags.out);
+  return { filter, mask, omit, target, shown: (0, import_node_path25.relative)(out.io.cwd, target) || flags.out };
+}
+async function readSources(env2, filter, flags, out) {
+  const core = openClient(env2, flags, out);
+  try {
+    const [list3, live] = await Promise.all([
+      errorTransactions2.list(core, filter),
+      readWithProgress(core, nothingInGit(kindsOf(out.io)), flags, out, { approvedValues: true })
+    ]);
+    return { records: list3.flatMap((e) => e.compliance_spec ?? []), policies: modelsFromLive2(live, kindsOf(out.io)) };
+  } finally {
+    await core.close();
+  }
+}
+var import_node_fs14, import_node_path25, list2;
+var init_test_record2 = __esm({
+  "src/cli/test-record.ts"() {
+    "use strict";
+    import_node_fs14 = require("node:fs");
+    import_node_path25 = require("node:path");
+    init_resources();
+    init_errors();
+    init_evaluate();
+    init_test_files();
+    init_policy_models();
+    init_read2();
+    init_test_cases();
+    init_test_record();
+    init_user_files();
+    init_words();
+    init_context();
+    init_errors3();
+    init_io();
+    init_reading();
+    list2 = (v2, flag) => {
+      if (v2 === void 0) return [];
+      const names = v2.split(",").map((s3) => s3.trim()).filter(Boolean);
+      if (!names.length) throw new UserError(`${flag} needs field names separated by commas, e.g. ${flag} customer_name,customer_id`);
+      return names;
+    };
+  }
+});
+
+// src/session/plan.ts
+function savePlan(plan, file, cwd, out) {
+  writeUserFile((0, import_node_path26.resolve)(cwd, file), JSON.stringify(plan, null, 2) + "\n");
+  out.info(`Saved the plan to ${file}. Apply exactly this plan with: revsync apply ${shellQuote(file)}`);
+}
+function planExit(plan, detailedExitcode, out) {
+  const actionable = hasApplied(plan);
+  if (!actionable && hasChanges(plan)) {
+    const s3 = plan.summary;
+    const parts = [
+      s3.blocked ? `${s3.blocked} blocked` : "",
+      s3.not_in_git ? `${s3.not_in_git} not in git` : "",
+      s3.unsupported ? `${s3.unsupported} unsupported` : ""
+    ].filter(Boolean);
+    const act = s3.blocked ? `; a blocked write waits for someone to act, as its reason says${detailedExitcode ? " (exit 2)" : ""}` : "";
+    out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing${act}`);
+  }
+  if (plan.unread?.length) {
+    out.error(unreadError(plan.unread));
+    return 1;
+  }
+  return detailedExitcode && plan.changes.some(needsAction) ? 2 : 0;
+}
+function planFolder(out, names, cwd) {
+  if (out === void 0) return void 0;
+  const dir = (0, import_node_path26.resolve)(cwd, out);
+  const bad = names.find((n) => !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(n));
+  if (bad !== void 0)
+    throw new UserError(
+      `environment ${JSON.stringify(bad)} cannot name a plan file in ${out} (letters, digits, ".", "_" and "-" only), so nothing was read`,
+      `save its plan on its own: revsync plan --env ${shellQuote(bad)} --out FILE`
+    );
+  let isFile = false;
+  try {
+    isFile = !(0, import_node_fs15.statSync)(dir).isDirectory();
+  } catch {
+  }
+  if (isFile) throw new UserError(`--out ${out} is a file: with several environments --out names a folder, which gets one plan file per environment`);
+  return dir;
+}
+var import_node_fs15, import_node_path26;
+var init_plan4 = __esm({
+  "src/session/plan.ts"() {
+    "use strict";
+    import_node_fs15 = require("node:fs");
+    import_node_path26 = require("node:path");
+    init_errors();
+    init_model();
+    init_plan2();
+    init_unread();
+    init_shell_quote();
+    init_user_files();
+  }
+});
+
+// src/session/promotion.ts
+function sourceEnv(repo, env2, given) {
+  const penv = { ...given };
+  for (const k2 of OVERRIDE_VARS) delete penv[k2];
+  const source = resolveEnv(repo, env2.promoteFrom ?? "", penv);
+  const a = tenantIdentity(env2.baseUrl, env2.realm);
+  if (a.key === tenantIdentity(source.baseUrl, source.realm).key)
+    throw new UserError(
+      `environment ${JSON.stringify(env2.name)} receives its changes from ${JSON.stringify(source.name)} (promote_from), and both are the tenant ${a.url}, realm ${a.realm}: a tenant cannot be its own source, so nothing was read`,
+      `point ${source.name} at the tenant changes are tried in first${OVERRIDE_VARS.some((k2) => given[k2] !== void 0) ? ", or unset REVSYNC_BASE_URL and the other overrides" : ""}`
+    );
+  return source;
+}
+function testsOf(repo, source, penv) {
+  const t = loadTests(repo, varsFor(source, penv));
+  if (!t.found) return void 0;
+  const broken = t.diagnostics.filter((d) => d.severity === "error").map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`);
+  return { cases: t.cases, contracts: t.contracts, rules: source.service.allocationRules, broken };
+}
+async function openPromotion(repo, env2, w2) {
+  if (!env2.promoteFrom) return void 0;
+  const source = sourceEnv(repo, env2, w2.penv);
+  const desired = w2.desiredState(source);
+  const tests = testsOf(repo, source, w2.penv);
+  const paths = [(0, import_node_path27.relative)(repo.root, repo.configFile), (0, import_node_path27.relative)(repo.root, repo.policiesDir) || "."];
+  const { commit, files } = await changedPolicyFiles(repo.root, paths, w2.cwd, w2.penv);
+  return {
+    name: source.name,
+    baseUrl: source.baseUrl,
+    realm: source.realm,
+    core: w2.openClient(source),
+    desired,
+    ...tests ? { tests } : {},
+    commit,
+    uncommitted: files,
+    concurrency: w2.concurrency()
+  };
+}
+var import_node_path27;
+var init_promotion5 = __esm({
+  "src/session/promotion.ts"() {
+    "use strict";
+    import_node_path27 = require("node:path");
+    init_repo();
+    init_test_files();
+    init_errors();
+    init_context2();
+    init_tenant();
+  }
+});
+
+// src/cli/promotion.ts
+function promotionWiring(repo, flags, out) {
+  return {
+    penv: envOf(flags),
+    cwd: cwdOf(flags),
+    concurrency: () => concurrencyOf(flags),
+    desiredState: (source) => desiredState(repo, source, out, flags),
+    openClient: (source) => openClient(source, flags, out)
+  };
+}
+function openPromotion2(repo, env2, flags, out) {
+  return openPromotion(repo, env2, promotionWiring(repo, flags, out));
+}
+var init_promotion6 = __esm({
+  "src/cli/promotion.ts"() {
+    "use strict";
+    init_promotion5();
+    init_context();
+  }
+});
+
+// src/cli/plan.ts
+var plan_exports2 = {};
+__export(plan_exports2, {
+  runPlan: () => runPlan
+});
+async function runPlan(flags, out) {
+  if (isFleet(flags)) return planFleet(flags, out);
+  const view = await pickView(planViews, flags.format);
+  const repo = openRepo(flags);
+  const name = selectEnv(repo, flags.env, envOf(flags));
+  try {
+    const env2 = openEnv(repo, flags, name);
+    const guardrails = guardrailsOf(repo, env2, flags, approversOf2(flags, env2, void 0), kindsOf(out.io));
+    const core = openClient(env2, flags, out);
+    const promotion = await openPromotion2(repo, env2, flags, out);
+    try {
+      const plan = await makePlan2(repo, env2, core, flags, out, { impact: true, ...guardrails ? { guardrails } : {}, ...promotion ? { promotion } : {} });
+      view({ plan, file: flags.out }, out);
+      noteTurnedAway(core.governor, env2, flags, out);
+      if (flags.out) savePlan(plan, flags.out, out.io.cwd, out);
+      return planExit(plan, !!flags.detailedExitcode, out);
+    } finally {
+      await Promise.all([core.close(), promotion?.core.close()]);
+    }
+  } catch (e) {
+    throw inEnvironment(e, name);
+  }
+}
+async function planFleet(flags, out) {
+  const view = await pickView(fleetViews, flags.format);
+  const repo = openRepo(flags);
+  const names = fleetNames2(repo, flags);
+  const dir = planFolder(flags.out, names, out.io.cwd);
+  const fileOf = (name) => (0, import_node_path28.join)(flags.out ?? "", `${name}.plan.json`);
+  const outcomes = await runEnvironments(repo, names, flags, out, "plan", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
+    const guardrails = guardrailsOf(repo, env2, own2, approversOf2(own2, env2, void 0), kindsOf(envOut.io));
+    const promotion = await openPromotion2(repo, env2, own2, envOut);
+    const plan = await makePlan2(repo, env2, core, own2, envOut, {
+      impact: true,
+      ...guardrails ? { guardrails } : {},
+      ...promotion ? { promotion } : {}
+    }).finally(() => promotion?.core.close());
+    if (dir) writeUserFile((0, import_node_path28.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
+    return planOutcome(plan);
+  });
+  const whole = (o) => dir && o.plan ? fileOf(o.plan.environment) : "this command's JSON output (--format json)";
+  view.end({ outcomes, whole }, out);
+  const saved = outcomes.flatMap((o) => o.plan ? [fileOf(o.plan.environment)] : []);
+  if (dir && saved.length)
+    out.info(
+      `Saved ${plural(saved.length, "plan")} in ${flags.out}, one per environment (<environment>.plan.json). Apply one exactly with: revsync apply ${shellQuote(saved[0] ?? "")}`
+    );
+  return fleetExit(outcomes, { planChanges: !!flags.detailedExitcode });
+}
+var import_node_path28;
+var init_plan5 = __esm({
+  "src/cli/plan.ts"() {
+    "use strict";
+    import_node_path28 = require("node:path");
+    init_repo();
+    init_errors();
+    init_outcome();
+    init_view();
+    init_plan4();
+    init_fleet2();
+    init_plan3();
+    init_user_files();
+    init_shell_quote();
+    init_words();
+    init_context();
+    init_fleet3();
+    init_guardrails3();
+    init_io();
+    init_reading();
+    init_rate_limit();
+    init_promotion6();
+  }
+});
+
+// src/plan/schema.ts
+function kindRule(name, fileKind, payloads) {
+  const writes = Object.entries(payloads).map(([p, { actions: actions2 }]) => ({
+    if: { required: ["action"], properties: { action: { enum: [...actions2] } } },
+    then: { properties: { payload: { $ref: `#/definitions/${payloadDefinition(fileKind, p)}` } } }
+  }));
+  const actions = [...new Set(Object.values(payloads).flatMap((p) => p.actions)), ...NOT_APPLIED];
+  return {
+    if: { required: ["address"], properties: { address: { type: "string", pattern: `^${regexText(name)}/` } } },
+    then: { properties: { action: { enum: actions } }, ...writes.length ? { allOf: writes } : {} }
+  };
+}
+function planSchemaEdits(current, kinds) {
+  const payloads = kinds.flatMap((k2) => Object.entries(k2.payloads).map(([p, { schema }]) => ({ name: payloadDefinition(k2.fileKind, p), p, schema })));
+  const edits = [
+    {
+      path: ["definitions", "Change", "properties", "address"],
+      value: {
+        $comment: FROM_KINDS,
+        description: `<kind>/<name>...: an address of one of the kinds (${kinds.map((k2) => k2.name).join(", ")})`,
+        type: "string",
+        pattern: `^(${kinds.map((k2) => regexText(k2.name)).join("|")})/`
+      }
+    },
+    {
+      path: ["definitions", "Change", "allOf"],
+      value: [
+        { if: { properties: { action: { enum: [...APPLIED_ACTIONS] } } }, then: { required: ["payload"] } },
+        ...kinds.map((k2) => kindRule(k2.name, k2.fileKind, k2.payloads))
+      ]
+    },
+    {
+      path: ["definitions", "Payload"],
+      value: {
+        $comment: FROM_KINDS,
+        description: "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)",
+        type: "object",
+        required: ["kind"],
+        properties: { kind: { enum: [...new Set(payloads.map((p) => p.p))] } }
+      }
+    },
+    ...payloads.map(({ name, schema }) => ({ path: ["definitions", name], value: { $comment: FROM_KINDS, ...schema } }))
+  ];
+  const made = new Set(payloads.map((p) => p.name));
+  for (const [name, def] of Object.entries(current.definitions ?? {}))
+    if (def.$comment === FROM_KINDS && name !== "Payload" && !made.has(name)) edits.push({ path: ["definitions", name], value: void 0 });
+  return edits;
+}
+function withKinds(schema, kinds) {
+  const out = structuredClone(schema);
+  for (const { path, value: value2 } of planSchemaEdits(out, kinds)) {
+    let node = out;
+    for (const key5 of path.slice(0, -1)) node = node[key5] ??= {};
+    const last2 = path[path.length - 1];
+    if (value2 === void 0) delete node[last2];
+    else node[last2] = value2;
+  }
+  return out;
+}
+function planValidator(kinds) {
+  let fn = validators.get(kinds);
+  if (fn) return fn;
+  const shipped = schemaJson("plan.schema.json");
+  const wanted = withKinds(shipped, kinds);
+  if (canonicalJson(wanted) === canonicalJson(shipped)) fn = fileValidator("plan.schema.json");
+  else {
+    const { $id: _id, ...own2 } = wanted;
+    fn = fileValidator(own2);
+  }
+  validators.set(kinds, fn);
+  return fn;
+}
+var FROM_KINDS, NOT_APPLIED, pascal, regexText, payloadDefinition, validators;
+var init_schema = __esm({
+  "src/plan/schema.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_ajv();
+    init_entries();
+    FROM_KINDS = "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.";
+    NOT_APPLIED = ["blocked", "not_in_git", "unsupported"];
+    pascal = (s3) => s3.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w2) => w2.charAt(0).toUpperCase() + w2.slice(1)).join("");
+    regexText = (s3) => s3.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    payloadDefinition = (fileKind, payload) => `${fileKind}${pascal(payload)}Payload`;
+    validators = /* @__PURE__ */ new WeakMap();
+  }
+});
+
+// src/plan/saved.ts
+function readPlanFile(path, kinds, forApply = true) {
+  const outcome = forApply ? "so nothing was applied" : "so apply would refuse it";
+  let raw;
+  try {
+    raw = JSON.parse(readUserFile(path, READ_CAPS.json));
+  } catch (e) {
+    if (e instanceof FileRefused) throw new UserError(`cannot read the plan ${path}: ${e.why}`);
+    const code = e.code;
+    if (code === "ENOENT") throw new UserError(`cannot read the plan ${path}: no such file`);
+    if (code === "EISDIR") throw new UserError(`cannot read the plan ${path}: it is a folder`);
+    if (code) throw new UserError(`cannot read the plan ${path}: ${code}`);
+    throw new UserError(`${path} is not a revsync plan: it is not valid JSON (${e.message})`);
+  }
+  return planFromJson(raw, path, outcome, kinds);
+}
+function planFromJson(raw, path, outcome, kinds) {
+  const version2 = raw?.format_version;
+  if (!raw || typeof raw !== "object" || typeof version2 !== "string") throw new UserError(`${path} is not a revsync plan (no format_version)`);
+  const major = version2.split(".")[0];
+  if (major !== PLAN_FORMAT_VERSION) {
+    throw new UserError(`${path} has plan format ${version2}; this revsync reads format ${PLAN_FORMAT_VERSION}: upgrade revsync or plan again`);
+  }
+  const fn = planValidator(kinds);
+  if (!fn(raw)) {
+    const problems = describeAjvErrors(fn.errors).filter((p, i, all2) => all2.findIndex((q) => q.field === p.field) === i).slice(0, 5);
+    throw new UserError(
+      `${path} is not a valid revsync plan, ${outcome}:
+  ${problems.map((p) => `${p.field}: ${p.message}`).join("\n  ")}`,
+      "make a new plan with revsync plan --out FILE"
+    );
+  }
+  const plan = raw;
+  if (plan.checksum !== planChecksum(plan)) {
+    if (plan.checksum === legacyPlanChecksum(plan)) {
+      throw new UserError(
+        `${path} was made by an older revsync, whose checksum covered only the tenant and the changes (not the summary, impact, notes, user or time the reviewer reads), ${outcome}: run plan again`,
+        "make a new plan with revsync plan --out FILE"
+      );
+    }
+    throw new UserError(`${path} was changed after revsync wrote it (its checksum does not match), ${outcome}`, "make a new plan with revsync plan --out FILE");
+  }
+  const counted = summarize(ACTIONS, plan.changes, "action");
+  const keys2 = /* @__PURE__ */ new Set([...Object.keys(counted), ...Object.keys(plan.summary)]);
+  const wrong = [...keys2].filter((k2) => (plan.summary[k2] ?? 0) !== (counted[k2] ?? 0));
+  if (wrong.length) {
+    throw new UserError(
+      `${path} says its changes are ${wrong.map((k2) => `${plan.summary[k2] ?? 0} ${actionWords(k2)}`).join(", ")}, but they are ${wrong.map((k2) => `${counted[k2] ?? 0} ${actionWords(k2)}`).join(", ")}, ${outcome}`,
+      "make a new plan with revsync plan --out FILE"
+    );
+  }
+  return plan;
+}
+function checkBinding(plan, env2, planFile) {
+  const differs = [];
+  if (!sameUrl(plan.base_url, env2.baseUrl)) differs.push(`base_url: the plan was made for ${plan.base_url}; this run resolves ${env2.baseUrl}`);
+  if (!sameUrl(plan.auth_url, env2.authUrl)) differs.push(`auth_url: the plan was made for ${plan.auth_url}; this run resolves ${env2.authUrl}`);
+  if (plan.realm !== env2.realm) differs.push(`realm: the plan was made for ${plan.realm}; this run resolves ${env2.realm}`);
+  if (differs.length) {
+    throw new UserError(
+      `the plan ${planFile} was made for another tenant than this run would write to, so nothing was sent:
+  ${differs.join("\n  ")}`,
+      "apply a plan only where it was made: check --env, REVSYNC_BASE_URL, REVSYNC_AUTH_URL and REVSYNC_REALM, or plan again for this tenant"
+    );
+  }
+}
+var sameUrl;
+var init_saved = __esm({
+  "src/plan/saved.ts"() {
+    "use strict";
+    init_errors();
+    init_model();
+    init_schema();
+    init_ajv();
+    init_user_files();
+    sameUrl = (a, b2) => a.replace(/\/+$/, "") === b2.replace(/\/+$/, "");
+  }
+});
+
+// src/cli/plan-file.ts
+var init_plan_file = __esm({
+  "src/cli/plan-file.ts"() {
+    "use strict";
+    init_saved();
+  }
+});
+
+// src/cli/show.ts
+var show_exports = {};
+__export(show_exports, {
+  runShow: () => runShow
+});
+async function runShow(flags, out, args) {
+  const view = await pickView(showViews, flags.format);
+  const file = args[0] ?? "";
+  view({ plan: readPlanFile((0, import_node_path29.resolve)(out.io.cwd, file), kindsOf(out.io), false), file }, out);
+  return 0;
+}
+var import_node_path29;
+var init_show = __esm({
+  "src/cli/show.ts"() {
+    "use strict";
+    import_node_path29 = require("node:path");
+    init_view();
+    init_plan3();
+    init_io();
+    init_plan_file();
+  }
+});
+
+// src/session/apply-signals.ts
+function applySignals(source, warn) {
+  let stopping = false;
+  let stop = () => void 0;
+  const stopNow = new Promise((resolve23) => stop = () => resolve23("stop now"));
+  const running2 = /* @__PURE__ */ new Map();
+  const done = [];
+  const handler = (signal) => () => {
+    if (stopping) return stop();
+    stopping = true;
+    warn(`${signal}: starting nothing new; waiting for the requests in flight (interrupt again to stop at once)`);
+  };
+  const handlers = [
+    ["SIGINT", handler("SIGINT")],
+    ["SIGTERM", handler("SIGTERM")]
+  ];
+  const on = () => handlers.forEach(([s3, h]) => source.on(s3, h));
+  const off = () => handlers.forEach(([s3, h]) => source.off(s3, h));
+  on();
+  return {
+    isStopping: () => stopping,
+    stopNow,
+    async without(fn) {
+      off();
+      try {
+        return await fn();
+      } finally {
+        on();
+      }
+    },
+    started: (id, what) => void running2.set(id, what),
+    finished: (id, outcome) => {
+      running2.delete(id);
+      done.push(outcome);
+    },
+    inFlight: () => [...running2.values()],
+    stopNowMessage: () => [
+      running2.size ? "interrupted again: stopping now." : "interrupted again: stopping now; no write was in flight.",
+      ...done.length ? ["Finished before the stop:", ...done.map((l) => `  ${l}`)] : ["No step had finished."],
+      ...running2.size ? ["The outcome of these requests in flight is unknown:", ...[...running2.values()].map((l) => `  ${l}`)] : [],
+      running2.size ? "Run revsync plan to see what landed." : "Run revsync plan to see what is left."
+    ].join("\n"),
+    close: off
+  };
+}
+var init_apply_signals = __esm({
+  "src/session/apply-signals.ts"() {
+    "use strict";
+  }
+});
+
 // src/apply/graph.ts
 function buildSteps(plan, kinds = KINDS) {
   const steps = plan.changes.filter(isApplied).map((change, id) => {
@@ -65613,7 +66895,7 @@ function skipDependents(steps, outcomes, running2, settle3) {
 async function schedule(steps, exec, opts) {
   const outcomes = /* @__PURE__ */ new Map();
   const running2 = /* @__PURE__ */ new Set();
-  return new Promise((resolve21) => {
+  return new Promise((resolve23) => {
     const settle3 = (o) => {
       outcomes.set(o.step.id, o);
       opts.onFinish?.(o);
@@ -65648,7 +66930,7 @@ async function schedule(steps, exec, opts) {
           pump();
         });
       }
-      if (running2.size === 0 && outcomes.size === steps.length) resolve21(steps.map((s3) => outcomes.get(s3.id)));
+      if (running2.size === 0 && outcomes.size === steps.length) resolve23(steps.map((s3) => outcomes.get(s3.id)));
     };
     pump();
   });
@@ -65833,175 +67115,6 @@ var init_run3 = __esm({
   }
 });
 
-// src/evidence/context.ts
-function run(args, cwd, env2) {
-  return new Promise((resolve21, reject) => {
-    (0, import_node_child_process2.execFile)(
-      "git",
-      args,
-      { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => err ? reject(err) : resolve21(stdout)
-    );
-  });
-}
-async function gitState(root, evidenceDir, env2, policyPaths = []) {
-  const inside = (0, import_node_path23.relative)(root, evidenceDir);
-  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path23.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
-  let status;
-  try {
-    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env2);
-  } catch (e) {
-    const code = e.code;
-    return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository" };
-  }
-  const entries2 = status.split("\0");
-  const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x2) => x2);
-  const found = statusEntries(entries2);
-  const clean = !found.length;
-  const dirty = clean ? {} : await notClean(root, found, policyPaths, env2);
-  if (!oid || oid === "(initial)") return { commit: null, clean, note: "the repository has no commit yet", ...dirty };
-  return { commit: oid, clean, ...dirty };
-}
-function statusEntries(entries2) {
-  const found = [];
-  for (let i = 0; i < entries2.length; i++) {
-    const e = entries2[i] ?? "";
-    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/s.exec(e);
-    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/s.exec(e);
-    const other = /^([?!]) (.+)$/s.exec(e);
-    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
-    else if (renamed?.[1] && renamed[2]) {
-      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
-      i++;
-    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
-    else if (other?.[2]) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
-    else if (e && !e.startsWith("# ")) found.push({ path: e, what: "not clean (an entry git status gave in a form revsync does not know)" });
-  }
-  return found;
-}
-async function notClean(root, found, policyPaths, env2) {
-  let top = root;
-  try {
-    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
-  } catch {
-  }
-  const from = realOr(root);
-  const isPolicy = (p) => policyPaths.some((pp) => {
-    const rel = (0, import_node_path23.relative)(pp || ".", p);
-    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path23.isAbsolute)(rel) && POLICY_FILE.test(p);
-  });
-  const all2 = found.map((f2) => {
-    const path = (0, import_node_path23.relative)(from, (0, import_node_path23.join)(top, f2.path)) || f2.path;
-    return { path, what: f2.what, policy: isPolicy(path) };
-  }).sort((a, b2) => a.policy !== b2.policy ? a.policy ? -1 : 1 : a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
-  return { not_clean: all2.slice(0, NOT_CLEAN_LISTED), not_clean_total: all2.length };
-}
-async function uncommittedFiles(cwd, files, env2) {
-  if (!files.length) return [];
-  let status;
-  try {
-    status = await run(
-      ["status", "--porcelain=v2", "--untracked-files=all", "--ignored=matching", "-z", "--", ...files.map((f2) => `:(literal)${f2}`)],
-      cwd,
-      env2
-    );
-  } catch {
-    return [];
-  }
-  const out = [];
-  for (const entry of status.split("\0")) {
-    const m = /^([?!]) (.+)$/.exec(entry);
-    if (m?.[2]) out.push(`${m[2]} (${m[1] === "!" ? "ignored by git" : "untracked"})`);
-  }
-  return out;
-}
-function realOr(dir) {
-  try {
-    return (0, import_node_fs13.realpathSync)(dir);
-  } catch {
-    return dir;
-  }
-}
-function changeWords(xy) {
-  const c2 = xy[1] !== "." ? xy[1] : xy[0];
-  return c2 === "D" ? "deleted" : c2 === "A" ? "added" : c2 === "R" || c2 === "C" ? "renamed" : "modified";
-}
-async function changedPolicyFiles(root, paths, cwd, env2) {
-  let status;
-  try {
-    const specs = paths.map((p) => `:(literal)${p}`);
-    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=traditional", "--", ...specs], root, env2);
-  } catch {
-    return { commit: null, files: [] };
-  }
-  const entries2 = status.split("\0");
-  const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x2) => x2);
-  const found = statusEntries(entries2).filter((f2) => f2.what !== "untracked" && f2.what !== "ignored by git" || POLICY_FILE.test(f2.path));
-  const commit = oid && oid !== "(initial)" ? oid : null;
-  if (!found.length) return { commit, files: [] };
-  let top = root;
-  try {
-    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
-  } catch {
-  }
-  const from = realOr(cwd);
-  found.sort((a, b2) => a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
-  return { commit, files: found.map((f2) => `${(0, import_node_path23.relative)(from, (0, import_node_path23.join)(top, f2.path)) || f2.path} (${f2.what})`) };
-}
-function ciContext(env2, readEvent = () => void 0) {
-  const ctx = ciOwnContext(env2, readEvent);
-  const given = number(env2.REVSYNC_PULL_REQUEST?.trim().replace(/^[#!]/, ""));
-  return ctx && given !== null ? { ...ctx, pull_request: given } : ctx;
-}
-function ciOwnContext(env2, readEvent) {
-  if (env2.GITHUB_ACTIONS === "true") {
-    const server = env2.GITHUB_SERVER_URL ?? "https://github.com";
-    const run2 = env2.GITHUB_REPOSITORY && env2.GITHUB_RUN_ID ? `${server}/${env2.GITHUB_REPOSITORY}/actions/runs/${env2.GITHUB_RUN_ID}${env2.GITHUB_RUN_ATTEMPT ? `/attempts/${env2.GITHUB_RUN_ATTEMPT}` : ""}` : null;
-    let pr = number(/^refs\/pull\/(\d+)\//.exec(env2.GITHUB_REF ?? "")?.[1]);
-    if (pr === null && env2.GITHUB_EVENT_PATH) {
-      const event = readEvent(env2.GITHUB_EVENT_PATH);
-      const n = event?.pull_request?.number ?? void 0;
-      pr = typeof n === "number" ? n : null;
-    }
-    return {
-      provider: "github",
-      run_url: run2,
-      actor: nonEmpty(env2.GITHUB_TRIGGERING_ACTOR) ?? nonEmpty(env2.GITHUB_ACTOR),
-      pull_request: pr,
-      commit: nonEmpty(env2.GITHUB_SHA),
-      ref: nonEmpty(env2.GITHUB_REF),
-      workflow: nonEmpty(env2.GITHUB_WORKFLOW),
-      event: nonEmpty(env2.GITHUB_EVENT_NAME)
-    };
-  }
-  if (env2.GITLAB_CI === "true") {
-    return {
-      provider: "gitlab",
-      run_url: nonEmpty(env2.CI_JOB_URL) ?? nonEmpty(env2.CI_PIPELINE_URL),
-      actor: nonEmpty(env2.GITLAB_USER_LOGIN),
-      pull_request: number(env2.CI_MERGE_REQUEST_IID),
-      commit: nonEmpty(env2.CI_COMMIT_SHA),
-      ref: nonEmpty(env2.CI_COMMIT_REF_NAME),
-      workflow: nonEmpty(env2.CI_PROJECT_PATH),
-      event: nonEmpty(env2.CI_PIPELINE_SOURCE)
-    };
-  }
-  return null;
-}
-var import_node_child_process2, import_node_fs13, import_node_path23, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
-var init_context2 = __esm({
-  "src/evidence/context.ts"() {
-    "use strict";
-    import_node_child_process2 = require("node:child_process");
-    import_node_fs13 = require("node:fs");
-    import_node_path23 = require("node:path");
-    NOT_CLEAN_LISTED = 50;
-    POLICY_FILE = /\.(ya?ml|csv)$/i;
-    nonEmpty = (v2) => v2 && v2.trim() ? v2 : null;
-    number = (v2) => v2 && /^\d+$/.test(v2) ? Number(v2) : null;
-  }
-});
-
 // src/evidence/pull-request.ts
 async function getJson(get, url, headers, what) {
   let r;
@@ -66038,8 +67151,8 @@ async function readPages(get, first, headers, what, base) {
   }
   return items;
 }
-function githubExcluded(user, login, association) {
-  if (/\[bot\]$/i.test(login) || str3(user.type) === "Bot") return "a bot";
+function githubExcluded(user, login2, association) {
+  if (/\[bot\]$/i.test(login2) || str3(user.type) === "Bot") return "a bot";
   if (!association || !WRITERS.has(association.toUpperCase()))
     return `no write access to the repository (author_association ${association ?? "not given"}; OWNER, MEMBER or COLLABORATOR count)`;
   return void 0;
@@ -66257,10 +67370,7 @@ var init_pull_request = __esm({
   }
 });
 
-// src/cli/four-eyes.ts
-function ciOf(flags) {
-  return ciContext(envOf(flags), readJsonFile);
-}
+// src/session/four-eyes.ts
 function forgeClient(penv) {
   const agentOpts = { connect: { timeout: 1e4 } };
   const proxy = proxyEnv(penv);
@@ -66311,8 +67421,7 @@ async function approverConfirmed(core) {
     );
   }
 }
-async function readPullRequestApproval(flags, repo, ci) {
-  const penv = envOf(flags);
+async function readPullRequestApproval(penv, repo, ci) {
   const applied = (await gitState(repo.root, repo.root, penv)).commit ?? ci.commit;
   const forge = forgeClient(penv);
   try {
@@ -66353,19 +67462,18 @@ function cleanTree(tree) {
   );
 }
 async function fourEyesBeforeWriting(core, plan, ctx) {
-  const { flags, out, fourEyes } = ctx;
+  const { out, fourEyes, ci } = ctx;
   const approves = plan.changes.some((c2) => c2.action === "approve" && isApplied(c2));
   if (approves) await signInBoth(core, plan, fourEyes);
   const unconfirmed = fourEyes && approves ? approverUnverified(core) : void 0;
   if (unconfirmed) out.warn(unconfirmed);
-  const ci = ciOf(flags);
   if (!ci) {
     if (fourEyes) localApply(ctx);
     return void 0;
   }
   if (!fourEyes && !ctx.record && !ctx.approval) return void 0;
   if (fourEyes) cleanTree(ctx.tree);
-  const approval = ctx.approval ?? await readPullRequestApproval(flags, ctx.repo, ci);
+  const approval = ctx.approval ?? await readPullRequestApproval(ctx.penv, ctx.repo, ci);
   ctx.record?.(approval);
   const name = ci.provider === "gitlab" ? "merge request" : "pull request";
   if (approval.holds)
@@ -66380,987 +67488,32 @@ async function fourEyesBeforeWriting(core, plan, ctx) {
   else out.info(`The ${name}'s approval is recorded as it stands: ${approval.problem}.`);
   return approval;
 }
-var init_four_eyes3 = __esm({
-  "src/cli/four-eyes.ts"() {
+var init_four_eyes4 = __esm({
+  "src/session/four-eyes.ts"() {
     "use strict";
     init_core();
     init_resources();
-    init_user_files();
     init_http();
     init_run3();
     init_errors();
     init_context2();
     init_pull_request();
     init_model();
-    init_context();
   }
 });
 
-// src/cli/reading.ts
-async function withProgress(core, flags, out, work2) {
-  const to = flags.progressTo;
-  if (to) return work2((done, total) => to(`${done}/${total}${waitingNote(core.governor)}`));
-  const progress = await startProgress(out, "Reading the service\u2026", flags.quiet, core.governor);
-  try {
-    return await work2((done, total, what) => progress.update(`Reading the service: ${done}/${total} (${what})`));
-  } finally {
-    progress.stop();
-  }
-}
-function readWithProgress(core, desired, flags, out, extra) {
-  return withProgress(
-    core,
-    flags,
-    out,
-    (progress) => readLive(core, desired, { concurrency: concurrencyOf(flags), targets: flags.target ?? [], ...extra, progress }, kindsOf(out.io))
-  );
-}
-async function makePlan2(repo, env2, core, flags, out, opts) {
-  const desired = desiredState(repo, env2, out, flags);
-  const tests = opts.impact || opts.guardrails?.setup.needsTests ? loadTests(repo, varsFor(env2, envOf(flags))) : void 0;
-  const broken = tests?.diagnostics.some((d) => d.severity === "error") ?? false;
-  if (tests && broken) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
-  const named4 = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamedFor(env2, flags);
-  const approverKnown = named4.configured || !!opts.applies || !ciOf(flags);
-  const meta = {
-    environment: env2.name,
-    baseUrl: env2.baseUrl,
-    authUrl: env2.authUrl,
-    realm: env2.realm,
-    user: core.auth.username ?? null,
-    targets: flags.target ?? []
-  };
-  return withProgress(
-    core,
-    flags,
-    out,
-    (progress) => makePlan(core, {
-      desired,
-      meta,
-      concurrency: concurrencyOf(flags),
-      progress,
-      kinds: kindsOf(out.io),
-      ...tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env2.service.allocationRules } } : {},
-      ...env2.fourEyes ? { fourEyes: { approver: named4.user, approverConfigured: named4.configured, approverKnown } } : {},
-      ...opts.guardrails ? { guardrails: opts.guardrails } : {},
-      ...opts.promotion ? { promotion: opts.promotion } : {}
-    })
-  );
-}
-var init_reading = __esm({
-  "src/cli/reading.ts"() {
-    "use strict";
-    init_repo();
-    init_test_files();
-    init_read2();
-    init_make();
-    init_context();
-    init_four_eyes3();
-    init_io();
-    init_progress();
-    init_rate_limit();
-  }
-});
-
-// src/cli/test.ts
-var test_exports = {};
-__export(test_exports, {
-  runTest: () => runTest
-});
-async function runTest(flags, out) {
-  if (isFleet(flags)) return liveFleet(flags, out);
-  const view = await pickView(testViews, flags.format);
-  try {
-    return await testRun(flags, out, view);
-  } catch (e) {
-    if (view.error && !(e instanceof Object && reported.has(e))) view.error(e, out);
-    throw e;
-  }
-}
-async function testRun(flags, out, view) {
-  const repo = openRepo(flags);
-  const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offline(repo, flags, out, view);
-  const shownDir = (0, import_node_path24.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
-  const results = runs.flatMap((r) => runCases(r.cases, r.policies));
-  const contracts = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
-  const source = runs.length === 1 ? runs[0]?.source ?? "" : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
-  const { guardrails, guardBroken } = guardrailTests(repo, !!view.reportsBrokenFiles, kindsOf(out.io));
-  const broken = runs.find((r) => r.broken)?.broken ?? guardBroken;
-  if (broken) {
-    view.results({ results, contracts, guardrails, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
-    reported.add(broken);
-    throw broken;
-  }
-  const live = flags.live ? { environment: runs[0]?.label } : {};
-  if (!results.length && !contracts.length && !guardrails.length) {
-    const note2 = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest (or GuardrailTest) there, or name their folder with tests: in revsync.yaml`;
-    view.results({ results, contracts, source, note: note2, ...live }, out);
-    return 0;
-  }
-  view.results({ results, contracts, guardrails, source, ...live }, out);
-  return results.every((r) => r.pass) && contracts.every((r) => r.pass) && guardrails.every((r) => r.pass) ? 0 : 1;
-}
-function offline(repo, flags, out, view) {
-  const { runs, warning: warning2 } = offlineRuns(repo, flags.env, askedOf(flags, out, view));
-  if (warning2) out.warn(warning2);
-  return runs;
-}
-async function liveRun(repo, flags, out, view) {
-  const name = selectEnv(repo, flags.env, envOf(flags));
-  let core;
-  try {
-    const env2 = openEnv(repo, flags, name);
-    const read = (desired, options) => readWithProgress(core ??= openClient(env2, flags, out), desired, flags, out, options);
-    return await liveIn(repo, env2, read, askedOf(flags, out, view));
-  } catch (e) {
-    throw inEnvironment(e, name);
-  } finally {
-    await core?.close();
-  }
-}
-async function liveFleet(flags, out) {
-  if (!flags.live)
-    throw new UserError(
-      `${flags.allEnvs ? "--all-envs" : "--envs"} without --live: offline, revsync test already runs git's policies with each environment's vars`,
-      "add --live to run each environment's cases against its service's policies"
-    );
-  if (flags.format === "junit")
-    throw new UserError(
-      "--format junit names one environment's cases: across environments, use text, json or markdown",
-      "or run revsync test --live --env NAME --format junit for each"
-    );
-  const view = await pickView(fleetViews, flags.format);
-  const [{ testJson: testJson2 }] = await Promise.all([Promise.resolve().then(() => (init_policy_test(), policy_test_exports))]);
-  const repo = openRepo(flags);
-  const names = fleetNames2(repo, flags);
-  const strict = { results: () => void 0 };
-  const outcomes = await runEnvironments(repo, names, flags, out, "test", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
-    const r = await liveIn(repo, env2, (desired, options) => readWithProgress(core, desired, own2, envOut, options), askedOf(own2, envOut, strict));
-    const results = runCases(r.cases, r.policies);
-    const contracts = runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves });
-    return testOutcome(env2.name, testJson2(results, r.source, contracts, env2.name));
-  });
-  view.end({ outcomes, whole: () => "this command's JSON output (--format json)" }, out);
-  return fleetExit(outcomes, { planChanges: false });
-}
-var import_node_path24, reported, askedOf;
-var init_test = __esm({
-  "src/cli/test.ts"() {
-    "use strict";
-    init_errors();
-    init_run();
-    init_allocate();
-    init_policy_tests();
-    init_view();
-    init_policy_test2();
-    import_node_path24 = require("node:path");
-    init_context();
-    init_fleet3();
-    init_outcome();
-    init_fleet2();
-    init_io();
-    init_reading();
-    init_repo();
-    reported = /* @__PURE__ */ new WeakSet();
-    askedOf = (flags, out, view) => ({
-      processEnv: envOf(flags),
-      kinds: kindsOf(out.io),
-      brokenAsCase: !!view.reportsBrokenFiles
-    });
-  }
-});
-
-// src/export/mapping.ts
-function exportFiles(live, targets, taken = /* @__PURE__ */ new Set(), unnamed = [], kinds = KINDS, refused2 = []) {
-  const used = new Set(taken);
-  const unique = (file) => {
-    let path = file;
-    for (let i = 2; used.has(path); i++) path = file.replace(/\.(yaml|csv)$/, `-${i}.$1`);
-    used.add(path);
-    return path;
-  };
-  const files = kinds.flatMap((k2) => k2.export(liveOf(k2, live), { targets, unique, unnamed, refused: refused2 }));
-  for (const f2 of files) for (const list3 of [f2.specComments, f2.batchComments, f2.leftOut]) list3.forEach((l, i) => list3[i] = oneLine(l));
-  unnamed.forEach((l, i) => unnamed[i] = oneLine(l));
-  refused2.forEach((l, i) => refused2[i] = oneLine(l));
-  return files;
-}
-function quotedWhereNeeded(node) {
-  (0, import_yaml6.visit)(node, {
-    Scalar(_2, s3) {
-      if (typeof s3.value !== "string") return;
-      if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/.test(s3.value)) s3.type = "QUOTE_DOUBLE";
-      else if (yaml11NotText(s3.value) && s3.type !== "QUOTE_DOUBLE") s3.type = "QUOTE_SINGLE";
-    }
-  });
-  return node;
-}
-function renderFile(f2, header) {
-  const doc = new import_yaml6.Document(literalValue(f2.value));
-  quotedWhereNeeded(doc.contents);
-  placeComments(doc, f2);
-  return `${header.map((h) => `# ${h}`).join("\n")}
-${doc.toString({ lineWidth: 0 })}`;
-}
-function placeComments(doc, f2) {
-  const spec = doc.get("spec", true);
-  if (spec && f2.specComments.length) spec.comment = f2.specComments.join("\n");
-  if (f2.batchComments.length) {
-    const batches = doc.get("batches", true);
-    if (batches) batches.comment = f2.batchComments.join("\n");
-    else doc.comment = f2.batchComments.join("\n");
-  }
-}
-var import_yaml6, oneLine, YAML11_NOT_TEXT, yaml11NotText;
-var init_mapping = __esm({
-  "src/export/mapping.ts"() {
-    "use strict";
-    import_yaml6 = __toESM(require_dist(), 1);
-    init_interpolate();
-    init_kind();
-    init_registry();
-    oneLine = (text4) => text4.replace(
-      // eslint-disable-next-line no-control-regex
-      /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g,
-      (c2) => `\\u${c2.charCodeAt(0).toString(16).padStart(4, "0")}`
-    );
-    YAML11_NOT_TEXT = /^(?:\d{4}-\d\d?-\d\d?(?:(?:[Tt]|[ \t]+)\d\d?:\d\d:\d\d(?:\.\d*)?(?:[ \t]*(?:Z|[-+]\d\d?(?::\d\d)?))?)?|[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|[-+]?(?:0b[01_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?))$/;
-    yaml11NotText = (text4) => YAML11_NOT_TEXT.test(text4);
-  }
-});
-
-// src/export/test-cases.ts
-function lineOf(details, omit, mask, pseudonyms, dropped) {
-  const line = {};
-  for (const [k2, v2] of Object.entries(details)) {
-    if (omit.has(k2)) continue;
-    if (CREDENTIAL.test(k2)) {
-      dropped.add(k2);
-      continue;
-    }
-    if (typeof v2 !== "string" && typeof v2 !== "number" && typeof v2 !== "boolean") continue;
-    if (mask.has(k2)) {
-      const seen = pseudonyms.get(k2) ?? /* @__PURE__ */ new Map();
-      pseudonyms.set(k2, seen);
-      const key5 = String(v2);
-      if (!seen.has(key5)) seen.set(key5, `masked-${seen.size + 1}`);
-      line[k2] = seen.get(key5);
-    } else line[k2] = v2;
-  }
-  return line;
-}
-function recordCases(records, ordered, { mask, omit }) {
-  const pseudonyms = /* @__PURE__ */ new Map();
-  const dropped = /* @__PURE__ */ new Set();
-  const seen = /* @__PURE__ */ new Set();
-  const recorded = { cases: [], comments: [], same: 0, withoutDocument: 0, warnings: [] };
-  for (const r of records) {
-    const details = r.document_details;
-    if (!details || typeof details !== "object") {
-      recorded.withoutDocument++;
-      continue;
-    }
-    const line = lineOf(details, omit, mask, pseudonyms, dropped);
-    const key5 = JSON.stringify(line);
-    if (seen.has(key5)) {
-      recorded.same++;
-      continue;
-    }
-    seen.add(key5);
-    const id = r.error_id ?? `record ${recorded.cases.length + 1}`;
-    const bad = lineProblems(line);
-    if (bad.length) {
-      recorded.warnings.push(`${id} left out: its ${bad.map((b2) => `${b2.field} ${b2.message}`).join("; ")}`);
-      continue;
-    }
-    const got2 = matchLine(ordered, line);
-    if (got2.error) {
-      recorded.warnings.push(`${id} left out: its routing cannot be told today (${got2.error})`);
-      continue;
-    }
-    const product = typeof line.product_id === "string" ? ` ${line.product_id}` : "";
-    recorded.comments.push(
-      ` ${[r.error_warning_code, r.error_date, r.error_warning_type].filter(Boolean).join(", ")}: ${got2.policy === null ? "meets no policy" : `${got2.policy}, SSP ${showSsp(got2.ssp)}`}${got2.note ? ` (${got2.note})` : ""}`
-    );
-    recorded.cases.push({ name: `${id}${product}`, line, expect: { policy: got2.policy, ...got2.ssp !== null ? { ssp: Number(got2.ssp.toFixed(6)) } : {} } });
-  }
-  if (dropped.size) recorded.warnings.push(`left out of every line, because their names say they hold credentials: ${[...dropped].join(", ")}`);
-  return recorded;
-}
-function testedWarnings(policies2, { mask, omit }) {
-  const warnings = [];
-  for (const f2 of [...mask, ...omit]) {
-    const by = policies2.filter((p) => p.when.some((c2) => c2.field_name === f2)).map((p) => p.name);
-    if (by.length)
-      warnings.push(
-        `${f2} is ${mask.has(f2) ? "masked" : "left out"}, but ${by.join(", ")} test${by.length === 1 ? "s" : ""} it: the recorded routing is that of the line as written`
-      );
-  }
-  return warnings;
-}
-function testFileText(envName2, { filter, mask, omit }, { cases, comments }) {
-  const when = (/* @__PURE__ */ new Date()).toISOString().slice(0, 10);
-  const filters = Object.entries(filter).map(([k2, v2]) => `${k2}=${String(v2)}`).join(", ");
-  const header = [
-    `Recorded by revsync test record --from-errors on ${when}, from the error transactions of environment ${envName2} (${filters}).`,
-    "Each case is an order line as the service wrote it (spec 4.10 document_details) and pins the policy, and the SSP,",
-    "that the service's policies gave it then. The date for batch values is the first of date, ssp_date, order_date a line has.",
-    ...mask.size ? [`Masked: ${[...mask].join(", ")}.`] : [],
-    ...omit.size ? [`Left out: ${[...omit].join(", ")}.`] : []
-  ];
-  const doc = new import_yaml7.Document({
-    apiVersion: "revsync/v1",
-    kind: "SspPolicyTest",
-    metadata: { name: `Recorded order lines (${envName2}, ${when})` },
-    cases
-  });
-  quotedWhereNeeded(doc.contents);
-  const seq = doc.get("cases", true);
-  if ((0, import_yaml7.isSeq)(seq)) {
-    seq.items.forEach((item, i) => {
-      if (!(0, import_yaml7.isMap)(item)) return;
-      item.commentBefore = comments[i];
-      const expect = item.get("expect", true);
-      if (expect) expect.flow = true;
-    });
-  }
-  return `${header.map((h) => `# ${h}`).join("\n")}
-${doc.toString({ lineWidth: 0 })}`;
-}
-var import_yaml7, PERSONAL, CREDENTIAL;
-var init_test_cases = __esm({
-  "src/export/test-cases.ts"() {
-    "use strict";
-    import_yaml7 = __toESM(require_dist(), 1);
-    init_evaluate();
-    init_line();
-    init_mapping();
-    PERSONAL = ["customer_name", "customer_id", "po_number"];
-    CREDENTIAL = /secret|passw(or)?d|token|api_?key|credential|authori[sz]ation|bearer/i;
-  }
-});
-
-// src/report/test-record.ts
-function recordedText(read, { mask, omit, shown: shown4 }, { cases, same: same2, withoutDocument }, out) {
-  const routes = /* @__PURE__ */ new Map();
-  for (const c2 of cases) routes.set(c2.expect.policy ?? "no policy", (routes.get(c2.expect.policy ?? "no policy") ?? 0) + 1);
-  const skippedNote = [same2 ? `${plural(same2, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
-  out.out(
-    `Recorded ${plural(cases.length, "case")} from ${plural(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown4}: ${[
-      ...routes
-    ].map(([p, n]) => `${n} ${p}`).join(", ")}.`
-  );
-  const personal = PERSONAL.filter((f2) => !mask.has(f2) && !omit.has(f2) && cases.some((c2) => f2 in c2.line));
-  if (personal.length) {
-    out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
-  }
-}
-var init_test_record = __esm({
-  "src/report/test-record.ts"() {
-    "use strict";
-    init_test_cases();
-    init_words();
-  }
-});
-
-// src/cli/service-command.ts
-async function withClient(flags, out, fn) {
-  const env2 = openServiceEnv(flags);
-  const core = openClient(env2, flags, out);
-  try {
-    return await fn(core, env2);
-  } finally {
-    await core.close();
-  }
-}
-var init_service_command = __esm({
-  "src/cli/service-command.ts"() {
-    "use strict";
-    init_context();
-  }
-});
-
-// src/cli/errors.ts
-var errors_exports = {};
-__export(errors_exports, {
-  errorFilter: () => errorFilter,
-  runErrors: () => runErrors
-});
-function errorFilter(flags) {
-  const type = (flags.type ?? "").toLowerCase();
-  if (!["order", "invoice", "event", "mje"].includes(type))
-    throw new UserError(`--type must be order, invoice, event or mje${flags.type ? `, got ${JSON.stringify(flags.type)}` : " (it is required)"}`);
-  if (flags.kind && !["remediable", "discarded"].includes(flags.kind))
-    throw new UserError(`--kind must be remediable or discarded, got ${JSON.stringify(flags.kind)}`);
-  for (const [flag, v2] of [
-    ["--from", flags.from],
-    ["--to", flags.to]
-  ]) {
-    if (v2 !== void 0 && !isDate(v2)) throw new UserError(`${flag} must be a date YYYY-MM-DD, got ${JSON.stringify(v2)}`);
-  }
-  if (flags.from && flags.to && flags.from > flags.to) throw new UserError(`--from ${flags.from} is after --to ${flags.to}`);
-  const filter = {
-    transaction_type: type,
-    error_warning_type: flags.kind,
-    error_warning_code: flags.code,
-    error_request_id: flags.requestId,
-    financial_id: flags.financialId,
-    error_from_date: flags.from,
-    error_to_date: flags.to,
-    legal_entity: flags.legalEntity
-  };
-  for (const k2 of Object.keys(filter)) if (filter[k2] === void 0) delete filter[k2];
-  return filter;
-}
-async function runErrors(flags, out) {
-  const view = await pickView(errorsViews, flags.format);
-  const filter = errorFilter(flags);
-  return withClient(flags, out, async (core) => {
-    const list3 = await errorTransactions2.list(core, filter);
-    const records = list3.flatMap((e) => e.compliance_spec ?? []);
-    if (flags.summary) view.summary(byCode(records), out);
-    else view.records({ total: numberOf(list3[0]?.total_records) ?? records.length, records }, out);
-    return 0;
-  });
-}
-function byCode(records) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const r of records) groups.set(r.error_warning_code ?? "", [...groups.get(r.error_warning_code ?? "") ?? [], r]);
-  return [...groups].sort((a, b2) => b2[1].length - a[1].length).map(([code, rs]) => ({
-    code,
-    count: rs.length,
-    message: rs[0]?.error_warning_message ?? "",
-    suggestion: rs[0]?.suggestions ?? "",
-    missing_policy_set: MISSING_POLICY_SET[code]
-  }));
-}
-var MISSING_POLICY_SET;
-var init_errors3 = __esm({
-  "src/cli/errors.ts"() {
-    "use strict";
-    init_resources();
-    init_values2();
-    init_errors();
-    init_service_command();
-    init_number();
-    init_view();
-    init_errors2();
-    MISSING_POLICY_SET = {
-      "ERR-00015": "revenue rules: no valid revenue rule policy is available. Create the revenue rule policy set for these transactions, then reprocess them"
-    };
-  }
-});
-
-// src/cli/test-record.ts
-var test_record_exports = {};
-__export(test_record_exports, {
-  runTestRecord: () => runTestRecord
-});
-async function runTestRecord(flags, out) {
-  const request2 = checkRequest(flags, out);
-  const repo = openRepo(flags);
-  if ((0, import_node_fs14.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
-  const env2 = openEnv(repo, flags);
-  const { records, policies: policies2 } = await readSources(env2, request2.filter, flags, out);
-  const recorded = recordCases(records, order(policies2), request2);
-  for (const w2 of recorded.warnings) out.warn(w2);
-  if (!recorded.cases.length) {
-    throw new UserError(
-      `no order lines to record: ${plural(records.length, "error transaction")} matched${records.length ? ", none with an order document revsync can read" : ""}; nothing was written`,
-      records.length ? void 0 : "revsync errors --type order with the same filters lists what the service holds"
-    );
-  }
-  for (const w2 of testedWarnings(policies2, request2)) out.warn(w2);
-  const text4 = testFileText(env2.name, request2, recorded);
-  const safe = out.redactor.redact(text4);
-  if (safe !== text4) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
-  writeUserFile(request2.target, safe);
-  const dir = testsDir(repo);
-  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path25.sep))) {
-    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path25.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
-  }
-  recordedText(records.length, request2, recorded, out);
-  return 0;
-}
-function checkRequest(flags, out) {
-  if (!flags.fromErrors) throw new UserError("test record needs a source: --from-errors (the order lines of the service's error transactions)");
-  if (!flags.out) throw new UserError("test record needs --out FILE: the new test file to write (inside the tests folder, so that revsync test reads it)");
-  const type = (flags.type ?? "order").toLowerCase();
-  if (type !== "order") throw new UserError(`--type must be order: policy tests are about order lines, got ${JSON.stringify(flags.type)}`);
-  const filter = errorFilter({ ...flags, type });
-  const mask = new Set(list2(flags.mask, "--mask"));
-  const omit = new Set(list2(flags.omit, "--omit"));
-  for (const f2 of mask) if (omit.has(f2)) throw new UserError(`${f2} is in both --mask and --omit: choose one`);
-  const target = (0, import_node_path25.resolve)(out.io.cwd, flags.out);
-  return { filter, mask, omit, target, shown: (0, import_node_path25.relative)(out.io.cwd, target) || flags.out };
-}
-async function readSources(env2, filter, flags, out) {
-  const core = openClient(env2, flags, out);
-  try {
-    const [list3, live] = await Promise.all([
-      errorTransactions2.list(core, filter),
-      readWithProgress(core, nothingInGit(kindsOf(out.io)), flags, out, { approvedValues: true })
-    ]);
-    return { records: list3.flatMap((e) => e.compliance_spec ?? []), policies: modelsFromLive2(live, kindsOf(out.io)) };
-  } finally {
-    await core.close();
-  }
-}
-var import_node_fs14, import_node_path25, list2;
-var init_test_record2 = __esm({
-  "src/cli/test-record.ts"() {
-    "use strict";
-    import_node_fs14 = require("node:fs");
-    import_node_path25 = require("node:path");
-    init_resources();
-    init_errors();
-    init_evaluate();
-    init_test_files();
-    init_policy_models();
-    init_read2();
-    init_test_cases();
-    init_test_record();
-    init_user_files();
-    init_words();
-    init_context();
-    init_errors3();
-    init_io();
-    init_reading();
-    list2 = (v2, flag) => {
-      if (v2 === void 0) return [];
-      const names = v2.split(",").map((s3) => s3.trim()).filter(Boolean);
-      if (!names.length) throw new UserError(`${flag} needs field names separated by commas, e.g. ${flag} customer_name,customer_id`);
-      return names;
-    };
-  }
-});
-
-// src/cli/promotion.ts
-function sourceEnv(repo, env2, flags) {
-  const penv = { ...envOf(flags) };
-  for (const k2 of OVERRIDE_VARS) delete penv[k2];
-  const source = resolveEnv(repo, env2.promoteFrom ?? "", penv);
-  const a = tenantIdentity(env2.baseUrl, env2.realm);
-  if (a.key === tenantIdentity(source.baseUrl, source.realm).key)
-    throw new UserError(
-      `environment ${JSON.stringify(env2.name)} receives its changes from ${JSON.stringify(source.name)} (promote_from), and both are the tenant ${a.url}, realm ${a.realm}: a tenant cannot be its own source, so nothing was read`,
-      `point ${source.name} at the tenant changes are tried in first${OVERRIDE_VARS.some((k2) => envOf(flags)[k2] !== void 0) ? ", or unset REVSYNC_BASE_URL and the other overrides" : ""}`
-    );
-  return source;
-}
-function testsOf(repo, source, flags) {
-  const t = loadTests(repo, varsFor(source, envOf(flags)));
-  if (!t.found) return void 0;
-  const broken = t.diagnostics.filter((d) => d.severity === "error").map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`);
-  return { cases: t.cases, contracts: t.contracts, rules: source.service.allocationRules, broken };
-}
-async function openPromotion(repo, env2, flags, out) {
-  if (!env2.promoteFrom) return void 0;
-  const source = sourceEnv(repo, env2, flags);
-  const desired = desiredState(repo, source, out, flags);
-  const tests = testsOf(repo, source, flags);
-  const paths = [(0, import_node_path26.relative)(repo.root, repo.configFile), (0, import_node_path26.relative)(repo.root, repo.policiesDir) || "."];
-  const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
-  return {
-    name: source.name,
-    baseUrl: source.baseUrl,
-    realm: source.realm,
-    core: openClient(source, flags, out),
-    desired,
-    ...tests ? { tests } : {},
-    commit,
-    uncommitted: files,
-    concurrency: concurrencyOf(flags)
-  };
-}
-var import_node_path26;
-var init_promotion5 = __esm({
-  "src/cli/promotion.ts"() {
-    "use strict";
-    import_node_path26 = require("node:path");
-    init_repo();
-    init_test_files();
-    init_errors();
-    init_context2();
-    init_tenant();
-    init_context();
-  }
-});
-
-// src/cli/plan.ts
-var plan_exports2 = {};
-__export(plan_exports2, {
-  runPlan: () => runPlan
-});
-async function runPlan(flags, out) {
-  if (isFleet(flags)) return planFleet(flags, out);
-  const view = await pickView(planViews, flags.format);
-  const repo = openRepo(flags);
-  const name = selectEnv(repo, flags.env, envOf(flags));
-  try {
-    const env2 = openEnv(repo, flags, name);
-    const guardrails = guardrailsOf(repo, env2, flags, approversOf(flags, env2, void 0), kindsOf(out.io));
-    const core = openClient(env2, flags, out);
-    const promotion = await openPromotion(repo, env2, flags, out);
-    try {
-      const plan = await makePlan2(repo, env2, core, flags, out, { impact: true, ...guardrails ? { guardrails } : {}, ...promotion ? { promotion } : {} });
-      view({ plan, file: flags.out }, out);
-      noteTurnedAway(core.governor, env2, flags, out);
-      if (flags.out) {
-        writeUserFile((0, import_node_path27.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
-        out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${shellQuote(flags.out)}`);
-      }
-      return planExit(plan, flags, out);
-    } finally {
-      await Promise.all([core.close(), promotion?.core.close()]);
-    }
-  } catch (e) {
-    throw inEnvironment(e, name);
-  }
-}
-function planExit(plan, flags, out) {
-  const actionable = hasApplied(plan);
-  if (!actionable && hasChanges(plan)) {
-    const s3 = plan.summary;
-    const parts = [
-      s3.blocked ? `${s3.blocked} blocked` : "",
-      s3.not_in_git ? `${s3.not_in_git} not in git` : "",
-      s3.unsupported ? `${s3.unsupported} unsupported` : ""
-    ].filter(Boolean);
-    const act = s3.blocked ? `; a blocked write waits for someone to act, as its reason says${flags.detailedExitcode ? " (exit 2)" : ""}` : "";
-    out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing${act}`);
-  }
-  if (plan.unread?.length) {
-    out.error(unreadError(plan.unread));
-    return 1;
-  }
-  return flags.detailedExitcode && plan.changes.some(needsAction) ? 2 : 0;
-}
-function planFolder(flags, names, cwd) {
-  if (flags.out === void 0) return void 0;
-  const dir = (0, import_node_path27.resolve)(cwd, flags.out);
-  const bad = names.find((n) => !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(n));
-  if (bad !== void 0)
-    throw new UserError(
-      `environment ${JSON.stringify(bad)} cannot name a plan file in ${flags.out} (letters, digits, ".", "_" and "-" only), so nothing was read`,
-      `save its plan on its own: revsync plan --env ${shellQuote(bad)} --out FILE`
-    );
-  let isFile = false;
-  try {
-    isFile = !(0, import_node_fs15.statSync)(dir).isDirectory();
-  } catch {
-  }
-  if (isFile) throw new UserError(`--out ${flags.out} is a file: with several environments --out names a folder, which gets one plan file per environment`);
-  return dir;
-}
-async function planFleet(flags, out) {
-  const view = await pickView(fleetViews, flags.format);
-  const repo = openRepo(flags);
-  const names = fleetNames2(repo, flags);
-  const dir = planFolder(flags, names, out.io.cwd);
-  const fileOf = (name) => (0, import_node_path27.join)(flags.out ?? "", `${name}.plan.json`);
-  const outcomes = await runEnvironments(repo, names, flags, out, "plan", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
-    const guardrails = guardrailsOf(repo, env2, own2, approversOf(own2, env2, void 0), kindsOf(envOut.io));
-    const promotion = await openPromotion(repo, env2, own2, envOut);
-    const plan = await makePlan2(repo, env2, core, own2, envOut, {
-      impact: true,
-      ...guardrails ? { guardrails } : {},
-      ...promotion ? { promotion } : {}
-    }).finally(() => promotion?.core.close());
-    if (dir) writeUserFile((0, import_node_path27.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
-    return planOutcome(plan);
-  });
-  const whole = (o) => dir && o.plan ? fileOf(o.plan.environment) : "this command's JSON output (--format json)";
-  view.end({ outcomes, whole }, out);
-  const saved = outcomes.flatMap((o) => o.plan ? [fileOf(o.plan.environment)] : []);
-  if (dir && saved.length)
-    out.info(
-      `Saved ${plural(saved.length, "plan")} in ${flags.out}, one per environment (<environment>.plan.json). Apply one exactly with: revsync apply ${shellQuote(saved[0] ?? "")}`
-    );
-  return fleetExit(outcomes, { planChanges: !!flags.detailedExitcode });
-}
-var import_node_path27, import_node_fs15;
-var init_plan4 = __esm({
-  "src/cli/plan.ts"() {
-    "use strict";
-    import_node_path27 = require("node:path");
-    import_node_fs15 = require("node:fs");
-    init_repo();
-    init_errors();
-    init_outcome();
-    init_model();
-    init_plan2();
-    init_unread();
-    init_view();
-    init_fleet2();
-    init_plan3();
-    init_user_files();
-    init_shell_quote();
-    init_words();
-    init_context();
-    init_fleet3();
-    init_guardrails2();
-    init_io();
-    init_reading();
-    init_rate_limit();
-    init_promotion5();
-  }
-});
-
-// src/plan/schema.ts
-function kindRule(name, fileKind, payloads) {
-  const writes = Object.entries(payloads).map(([p, { actions: actions2 }]) => ({
-    if: { required: ["action"], properties: { action: { enum: [...actions2] } } },
-    then: { properties: { payload: { $ref: `#/definitions/${payloadDefinition(fileKind, p)}` } } }
-  }));
-  const actions = [...new Set(Object.values(payloads).flatMap((p) => p.actions)), ...NOT_APPLIED];
-  return {
-    if: { required: ["address"], properties: { address: { type: "string", pattern: `^${regexText(name)}/` } } },
-    then: { properties: { action: { enum: actions } }, ...writes.length ? { allOf: writes } : {} }
-  };
-}
-function planSchemaEdits(current, kinds) {
-  const payloads = kinds.flatMap((k2) => Object.entries(k2.payloads).map(([p, { schema }]) => ({ name: payloadDefinition(k2.fileKind, p), p, schema })));
-  const edits = [
-    {
-      path: ["definitions", "Change", "properties", "address"],
-      value: {
-        $comment: FROM_KINDS,
-        description: `<kind>/<name>...: an address of one of the kinds (${kinds.map((k2) => k2.name).join(", ")})`,
-        type: "string",
-        pattern: `^(${kinds.map((k2) => regexText(k2.name)).join("|")})/`
-      }
-    },
-    {
-      path: ["definitions", "Change", "allOf"],
-      value: [
-        { if: { properties: { action: { enum: [...APPLIED_ACTIONS] } } }, then: { required: ["payload"] } },
-        ...kinds.map((k2) => kindRule(k2.name, k2.fileKind, k2.payloads))
-      ]
-    },
-    {
-      path: ["definitions", "Payload"],
-      value: {
-        $comment: FROM_KINDS,
-        description: "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)",
-        type: "object",
-        required: ["kind"],
-        properties: { kind: { enum: [...new Set(payloads.map((p) => p.p))] } }
-      }
-    },
-    ...payloads.map(({ name, schema }) => ({ path: ["definitions", name], value: { $comment: FROM_KINDS, ...schema } }))
-  ];
-  const made = new Set(payloads.map((p) => p.name));
-  for (const [name, def] of Object.entries(current.definitions ?? {}))
-    if (def.$comment === FROM_KINDS && name !== "Payload" && !made.has(name)) edits.push({ path: ["definitions", name], value: void 0 });
-  return edits;
-}
-function withKinds(schema, kinds) {
-  const out = structuredClone(schema);
-  for (const { path, value: value2 } of planSchemaEdits(out, kinds)) {
-    let node = out;
-    for (const key5 of path.slice(0, -1)) node = node[key5] ??= {};
-    const last2 = path[path.length - 1];
-    if (value2 === void 0) delete node[last2];
-    else node[last2] = value2;
-  }
-  return out;
-}
-function planValidator(kinds) {
-  let fn = validators.get(kinds);
-  if (fn) return fn;
-  const shipped = schemaJson("plan.schema.json");
-  const wanted = withKinds(shipped, kinds);
-  if (canonicalJson(wanted) === canonicalJson(shipped)) fn = fileValidator("plan.schema.json");
-  else {
-    const { $id: _id, ...own2 } = wanted;
-    fn = fileValidator(own2);
-  }
-  validators.set(kinds, fn);
-  return fn;
-}
-var FROM_KINDS, NOT_APPLIED, pascal, regexText, payloadDefinition, validators;
-var init_schema = __esm({
-  "src/plan/schema.ts"() {
-    "use strict";
-    init_canonical_json();
-    init_ajv();
-    init_entries();
-    FROM_KINDS = "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.";
-    NOT_APPLIED = ["blocked", "not_in_git", "unsupported"];
-    pascal = (s3) => s3.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w2) => w2.charAt(0).toUpperCase() + w2.slice(1)).join("");
-    regexText = (s3) => s3.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    payloadDefinition = (fileKind, payload) => `${fileKind}${pascal(payload)}Payload`;
-    validators = /* @__PURE__ */ new WeakMap();
-  }
-});
-
-// src/cli/plan-file.ts
-function readPlanFile(path, kinds, forApply = true) {
-  const outcome = forApply ? "so nothing was applied" : "so apply would refuse it";
-  let raw;
-  try {
-    raw = JSON.parse(readUserFile(path, READ_CAPS.json));
-  } catch (e) {
-    if (e instanceof FileRefused) throw new UserError(`cannot read the plan ${path}: ${e.why}`);
-    const code = e.code;
-    if (code === "ENOENT") throw new UserError(`cannot read the plan ${path}: no such file`);
-    if (code === "EISDIR") throw new UserError(`cannot read the plan ${path}: it is a folder`);
-    if (code) throw new UserError(`cannot read the plan ${path}: ${code}`);
-    throw new UserError(`${path} is not a revsync plan: it is not valid JSON (${e.message})`);
-  }
-  return planFromJson(raw, path, outcome, kinds);
-}
-function planFromJson(raw, path, outcome, kinds) {
-  const version2 = raw?.format_version;
-  if (!raw || typeof raw !== "object" || typeof version2 !== "string") throw new UserError(`${path} is not a revsync plan (no format_version)`);
-  const major = version2.split(".")[0];
-  if (major !== PLAN_FORMAT_VERSION) {
-    throw new UserError(`${path} has plan format ${version2}; this revsync reads format ${PLAN_FORMAT_VERSION}: upgrade revsync or plan again`);
-  }
-  const fn = planValidator(kinds);
-  if (!fn(raw)) {
-    const problems = describeAjvErrors(fn.errors).filter((p, i, all2) => all2.findIndex((q) => q.field === p.field) === i).slice(0, 5);
-    throw new UserError(
-      `${path} is not a valid revsync plan, ${outcome}:
-  ${problems.map((p) => `${p.field}: ${p.message}`).join("\n  ")}`,
-      "make a new plan with revsync plan --out FILE"
-    );
-  }
-  const plan = raw;
-  if (plan.checksum !== planChecksum(plan)) {
-    if (plan.checksum === legacyPlanChecksum(plan)) {
-      throw new UserError(
-        `${path} was made by an older revsync, whose checksum covered only the tenant and the changes (not the summary, impact, notes, user or time the reviewer reads), ${outcome}: run plan again`,
-        "make a new plan with revsync plan --out FILE"
-      );
-    }
-    throw new UserError(`${path} was changed after revsync wrote it (its checksum does not match), ${outcome}`, "make a new plan with revsync plan --out FILE");
-  }
-  const counted = summarize(ACTIONS, plan.changes, "action");
-  const keys2 = /* @__PURE__ */ new Set([...Object.keys(counted), ...Object.keys(plan.summary)]);
-  const wrong = [...keys2].filter((k2) => (plan.summary[k2] ?? 0) !== (counted[k2] ?? 0));
-  if (wrong.length) {
-    throw new UserError(
-      `${path} says its changes are ${wrong.map((k2) => `${plan.summary[k2] ?? 0} ${actionWords(k2)}`).join(", ")}, but they are ${wrong.map((k2) => `${counted[k2] ?? 0} ${actionWords(k2)}`).join(", ")}, ${outcome}`,
-      "make a new plan with revsync plan --out FILE"
-    );
-  }
-  return plan;
-}
-function checkBinding(plan, env2, planFile) {
-  const differs = [];
-  if (!sameUrl(plan.base_url, env2.baseUrl)) differs.push(`base_url: the plan was made for ${plan.base_url}; this run resolves ${env2.baseUrl}`);
-  if (!sameUrl(plan.auth_url, env2.authUrl)) differs.push(`auth_url: the plan was made for ${plan.auth_url}; this run resolves ${env2.authUrl}`);
-  if (plan.realm !== env2.realm) differs.push(`realm: the plan was made for ${plan.realm}; this run resolves ${env2.realm}`);
-  if (differs.length) {
-    throw new UserError(
-      `the plan ${planFile} was made for another tenant than this run would write to, so nothing was sent:
-  ${differs.join("\n  ")}`,
-      "apply a plan only where it was made: check --env, REVSYNC_BASE_URL, REVSYNC_AUTH_URL and REVSYNC_REALM, or plan again for this tenant"
-    );
-  }
-}
-var sameUrl;
-var init_plan_file = __esm({
-  "src/cli/plan-file.ts"() {
-    "use strict";
-    init_errors();
-    init_model();
-    init_schema();
-    init_ajv();
-    init_user_files();
-    sameUrl = (a, b2) => a.replace(/\/+$/, "") === b2.replace(/\/+$/, "");
-  }
-});
-
-// src/cli/show.ts
-var show_exports = {};
-__export(show_exports, {
-  runShow: () => runShow
-});
-async function runShow(flags, out, args) {
-  const view = await pickView(showViews, flags.format);
-  const file = args[0] ?? "";
-  view({ plan: readPlanFile((0, import_node_path28.resolve)(out.io.cwd, file), kindsOf(out.io), false), file }, out);
-  return 0;
-}
-var import_node_path28;
-var init_show = __esm({
-  "src/cli/show.ts"() {
-    "use strict";
-    import_node_path28 = require("node:path");
-    init_view();
-    init_plan3();
-    init_io();
-    init_plan_file();
-  }
-});
-
-// src/cli/apply-signals.ts
-function applySignals(source, warn) {
-  let stopping = false;
-  let stop = () => void 0;
-  const stopNow = new Promise((resolve21) => stop = () => resolve21("stop now"));
-  const running2 = /* @__PURE__ */ new Map();
-  const done = [];
-  const handler = (signal) => () => {
-    if (stopping) return stop();
-    stopping = true;
-    warn(`${signal}: starting nothing new; waiting for the requests in flight (interrupt again to stop at once)`);
-  };
-  const handlers = [
-    ["SIGINT", handler("SIGINT")],
-    ["SIGTERM", handler("SIGTERM")]
-  ];
-  const on = () => handlers.forEach(([s3, h]) => source.on(s3, h));
-  const off = () => handlers.forEach(([s3, h]) => source.off(s3, h));
-  on();
-  return {
-    isStopping: () => stopping,
-    stopNow,
-    async without(fn) {
-      off();
-      try {
-        return await fn();
-      } finally {
-        on();
-      }
-    },
-    started: (id, what) => void running2.set(id, what),
-    finished: (id, outcome) => {
-      running2.delete(id);
-      done.push(outcome);
-    },
-    inFlight: () => [...running2.values()],
-    stopNowMessage: () => [
-      running2.size ? "interrupted again: stopping now." : "interrupted again: stopping now; no write was in flight.",
-      ...done.length ? ["Finished before the stop:", ...done.map((l) => `  ${l}`)] : ["No step had finished."],
-      ...running2.size ? ["The outcome of these requests in flight is unknown:", ...[...running2.values()].map((l) => `  ${l}`)] : [],
-      running2.size ? "Run revsync plan to see what landed." : "Run revsync plan to see what is left."
-    ].join("\n"),
-    close: off
-  };
-}
-var init_apply_signals = __esm({
-  "src/cli/apply-signals.ts"() {
-    "use strict";
-  }
-});
-
-// src/cli/apply-guardrails.ts
+// src/session/apply-guardrails.ts
 async function guardrailsBeforeWriting(plan, run2) {
-  const { flags, core, setup } = run2;
-  const overrides = overridesOf(flags);
+  const { core, setup, overrides } = run2;
   const asks = overrides.length > 0 || setup.rules.some((r) => r.effect === "require_approval");
-  const ci = asks ? ciOf(flags) : null;
-  const approval = ci ? await readPullRequestApproval(flags, run2.repo, ci) : void 0;
+  const ci = asks ? run2.ci() : null;
+  const approval = ci ? await readPullRequestApproval(run2.penv, run2.repo, ci) : void 0;
   if (asks) {
     await approverSignedIn(core);
     await approverConfirmed(core);
   }
-  const judging = { now: nowOf(flags), approvers: approversOf(flags, run2.env, core, approval), overrides };
-  const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, kindsOf(run2.out.io));
+  const judging = { now: run2.now, approvers: run2.approvers(approval), overrides };
+  const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, run2.kinds);
   const changes = plan.changes.map((c2, i) => {
     const { guardrails: _was, ...rest } = c2;
     const o = outcomes[i];
@@ -67368,7 +67521,7 @@ async function guardrailsBeforeWriting(plan, run2) {
   });
   run2.evidence?.recorder.setGuardrails(guardrails, outcomes);
   const shown4 = { ...plan, changes, guardrails };
-  const again = (now) => heldBackError({ ...shown4, guardrails: judgePlan(plan.changes, setup, { ...judging, now }, kindsOf(run2.out.io)).guardrails });
+  const again = (now) => heldBackError({ ...shown4, guardrails: judgePlan(plan.changes, setup, { ...judging, now }, run2.kinds).guardrails });
   return { shown: shown4, again, ...approval ? { approval } : {} };
 }
 function heldBackError(plan) {
@@ -67381,49 +67534,11 @@ function heldBackError(plan) {
   );
 }
 var init_apply_guardrails = __esm({
-  "src/cli/apply-guardrails.ts"() {
+  "src/session/apply-guardrails.ts"() {
     "use strict";
     init_errors();
     init_judge();
-    init_four_eyes3();
-    init_guardrails2();
-    init_io();
-  }
-});
-
-// src/cli/prompt.ts
-async function askYes(out, question) {
-  const plain = !colorFor(out.errStream, !!out.opts.noColor, out.io.env);
-  const rl = (0, import_promises.createInterface)({ input: out.io.stdin, output: out.errStream, terminal: !plain });
-  const ac = new AbortController();
-  const cancel = () => ac.abort();
-  rl.on("SIGINT", cancel);
-  rl.on("close", cancel);
-  out.io.signals.on("SIGINT", cancel);
-  out.io.signals.on("SIGTERM", cancel);
-  try {
-    const answer3 = await rl.question(question, { signal: ac.signal });
-    return answer3.trim() === "yes";
-  } catch (e) {
-    if (ac.signal.aborted) {
-      out.errStream.write("\n");
-      throw new Cancelled();
-    }
-    throw e;
-  } finally {
-    rl.off("close", cancel);
-    out.io.signals.off("SIGINT", cancel);
-    out.io.signals.off("SIGTERM", cancel);
-    rl.close();
-  }
-}
-var import_promises;
-var init_prompt = __esm({
-  "src/cli/prompt.ts"() {
-    "use strict";
-    import_promises = require("node:readline/promises");
-    init_errors();
-    init_output();
+    init_four_eyes4();
   }
 });
 
@@ -67497,14 +67612,14 @@ function headIn(dir, environment) {
   const slots = names.map((n) => SLOT.exec(n)).filter((m) => !!m && m[1] === own2).map((m) => ({ name: m[0], seq: Number(m[2]) })).sort((x2, y2) => y2.seq - x2.seq);
   const slot = slots[0]?.seq ?? 0;
   for (const { name } of slots) {
-    const head = headOf((0, import_node_path29.join)(dir, name), environment);
+    const head = headOf((0, import_node_path30.join)(dir, name), environment);
     if (head) return { ...head, slot };
   }
   const tag = `-${envSlug(environment)}-`;
   let best;
   for (const n of names) {
     if (!n.endsWith(".json") || !n.includes(tag) || SLOT.test(n)) continue;
-    const head = headOf((0, import_node_path29.join)(dir, n), environment);
+    const head = headOf((0, import_node_path30.join)(dir, n), environment);
     if (head && (!best || head.sequence > best.sequence)) best = head;
   }
   return best ? { ...best, slot } : slot ? { hash: "", sequence: 0, slot } : void 0;
@@ -67555,7 +67670,7 @@ function readRecords(dir) {
     if (e.isDirectory()) return { file: e.name, unreadable: "is a folder: an evidence folder holds records only" };
     if (!e.name.endsWith(".json"))
       return { file: e.name, unreadable: "is not an evidence record (revsync writes records as .json files): an evidence folder holds records only" };
-    return readRecord((0, import_node_path29.join)(dir, e.name), e.name);
+    return readRecord((0, import_node_path30.join)(dir, e.name), e.name);
   });
 }
 function readRecord(path, file = path) {
@@ -67579,7 +67694,7 @@ function readRecord(path, file = path) {
 function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
   for (let attempt = 0; attempt < APPEND_TRIES; attempt++) {
     const record2 = linked(content, headIn(dir, content.environment), redact, unavailable);
-    const path = (0, import_node_path29.join)(dir, recordFileName(record2));
+    const path = (0, import_node_path30.join)(dir, recordFileName(record2));
     try {
       writeFileExclusive(path, `${JSON.stringify(record2, null, 2)}
 `);
@@ -67603,13 +67718,13 @@ function linked(content, last2, redact, unavailable) {
   record2.hash = recordHash(record2);
   return record2;
 }
-var import_node_crypto10, import_node_fs16, import_node_path29, envSlug, envPart, SLOT, APPEND_TRIES;
+var import_node_crypto10, import_node_fs16, import_node_path30, envSlug, envPart, SLOT, APPEND_TRIES;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
     import_node_crypto10 = require("node:crypto");
     import_node_fs16 = require("node:fs");
-    import_node_path29 = require("node:path");
+    import_node_path30 = require("node:path");
     init_errors();
     init_fs_atomic();
     init_redact_json();
@@ -67628,11 +67743,11 @@ function valuesOf(c2) {
   const checksum = typeof c2.payload?.values_checksum === "string" ? c2.payload.values_checksum : null;
   return { values: { checksum, file: c2.values.file, rows: c2.values.rows } };
 }
-var import_node_path30, iso3, EvidenceRecorder;
+var import_node_path31, iso3, EvidenceRecorder;
 var init_recorder = __esm({
   "src/evidence/recorder.ts"() {
     "use strict";
-    import_node_path30 = require("node:path");
+    import_node_path31 = require("node:path");
     init_run3();
     init_four_eyes2();
     init_model();
@@ -67790,7 +67905,7 @@ var init_recorder = __esm({
           if (c2.source) files.add(c2.source.replace(/:\d+$/, ""));
           if (c2.values?.file) files.add(c2.values.file);
         }
-        const read = new Set([...files].map((f2) => (0, import_node_path30.relative)(this.init.repoRoot, (0, import_node_path30.resolve)(this.init.cwd, f2))));
+        const read = new Set([...files].map((f2) => (0, import_node_path31.relative)(this.init.repoRoot, (0, import_node_path31.resolve)(this.init.cwd, f2))));
         if (git.not_clean) git = { ...git, not_clean: git.not_clean.map((p) => read.has(p.path) ? { ...p, policy: true } : p) };
         const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
         if (!outside.length) return git;
@@ -67913,7 +68028,7 @@ function counts(user, pr) {
   if ((pr.head_commit_by ?? []).some((u) => sameUser(u, user))) return false;
   return !(pr.approvals ?? []).some((a) => sameUser(a.user, user) && a.excluded);
 }
-var init_four_eyes4 = __esm({
+var init_four_eyes5 = __esm({
   "src/evidence/four-eyes.ts"() {
     "use strict";
     init_registry();
@@ -67938,7 +68053,7 @@ function guardrailProblems(r) {
       if (w2.in_force && !w2.overridden) out.push(`guardrails: writes landed inside freeze window ${w2.name} (in force until ${w2.until_local})`);
   return out;
 }
-var init_guardrails3 = __esm({
+var init_guardrails4 = __esm({
   "src/evidence/guardrails.ts"() {
     "use strict";
     init_facts3();
@@ -67993,17 +68108,17 @@ function promoteFromIn(text4) {
   return out;
 }
 function gitShow(cwd, spec, env2) {
-  return new Promise((resolve21) => {
+  return new Promise((resolve23) => {
     (0, import_node_child_process3.execFile)(
       "git",
       ["show", spec],
       { cwd, timeout: 1e4, maxBuffer: 4 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => resolve21(err ? void 0 : stdout)
+      (err, stdout) => resolve23(err ? void 0 : stdout)
     );
   });
 }
 var import_node_child_process3, import_yaml8, landedWrites;
-var init_promotion6 = __esm({
+var init_promotion7 = __esm({
   "src/evidence/promotion.ts"() {
     "use strict";
     import_node_child_process3 = require("node:child_process");
@@ -68183,18 +68298,18 @@ function checkRecord(s3, opts) {
   return { verified: v2, placed: true };
 }
 function renamedWords(file, r) {
-  const name = (0, import_node_path31.basename)(file);
+  const name = (0, import_node_path32.basename)(file);
   if (name === recordFileName(r) || name === earlierFileName(r)) return void 0;
   return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: its environment and sequence)`;
 }
-var import_node_path31, missing, tenantKeysOf;
+var import_node_path32, missing, tenantKeysOf;
 var init_verify = __esm({
   "src/evidence/verify.ts"() {
     "use strict";
-    init_four_eyes4();
-    init_guardrails3();
-    init_promotion6();
-    import_node_path31 = require("node:path");
+    init_four_eyes5();
+    init_guardrails4();
+    init_promotion7();
+    import_node_path32 = require("node:path");
     init_ajv();
     init_record();
     init_store();
@@ -68204,20 +68319,15 @@ var init_verify = __esm({
   }
 });
 
-// src/cli/evidence.ts
-var evidence_exports2 = {};
-__export(evidence_exports2, {
-  runEvidenceShow: () => runEvidenceShow,
-  runEvidenceVerify: () => runEvidenceVerify,
-  startEvidence: () => startEvidence
-});
-function startEvidence(flags, repo, env2, planFile) {
-  if (flags.evidence !== void 0 && !flags.evidence.trim()) throw new UserError("--evidence needs a folder");
-  const dir = flags.evidence !== void 0 ? (0, import_node_path32.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
+// src/session/evidence.ts
+function startEvidence(run2, repo, env2, planFile) {
+  const { evidence, cwd, penv } = run2;
+  if (evidence !== void 0 && !evidence.trim()) throw new UserError("--evidence needs a folder");
+  const dir = evidence !== void 0 ? (0, import_node_path33.resolve)(cwd, evidence) : env2.evidence;
   if (dir === void 0) return void 0;
-  if (flags.evidence === void 0) {
+  if (evidence === void 0) {
     try {
-      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path32.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
+      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path33.relative)(cwd, p) || ".", folderName: "the policy repo" });
     } catch (e) {
       throw new UserError(
         `evidence: of revsync.yaml: ${e.message}; nothing was sent`,
@@ -68226,15 +68336,14 @@ function startEvidence(flags, repo, env2, planFile) {
     }
   }
   prepareEvidenceDir(dir);
-  const penv = envOf(flags);
   const redactor = { redact: (t) => t };
   const ev = {
     recorder: new EvidenceRecorder({
       dir,
       repoRoot: repo.root,
-      cwd: cwdOf(flags),
+      cwd,
       env: penv,
-      policyPaths: [(0, import_node_path32.relative)(repo.root, repo.configFile), (0, import_node_path32.relative)(repo.root, repo.policiesDir) || "."],
+      policyPaths: [(0, import_node_path33.relative)(repo.root, repo.configFile), (0, import_node_path33.relative)(repo.root, repo.policiesDir) || "."],
       environment: env2.name,
       baseUrl: env2.baseUrl,
       authUrl: env2.authUrl,
@@ -68261,43 +68370,41 @@ function startEvidence(flags, repo, env2, planFile) {
   };
   return ev;
 }
-async function recordsAt(target, flags) {
+async function recordsAt(target, repo) {
   let dir = false;
   try {
     dir = (0, import_node_fs17.statSync)(target).isDirectory();
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
-  const folder = dir ? target : (0, import_node_path32.dirname)(target);
+  const folder = dir ? target : (0, import_node_path33.dirname)(target);
   const found = readRecords(folder);
-  const checked = verifyChain(found, await promotionExpected(flags, found)).records;
+  const checked = verifyChain(found, await promotionExpected(repo, found)).records;
   const verdicts = new Map(checked.map((v2) => [v2.file, v2]));
   const byFile = new Map(found.map((s3) => [s3.file, s3]));
   const all2 = checked.map((v2) => byFile.get(v2.file));
   if (dir) return { stored: all2, verdicts };
-  const own2 = all2.find((s3) => s3.file === (0, import_node_path32.basename)(target)) ?? readRecord(target);
+  const own2 = all2.find((s3) => s3.file === (0, import_node_path33.basename)(target)) ?? readRecord(target);
   const verdict2 = verdicts.get(own2.file);
   return { stored: [{ ...own2, file: target }], verdicts: new Map(verdict2 ? [[target, verdict2]] : []) };
 }
-async function promotionExpected(flags, stored) {
+async function promotionExpected(at2, stored) {
   let repo;
   try {
-    repo = openRepo(flags);
+    repo = at2.openRepo();
   } catch {
     return {};
   }
   const commits = stored.flatMap((s3) => typeof s3.record?.git?.commit === "string" ? [s3.record.git.commit] : []);
-  const at2 = await promoteFromAtCommits(repo.root, `./${(0, import_node_path32.basename)(repo.configFile)}`, commits, envOf(flags));
+  const then = await promoteFromAtCommits(repo.root, `./${(0, import_node_path33.basename)(repo.configFile)}`, commits, at2.penv);
   return {
     promoteFrom: (r) => {
-      const then = r.git?.commit ? at2.get(r.git.commit) : void 0;
-      return then ? then[r.environment] : promoteFromOf(repo.config, r.environment);
+      const named4 = r.git?.commit ? then.get(r.git.commit) : void 0;
+      return named4 ? named4[r.environment] : promoteFromOf(repo.config, r.environment);
     }
   };
 }
-async function runEvidenceVerify(flags, out, args) {
-  const view = await pickView(evidenceVerifyViews, flags.format);
-  const dir = (0, import_node_path32.resolve)(cwdOf(flags), args[0] ?? "");
+async function verifyFolder(dir, repo) {
   let st;
   try {
     st = (0, import_node_fs17.statSync)(dir);
@@ -68307,41 +68414,38 @@ async function runEvidenceVerify(flags, out, args) {
   if (!st.isDirectory()) throw new UserError(`${dir} is a file: evidence verify checks a folder of records (evidence show prints one)`);
   const stored = readRecords(dir);
   if (!stored.length) throw new UserError(`no evidence records in ${dir}`, "evidence verify checks a folder that apply --evidence wrote records into");
-  const report2 = verifyChain(stored, await promotionExpected(flags, stored));
-  let live;
-  if (flags.live) live = await liveFindings(flags, stored, out);
-  view({ folder: dir, report: report2, live }, out);
+  return { stored, report: verifyChain(stored, await promotionExpected(repo, stored)) };
+}
+async function verifyExitCode(report2, live) {
   if (live && (await Promise.resolve().then(() => (init_evidence(), evidence_exports))).liveChanged(live)) return 1;
   return report2.ok ? 0 : 1;
 }
-async function liveFindings(flags, stored, out) {
-  const repo = openRepo(flags);
+function recordsEnvironment(stored) {
   const names = [...new Set(stored.map((s3) => s3.record?.environment).filter((n) => !!n))];
-  const env2 = openEnv(repo, flags, flags.env ?? (names.length === 1 ? names[0] : void 0));
+  return names.length === 1 ? names[0] : void 0;
+}
+async function liveFindings(stored, env2, run2) {
   const same2 = (r) => r.environment === env2.name && r.base_url.replace(/\/+$/, "") === env2.baseUrl.replace(/\/+$/, "") && r.realm === env2.realm;
   const mine = stored.filter((s3) => !!s3.record && Array.isArray(s3.record.changes) && same2(s3.record));
   const skipped = stored.length - mine.length;
   if (skipped)
-    out.info(
+    run2.out.info(
       `--live reads environment ${JSON.stringify(env2.name)} (${env2.baseUrl}, realm ${env2.realm}): ${skipped} record(s) of another tenant are not read live.`
     );
-  const core = openClient(env2, flags, out);
+  const core = run2.openClient();
   try {
-    return await checkLive(core, mine, kindsOf(out.io));
+    return await checkLive(core, mine, run2.kinds);
   } finally {
     await core.close();
   }
 }
-async function runEvidenceShow(flags, out, args) {
-  const view = await pickView(evidenceShowViews, flags.format);
-  const target = args[0] ?? "";
-  const path = (0, import_node_path32.isAbsolute)(target) ? target : (0, import_node_path32.resolve)(cwdOf(flags), target);
-  const { stored: all2, verdicts } = await recordsAt(path, flags);
+async function recordsToShow(path, pick2, repo) {
+  const { stored: all2, verdicts } = await recordsAt(path, repo);
   let stored = all2;
-  if (flags.env) stored = stored.filter((s3) => s3.record?.environment === flags.env);
-  if (flags.last !== void 0) {
-    const n = numberOf(flags.last) ?? NaN;
-    if (!Number.isInteger(n) || n < 1) throw new UserError(`--last must be a whole number of records, at least 1, got ${JSON.stringify(flags.last)}`);
+  if (pick2.env) stored = stored.filter((s3) => s3.record?.environment === pick2.env);
+  if (pick2.last !== void 0) {
+    const n = numberOf(pick2.last) ?? NaN;
+    if (!Number.isInteger(n) || n < 1) throw new UserError(`--last must be a whole number of records, at least 1, got ${JSON.stringify(pick2.last)}`);
     stored = stored.slice(-n);
   }
   const bad = stored.find((s3) => !s3.record || verdicts.get(s3.file)?.findings.includes("unplaced"));
@@ -68350,11 +68454,12 @@ async function runEvidenceShow(flags, out, args) {
       `${bad.file} ${bad.unreadable ?? `is ${verdicts.get(bad.file)?.problems[0] ?? "not a record revsync writes"}`}`,
       "revsync evidence verify checks a whole folder"
     );
-  const records = stored.map((s3) => {
+  return stored.map((s3) => {
     const verdict2 = verdicts.get(s3.file);
     return { file: s3.file, record: s3.record, verdict: verdict2, doubt: doubtOf(verdict2) };
   });
-  view(records, out);
+}
+function shownVerdict(records, out) {
   if (!records.length) out.info("No evidence records.");
   const edited = records.filter((s3) => s3.verdict?.findings.includes("edited")).length;
   const doubted = records.filter((s3) => s3.doubt).length;
@@ -68371,35 +68476,31 @@ function doubtOf(v2) {
     return { tag, words: `this record was changed after it was written (${v2.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v2.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs17, import_node_path32, version;
+var import_node_fs17, import_node_path33, version;
 var init_evidence3 = __esm({
-  "src/cli/evidence.ts"() {
+  "src/session/evidence.ts"() {
     "use strict";
     import_node_fs17 = require("node:fs");
-    import_node_path32 = require("node:path");
+    import_node_path33 = require("node:path");
     init_errors();
     init_context2();
     init_live();
     init_recorder();
     init_store();
     init_verify();
-    init_promotion6();
+    init_promotion7();
     init_promotion4();
     init_package_root();
     init_user_files();
-    init_view();
-    init_evidence2();
     init_words();
     init_number();
-    init_context();
-    init_io();
-    version = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path32.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path33.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
 // src/lock/local-lock.ts
 function machineLockDir(env2 = process.env, platform = process.platform) {
-  return platform === "win32" ? (0, import_node_path33.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
+  return platform === "win32" ? (0, import_node_path34.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
 }
 function thisProcessSpace() {
   const read = (f2) => {
@@ -68442,7 +68543,7 @@ function releasedOf(v2) {
   const r = v2;
   return r && typeof r === "object" && typeof r.lock === "string" ? { released: { lock: r.lock, why: typeof r.why === "string" ? r.why : "released" } } : void 0;
 }
-var import_node_crypto11, import_node_fs18, import_node_os3, import_node_path33, running, LocalLock;
+var import_node_crypto11, import_node_fs18, import_node_os3, import_node_path34, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
@@ -68450,7 +68551,7 @@ var init_local_lock = __esm({
     import_node_fs18 = require("node:fs");
     init_fs_atomic();
     import_node_os3 = require("node:os");
-    import_node_path33 = require("node:path");
+    import_node_path34 = require("node:path");
     init_tenant();
     init_user_files();
     init_lock();
@@ -68470,7 +68571,7 @@ var init_local_lock = __esm({
         const tenant = tenantIdentity(service.baseUrl, service.realm);
         const name = earlier ? (0, import_node_crypto11.createHash)("sha256").update(`${service.baseUrl}
 ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.slice(0, 32)}`;
-        this.path = (0, import_node_path33.join)(dir, `${name}.json`);
+        this.path = (0, import_node_path34.join)(dir, `${name}.json`);
         this.where = `file ${this.path} of this machine`;
       }
       dir;
@@ -68687,7 +68788,7 @@ var init_git_lock = __esm({
         return h.host === (0, import_node_os4.hostname)() ? holderState(h, thisProcessSpace()) : "unknown";
       }
       git(args, extraEnv = {}) {
-        return new Promise((resolve21, reject) => {
+        return new Promise((resolve23, reject) => {
           const child = (0, import_node_child_process4.execFile)(
             "git",
             args,
@@ -68710,7 +68811,7 @@ var init_git_lock = __esm({
                 return;
               }
               const killed = err && err.killed;
-              resolve21({
+              resolve23({
                 code: err ? typeof err.code === "number" ? err.code ?? 1 : 1 : 0,
                 stdout: String(stdout),
                 stderr: withoutCredentials(String(stderr)) + (killed ? `
@@ -68818,25 +68919,15 @@ ${JSON.stringify(record2)}
   }
 });
 
-// src/cli/lock.ts
-var lock_exports2 = {};
-__export(lock_exports2, {
-  lockBackend: () => lockBackend,
-  lockDisabled: () => lockDisabled,
-  lockTimeoutOf: () => lockTimeoutOf,
-  runLockStatus: () => runLockStatus,
-  runUnlock: () => runUnlock,
-  takeEnvLock: () => takeEnvLock
-});
-function lockBackend(repo, env2, flags) {
-  const penv = envOf(flags);
+// src/session/env-lock.ts
+function lockBackend(repo, env2, penv) {
   const setting = env2.lock ?? { kind: "local" };
   if (setting.kind === "git") {
     const git = { cwd: repo.root, remote: setting.remote, environment: env2.name, env: penv };
     return new RenamedLock(new GitLock({ ...git, ref: tenantLockRef(tenantIdentity(env2.baseUrl, env2.realm)) }), new GitLock(git));
   }
   const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os5.tmpdir)();
-  const earlier = (0, import_node_path34.join)((0, import_node_path34.resolve)(tmp), "revsync-locks");
+  const earlier = (0, import_node_path35.join)((0, import_node_path35.resolve)(tmp), "revsync-locks");
   const service = { baseUrl: env2.baseUrl, realm: env2.realm };
   return new RenamedLock(new LocalLock(machineLockDir(penv), service), new LocalLock(earlier, service, void 0, void 0, true));
 }
@@ -68875,7 +68966,7 @@ async function waitOut(ms, run2) {
   return true;
 }
 async function takeEnvLock(backend, env2, run2) {
-  const penv = envOf(run2.flags);
+  const penv = run2.penv;
   const timeoutMs = lockTimeoutOf(run2.flags);
   const now = run2.now ?? Date.now;
   const held = await acquireLock(backend, lockRequest(env2, run2, penv), {
@@ -68980,65 +69071,48 @@ function heldLock(backend, env2, held, now) {
     }
   };
 }
-async function runLockStatus(flags, out) {
-  const view = await pickView(lockStatusViews, flags.format);
-  const repo = openRepo(flags);
-  const env2 = openEnv(repo, flags);
-  const backend = lockBackend(repo, env2, flags);
+async function lockStatus(backend, environment, interactive) {
   const holder = await backend.holder();
   const at2 = holder ? await backend.whereOf(holder.id) : await backend.describe();
-  view(
-    {
-      environment: env2.name,
-      backend: { kind: backend.kind, where: at2 },
-      holder,
-      ...holder ? { state: backend.state(holder) } : {},
-      interactive: out.interactive
-    },
-    out
-  );
-  return 0;
+  return { environment, backend: { kind: backend.kind, where: at2 }, holder, ...holder ? { state: backend.state(holder) } : {}, interactive };
 }
-async function runUnlock(flags, out, args) {
-  if (!flags.env) throw new UserError("unlock needs --env NAME: the environment whose lock to release is named, never guessed");
-  const id = (args[0] ?? "").trim();
-  if (!id) throw new UserError("unlock needs the lock's id (revsync lock status --env NAME shows it)");
-  const repo = openRepo(flags);
-  const env2 = openEnv(repo, flags);
-  const backend = lockBackend(repo, env2, flags);
+async function unlockEnvironment(backend, environment, req) {
+  const { id, out } = req;
+  const name = JSON.stringify(environment);
   const holder = await backend.holder();
   if (!holder || holder.released) {
-    out.info(`Environment ${JSON.stringify(env2.name)} is not locked (${await where(backend)}): nothing to release.`);
+    out.info(`Environment ${name} is not locked (${await where(backend)}): nothing to release.`);
     return 0;
   }
-  const words2 = (h) => holderWords(h, Date.now(), env2.name);
+  const words3 = (h) => holderWords(h, Date.now(), environment);
   if (!(id === holder.id || id.length >= 7 && holder.id.startsWith(id))) {
     throw new UserError(
-      `the lock of environment ${JSON.stringify(env2.name)} is ${holder.id}, not ${JSON.stringify(id)}: held by ${words2(holder)}; nothing was released`,
+      `the lock of environment ${name} is ${holder.id}, not ${JSON.stringify(id)}: held by ${words3(holder)}; nothing was released`,
       "check revsync lock status: another apply may have taken the lock since"
     );
   }
-  if (!await mayRelease(flags, out, env2.name, holder, backend.state(holder))) return 1;
+  if (!await mayRelease(req, environment, holder, backend.state(holder))) return 1;
   const wait = deadlineOf(holder);
-  const me = { ...runner(envOf(flags)), host: (0, import_node_os5.hostname)(), pid: process.pid, since: (/* @__PURE__ */ new Date()).toISOString(), revsync_version: revsyncVersion() };
+  const me = { ...runner(req.penv), host: (0, import_node_os5.hostname)(), pid: process.pid, since: (/* @__PURE__ */ new Date()).toISOString(), revsync_version: revsyncVersion() };
   const leave = releasedRecord(holder, wait, `released by revsync unlock, run by ${me.user ?? "someone"} on host ${me.host}`, me);
   const r = await backend.release(holder.id, leave);
   if (r === "released") {
     out.out(
-      `Released the lock ${holder.id} of environment ${JSON.stringify(env2.name)}, held by ${words2(holder)}. The next apply waits ${formatDuration(wait)} (that apply's request deadline) for any write it sent to land, then reads the service again before it writes.`
+      `Released the lock ${holder.id} of environment ${name}, held by ${words3(holder)}. The next apply waits ${formatDuration(wait)} (that apply's request deadline) for any write it sent to land, then reads the service again before it writes.`
     );
     return 0;
   }
   if (r === "free") {
-    out.info(`Environment ${JSON.stringify(env2.name)} is not locked any more: nothing to release.`);
+    out.info(`Environment ${name} is not locked any more: nothing to release.`);
     return 0;
   }
-  throw new UserError(`the lock of environment ${JSON.stringify(env2.name)} changed hands meanwhile: ${words2(r.other)}; nothing was released`);
+  throw new UserError(`the lock of environment ${name} changed hands meanwhile: ${words3(r.other)}; nothing was released`);
 }
-async function mayRelease(flags, out, environment, holder, state) {
+async function mayRelease(req, environment, holder, state) {
+  const { out, force } = req;
   const env2 = JSON.stringify(environment);
   if (state === "alive") {
-    if (!flags.force)
+    if (!force)
       throw new UserError(
         `the lock of environment ${env2} is held by a process that is running on this host (pid ${holder.pid}): ${holderWords(holder, Date.now(), environment)}; nothing was released`,
         `that apply is not dead: wait for it (apply --lock-timeout), or stop it first (its writes stop with it); --force releases the lock of a running apply, which then writes beside the next one`
@@ -69046,24 +69120,24 @@ async function mayRelease(flags, out, environment, holder, state) {
     out.warn(`releasing the lock of a process that is running on this host (pid ${holder.pid}), as --force says: it may go on writing beside the next apply`);
     return true;
   }
-  if (flags.force) return true;
+  if (force) return true;
   if (!out.interactive)
     throw new UserError(
       `unlock releases the lock of another apply of environment ${env2}: without a terminal to confirm on, it needs --force; nothing was released`,
       `release a lock only once you know its apply no longer runs: ${unlockCommand(environment, holder.id, true)}`
     );
   out.info(`The lock of environment ${env2} is held by ${holderWords(holder, Date.now(), environment)}.`);
-  const yes = await askYes(out, "Release it? An apply that still runs would then write beside the next one. Only 'yes' will be accepted: ");
+  const yes = await req.ask("Release it? An apply that still runs would then write beside the next one. Only 'yes' will be accepted: ");
   if (!yes) out.error("unlock cancelled: nothing was released");
   return yes;
 }
-var import_node_fs19, import_node_os5, import_node_path34, revsyncVersion, realSleep, where;
-var init_lock3 = __esm({
-  "src/cli/lock.ts"() {
+var import_node_fs19, import_node_os5, import_node_path35, revsyncVersion, realSleep, where;
+var init_env_lock = __esm({
+  "src/session/env-lock.ts"() {
     "use strict";
     import_node_fs19 = require("node:fs");
     import_node_os5 = require("node:os");
-    import_node_path34 = require("node:path");
+    import_node_path35 = require("node:path");
     init_duration();
     init_errors();
     init_context2();
@@ -69072,11 +69146,7 @@ var init_lock3 = __esm({
     init_lock();
     init_tenant();
     init_package_root();
-    init_view();
-    init_lock2();
-    init_prompt();
-    init_context();
-    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path34.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path35.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
     realSleep = (ms) => new Promise((r) => setTimeout(r, ms));
     where = async (backend) => await backend.describe?.().catch(() => void 0) ?? backend.where;
   }
@@ -69144,50 +69214,46 @@ var init_gate = __esm({
   }
 });
 
-// src/cli/apply.ts
-var apply_exports = {};
-__export(apply_exports, {
-  runApply: () => runApply
-});
-function openRun(flags, out, args, view) {
-  const repo = openRepo(flags);
-  const planFile = args[0];
-  const read = planFile ? readPlanFile((0, import_node_path35.resolve)(out.io.cwd, planFile), kindsOf(out.io)) : void 0;
-  if (read && flags.target?.length) {
+// src/session/apply.ts
+function openRun(req, w2) {
+  const { out, kinds } = w2;
+  const repo = w2.openRepo();
+  const { planFile } = req;
+  const read = planFile ? readPlanFile(req.planPath ?? planFile, kinds) : void 0;
+  if (read && req.target?.length) {
     throw new UserError(
       `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
-      `make a plan of the target: revsync plan ${flags.target.map((t) => `--target ${shellQuote(t)}`).join(" ")} --out FILE, then apply that file`
+      `make a plan of the target: revsync plan ${req.target.map((t) => `--target ${shellQuote(t)}`).join(" ")} --out FILE, then apply that file`
     );
   }
-  const saved = read && checkPayloads(read, kindsOf(out.io));
-  const chosen = flags.env ?? (envOf(flags).REVSYNC_ENV || void 0);
+  const saved = read && checkPayloads(read, kinds);
+  const chosen = req.envFlag ?? (req.envVariable || void 0);
   if (saved && chosen !== void 0 && chosen !== saved.environment) {
-    const by = flags.env !== void 0 ? `--env ${JSON.stringify(chosen)}` : `REVSYNC_ENV=${JSON.stringify(chosen)}`;
+    const by = req.envFlag !== void 0 ? `--env ${JSON.stringify(chosen)}` : `REVSYNC_ENV=${JSON.stringify(chosen)}`;
     throw new UserError(
       `the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(chosen)} (${by}): nothing was sent`
     );
   }
-  const env2 = openEnv(repo, flags, chosen ?? saved?.environment);
+  const env2 = w2.openEnv(repo, chosen ?? saved?.environment);
   if (saved && saved.environment !== env2.name) {
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env2.name)}`);
   }
   if (saved && planFile) checkBinding(saved, env2, planFile);
-  overridesOf(flags);
-  const guardrails = loadGuardrails(repo, env2.name, kindsOf(out.io), nowOf(flags));
-  const noLock = lockDisabled(flags);
-  lockTimeoutOf(flags);
-  const backend = noLock ? void 0 : lockBackend(repo, env2, flags);
-  const evidence = startEvidence(flags, repo, env2, planFile);
-  const observer = evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart };
-  const core = openClient(env2, flags, out, observer, { approver: true });
-  const signals2 = applySignals(out.io.signals, (line) => out.warn(line));
-  return { flags, out, repo, env: env2, planFile, saved, backend, evidence, core, signals: signals2, view, ...guardrails ? { guardrails } : {} };
+  req.overrides();
+  const guardrails = loadGuardrails(repo, env2.name, kinds, w2.now);
+  const noLock = lockDisabled(req.lock);
+  lockTimeoutOf(req.lock);
+  const backend = noLock ? void 0 : lockBackend(repo, env2, w2.penv);
+  const evidence = startEvidence({ evidence: req.evidence, cwd: w2.cwd, penv: w2.penv }, repo, env2, planFile);
+  const core = w2.openClient(env2, evidence?.recorder);
+  const signals2 = w2.signals((line) => out.warn(line));
+  return { req, w: w2, out, repo, env: env2, planFile, saved, backend, evidence, core, signals: signals2, ...guardrails ? { guardrails } : {} };
 }
 async function warnUncommitted(run2, plan) {
-  const { repo, out, flags } = run2;
-  const paths = [(0, import_node_path35.relative)(repo.root, repo.configFile), (0, import_node_path35.relative)(repo.root, repo.policiesDir) || "."];
-  for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path35.relative)(repo.root, (0, import_node_path35.resolve)(cwdOf(flags), c2.values.file)));
-  const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
+  const { repo, out, w: w2 } = run2;
+  const paths = [(0, import_node_path36.relative)(repo.root, repo.configFile), (0, import_node_path36.relative)(repo.root, repo.policiesDir) || "."];
+  for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path36.relative)(repo.root, (0, import_node_path36.resolve)(w2.cwd, c2.values.file)));
+  const { commit, files } = await changedPolicyFiles(repo.root, paths, w2.cwd, w2.penv);
   run2.tree = { commit, files };
   if (!files.length) return;
   const what = run2.saved ? "holds the saved plan to them" : "plans from them";
@@ -69197,14 +69263,9 @@ async function warnUncommitted(run2, plan) {
 }
 async function planToApply(run2) {
   if (run2.saved) await warnUncommitted(run2, run2.saved);
-  const plan = run2.saved ? checkAgainstGit(run2.saved, desiredState(run2.repo, run2.env, run2.out, run2.flags), kindsOf(run2.out.io)) : checkPayloads(
-    await makePlan2(run2.repo, run2.env, run2.core, run2.flags, run2.out, {
-      impact: false,
-      applies: true,
-      ...planGuardrails(run2),
-      ...run2.promotion ? { promotion: run2.promotion } : {}
-    }),
-    kindsOf(run2.out.io)
+  const plan = run2.saved ? checkAgainstGit(run2.saved, run2.w.desiredState(run2.repo, run2.env), run2.w.kinds) : checkPayloads(
+    await run2.w.makePlan(run2.repo, run2.env, run2.core, { ...guardrailsOpt(run2), ...run2.promotion ? { promotion: run2.promotion } : {} }),
+    run2.w.kinds
   );
   if (!run2.saved) await warnUncommitted(run2, plan);
   run2.evidence?.recorder.setPlan(plan);
@@ -69212,20 +69273,39 @@ async function planToApply(run2) {
   return plan;
 }
 function planGuardrails(run2) {
-  if (!run2.guardrails) return {};
-  return { guardrails: { setup: run2.guardrails, judging: { now: nowOf(run2.flags), approvers: approversOf(run2.flags, run2.env, run2.core), overrides: [] } } };
+  if (!run2.guardrails) return void 0;
+  return { setup: run2.guardrails, judging: { now: run2.w.now, approvers: approversOf3(run2), overrides: [] } };
+}
+function guardrailsOpt(run2) {
+  const guardrails = planGuardrails(run2);
+  return guardrails ? { guardrails } : {};
+}
+function approversOf3(run2, pr) {
+  return approversOf(
+    approverUser(run2.core.approverAuth, () => run2.w.approverNamed(run2.env)),
+    pr
+  );
 }
 async function judgedNow(run2, plan) {
   if (!run2.guardrails) return plan.guardrails ? { ...plan, guardrails: void 0, changes: plan.changes.map(({ guardrails: _g, ...c2 }) => c2) } : plan;
-  const judged2 = await guardrailsBeforeWriting(run2.saved ? await factsOfNow(run2, plan, run2.guardrails) : plan, { ...run2, setup: run2.guardrails });
+  const { w: w2 } = run2;
+  const judged2 = await guardrailsBeforeWriting(run2.saved ? await factsOfNow(run2, plan, run2.guardrails) : plan, {
+    ...run2,
+    setup: run2.guardrails,
+    now: w2.now,
+    overrides: run2.req.overrides(),
+    penv: w2.penv,
+    kinds: w2.kinds,
+    ci: () => w2.ci(),
+    approvers: (approval) => approversOf3(run2, approval)
+  });
   if (judged2.approval) run2.approval = judged2.approval;
   run2.judgedAgain = judged2.again;
   return judged2.shown;
 }
 async function factsOfNow(run2, plan, setup) {
   if (!setup.rules.some((r) => r.when)) return plan;
-  const flags = { ...run2.flags, target: plan.targets };
-  const now = await makePlan2(run2.repo, run2.env, run2.core, flags, run2.out, { impact: false, applies: true, ...planGuardrails({ ...run2, flags }) });
+  const now = await run2.w.makePlan(run2.repo, run2.env, run2.core, { ...guardrailsOpt(run2), target: { of: plan.targets } });
   const key5 = (c2) => `${c2.action} ${c2.address}`;
   const fresh = new Map(now.changes.filter(isApplied).map((c2) => [key5(c2), c2.facts]));
   const changes = plan.changes.map((c2) => {
@@ -69242,9 +69322,9 @@ async function factsOfNow(run2, plan, setup) {
 }
 async function confirmed(run2) {
   const { out, core, signals: signals2 } = run2;
-  if (run2.flags.autoApprove) return true;
+  if (run2.req.autoApprove) return true;
   if (!out.interactive) throw new UserError("apply writes to the service: without a terminal to answer on (stdin) it needs --auto-approve");
-  const yes = await signals2.without(() => core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")));
+  const yes = await signals2.without(() => core.untimed(() => run2.w.ask("\nDo you want to perform these actions? Only 'yes' will be accepted: ")));
   if (!yes) {
     run2.evidence?.recorder.setApproval("declined");
     out.error("apply cancelled: nothing was written");
@@ -69257,7 +69337,7 @@ async function beforeWriting(run2, plan) {
   out.info(planText(shown4, out.err));
   if (!hasApplied(plan)) {
     out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
-    noteTurnedAway(core.governor, env2, run2.flags, out);
+    run2.w.noteTurnedAway(core.governor, env2);
     const blocked2 = promotionLeftBlocked(plan);
     if (blocked2) throw blocked2;
     return unreadCode(run2, plan, 0);
@@ -69266,7 +69346,7 @@ async function beforeWriting(run2, plan) {
   const held = heldBackError(shown4);
   if (held) throw held;
   const fourEyes = env2.fourEyes || !!plan.four_eyes;
-  const ready = readyToApply(plan, core, { fourEyes, kinds: kindsOf(out.io) });
+  const ready = readyToApply(plan, core, { fourEyes, kinds: run2.w.kinds });
   evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? core.approverAuth.username ?? null : null);
   const since = approverSincePlan(plan, (core.approverAuth ?? core.auth).username ?? null);
   if (since) {
@@ -69276,7 +69356,8 @@ async function beforeWriting(run2, plan) {
   const record2 = evidence && ((a) => evidence.recorder.setPullRequestApproval(a));
   const recordLocalApply = evidence && (() => evidence.recorder.setLocalApply());
   await fourEyesBeforeWriting(core, ready, {
-    flags: run2.flags,
+    penv: run2.w.penv,
+    ci: run2.w.ci(),
     out,
     repo: run2.repo,
     env: env2,
@@ -69292,7 +69373,7 @@ async function beforeWriting(run2, plan) {
     `Target: environment ${JSON.stringify(env2.name)}, ${env2.baseUrl}, realm ${env2.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}${approverWords2}.`
   );
   if (!await confirmed(run2)) return 1;
-  evidence?.recorder.setApproval(run2.flags.autoApprove ? "auto-approve" : "prompt");
+  evidence?.recorder.setApproval(run2.req.autoApprove ? "auto-approve" : "prompt");
   return ready;
 }
 function interrupted(run2) {
@@ -69309,7 +69390,8 @@ async function lockEnvironment(run2, plan) {
   const opts = {
     planChecksum: plan.checksum,
     serviceUser: core.auth.username ?? null,
-    flags: run2.flags,
+    flags: run2.req.lock,
+    penv: run2.w.penv,
     out,
     isStopping: run2.signals.isStopping,
     requestDeadlineMs: core.requestDeadlineMs
@@ -69338,18 +69420,18 @@ function observers(run2, progress) {
   return run2.evidence ? [run2.evidence.recorder, watch] : [watch];
 }
 async function writeAll(run2, plan) {
-  const { out, core, env: env2, flags } = run2;
-  const progress = await startProgress(out, "Applying\u2026", flags.quiet, core.governor);
+  const { out, core, env: env2, w: w2 } = run2;
+  const progress = await w2.progress("Applying\u2026", core.governor);
   let report2;
   try {
     const fourEyes = env2.fourEyes || !!plan.four_eyes;
     const opts = {
-      concurrency: concurrencyOf(flags),
+      concurrency: w2.concurrency(),
       isStopping: run2.signals.isStopping,
       observers: observers(run2, progress),
       fourEyes,
-      kinds: kindsOf(out.io),
-      ...run2.promotion ? { gate: promotionGate(run2.promotion, kindsOf(out.io)) } : {}
+      kinds: w2.kinds,
+      ...run2.promotion ? { gate: promotionGate(run2.promotion, w2.kinds) } : {}
     };
     report2 = await applyPlan(core, plan, { ...opts, tagRequests: run2.evidence !== void 0 });
   } finally {
@@ -69359,8 +69441,8 @@ async function writeAll(run2, plan) {
   const blocked2 = report2.interrupted ? void 0 : promotionLeftBlocked(plan);
   const wrote = report2.interrupted ? 130 : report2.outcomes.some((o) => o.status === "failed") || blocked2 ? 1 : 0;
   const code = await settle2(run2, { exitCode: unreadCode(run2, plan, wrote, false) });
-  run2.view({ report: report2, lock: run2.backend ? run2.lock?.evidence() : NO_LOCK }, out);
-  noteTurnedAway(core.governor, env2, flags, out);
+  w2.view({ report: report2, lock: run2.backend ? run2.lock?.evidence() : NO_LOCK }, out);
+  w2.noteTurnedAway(core.governor, env2);
   if (blocked2) {
     out.error(blocked2.message);
     if (blocked2.hint) out.hint(`Hint: ${blocked2.hint}`);
@@ -69370,7 +69452,7 @@ async function writeAll(run2, plan) {
 }
 async function promotionTestsNow(run2) {
   if (!run2.promotion || !run2.saved) return;
-  const tests = await testsBeforeWriting(run2.promotion, kindsOf(run2.out.io));
+  const tests = await testsBeforeWriting(run2.promotion, run2.w.kinds);
   if (tests) run2.evidence?.recorder.setPromotionTests(tests);
   if (tests?.failed.length) throw testsRefusal(run2.promotion.name, tests);
 }
@@ -69382,12 +69464,12 @@ function unreadCode(run2, plan, code, say = true) {
 }
 async function work(run2) {
   if (run2.saved && run2.planFile) checkSavedPromotion(run2.saved, run2.env.promoteFrom, run2.planFile);
-  run2.promotion = await openPromotion(run2.repo, run2.env, run2.flags, run2.out);
+  run2.promotion = await run2.w.openPromotion(run2.repo, run2.env);
   const ready = await beforeWriting(run2, await planToApply(run2));
   if (typeof ready === "number") return ready;
   const stopped = await lockEnvironment(run2, ready);
   if (stopped !== void 0) return stopped;
-  const late = run2.judgedAgain?.(nowOf(run2.flags));
+  const late = run2.judgedAgain?.(run2.w.clock());
   if (late) throw late;
   return writeAll(run2, ready);
 }
@@ -69427,8 +69509,9 @@ async function failed(run2, e) {
   await settle2(run2, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
   throw e;
 }
-async function runApply(flags, out, _r, args) {
-  const run2 = openRun(flags, out, args, await pickView(applyViews, flags.format));
+async function applySession(req, w2) {
+  const run2 = openRun(req, w2);
+  const { out } = w2;
   try {
     let first;
     try {
@@ -69444,11 +69527,11 @@ async function runApply(flags, out, _r, args) {
     run2.signals.close();
   }
 }
-var import_node_path35, NO_LOCK;
+var import_node_path36, NO_LOCK;
 var init_apply4 = __esm({
-  "src/cli/apply.ts"() {
+  "src/session/apply.ts"() {
     "use strict";
-    import_node_path35 = require("node:path");
+    import_node_path36 = require("node:path");
     init_run3();
     init_model();
     init_unread();
@@ -69456,28 +69539,121 @@ var init_apply4 = __esm({
     init_lock();
     init_shell_quote();
     init_plan2();
-    init_view();
-    init_apply2();
-    init_apply_signals();
     init_context2();
-    init_context();
     init_apply_guardrails();
     init_guardrails2();
     init_setup();
-    init_io();
-    init_plan_file();
-    init_progress();
-    init_prompt();
-    init_reading();
-    init_rate_limit();
+    init_saved();
     init_evidence3();
-    init_four_eyes3();
+    init_four_eyes4();
     init_four_eyes2();
-    init_lock3();
-    init_promotion5();
+    init_env_lock();
     init_apply3();
     init_gate();
     NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" };
+  }
+});
+
+// src/cli/prompt.ts
+async function askYes(out, question) {
+  const plain = !colorFor(out.errStream, !!out.opts.noColor, out.io.env);
+  const rl = (0, import_promises.createInterface)({ input: out.io.stdin, output: out.errStream, terminal: !plain });
+  const ac = new AbortController();
+  const cancel = () => ac.abort();
+  rl.on("SIGINT", cancel);
+  rl.on("close", cancel);
+  out.io.signals.on("SIGINT", cancel);
+  out.io.signals.on("SIGTERM", cancel);
+  try {
+    const answer3 = await rl.question(question, { signal: ac.signal });
+    return answer3.trim() === "yes";
+  } catch (e) {
+    if (ac.signal.aborted) {
+      out.errStream.write("\n");
+      throw new Cancelled();
+    }
+    throw e;
+  } finally {
+    rl.off("close", cancel);
+    out.io.signals.off("SIGINT", cancel);
+    out.io.signals.off("SIGTERM", cancel);
+    rl.close();
+  }
+}
+var import_promises;
+var init_prompt = __esm({
+  "src/cli/prompt.ts"() {
+    "use strict";
+    import_promises = require("node:readline/promises");
+    init_errors();
+    init_output();
+  }
+});
+
+// src/cli/apply.ts
+var apply_exports = {};
+__export(apply_exports, {
+  runApply: () => runApply
+});
+async function runApply(flags, out, _r, args) {
+  const view = await pickView(applyViews, flags.format);
+  const planFile = args[0];
+  const request2 = {
+    ...planFile !== void 0 ? { planFile, planPath: (0, import_node_path37.resolve)(cwdOf(flags), planFile) } : {},
+    ...flags.target ? { target: flags.target } : {},
+    ...flags.env !== void 0 ? { envFlag: flags.env } : {},
+    ...envOf(flags).REVSYNC_ENV !== void 0 ? { envVariable: envOf(flags).REVSYNC_ENV } : {},
+    ...flags.evidence !== void 0 ? { evidence: flags.evidence } : {},
+    autoApprove: !!flags.autoApprove,
+    lock: { ...flags.lock !== void 0 ? { lock: flags.lock } : {}, ...flags.lockTimeout !== void 0 ? { lockTimeout: flags.lockTimeout } : {} },
+    overrides: () => overridesOf2(flags)
+  };
+  return applySession(request2, {
+    out,
+    view,
+    penv: envOf(flags),
+    cwd: cwdOf(flags),
+    kinds: kindsOf(out.io),
+    now: nowOf(flags),
+    clock: () => nowOf(flags),
+    openRepo: () => openRepo(flags),
+    openEnv: (repo, name) => openEnv(repo, flags, name),
+    openClient: (env2, recorder) => openClient(env2, flags, out, recorder && { onRequest: recorder.observe, onRequestStart: recorder.observeStart }, { approver: true }),
+    concurrency: () => concurrencyOf(flags),
+    desiredState: (repo, env2) => desiredState(repo, env2, out, flags),
+    makePlan: (repo, env2, core, { guardrails, promotion, target }) => makePlan2(repo, env2, core, target ? { ...flags, target: target.of } : flags, out, {
+      impact: false,
+      applies: true,
+      ...guardrails ? { guardrails } : {},
+      ...promotion ? { promotion } : {}
+    }),
+    approverNamed: (env2) => approverNamedFor(env2, flags),
+    openPromotion: (repo, env2) => openPromotion2(repo, env2, flags, out),
+    ci: () => ciOf(flags),
+    ask: (q) => askYes(out, q),
+    signals: (warn) => applySignals(out.io.signals, warn),
+    progress: (text4, governor) => startProgress(out, text4, flags.quiet, governor),
+    noteTurnedAway: (governor, env2) => noteTurnedAway(governor, env2, flags, out)
+  });
+}
+var import_node_path37;
+var init_apply5 = __esm({
+  "src/cli/apply.ts"() {
+    "use strict";
+    import_node_path37 = require("node:path");
+    init_view();
+    init_apply2();
+    init_apply_signals();
+    init_apply4();
+    init_context();
+    init_four_eyes3();
+    init_guardrails3();
+    init_io();
+    init_progress();
+    init_prompt();
+    init_rate_limit();
+    init_reading();
+    init_promotion6();
   }
 });
 
@@ -69788,7 +69964,7 @@ async function runSummary(flags, out, files) {
   if (!files.length && !expected?.length)
     throw new UserError("no outputs to sum up", "name the JSON files the jobs wrote, e.g. revsync summary outputs/*.json");
   const lists = files.map((file) => {
-    const data = readJson((0, import_node_path36.resolve)(cwdOf(flags), file), file);
+    const data = readJson((0, import_node_path38.resolve)(cwdOf(flags), file), file);
     return outcomesOf({ source: file, data }, (raw, source) => planFromJson(raw, source, "so it is not summed up", kindsOf(out.io)));
   });
   if (!files.length || !lists.flat().length)
@@ -69823,11 +69999,11 @@ function readJson(path, shown4) {
     throw new UserError(`${shown4} is not a JSON output of revsync: it is not valid JSON (${e.message})`);
   }
 }
-var import_node_path36;
+var import_node_path38;
 var init_summary = __esm({
   "src/cli/summary.ts"() {
     "use strict";
-    import_node_path36 = require("node:path");
+    import_node_path38 = require("node:path");
     init_repo();
     init_errors();
     init_merge();
@@ -69844,32 +70020,32 @@ var init_summary = __esm({
 
 // src/export/folder.ts
 function exportFolder(cwd, dirFlag, repo) {
-  const dir = (0, import_node_path37.resolve)(cwd, dirFlag ?? repo.policiesDir);
-  const dirInRepo = !(0, import_node_path37.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path37.isAbsolute)((0, import_node_path37.relative)(repo.root, dir));
+  const dir = (0, import_node_path39.resolve)(cwd, dirFlag ?? repo.policiesDir);
+  const dirInRepo = !(0, import_node_path39.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path39.isAbsolute)((0, import_node_path39.relative)(repo.root, dir));
   const inside = {
     folder: dirInRepo ? repo.root : dir,
     words: {
-      show: (p) => (0, import_node_path37.relative)(cwd, p) || ".",
-      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path37.relative)(cwd, dir) || "."}`
+      show: (p) => (0, import_node_path39.relative)(cwd, p) || ".",
+      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path39.relative)(cwd, dir) || "."}`
     }
   };
   const readValues = (file) => {
     try {
-      return readUserFile((0, import_node_path37.join)(dir, file), READ_CAPS.values, inside);
+      return readUserFile((0, import_node_path39.join)(dir, file), READ_CAPS.values, inside);
     } catch {
       return void 0;
     }
   };
-  return { dir, inside, readValues, shown: (file) => (0, import_node_path37.relative)(cwd, (0, import_node_path37.join)(dir, file)) || file };
+  return { dir, inside, readValues, shown: (file) => (0, import_node_path39.relative)(cwd, (0, import_node_path39.join)(dir, file)) || file };
 }
 function filesUnder(dir) {
   const out = /* @__PURE__ */ new Set();
   const walk = (d) => {
     for (const e of (0, import_node_fs20.readdirSync)(d, { withFileTypes: true })) {
       if (e.name.startsWith(".")) continue;
-      const p = (0, import_node_path37.join)(d, e.name);
+      const p = (0, import_node_path39.join)(d, e.name);
       if (e.isDirectory()) walk(p);
-      else out.add(posixOf((0, import_node_path37.relative)(dir, p)));
+      else out.add(posixOf((0, import_node_path39.relative)(dir, p)));
     }
   };
   if ((0, import_node_fs20.existsSync)(dir)) walk(dir);
@@ -69893,7 +70069,7 @@ function gitFiles(dir, vars, inside, unreadable, at2) {
       unreadable.push(e instanceof Error ? e.message : String(e));
       return [];
     }
-    return [gitFileAs(posixOf((0, import_node_path37.relative)(dir, abs)), text4, vars, at2.repo, at2.environment, at2.kinds)];
+    return [gitFileAs(posixOf((0, import_node_path39.relative)(dir, abs)), text4, vars, at2.repo, at2.environment, at2.kinds)];
   });
 }
 function varHome(repo, envName2, added = /* @__PURE__ */ new Set()) {
@@ -69914,12 +70090,12 @@ function varHome(repo, envName2, added = /* @__PURE__ */ new Set()) {
 }
 function checkWrites(ctx, plan, errors) {
   const { dir } = ctx;
-  const { folder: base, words: words2 } = ctx.inside;
+  const { folder: base, words: words3 } = ctx.inside;
   const outside = [];
   const unwritable2 = [];
   for (const w2 of plan.writes) {
     try {
-      realPathInside(base, (0, import_node_path37.join)(dir, w2.file), words2);
+      realPathInside(base, (0, import_node_path39.join)(dir, w2.file), words3);
     } catch (e) {
       const message = e.message;
       errors.push(`${message} (${w2.what})`);
@@ -69941,7 +70117,7 @@ function writeAll2(ctx, w2) {
   const order2 = [...w2.writes.filter((f2) => f2.file.endsWith(".csv")), ...w2.writes.filter((f2) => !f2.file.endsWith(".csv"))];
   try {
     for (const f2 of order2) {
-      editUserFile((0, import_node_path37.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
+      editUserFile((0, import_node_path39.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
       written2.push(f2);
     }
   } catch (e) {
@@ -69949,18 +70125,18 @@ function writeAll2(ctx, w2) {
   }
   return void 0;
 }
-var import_node_fs20, import_node_path37, posixOf;
+var import_node_fs20, import_node_path39, posixOf;
 var init_folder = __esm({
   "src/export/folder.ts"() {
     "use strict";
     import_node_fs20 = require("node:fs");
-    import_node_path37 = require("node:path");
+    import_node_path39 = require("node:path");
     init_repo();
     init_walk();
     init_yaml_source();
     init_scope();
     init_user_files();
-    posixOf = (p) => p.split(import_node_path37.sep).join("/");
+    posixOf = (p) => p.split(import_node_path39.sep).join("/");
   }
 });
 
@@ -70290,7 +70466,7 @@ function valuesNamedIn(git, kinds = KINDS) {
     for (const v2 of docs) {
       const kind = v2?.kind;
       const files = typeof kind === "string" ? kindOfFile(kinds, kind)?.valuesNamed?.(v2) ?? [] : [];
-      for (const file of files) named4.add(import_node_path38.posix.normalize(import_node_path38.posix.join(import_node_path38.posix.dirname(g2.file), file)));
+      for (const file of files) named4.add(import_node_path40.posix.normalize(import_node_path40.posix.join(import_node_path40.posix.dirname(g2.file), file)));
     }
   }
   return named4;
@@ -70323,7 +70499,7 @@ function placeFile(f2, x2) {
     address: f2.address,
     claimValues: x2.claimValues,
     plan,
-    policyDir: import_node_path38.posix.dirname(hit.file.file),
+    policyDir: import_node_path40.posix.dirname(hit.file.file),
     readValues: x2.readValues,
     ...kind ? { kind } : {},
     ...opts.varHome ? { varHome: opts.varHome } : {},
@@ -70342,9 +70518,9 @@ function placeExport(files, git, header, readValues, opts = {}) {
   for (const f2 of files) if (!read.where.has(key3(f2.value.kind, f2.value.metadata.name))) for (const v2 of f2.valuesFiles) claimed.add(v2.file);
   const claimValues = (policyDir, file) => {
     let path = file;
-    for (let i = 2; claimed.has(import_node_path38.posix.join(policyDir, path)) || readValues(import_node_path38.posix.join(policyDir, path)) !== void 0; i++)
+    for (let i = 2; claimed.has(import_node_path40.posix.join(policyDir, path)) || readValues(import_node_path40.posix.join(policyDir, path)) !== void 0; i++)
       path = file.replace(/\.csv$/, `-${i}.csv`);
-    claimed.add(import_node_path38.posix.join(policyDir, path));
+    claimed.add(import_node_path40.posix.join(policyDir, path));
     return path;
   };
   const x2 = { plan, git, read, header, readValues, claimValues, opts, matched: /* @__PURE__ */ new Set(), dirty: /* @__PURE__ */ new Map(), edits: /* @__PURE__ */ new Map() };
@@ -70361,11 +70537,11 @@ function placeExport(files, git, header, readValues, opts = {}) {
   }
   return plan;
 }
-var import_node_path38, import_yaml10, key3, setOwnValue, setLiveValue, WHOLE_VAR, sharedOf;
+var import_node_path40, import_yaml10, key3, setOwnValue, setLiveValue, WHOLE_VAR, sharedOf;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
-    import_node_path38 = require("node:path");
+    import_node_path40 = require("node:path");
     import_yaml10 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
@@ -70658,7 +70834,7 @@ function placeNew(s3, merged, broken, header) {
     const what = docs.length > 1 ? `: one document each for ${scopes.join("; ")}` : first.scope ? ` (for ${scopes[0]})` : "";
     put2(s3, file, renderMerged(docs, header(file)), `${first.address}${what}`, file);
     for (const d of docs) {
-      for (const v2 of d.valuesFiles) put2(s3, posixOf((0, import_node_path39.join)(file, "..", v2.file)), v2.text, `values of ${d.address}`, file);
+      for (const v2 of d.valuesFiles) put2(s3, posixOf((0, import_node_path41.join)(file, "..", v2.file)), v2.text, `values of ${d.address}`, file);
       s3.problems.leftOut.push(...d.leftOut);
     }
   }
@@ -70728,9 +70904,9 @@ function placeAll(s3, taken) {
     s3.problems.failed.push(`${s3.ctx.shown(f2)}: cannot be read, so export neither updates it nor writes a policy file beside it that it may already hold`);
   for (const r of s3.reads) s3.problems.failed.push(...r.heldTwice.map((h) => `${h} (environment ${r.env.name})`));
   const fresh = s3.reads.map((r) => ({ env: r.env.name, files: unreadable.length ? [] : r.files.filter((f2) => !byAddress.has(f2.address)) }));
-  const schemaFile = (0, import_node_path39.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path41.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path39.relative)((0, import_node_path39.join)(s3.ctx.dir, file, ".."), schemaFile))}`,
+    `yaml-language-server: $schema=${posixOf((0, import_node_path41.relative)((0, import_node_path41.join)(s3.ctx.dir, file, ".."), schemaFile))}`,
     `Exported by revsync from environments ${order2.join(", ")}.`
   ];
   placeNew(s3, mergeExports(fresh, order2, s3.namer, taken, s3.kinds), broken, header);
@@ -70741,7 +70917,7 @@ function placeAll(s3, taken) {
 }
 function listYamlFilesIn(dir) {
   try {
-    return listYamlFiles(dir).map((abs) => posixOf((0, import_node_path39.relative)(dir, abs)));
+    return listYamlFiles(dir).map((abs) => posixOf((0, import_node_path41.relative)(dir, abs)));
   } catch {
     return [];
   }
@@ -70799,10 +70975,10 @@ function writeOut(s3, dryRun, w2) {
   const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(s3.ctx, { writes: w2.writes }, errors);
   const failedFiles = [...outside, ...unwritable2, ...heldBack2];
   const ok = { writes: w2.writes.filter((x2) => !failedFiles.includes(x2)), base: s3.ctx.inside.folder, words: s3.ctx.inside.words };
-  const schemaFile = (0, import_node_path39.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path41.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const needsSchemas = ok.writes.some((x2) => {
     const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(x2.text);
-    return !!m && (0, import_node_path39.join)(s3.ctx.dir, x2.file, "..", m[1]) === schemaFile;
+    return !!m && (0, import_node_path41.join)(s3.ctx.dir, x2.file, "..", m[1]) === schemaFile;
   });
   const schemas2 = needsSchemas ? writeRepoSchemas(s3.repo.root, false, true).written : [];
   const pr = s3.problems;
@@ -70815,11 +70991,11 @@ function writeOut(s3, dryRun, w2) {
   if (w2.configText !== void 0) editUserFile(s3.repo.configFile, w2.configText, s3.repo.root, { ...ok.words, folderName: "the policy repo" });
   return done;
 }
-var import_node_path39, import_yaml13, onDisk, textOf;
+var import_node_path41, import_yaml13, onDisk, textOf;
 var init_run_all_envs = __esm({
   "src/export/run-all-envs.ts"() {
     "use strict";
-    import_node_path39 = require("node:path");
+    import_node_path41 = require("node:path");
     import_yaml13 = __toESM(require_dist(), 1);
     init_repo();
     init_walk();
@@ -70837,7 +71013,7 @@ var init_run_all_envs = __esm({
     init_mapping();
     onDisk = (s3, file) => {
       try {
-        return readUserFile((0, import_node_path39.join)(s3.ctx.dir, file), file.endsWith(".csv") ? READ_CAPS.values : READ_CAPS.text, s3.ctx.inside);
+        return readUserFile((0, import_node_path41.join)(s3.ctx.dir, file), file.endsWith(".csv") ? READ_CAPS.values : READ_CAPS.text, s3.ctx.inside);
       } catch {
         return void 0;
       }
@@ -70869,14 +71045,14 @@ function reportWrites(ctx, plan, w2, schemas2) {
       `${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${ctx.folder.shown(x2.file)}${x2.created && !x2.what.startsWith("values") ? "" : ` (${x2.what})`}`
     );
   const envVars = repo.config.environments[env2.name]?.vars ?? {};
-  const configShown = (0, import_node_path40.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  const configShown = (0, import_node_path42.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   for (const v2 of plan.vars) {
     out.out(
       `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v2.name} in ${configShown}: ${JSON.stringify(envVars[v2.name])} -> ${JSON.stringify(v2.value)} (${v2.what} reads \${${v2.name}}, which stays)`
     );
   }
   for (const f2 of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path40.relative)(repo.cwd, (0, import_node_path40.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path42.relative)(repo.cwd, (0, import_node_path42.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
 }
 function reportLeft(ctx, x2, created) {
   const { out } = ctx;
@@ -70905,12 +71081,12 @@ function reportLeft(ctx, x2, created) {
 }
 function refusalWords(refused2) {
   const n = (because) => refused2.filter((r) => r.because === because).length;
-  const words2 = [
+  const words3 = [
     ["shared", "difference another environment would see", "differences other environments would see"],
     ["process", "value that comes from a process variable", "values that come from process variables"],
     ["variable", "value that comes from variables export cannot set", "values that come from variables export cannot set"]
   ];
-  return words2.filter(([b2]) => n(b2) > 0).map(([b2, one, many]) => plural(n(b2), one, many));
+  return words3.filter(([b2]) => n(b2) > 0).map(([b2, one, many]) => plural(n(b2), one, many));
 }
 function closing(ctx, x2) {
   const { out, repo } = ctx;
@@ -70923,7 +71099,7 @@ function closing(ctx, x2) {
     out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
   } else if (!total) out.out("Nothing was exported: see the errors above.");
   if (ctx.dryRun && total) {
-    const configShown = (0, import_node_path40.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+    const configShown = (0, import_node_path42.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
     const parts = `${newFiles} new, ${w2.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w2.configText !== void 0 ? `, ${configShown}` : ""}`;
     out.out(`
 Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
@@ -70958,11 +71134,11 @@ function exportAllText(x2, asked, out) {
   const written2 = w2.writes.filter((f2) => !x2.refused.includes(f2));
   for (const f2 of written2)
     out.out(`${dry ? f2.created ? "would write" : "would update" : f2.created ? "wrote" : "updated"} ${folder.shown(f2.file)} (${f2.what})`);
-  const configShown = (0, import_node_path40.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  const configShown = (0, import_node_path42.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   for (const v2 of w2.sets)
     out.out(`${dry ? "would set" : "set"} environments.${v2.env}.vars.${v2.name} in ${configShown}: ${JSON.stringify(v2.value)} (${v2.what})`);
   for (const f2 of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path40.relative)(repo.cwd, (0, import_node_path40.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path42.relative)(repo.cwd, (0, import_node_path42.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
   const pr = x2.problems;
   for (const p of pr.skipped) out.error(p);
   for (const b2 of pr.broken) out.error(b2);
@@ -70992,11 +71168,11 @@ Dry run: ${plural(total, "file")} would be written; nothing was written.`);
     `export left ${[...why, x2.refused.length ? plural(x2.refused.length, "file that cannot be written", "files that cannot be written") : ""].filter(Boolean).join(", ") || "what is listed above"} as it was (listed above)${total && !dry ? "; the rest was written" : ""}`
   );
 }
-var import_node_path40;
+var import_node_path42;
 var init_export2 = __esm({
   "src/report/export.ts"() {
     "use strict";
-    import_node_path40 = require("node:path");
+    import_node_path42 = require("node:path");
     init_address();
     init_unknown();
     init_words();
@@ -71056,12 +71232,12 @@ async function exportPlan(ctx) {
   const unnamed = [];
   const heldTwice = [];
   const files = exportFiles(live, targets, taken, unnamed, kinds, heldTwice);
-  const schemaFile = (0, import_node_path41.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path43.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path41.relative)((0, import_node_path41.dirname)((0, import_node_path41.join)(dir, file)), schemaFile))}`,
+    `yaml-language-server: $schema=${posixOf((0, import_node_path43.relative)((0, import_node_path43.dirname)((0, import_node_path43.join)(dir, file)), schemaFile))}`,
     `Exported by revsync from environment ${env2.name}.`
   ];
-  const inPolicies = !(0, import_node_path41.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path41.isAbsolute)((0, import_node_path41.relative)(repo.policiesDir, dir));
+  const inPolicies = !(0, import_node_path43.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path43.isAbsolute)((0, import_node_path43.relative)(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
   return {
     plan: placeExport(files, git, header, ctx.folder.readValues, { varHome: varHome(repo, env2.name), sharedWith, taken, kinds }),
@@ -71073,7 +71249,7 @@ async function exportPlan(ctx) {
 function whatToWrite(ctx, plan) {
   const { repo, env: env2 } = ctx;
   const { dir, shown: shown4, readValues } = ctx.folder;
-  const { folder: base, words: words2 } = ctx.folder.inside;
+  const { folder: base, words: words3 } = ctx.folder.inside;
   const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(ctx.folder, plan, ctx.errors);
   if (ctx.unreadable.length)
     for (const w2 of plan.writes.filter((x2) => x2.created && x2.group !== void 0 && !heldBack2.includes(x2))) {
@@ -71083,10 +71259,10 @@ function whatToWrite(ctx, plan) {
     }
   const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack2]);
   const writes = plan.writes.filter((w2) => !left.has(w2) && readValues(w2.file) !== w2.text);
-  const schemaFile = (0, import_node_path41.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path43.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const needsSchemas = writes.some((w2) => {
     const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w2.text);
-    return !!m && (0, import_node_path41.resolve)((0, import_node_path41.dirname)((0, import_node_path41.join)(dir, w2.file)), m[1]) === schemaFile;
+    return !!m && (0, import_node_path43.resolve)((0, import_node_path43.dirname)((0, import_node_path43.join)(dir, w2.file)), m[1]) === schemaFile;
   });
   let configText;
   if (plan.vars.length) {
@@ -71094,7 +71270,7 @@ function whatToWrite(ctx, plan) {
     const after = setEnvironmentVars(before, env2.name, plan.vars);
     if (after !== before) configText = after;
   }
-  return { writes, outside, unwritable: unwritable2, heldBack: heldBack2, needsSchemas, configText, base, words: words2 };
+  return { writes, outside, unwritable: unwritable2, heldBack: heldBack2, needsSchemas, configText, base, words: words3 };
 }
 async function exportEnvironment(request2) {
   const ctx = { ...request2, unreadable: [], errors: [] };
@@ -71111,11 +71287,11 @@ async function exportEnvironment(request2) {
   if (w2.configText !== void 0) editUserFile(repo.configFile, w2.configText, repo.root, { ...w2.words, folderName: "the policy repo" });
   return done;
 }
-var import_node_path41;
+var import_node_path43;
 var init_run4 = __esm({
   "src/export/run.ts"() {
     "use strict";
-    import_node_path41 = require("node:path");
+    import_node_path43 = require("node:path");
     init_repo();
     init_read2();
     init_targets();
@@ -71346,7 +71522,7 @@ async function runSspFile(what, flags, out, args) {
     const bytes = what === "template" ? await template(core, flags.batch, out) : await download(core, args[0] ?? "");
     warnFormulas(bytes, out);
     if (flags.output) {
-      writeUserFile((0, import_node_path42.resolve)(out.io.cwd, flags.output), bytes);
+      writeUserFile((0, import_node_path44.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
       const text4 = bytes.toString("latin1") + bytes.toString("utf8");
       if (out.redactor.redact(text4) !== text4)
@@ -71383,11 +71559,11 @@ async function download(core, fileId) {
     );
   }
 }
-var import_node_path42;
+var import_node_path44;
 var init_ssp_files = __esm({
   "src/cli/ssp-files.ts"() {
     "use strict";
-    import_node_path42 = require("node:path");
+    import_node_path44 = require("node:path");
     init_resources();
     init_service();
     init_errors();
@@ -71398,32 +71574,7 @@ var init_ssp_files = __esm({
   }
 });
 
-// src/cli/completion.ts
-var completion_exports = {};
-__export(completion_exports, {
-  SHELLS: () => SHELLS,
-  completionScript: () => completionScript,
-  completionTree: () => completionTree
-});
-function optionOf(o) {
-  const flags = [o.short, o.long].filter((f2) => !!f2);
-  const takesValue = o.required || o.optional;
-  const file = !!o.long && FILE_OPTIONS.has(o.long);
-  return { flags, description: o.description, values: takesValue ? o.argChoices ?? [] : void 0, file };
-}
-function completionTree(cmd, path = []) {
-  const args = cmd.registeredArguments ?? [];
-  const options = cmd.options.filter((o) => !o.hidden).map(optionOf);
-  if (!options.some((o) => o.flags.includes("--help"))) options.push({ flags: ["-h", "--help"], description: "show help", file: false });
-  return {
-    path,
-    description: cmd.description(),
-    children: cmd.commands.map((c2) => completionTree(c2, [...path, c2.name()])),
-    options,
-    fileArgument: args.some((a) => FILE_ARGUMENTS.has(a.name())),
-    argumentValues: args.flatMap((a) => a.argChoices ?? [])
-  };
-}
+// src/report/completion.ts
 function all(node) {
   return [node, ...node.children.flatMap(all)];
 }
@@ -71433,7 +71584,7 @@ function caseFunction(nodes, shell, valueAction, wordAction) {
   const values2 = nodes.flatMap(
     (n) => n.options.flatMap((o) => o.values ? [`    ${arm(o.flags.map((f2) => `${key4(n.path)} ${f2}`))}) ${valueAction(o)} ;;`] : [])
   );
-  const words2 = nodes.map((n) => `    ${arm([key4(n.path)])}) ${wordAction(n)} ;;`);
+  const words3 = nodes.map((n) => `    ${arm([key4(n.path)])}) ${wordAction(n)} ;;`);
   const paths = nodes.filter((n) => n.path.length).map((n) => `      ${arm([`${key4(n.path.slice(0, -1))}/${last(n)}`])}) p=${sq(key4(n.path))} ;;`);
   return [
     "_revsync() {",
@@ -71458,18 +71609,18 @@ function caseFunction(nodes, shell, valueAction, wordAction) {
     "    return",
     "  fi",
     '  case "$p" in',
-    ...words2,
+    ...words3,
     "  esac",
     "}"
   ];
 }
 function bash(root) {
-  const words2 = (list3) => `_revsync_words ${list3.map(sq).join(" ")}`;
-  const valueAction = (o) => o.file ? "_revsync_files" : o.values?.length ? words2(o.values) : "COMPREPLY=()";
+  const words3 = (list3) => `_revsync_words ${list3.map(sq).join(" ")}`;
+  const valueAction = (o) => o.file ? "_revsync_files" : o.values?.length ? words3(o.values) : "COMPREPLY=()";
   const wordAction = (n) => {
     const subs = [...n.children.map(last), ...n.argumentValues];
-    const rest = subs.length ? words2(subs) : n.fileArgument ? "_revsync_files" : "COMPREPLY=()";
-    return `if [[ $cur == -* ]]; then ${words2(longFlags(n))}; else ${rest}; fi`;
+    const rest = subs.length ? words3(subs) : n.fileArgument ? "_revsync_files" : "COMPREPLY=()";
+    return `if [[ $cur == -* ]]; then ${words3(longFlags(n))}; else ${rest}; fi`;
   };
   return [
     "# revsync completion for bash, generated from revsync's commands by `revsync completion bash`.",
@@ -71599,28 +71750,62 @@ function fish(root) {
   return `${lines.join("\n")}
 `;
 }
-function completionScript(shell, program2) {
-  const root = completionTree(program2);
+function completionScript(shell, root) {
   if (shell === "bash") return bash(root);
   if (shell === "zsh") return zsh(root);
   if (shell === "fish") return fish(root);
   throw new UserError(`completion: the shell must be bash, zsh or fish, got ${JSON.stringify(shell)}`);
 }
-var FILE_OPTIONS, FILE_ARGUMENTS, key4, last, sq, pat, longFlags, valueFlagKeys, SHELLS;
+var key4, last, sq, pat, longFlags, valueFlagKeys;
 var init_completion = __esm({
-  "src/cli/completion.ts"() {
+  "src/report/completion.ts"() {
     "use strict";
     init_errors();
     init_shell_quote();
-    FILE_OPTIONS = /* @__PURE__ */ new Set(["--config", "--out", "--output", "--dir", "--state"]);
-    FILE_ARGUMENTS = /* @__PURE__ */ new Set(["planfile", "dir"]);
     key4 = (path) => path.join("/");
     last = (n) => n.path[n.path.length - 1] ?? "";
     sq = singleQuoted;
     pat = (s3) => `"${s3.replace(/(["\\$`])/g, "\\$1")}"`;
     longFlags = (n) => n.options.flatMap((o) => o.flags.filter((f2) => f2.startsWith("--")));
     valueFlagKeys = (nodes) => nodes.flatMap((n) => n.options.flatMap((o) => o.values ? o.flags.map((f2) => `${key4(n.path)} ${f2}`) : []));
-    SHELLS = ["bash", "zsh", "fish"];
+  }
+});
+
+// src/cli/completion.ts
+var completion_exports = {};
+__export(completion_exports, {
+  completionScript: () => completionScript2,
+  completionTree: () => completionTree
+});
+function optionOf(o) {
+  const flags = [o.short, o.long].filter((f2) => !!f2);
+  const takesValue = o.required || o.optional;
+  const file = !!o.long && FILE_OPTIONS.has(o.long);
+  return { flags, description: o.description, values: takesValue ? o.argChoices ?? [] : void 0, file };
+}
+function completionTree(cmd, path = []) {
+  const args = cmd.registeredArguments ?? [];
+  const options = cmd.options.filter((o) => !o.hidden).map(optionOf);
+  if (!options.some((o) => o.flags.includes("--help"))) options.push({ flags: ["-h", "--help"], description: "show help", file: false });
+  return {
+    path,
+    description: cmd.description(),
+    children: cmd.commands.map((c2) => completionTree(c2, [...path, c2.name()])),
+    options,
+    fileArgument: args.some((a) => FILE_ARGUMENTS.has(a.name())),
+    argumentValues: args.flatMap((a) => a.argChoices ?? [])
+  };
+}
+function completionScript2(shell, program2) {
+  return completionScript(shell, completionTree(program2));
+}
+var FILE_OPTIONS, FILE_ARGUMENTS;
+var init_completion2 = __esm({
+  "src/cli/completion.ts"() {
+    "use strict";
+    init_completion();
+    FILE_OPTIONS = /* @__PURE__ */ new Set(["--config", "--out", "--output", "--dir", "--state"]);
+    FILE_ARGUMENTS = /* @__PURE__ */ new Set(["planfile", "dir"]);
   }
 });
 
@@ -71662,7 +71847,41 @@ var init_demo = __esm({
     init_seed();
     init_server();
     init_seed();
-    init_plan4();
+    init_plan5();
+  }
+});
+
+// src/cli/lock.ts
+var lock_exports2 = {};
+__export(lock_exports2, {
+  runLockStatus: () => runLockStatus,
+  runUnlock: () => runUnlock
+});
+async function runLockStatus(flags, out) {
+  const view = await pickView(lockStatusViews, flags.format);
+  const repo = openRepo(flags);
+  const env2 = openEnv(repo, flags);
+  view(await lockStatus(lockBackend(repo, env2, envOf(flags)), env2.name, out.interactive), out);
+  return 0;
+}
+async function runUnlock(flags, out, args) {
+  if (!flags.env) throw new UserError("unlock needs --env NAME: the environment whose lock to release is named, never guessed");
+  const id = (args[0] ?? "").trim();
+  if (!id) throw new UserError("unlock needs the lock's id (revsync lock status --env NAME shows it)");
+  const repo = openRepo(flags);
+  const env2 = openEnv(repo, flags);
+  const ask = (q) => askYes(out, q);
+  return unlockEnvironment(lockBackend(repo, env2, envOf(flags)), env2.name, { id, force: !!flags.force, penv: envOf(flags), out, ask });
+}
+var init_lock3 = __esm({
+  "src/cli/lock.ts"() {
+    "use strict";
+    init_errors();
+    init_view();
+    init_lock2();
+    init_env_lock();
+    init_context();
+    init_prompt();
   }
 });
 
@@ -71670,8 +71889,8 @@ var init_demo = __esm({
 async function listenForAnswer(judge) {
   let settle3;
   let fail;
-  const verdict2 = new Promise((resolve21, reject) => {
-    settle3 = resolve21;
+  const verdict2 = new Promise((resolve23, reject) => {
+    settle3 = resolve23;
     fail = reject;
   });
   verdict2.catch(() => void 0);
@@ -71698,15 +71917,15 @@ async function listenForAnswer(judge) {
     answer2(res, v2.accepted ? 200 : 400, v2.message);
     settle3(v2);
   };
-  await new Promise((resolve21, reject) => {
+  await new Promise((resolve23, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve21());
+    server.listen(0, "127.0.0.1", () => resolve23());
   });
   return {
     redirectUri: `${origin()}${CALLBACK_PATH}`,
     verdict: verdict2,
-    close: () => new Promise((resolve21) => {
-      server.close(() => resolve21());
+    close: () => new Promise((resolve23) => {
+      server.close(() => resolve23());
       server.closeAllConnections();
     })
   };
@@ -71719,17 +71938,17 @@ function refused(req, origin) {
   return void 0;
 }
 function readAnswer(req) {
-  return new Promise((resolve21, reject) => {
+  return new Promise((resolve23, reject) => {
     const chunks = [];
     let size = 0;
     req.on("data", (c2) => {
       size += c2.length;
       if (size > MAX_ANSWER) {
-        resolve21(void 0);
+        resolve23(void 0);
         req.destroy();
       } else chunks.push(c2);
     });
-    req.on("end", () => resolve21(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve23(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -71900,8 +72119,8 @@ function keep(target, accepted, deps) {
 function waitFor(verdict2, deps) {
   let timer;
   let onAbort;
-  const timeout = new Promise((resolve21) => {
-    timer = setTimeout(() => resolve21("timeout"), deps.waitMs);
+  const timeout = new Promise((resolve23) => {
+    timer = setTimeout(() => resolve23("timeout"), deps.waitMs);
   });
   const aborted = new Promise((_resolve, reject) => {
     onAbort = () => reject(new Cancelled());
@@ -71929,7 +72148,7 @@ var init_login = __esm({
 function browserCommands(url, penv, platform = process.platform) {
   const browser = penv.BROWSER?.trim();
   if (browser)
-    return browser.split(import_node_path43.delimiter).map((c2) => words(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
+    return browser.split(import_node_path45.delimiter).map((c2) => words2(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
   if (platform === "darwin") return [["open", url]];
   if (platform === "win32") return [["rundll32", "url.dll,FileProtocolHandler", url]];
   return [["xdg-open", url]];
@@ -71941,16 +72160,16 @@ async function openBrowser(url, penv, platform = process.platform) {
   return false;
 }
 function started(command, args, penv) {
-  return new Promise((resolve21) => {
+  return new Promise((resolve23) => {
     const child = (0, import_node_child_process5.spawn)(command, args, { stdio: "ignore", detached: true, env: penv, windowsHide: true });
-    child.once("error", () => resolve21(false));
+    child.once("error", () => resolve23(false));
     child.once("spawn", () => {
       child.unref();
-      resolve21(true);
+      resolve23(true);
     });
   });
 }
-function words(command) {
+function words2(command) {
   const out = [];
   let word;
   let quote2;
@@ -71969,25 +72188,21 @@ function words(command) {
   if (word !== void 0) out.push(word);
   return out;
 }
-var import_node_child_process5, import_node_path43;
+var import_node_child_process5, import_node_path45;
 var init_open_browser = __esm({
   "src/open-browser.ts"() {
     "use strict";
     import_node_child_process5 = require("node:child_process");
-    import_node_path43 = require("node:path");
+    import_node_path45 = require("node:path");
   }
 });
 
-// src/cli/login.ts
-var login_exports = {};
-__export(login_exports, {
-  runLogin: () => runLogin,
-  runLogout: () => runLogout
-});
-async function runLogin(flags, out) {
-  const env2 = openServiceEnv(flags);
-  const penv = envOf(flags);
-  const role = flags.approver ? "approver" : "signer";
+// src/session/login.ts
+function signInTarget(env2) {
+  return { environment: env2.name, baseUrl: env2.baseUrl, authUrl: env2.authUrl, realm: env2.realm };
+}
+async function login(env2, run2) {
+  const { role, penv, out, signals: signals2 } = run2;
   const credentials = environmentCredentials(env2, penv);
   const clientId = credentials.value("CLIENT_ID");
   if (!clientId)
@@ -71995,13 +72210,12 @@ async function runLogin(flags, out) {
       `revsync login needs the client id: set ${credentials.prefix ? `${credentials.prefix}_CLIENT_ID (or REVSYNC_CLIENT_ID)` : "REVSYNC_CLIENT_ID"} (the client id of the tenant's onboarding; no secret is needed)`,
       env2.realm === "demo" ? "for the emulator's demo tenant: REVSYNC_CLIENT_ID=revsync" : void 0
     );
-  const waitMs = parseDuration(flags.timeout ?? "5m");
-  if (waitMs === void 0 || waitMs <= 0) throw new UserError(`--timeout must be a duration such as 90s or 5m, got ${JSON.stringify(flags.timeout)}`);
+  const waitMs = parseDuration(run2.timeout ?? "5m");
+  if (waitMs === void 0 || waitMs <= 0) throw new UserError(`--timeout must be a duration such as 90s or 5m, got ${JSON.stringify(run2.timeout)}`);
   const folder = signInFolder(penv);
   sweepEnded(folder, Date.now());
   const stop = new AbortController();
   const onSignal = () => stop.abort();
-  const signals2 = ioOf(flags).signals;
   signals2.on("SIGINT", onSignal);
   signals2.on("SIGTERM", onSignal);
   let signedIn;
@@ -72033,9 +72247,8 @@ async function runLogin(flags, out) {
     );
   return 0;
 }
-async function runLogout(flags, out) {
-  const env2 = openServiceEnv(flags);
-  const folder = signInFolder(envOf(flags));
+function logout(env2, penv, out) {
+  const folder = signInFolder(penv);
   const removed = forgetSignIns(folder, signInTarget(env2));
   sweepEnded(folder, Date.now());
   out.info(
@@ -72045,7 +72258,7 @@ async function runLogout(flags, out) {
 }
 var envFlag;
 var init_login2 = __esm({
-  "src/cli/login.ts"() {
+  "src/session/login.ts"() {
     "use strict";
     init_sign_in_store();
     init_kept_credentials();
@@ -72055,8 +72268,68 @@ var init_login2 = __esm({
     init_errors();
     init_open_browser();
     init_shell_quote();
-    init_context();
     envFlag = (name) => ` --env ${shellQuote(name)}`;
+  }
+});
+
+// src/cli/login.ts
+var login_exports = {};
+__export(login_exports, {
+  runLogin: () => runLogin,
+  runLogout: () => runLogout
+});
+async function runLogin(flags, out) {
+  const env2 = openServiceEnv(flags);
+  const role = flags.approver ? "approver" : "signer";
+  return login(env2, { role, ...flags.timeout !== void 0 ? { timeout: flags.timeout } : {}, penv: envOf(flags), signals: ioOf(flags).signals, out });
+}
+async function runLogout(flags, out) {
+  return logout(openServiceEnv(flags), envOf(flags), out);
+}
+var init_login3 = __esm({
+  "src/cli/login.ts"() {
+    "use strict";
+    init_login2();
+    init_context();
+  }
+});
+
+// src/cli/evidence.ts
+var evidence_exports2 = {};
+__export(evidence_exports2, {
+  runEvidenceShow: () => runEvidenceShow,
+  runEvidenceVerify: () => runEvidenceVerify
+});
+async function runEvidenceVerify(flags, out, args) {
+  const view = await pickView(evidenceVerifyViews, flags.format);
+  const dir = (0, import_node_path46.resolve)(cwdOf(flags), args[0] ?? "");
+  const { stored, report: report2 } = await verifyFolder(dir, { openRepo: () => openRepo(flags), penv: envOf(flags) });
+  let live;
+  if (flags.live) {
+    const env2 = openEnv(openRepo(flags), flags, flags.env ?? recordsEnvironment(stored));
+    live = await liveFindings(stored, env2, { out, kinds: kindsOf(out.io), openClient: () => openClient(env2, flags, out) });
+  }
+  view({ folder: dir, report: report2, live }, out);
+  return verifyExitCode(report2, live);
+}
+async function runEvidenceShow(flags, out, args) {
+  const view = await pickView(evidenceShowViews, flags.format);
+  const target = args[0] ?? "";
+  const path = (0, import_node_path46.isAbsolute)(target) ? target : (0, import_node_path46.resolve)(cwdOf(flags), target);
+  const records = await recordsToShow(path, flags, { openRepo: () => openRepo(flags), penv: envOf(flags) });
+  view(records, out);
+  return shownVerdict(records, out);
+}
+var import_node_path46;
+var init_evidence4 = __esm({
+  "src/cli/evidence.ts"() {
+    "use strict";
+    import_node_path46 = require("node:path");
+    init_view();
+    init_evidence2();
+    init_evidence3();
+    init_context();
+    init_io();
   }
 });
 
@@ -72175,7 +72448,7 @@ function registerPlan(program2, run2) {
     ),
     { views: planViews, target: true, fleet: true }
   );
-  overrideOptions(cmd).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_plan4(), plan_exports2))).runPlan(f2, out)));
+  overrideOptions(cmd).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_plan5(), plan_exports2))).runPlan(f2, out)));
 }
 function registerShow(program2, run2) {
   program2.command("show").argument("<planfile>", "a plan saved with plan --out").description("print a saved plan as plan prints one; offline: no revsync.yaml, no credentials, no request").addOption(formatOption(showViews)).option("-q, --quiet", "print the plan only, no notes").option("--no-color", "plain output (also NO_COLOR)").addHelpText(
@@ -72193,7 +72466,7 @@ function registerApply(program2, run2) {
     ),
     { views: applyViews, target: true }
   );
-  overrideOptions(cmd).action(run2(async (f2, out, r, args) => (await Promise.resolve().then(() => (init_apply4(), apply_exports))).runApply(f2, out, r, args)));
+  overrideOptions(cmd).action(run2(async (f2, out, r, args) => (await Promise.resolve().then(() => (init_apply5(), apply_exports))).runApply(f2, out, r, args)));
 }
 function registerDrift(program2, run2) {
   common(
@@ -72261,7 +72534,7 @@ function registerErrors(program2, run2) {
       "\nExamples:\n  revsync errors --type order --from 2026-10-01 --to 2026-10-31\n  revsync errors --type order --summary\n  revsync errors --type invoice --format csv > invoice-errors.csv"
     ),
     { views: errorsViews }
-  ).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_errors3(), errors_exports))).runErrors(f2, out)));
+  ).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_errors3(), errors_exports2))).runErrors(f2, out)));
 }
 function registerSsp(program2, run2) {
   const sspCmd = program2.command("ssp").description("SSP batches and their files (spec 4.3, 4.4, 4.5)").addHelpText(
@@ -72285,7 +72558,7 @@ function registerCompletion(program2, run2) {
     "\nExamples:\n  source <(revsync completion bash)                      # this shell; add the line to ~/.bashrc to keep it\n  source <(revsync completion zsh)                       # this shell; add the line to ~/.zshrc to keep it\n  revsync completion fish > ~/.config/fish/completions/revsync.fish"
   ).action(
     run2(async (_f, out, _r, args) => {
-      out.raw((await Promise.resolve().then(() => (init_completion(), completion_exports))).completionScript(args[0] ?? "", program2));
+      out.raw((await Promise.resolve().then(() => (init_completion2(), completion_exports))).completionScript(args[0] ?? "", program2));
       return 0;
     })
   );
@@ -72324,8 +72597,8 @@ function registerLogin(program2, run2) {
   ).option("-q, --quiet", "print results only, no notes").option("--no-color", "plain output (also NO_COLOR)").addHelpText(
     "after",
     "\nExamples:\n  revsync login --env sandbox\n  revsync login --env production --approver\n  BROWSER=firefox revsync login\n\nNeeds REVSYNC_CLIENT_ID (no secret). Opens BROWSER, else the system's browser, at the realm's sign-in page\n(and prints its address); the service sends the browser back to a listener on 127.0.0.1, which takes one\nanswer whose state matches and closes. Commands use the kept token when no REVSYNC_TOKEN,\nREVSYNC_USERNAME or REVSYNC_PASSWORD (for --approver: REVSYNC_APPROVER_*) is set; once it ends they\nsay to sign in again.\nExit: 0 signed in, 1 not signed in (refused, no answer in time), 130 stopped (Ctrl-C)."
-  ).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_login2(), login_exports))).runLogin(f2, out)));
-  where2(program2.command("logout").description("remove the tokens revsync login kept for this environment (yours and the approver's)")).option("-q, --quiet", "print results only, no notes").option("--no-color", "plain output (also NO_COLOR)").addHelpText("after", "\nExample:\n  revsync logout --env sandbox\n\nExit: 0 (removed, or nothing kept), 1 an error.").action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_login2(), login_exports))).runLogout(f2, out)));
+  ).action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_login3(), login_exports))).runLogin(f2, out)));
+  where2(program2.command("logout").description("remove the tokens revsync login kept for this environment (yours and the approver's)")).option("-q, --quiet", "print results only, no notes").option("--no-color", "plain output (also NO_COLOR)").addHelpText("after", "\nExample:\n  revsync logout --env sandbox\n\nExit: 0 (removed, or nothing kept), 1 an error.").action(run2(async (f2, out) => (await Promise.resolve().then(() => (init_login3(), login_exports))).runLogout(f2, out)));
 }
 function registerEvidence(program2, run2) {
   const evidenceCmd = program2.command("evidence").description("check and print the evidence records apply --evidence writes (for auditors)").addHelpText(
@@ -72338,14 +72611,14 @@ function registerEvidence(program2, run2) {
       "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch).\nExit: 0 every record intact (with --live, and what each applied still holds), 1 a record failed the check\n(or, with --live, a change it applied no longer holds), or an error."
     ),
     { views: evidenceVerifyViews }
-  ).action(run2(async (f2, out, _r, args) => (await Promise.resolve().then(() => (init_evidence3(), evidence_exports2))).runEvidenceVerify(f2, out, args)));
+  ).action(run2(async (f2, out, _r, args) => (await Promise.resolve().then(() => (init_evidence4(), evidence_exports2))).runEvidenceVerify(f2, out, args)));
   common(
     evidenceCmd.command("show").argument("<record>", "an evidence record, or a folder of them").description("print evidence records for an auditor: what was approved, by whom, when, what was sent, what became of it; offline").option("--last <n>", "only the last N records (of --env, when given)").addHelpText(
       "after",
       "\nExamples:\n  revsync evidence show evidence/2026-11-24T060102.123Z-production-3f2a9c1b0d4e.json\n  revsync evidence show evidence/ --env production --last 10 --format markdown\n\nEach record is checked as evidence verify checks it in its folder: one verify does not hold is flagged, and show exits 1."
     ),
     { views: evidenceShowViews, offline: true }
-  ).action(run2(async (f2, out, _r, args) => (await Promise.resolve().then(() => (init_evidence3(), evidence_exports2))).runEvidenceShow(f2, out, args)));
+  ).action(run2(async (f2, out, _r, args) => (await Promise.resolve().then(() => (init_evidence4(), evidence_exports2))).runEvidenceShow(f2, out, args)));
 }
 var init_commands = __esm({
   "src/cli/commands.ts"() {
@@ -72375,14 +72648,66 @@ module.exports = __toCommonJS(main_exports);
 init_esm();
 init_errors();
 var import_node_fs21 = require("node:fs");
-var import_node_path44 = require("node:path");
+var import_node_path47 = require("node:path");
 init_package_root();
 init_output();
 init_io();
+
+// src/session/secrets.ts
 init_auth();
 init_credentials();
+init_redactor();
+function secretNames(env2) {
+  return [.../* @__PURE__ */ new Set([...SECRET_VARIABLES, ...secretVariablesIn(env2)])];
+}
+function unsafeSecretPlan(env2, sendsNothing2) {
+  const unsafe = unsafeSecrets(env2, secretNames(env2));
+  const [first] = unsafe;
+  if (!first) return { drop: [] };
+  if (!sendsNothing2) {
+    const refuse = unsafe.find((u) => !signInSecret(u.name));
+    const drop = unsafe.filter((u) => signInSecret(u.name)).map((u) => u.name);
+    return refuse ? { refuse, drop } : { drop };
+  }
+  const them = unsafe.length === 1 ? "it" : "them";
+  return {
+    drop: unsafe.map((u) => u.name),
+    warning: `Warning: ${unsafe.map((u) => u.name).join(", ")} cannot be kept out of revsync's output (${first.why}); this command sends nothing, so it goes on, and leaves ${them} in its output; a command that signs in refuses ${them}`
+  };
+}
+
+// src/cli/main.ts
 init_view();
-var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path44.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+
+// src/report/views/failure.ts
+var words = async () => {
+  const { failureWords: failureWords2 } = await Promise.resolve().then(() => (init_failure(), failure_exports));
+  return ({ error: error2, said }, out) => {
+    if (!said) failureWords2(error2, out);
+  };
+};
+var failureViews = {
+  text: words,
+  json: async () => {
+    const [{ Cancelled: Cancelled2, errorObject: errorObject2 }, say] = await Promise.all([Promise.resolve().then(() => (init_errors(), errors_exports)), words()]);
+    return (failure, out) => {
+      if (!(failure.error instanceof Cancelled2)) out.json({ ...errorObject2(failure.error), ...failure.about });
+      say(failure, out);
+    };
+  },
+  markdown: words,
+  csv: words,
+  junit: async () => {
+    const [{ isReported: isReported2 }, { testJunitError: testJunitError2 }, say] = await Promise.all([Promise.resolve().then(() => (init_errors(), errors_exports)), Promise.resolve().then(() => (init_policy_test(), policy_test_exports)), words()]);
+    return (failure, out) => {
+      if (!isReported2(failure.error)) out.raw(testJunitError2(failure.error));
+      say(failure, out);
+    };
+  }
+};
+
+// src/cli/main.ts
+var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path47.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
 function makeOutput(flags, redactor, io) {
   return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
 }
@@ -72401,17 +72726,24 @@ async function runCli(argv, io = processIo()) {
     saySecretsAltered(redactor, out);
   };
   (await Promise.resolve().then(() => (init_commands(), commands_exports))).register(program2, run2);
+  let refused2;
+  for (const cmd of commandsOf2(program2))
+    cmd.exitOverride((e) => {
+      refused2 = cmd;
+      throw e;
+    });
   try {
     await program2.parseAsync(argv);
     return ran.code;
   } catch (e) {
     const out = ran.current?.out ?? makeOutput(program2.opts(), redactor, io);
-    if (e instanceof CommanderError && !ran.current && e.exitCode !== 0) await commandLineRefused(e, argv, out);
-    const code = report(e, out, ran.current?.flags.format, ran.current && whose(e, ran.current));
+    const format2 = ran.current ? ran.current.flags.format : refused2?.opts()?.format;
+    const code = await report(e, out, format2, ran.current ? { about: whose(e, ran.current) } : { said: true });
     saySecretsAltered(redactor, out);
     return code;
   }
 }
+var commandsOf2 = (cmd) => [cmd, ...cmd.commands.flatMap(commandsOf2)];
 function commandPath(cmd) {
   const path = [];
   for (let c2 = cmd; c2?.parent; c2 = c2.parent) path.unshift(c2.name());
@@ -72430,23 +72762,13 @@ function sendsNothing(cmd, flags) {
 }
 function keepSecretsOut(cmd, flags, out, ran) {
   const env2 = flags.io?.env ?? process.env;
-  const unsafe = unsafeSecrets(env2, secretNames(env2));
-  const [first] = unsafe;
-  if (!first) return;
-  if (!sendsNothing(cmd, flags)) {
-    const refused2 = unsafe.find((u) => !signInSecret(u.name));
-    for (const u of unsafe) if (signInSecret(u.name)) out.redactor.drop(env2[u.name]);
-    if (!refused2) return;
+  const plan = unsafeSecretPlan(env2, sendsNothing(cmd, flags));
+  for (const name of plan.drop) out.redactor.drop(env2[name]);
+  if (plan.refuse) {
     ran.current = { flags, out: makeOutput(flags, new Redactor(), flags.io ?? processIo()) };
-    throw unsafeSecretRefusal(refused2);
+    throw unsafeSecretRefusal(plan.refuse);
   }
-  for (const { name } of unsafe) out.redactor.drop((flags.io?.env ?? process.env)[name]);
-  out.hint(
-    `Warning: ${unsafe.map((u) => u.name).join(", ")} cannot be kept out of revsync's output (${first.why}); this command sends nothing, so it goes on, and leaves ${unsafe.length === 1 ? "it" : "them"} in its output; a command that signs in refuses ${unsafe.length === 1 ? "it" : "them"}`
-  );
-}
-function secretNames(env2) {
-  return [.../* @__PURE__ */ new Set([...SECRET_VARIABLES, ...secretVariablesIn(env2)])];
+  if (plan.warning) out.hint(plan.warning);
 }
 function saySecretsAltered(redactor, out) {
   const holders = redactor.altered();
@@ -72481,55 +72803,16 @@ Examples:
 Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, drift), 130 interrupted.`
   );
 }
-async function commandLineRefused(e, argv, out) {
-  const format2 = formatWanted(argv);
-  const error2 = new UserError(e.message.replace(/^error: /, ""));
-  if (testCommand(argv)) (await viewNamed((await Promise.resolve().then(() => (init_policy_test2(), policy_test_exports2))).testViews, format2))?.error?.(error2, out);
-  if (format2 === "json") out.json(errorObject(error2));
-}
-function formatWanted(argv) {
-  const args = argv.slice(2);
-  for (const [i, a] of args.entries()) {
-    if (a === "--") return void 0;
-    if (a.startsWith("--format=")) return a.slice("--format=".length);
-    if (a === "--format") return args[i + 1];
-  }
-  return void 0;
-}
-function testCommand(argv) {
-  const args = argv.slice(2);
-  const command = args.findIndex((a) => !a.startsWith("-"));
-  return args[command] === "test" && args[command + 1] !== "record";
-}
-function report(e, out, format2, about = {}) {
+async function report(e, out, format2, failure) {
   if (e instanceof CommanderError) {
     if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
+    if (failure.said) (await failureView(format2))({ error: new UserError(e.message.replace(/^error: /, "")), said: true }, out);
     return 1;
   }
-  if (e instanceof Cancelled) {
-    out.error(e.message);
-    return 130;
-  }
-  if (format2 === "json") out.json({ ...errorObject(e), ...about });
-  if (e instanceof PolicyProblems) {
-    for (const d of e.diagnostics) out.errorLine(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`);
-  }
-  if (e instanceof UserError) {
-    out.error(e.message);
-    if (e.hint) out.hint(`Hint: ${e.hint}`);
-    return 1;
-  }
-  if (e instanceof ApiError) {
-    out.error(e.message);
-    const advice2 = e.hint ?? adviceFor(e.status);
-    if (advice2) out.hint(`Hint: ${advice2}`);
-    return 1;
-  }
-  const err = e instanceof Error ? e : new InternalError(String(e));
-  out.error(`revsync hit an internal error; please report it with this output.
-${err.stack ?? err.message}`);
-  return 1;
+  (await failureView(format2))({ error: e, ...failure }, out);
+  return e instanceof Cancelled ? 130 : 1;
 }
+var failureView = async (format2) => await viewNamed(failureViews, format2) ?? await pickView(failureViews, void 0);
 // Annotate the CommonJS export names for ESM import in node:
 0 && (module.exports = {
   runCli

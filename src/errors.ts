@@ -45,6 +45,19 @@ export function environmentOf(e: unknown): string | undefined {
   return e !== null && typeof e === "object" ? ENVIRONMENT.get(e) : undefined;
 }
 
+/** Errors a report the command wrote holds already (a JUnit report lists a broken test file as an error
+ *  case beside the cases that ran): the failure's view does not write them again. */
+const REPORTED = new WeakSet<object>();
+
+/** Says that the report the command wrote holds `e`; returns `e`. */
+export function reported<E extends object>(e: E): E {
+  REPORTED.add(e);
+  return e;
+}
+
+/** Whether a report the command wrote holds `e` (reported). */
+export const isReported = (e: unknown): boolean => e !== null && typeof e === "object" && REPORTED.has(e);
+
 /** The JSON error object machine formats print on stdout when a command fails. */
 export function errorObject(e: unknown): { error: Record<string, unknown> } {
   if (e instanceof PolicyProblems) return { error: { kind: "policy", message: e.message, hint: e.hint, diagnostics: e.diagnostics } };

@@ -1,465 +1,68 @@
-import { relative, resolve } from "node:path";
-import type { ApiCore } from "../api/core.js";
-import {
-  applyPlan,
-  checkAgainstGit,
-  checkPayloads,
-  readyToApply,
-  reportEntry,
-  type ApplyObserver,
-  type ApplyReport,
-  type CheckedPlan,
-  type PayloadsChecked,
-} from "../apply/run.js";
-import type { Repo, ResolvedEnv } from "../config/repo.js";
-import { isApplied, type Change, type Plan } from "../plan/model.js";
-import { unreadError } from "../report/unread.js";
-import { Cancelled, UserError } from "../errors.js";
-import type { LockBackend } from "../lock/lock.js";
-import { LockHeld, unlockCommand } from "../lock/lock.js";
-import { shellQuote } from "../shell-quote.js";
-import { applyLine, hasApplied, hasChanges, planText } from "../report/plan.js";
+import { resolve } from "node:path";
 import { pickView } from "../report/view.js";
-import { applyViews, type ApplyView } from "../report/views/apply.js";
-import { applySignals, type ApplySignals } from "./apply-signals.js";
-import { changedPolicyFiles } from "../evidence/context.js";
-import { concurrencyOf, cwdOf, desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
+import { applyViews } from "../report/views/apply.js";
+import { applySignals } from "../session/apply-signals.js";
+import { applySession } from "../session/apply.js";
+import type { ApplyLockFlags } from "../session/env-lock.js";
+import { approverNamedFor, concurrencyOf, cwdOf, desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags, OverrideFlags } from "./flags.js";
-import { guardrailsBeforeWriting, heldBackError } from "./apply-guardrails.js";
-import { approversOf, nowOf, overridesOf } from "./guardrails.js";
-import { loadGuardrails, type GuardrailSetup } from "../guardrails/setup.js";
-import type { PullRequestApproval } from "../evidence/record.js";
+import { ciOf } from "./four-eyes.js";
+import { nowOf, overridesOf } from "./guardrails.js";
 import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
-import { checkBinding, readPlanFile } from "./plan-file.js";
-import { startProgress, type Progress } from "./progress.js";
+import { startProgress } from "./progress.js";
 import { askYes } from "./prompt.js";
-import { makePlan } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
-import { startEvidence, type Evidence } from "./evidence.js";
-import { fourEyesBeforeWriting } from "./four-eyes.js";
-import { approverSincePlan } from "../plan/four-eyes.js";
-import { lockBackend, lockDisabled, lockTimeoutOf, takeEnvLock, type ApplyLockFlags, type EnvLock } from "./lock.js";
+import { makePlan } from "./reading.js";
 import { openPromotion } from "./promotion.js";
-import type { PromotionSource } from "../promotion/source.js";
-import { checkSavedPromotion, promotionLeftBlocked, testsBeforeWriting, testsRefusal } from "../promotion/apply.js";
-import { promotionGate } from "../promotion/gate.js";
-
-/** What the evidence record and --format json say of a run told --lock=false. */
-const NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" } as const;
 
 export interface ApplyFlags extends GlobalFlags, ApplyLockFlags, OverrideFlags {
   autoApprove?: boolean;
   evidence?: string;
 }
 
-/** One apply run, as the command wires it: its flags and streams, the environment, the saved plan (its
- *  payloads checked as it was read), where the lock is kept, the evidence, the client and the signals. */
-interface Run {
-  flags: ApplyFlags;
-  out: Output;
-  repo: Repo;
-  env: ResolvedEnv;
-  planFile: string | undefined;
-  saved: PayloadsChecked | undefined;
-  backend: LockBackend | undefined;
-  evidence: Evidence | undefined;
-  core: ApiCore;
-  signals: ApplySignals;
-  /** How the report is printed (--format), picked once. */
-  view: ApplyView;
-  /** The environment's lock, held from before the first write to after the last. */
-  lock?: EnvLock;
-  /** The run's end, once settled: its exit code. */
-  settled?: Promise<number>;
-  /** The environment's guardrails and freeze windows (none: undefined). */
-  guardrails?: GuardrailSetup;
-  /** The pull request's approval, once read (for the guardrails; four eyes reads no second time). */
-  approval?: PullRequestApproval;
-  /** The guardrails' judgment of the plan at another moment (with guardrails): the refusal, or undefined. */
-  judgedAgain?: (now: number) => UserError | undefined;
-  /** The commit the policy repo is at and the policy files that differ from it (four eyes holds them). */
-  tree?: { commit: string | null; files: string[] };
-  /** promote_from: the source environment, opened (its own client), which each write is checked against. */
-  promotion?: PromotionSource;
-}
-
-/** Everything checked before anything is read or sent: the saved plan (whole, as it was reviewed: its
- *  payloads what its diff shows, for this environment and tenant), the lock's flags and where it is kept,
- *  the evidence folder. */
-function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView): Run {
-  const repo = openRepo(flags);
-  const planFile = args[0];
-  const read = planFile ? readPlanFile(resolve(out.io.cwd, planFile), kindsOf(out.io)) : undefined;
-  if (read && flags.target?.length) {
-    // A saved plan is applied whole, as it was reviewed; a subset of it is another plan, made by plan.
-    throw new UserError(
-      `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
-      `make a plan of the target: revsync plan ${flags.target.map((t) => `--target ${shellQuote(t)}`).join(" ")} --out FILE, then apply that file`,
-    );
-  }
-  // What is sent is what was shown: a payload that says more or other than its diff sends nothing.
-  const saved = read && checkPayloads(read, kindsOf(out.io));
-  // The plan's environment is the environment: --env and REVSYNC_ENV, where given, must name it.
-  const chosen = flags.env ?? (envOf(flags).REVSYNC_ENV || undefined);
-  if (saved && chosen !== undefined && chosen !== saved.environment) {
-    const by = flags.env !== undefined ? `--env ${JSON.stringify(chosen)}` : `REVSYNC_ENV=${JSON.stringify(chosen)}`;
-    throw new UserError(
-      `the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(chosen)} (${by}): nothing was sent`,
-    );
-  }
-  const env = openEnv(repo, flags, chosen ?? saved?.environment);
-  if (saved && saved.environment !== env.name) {
-    throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
-  }
-  if (saved && planFile) checkBinding(saved, env, planFile);
-  // A rule that cannot be read, or flags that do not go together, stop the run before anything is read.
-  overridesOf(flags);
-  const guardrails = loadGuardrails(repo, env.name, kindsOf(out.io), nowOf(flags));
-  const noLock = lockDisabled(flags);
-  lockTimeoutOf(flags);
-  const backend = noLock ? undefined : lockBackend(repo, env, flags);
-  // The record is written at the end of every run that got as far as a plan, whatever its end.
-  const evidence = startEvidence(flags, repo, env, planFile);
-  const observer = evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart };
-  const core = openClient(env, flags, out, observer, { approver: true });
-  const signals = applySignals(out.io.signals, (line) => out.warn(line));
-  return { flags, out, repo, env, planFile, saved, backend, evidence, core, signals, view, ...(guardrails ? { guardrails } : {}) };
-}
-
-/** An apply from a tree whose policy files differ from its commit: said on stderr, naming the files (the
- *  evidence record says it too). What apply holds a saved plan to, or plans from, is the files as they are. */
-async function warnUncommitted(run: Run, plan: { changes: readonly Change[] }): Promise<void> {
-  const { repo, out, flags } = run;
-  const paths = [relative(repo.root, repo.configFile), relative(repo.root, repo.policiesDir) || "."];
-  // A values file may lie anywhere in the repo, outside the policies folder: each one the plan reads too.
-  for (const c of plan.changes) if (c.values?.file) paths.push(relative(repo.root, resolve(cwdOf(flags), c.values.file)));
-  const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
-  run.tree = { commit, files };
-  if (!files.length) return;
-  const what = run.saved ? "holds the saved plan to them" : "plans from them";
-  out.warn(
-    `the policy files differ from ${commit ? `commit ${commit.slice(0, 12)}` : "the commit"}: ${files.join(", ")}; this apply ${what} as they are, not as committed`,
-  );
-}
-
-/** The plan to apply: the saved one (checked when it was read, and held to what git's policy files ask for
- *  now; each write is checked against the service right before every send of it, after the prompt), or
- *  one made now, its payloads checked once. */
-async function planToApply(run: Run): Promise<PayloadsChecked> {
-  // Said before a saved plan is held to git (the files may be why it is refused), after a new plan is made.
-  if (run.saved) await warnUncommitted(run, run.saved);
-  const plan = run.saved
-    ? checkAgainstGit(run.saved, desiredState(run.repo, run.env, run.out, run.flags), kindsOf(run.out.io))
-    : checkPayloads(
-        await makePlan(run.repo, run.env, run.core, run.flags, run.out, {
-          impact: false,
-          applies: true,
-          ...planGuardrails(run),
-          ...(run.promotion ? { promotion: run.promotion } : {}),
-        }),
-        kindsOf(run.out.io),
-      );
-  if (!run.saved) await warnUncommitted(run, plan);
-  run.evidence?.recorder.setPlan(plan);
-  run.evidence?.recorder.setUser(run.core.auth.username);
-  return plan;
-}
-
-/** The guardrails a plan made by apply computes its facts for (it is judged again, with this run's
- *  approvals and overrides, before anything is written). */
-function planGuardrails(run: Run): {
-  guardrails?: { setup: GuardrailSetup; judging: { now: number; approvers: ReturnType<typeof approversOf>; overrides: [] } };
-} {
-  if (!run.guardrails) return {};
-  return { guardrails: { setup: run.guardrails, judging: { now: nowOf(run.flags), approvers: approversOf(run.flags, run.env, run.core), overrides: [] } } };
-}
-
-/** The plan judged now (a saved plan was judged when it was made; time has passed), refused while
- *  anything holds it back; the plan as apply shows it. */
-async function judgedNow(run: Run, plan: PayloadsChecked): Promise<Plan> {
-  // Rules git no longer holds judge nothing now: the saved plan's outcomes are not shown as today's.
-  if (!run.guardrails) return plan.guardrails ? { ...plan, guardrails: undefined, changes: plan.changes.map(({ guardrails: _g, ...c }) => c) } : plan;
-  const judged = await guardrailsBeforeWriting(run.saved ? await factsOfNow(run, plan, run.guardrails) : plan, { ...run, setup: run.guardrails });
-  if (judged.approval) run.approval = judged.approval;
-  run.judgedAgain = judged.again;
-  return judged.shown;
-}
-
-/** A saved plan's facts are its own word (anyone can edit them and compute its checksum again; in CI a
- *  job the pull request controls may have made it): where a rule's `when` reads facts, they are those of
- *  a plan made now from git and the service, change by change. A change that plan does not hold is not
- *  what the service and git ask for now: nothing is judged on the saved facts, nothing is sent. */
-async function factsOfNow(run: Run, plan: Plan, setup: GuardrailSetup): Promise<Plan> {
-  if (!setup.rules.some((r) => r.when)) return plan;
-  const flags = { ...run.flags, target: plan.targets };
-  const now = await makePlan(run.repo, run.env, run.core, flags, run.out, { impact: false, applies: true, ...planGuardrails({ ...run, flags }) });
-  const key = (c: Change): string => `${c.action} ${c.address}`;
-  const fresh = new Map(now.changes.filter(isApplied).map((c) => [key(c), c.facts]));
-  const changes = plan.changes.map((c) => {
-    if (!isApplied(c)) return c;
-    const facts = fresh.get(key(c));
-    if (!facts)
-      throw new UserError(
-        `the guardrails judge ${c.address} (${c.action}) on what git and the service give now, and a plan made now holds no such change: nothing was sent`,
-        "run revsync plan again, review it, and apply that plan",
-      );
-    return { ...c, facts };
-  });
-  return { ...plan, changes };
-}
-
-/** Asks before writing, unless --auto-approve (required without a terminal); false when declined. */
-async function confirmed(run: Run): Promise<boolean> {
-  const { out, core, signals } = run;
-  if (run.flags.autoApprove) return true;
-  if (!out.interactive) throw new UserError("apply writes to the service: without a terminal to answer on (stdin) it needs --auto-approve");
-  // However long the answer takes, it is not the service's time: it does not count against --timeout.
-  const yes = await signals.without(() => core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")));
-  if (!yes) {
-    run.evidence?.recorder.setApproval("declined");
-    out.error("apply cancelled: nothing was written");
-  }
-  return yes;
-}
-
-/** What comes between the plan and the first write: the plan shown, the sign-in's checks (each once),
- *  four eyes, the prompt. The plan ready to apply, or the exit code of a run that ends here. */
-async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPlan | number> {
-  const { out, core, env, evidence } = run;
-  const shown = await judgedNow(run, plan);
-  out.info(planText(shown, out.err));
-  if (!hasApplied(plan)) {
-    out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
-    noteTurnedAway(core.governor, env, run.flags, out);
-    const blocked = promotionLeftBlocked(plan);
-    if (blocked) throw blocked;
-    return unreadCode(run, plan, 0);
-  }
-  await promotionTestsNow(run);
-  const held = heldBackError(shown);
-  if (held) throw held;
-  // Four eyes: the environment's rule, or the one the saved plan was made under.
-  const fourEyes = env.fourEyes || !!plan.four_eyes;
-  const ready = readyToApply(plan, core, { fourEyes, kinds: kindsOf(out.io) });
-  evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? (core.approverAuth.username ?? null) : null);
-  // The plan was reviewed with its approver in mind: another one now is said (the rule holds for it).
-  const since = approverSincePlan(plan, (core.approverAuth ?? core.auth).username ?? null);
-  if (since) {
-    out.warn(since);
-    evidence?.recorder.setApproverNote(since);
-  }
-  const record = evidence && ((a: Parameters<Evidence["recorder"]["setPullRequestApproval"]>[0]) => evidence.recorder.setPullRequestApproval(a));
-  const recordLocalApply = evidence && ((): void => evidence.recorder.setLocalApply());
-  await fourEyesBeforeWriting(core, ready, {
-    flags: run.flags,
-    out,
-    repo: run.repo,
-    env,
-    fourEyes,
-    ...(record ? { record } : {}),
-    ...(run.approval ? { approval: run.approval } : {}),
-    ...(recordLocalApply ? { recordLocalApply } : {}),
-    ...(run.tree ? { tree: run.tree } : {}),
-  });
-  if (run.signals.isStopping()) return interrupted(run);
-  const approverWords = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";
-  out.info(
-    `Target: environment ${JSON.stringify(env.name)}, ${env.baseUrl}, realm ${env.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}${approverWords}.`,
-  );
-  if (!(await confirmed(run))) return 1;
-  evidence?.recorder.setApproval(run.flags.autoApprove ? "auto-approve" : "prompt");
-  return ready;
-}
-
-function interrupted(run: Run): number {
-  run.out.error("apply interrupted before it wrote anything");
-  return 130;
-}
-
-/** One writer per environment: the lock before the first write (the sign-in meanwhile), or, told
- *  explicitly, none. An exit code when the run ends here. */
-async function lockEnvironment(run: Run, plan: CheckedPlan): Promise<number | undefined> {
-  const { out, env, core, backend, evidence } = run;
-  if (!backend) {
-    out.warn(`--lock=false: this apply takes no lock of environment ${JSON.stringify(env.name)}; another apply at the same time may undo its writes unseen`);
-    evidence?.recorder.setLock(NO_LOCK);
-    return undefined;
-  }
-  const opts = {
-    planChecksum: plan.checksum,
-    serviceUser: core.auth.username ?? null,
-    flags: run.flags,
-    out,
-    isStopping: run.signals.isStopping,
-    requestDeadlineMs: core.requestDeadlineMs,
-  };
-  const untimed = <T>(fn: () => Promise<T>): Promise<T> => core.untimed(fn);
-  const [taken] = await Promise.all([takeEnvLock(backend, env, { ...opts, untimed }), core.auth.token().catch(() => undefined)]);
-  run.lock = taken;
-  evidence?.recorder.setLock(taken.evidence());
-  return run.signals.isStopping() ? interrupted(run) : undefined;
-}
-
-/** What watches the writes: the evidence record, the signal handlers (what a stop at once lists), the
- *  progress line and the verbose log. */
-function observers(run: Run, progress: Progress): ApplyObserver[] {
-  const { out, signals } = run;
-  const watch: ApplyObserver = {
-    stepStarted: (s) => {
-      signals.started(s.id, `${s.change.action} ${s.change.address}`);
-      out.verbose(`start ${s.change.action} ${s.change.address}`);
-      progress.update(`Applying: ${s.change.action} ${s.change.address}`);
-    },
-    stepFinished: (o, done, total) => {
-      signals.finished(o.step.id, applyLine(reportEntry(o), out.err));
-      progress.update(`Applying: ${done}/${total} finished`);
-      out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
-    },
-    log: (line) => out.verbose(line),
-  };
-  return run.evidence ? [run.evidence.recorder, watch] : [watch];
-}
-
-/** The writes, then the report: the lock goes before it is printed. Any step that did not succeed
- *  (failed, blocked, unknown, overwritten) fails the run. */
-async function writeAll(run: Run, plan: CheckedPlan): Promise<number> {
-  const { out, core, env, flags } = run;
-  const progress = await startProgress(out, "Applying…", flags.quiet, core.governor);
-  let report: ApplyReport;
-  try {
-    const fourEyes = env.fourEyes || !!plan.four_eyes;
-    const opts = {
-      concurrency: concurrencyOf(flags),
-      isStopping: run.signals.isStopping,
-      observers: observers(run, progress),
-      fourEyes,
-      kinds: kindsOf(out.io),
-      ...(run.promotion ? { gate: promotionGate(run.promotion, kindsOf(out.io)) } : {}),
-    };
-    report = await applyPlan(core, plan, { ...opts, tagRequests: run.evidence !== undefined });
-  } finally {
-    progress.stop();
-  }
-  if (run.evidence) run.evidence.report = report;
-  const blocked = report.interrupted ? undefined : promotionLeftBlocked(plan);
-  const wrote = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") || blocked ? 1 : 0;
-  const code = await settle(run, { exitCode: unreadCode(run, plan, wrote, false) });
-  run.view({ report, lock: run.backend ? run.lock?.evidence() : NO_LOCK }, out);
-  noteTurnedAway(core.governor, env, flags, out);
-  // Writes blocked for promotion were not sent: the run says so and fails, though the rest went through.
-  if (blocked) {
-    out.error(blocked.message);
-    if (blocked.hint) out.hint(`Hint: ${blocked.hint}`);
-  }
-  unreadCode(run, plan, wrote);
-  return code;
-}
-
-/** A saved plan's source's policy tests once more before anything is written (a plan made now ran them). */
-async function promotionTestsNow(run: Run): Promise<void> {
-  if (!run.promotion || !run.saved) return;
-  const tests = await testsBeforeWriting(run.promotion, kindsOf(run.out.io));
-  if (tests) run.evidence?.recorder.setPromotionTests(tests);
-  if (tests?.failed.length) throw testsRefusal(run.promotion.name, tests);
-}
-
-/** A plan this run made that could not read part of the service: its writes went on (a read that failed
- *  fails only what it feeds), and the run fails, saying what was not read (`say`: now). A saved plan's
- *  unread were the reviewer's to see: said, the exit code its writes'. */
-function unreadCode(run: Run, plan: Pick<Plan, "unread">, code: number, say = true): number {
-  if (!plan.unread?.length) return code;
-  if (say && run.saved) run.out.warn(unreadError(plan.unread));
-  else if (say) run.out.error(unreadError(plan.unread));
-  return run.saved || code !== 0 ? code : 1;
-}
-
-/** The run from the plan to the report. */
-async function work(run: Run): Promise<number> {
-  if (run.saved && run.planFile) checkSavedPromotion(run.saved, run.env.promoteFrom, run.planFile);
-  run.promotion = await openPromotion(run.repo, run.env, run.flags, run.out);
-  const ready = await beforeWriting(run, await planToApply(run));
-  if (typeof ready === "number") return ready;
-  const stopped = await lockEnvironment(run, ready);
-  if (stopped !== undefined) return stopped;
-  // The answer to the prompt and the wait for the lock take time: a window may have opened meanwhile.
-  const late = run.judgedAgain?.(nowOf(run.flags));
-  if (late) throw late;
-  return writeAll(run, ready);
-}
-
-/** Decides what becomes of the lock at the run's end: kept while a write may still be in flight (a stop at
- *  once: a waiter must not read the service before that write lands; a file of this machine is taken over
- *  once this process is gone, a git ref released with the unlock command named, each waiting out this
- *  run's request deadline first), else let go, leaving the next apply the wait a write cut short still
- *  owes (docs/decisions.md, "A takeover waits for the dead"). */
-function decideLock(run: Run): void {
-  const { lock, out, env } = run;
-  if (!lock) return;
-  if (run.signals.inFlight().length) {
-    lock.keep("writes were in flight when the run stopped at once");
-    const how =
-      run.backend?.kind === "git"
-        ? `once they have ended (revsync plan shows what landed), release it: ${unlockCommand(env.name, lock.holder.id, !out.interactive)} (the next apply then waits out this run's request deadline before it writes)`
-        : "the next apply on this machine takes it over once this process has ended, and waits out this run's request deadline before it writes";
-    out.warn(`the lock of environment ${JSON.stringify(env.name)} is kept: writes were in flight when the run stopped; ${how}`);
-    return;
-  }
-  lock.letGo(run.core.writesMayLandUntil());
-}
-
-/** The end of a run (once): the lock's fate decided, the evidence record written while the lock is still
- *  held (so records of one environment are written one at a time, in the order the lock was held), then
- *  the lock let go. The exit code: 1 for a run asked to leave evidence that could not, whose writes went
- *  through. */
-async function settle(run: Run, end: { exitCode: number; stoppedNow?: boolean; error?: string }): Promise<number> {
-  if (run.settled) return run.settled;
-  run.settled = (async () => {
-    decideLock(run);
-    if (run.lock) run.evidence?.recorder.setLock(run.lock.evidence());
-    const kept = (await run.evidence?.finish(run.out, end)) ?? true;
-    await run.lock?.release(run.out);
-    return !kept && end.exitCode === 0 ? 1 : end.exitCode;
-  })();
-  return run.settled;
-}
-
-/** A run that stopped on an error: nothing more is written, the evidence says why. */
-async function failed(run: Run, e: unknown): Promise<number> {
-  const { evidence, out } = run;
-  // Left at the prompt (Ctrl-C, end of input): nothing was written, the process exits 130.
-  if (e instanceof Cancelled) {
-    evidence?.recorder.setApproval("cancelled");
-    await settle(run, { exitCode: 130, error: e.message });
-    throw e;
-  }
-  // Interrupted while waiting for another apply's lock: nothing was written.
-  if (e instanceof LockHeld && run.signals.isStopping()) {
-    out.error("apply interrupted while it waited for the lock: nothing was written");
-    return settle(run, { exitCode: 130, error: e.message });
-  }
-  await settle(run, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
-  throw e;
-}
-
-/** revsync apply [PLANFILE]: the run until its report or until a second signal stops it at once; the
- *  evidence record of its end. */
+/** revsync apply [PLANFILE]: the apply session (src/session/apply.ts), wired to this run's streams,
+ *  variables, prompt, signals and progress line, its report in the view --format picked. */
 export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args: string[]): Promise<number> {
-  const run = openRun(flags, out, args, await pickView(applyViews, flags.format));
-  try {
-    let first: number | "stop now";
-    try {
-      first = await Promise.race([work(run), run.signals.stopNow]);
-    } catch (e) {
-      return await failed(run, e);
-    }
-    if (first !== "stop now") return await settle(run, { exitCode: first });
-    out.error(run.signals.stopNowMessage());
-    return await settle(run, { exitCode: 130, stoppedNow: true });
-  } finally {
-    // The handlers stay until the client is closed: a signal then changes nothing, rather than killing
-    // a process whose writes are done without a word.
-    if (!run.signals.inFlight().length) await Promise.all([run.core.close(), run.promotion?.core.close()]);
-    run.signals.close();
-  }
+  const view = await pickView(applyViews, flags.format);
+  const planFile = args[0];
+  const request = {
+    ...(planFile !== undefined ? { planFile, planPath: resolve(cwdOf(flags), planFile) } : {}),
+    ...(flags.target ? { target: flags.target } : {}),
+    ...(flags.env !== undefined ? { envFlag: flags.env } : {}),
+    ...(envOf(flags).REVSYNC_ENV !== undefined ? { envVariable: envOf(flags).REVSYNC_ENV } : {}),
+    ...(flags.evidence !== undefined ? { evidence: flags.evidence } : {}),
+    autoApprove: !!flags.autoApprove,
+    lock: { ...(flags.lock !== undefined ? { lock: flags.lock } : {}), ...(flags.lockTimeout !== undefined ? { lockTimeout: flags.lockTimeout } : {}) },
+    overrides: () => overridesOf(flags),
+  };
+  return applySession(request, {
+    out,
+    view,
+    penv: envOf(flags),
+    cwd: cwdOf(flags),
+    kinds: kindsOf(out.io),
+    now: nowOf(flags),
+    clock: () => nowOf(flags),
+    openRepo: () => openRepo(flags),
+    openEnv: (repo, name) => openEnv(repo, flags, name),
+    openClient: (env, recorder) =>
+      openClient(env, flags, out, recorder && { onRequest: recorder.observe, onRequestStart: recorder.observeStart }, { approver: true }),
+    concurrency: () => concurrencyOf(flags),
+    desiredState: (repo, env) => desiredState(repo, env, out, flags),
+    makePlan: (repo, env, core, { guardrails, promotion, target }) =>
+      makePlan(repo, env, core, target ? { ...flags, target: target.of } : flags, out, {
+        impact: false,
+        applies: true,
+        ...(guardrails ? { guardrails } : {}),
+        ...(promotion ? { promotion } : {}),
+      }),
+    approverNamed: (env) => approverNamedFor(env, flags),
+    openPromotion: (repo, env) => openPromotion(repo, env, flags, out),
+    ci: () => ciOf(flags),
+    ask: (q) => askYes(out, q),
+    signals: (warn) => applySignals(out.io.signals, warn),
+    progress: (text, governor) => startProgress(out, text, flags.quiet, governor),
+    noteTurnedAway: (governor, env) => noteTurnedAway(governor, env, flags, out),
+  });
 }

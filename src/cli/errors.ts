@@ -1,13 +1,12 @@
-import { errorTransactions } from "../api/resources.js";
 import { isDate } from "../config/values.js";
 import { UserError } from "../errors.js";
-import type { ErrorTransactionFilter, ErrorTransactionRecord } from "../schema/generated/api.js";
+import type { ErrorTransactionFilter } from "../schema/generated/api.js";
+import { errorTransactionReport } from "../session/error-transactions.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { withClient } from "./service-command.js";
-import { numberOf } from "../number.js";
 import { pickView } from "../report/view.js";
-import { errorsViews, type ErrorCodeRow } from "../report/views/errors.js";
+import { errorsViews } from "../report/views/errors.js";
 
 // ---- error transactions (4.10)
 
@@ -22,10 +21,6 @@ export interface ErrorsFlags extends GlobalFlags {
   legalEntity?: string;
   summary?: boolean;
 }
-
-const MISSING_POLICY_SET: Record<string, string> = {
-  "ERR-00015": "revenue rules: no valid revenue rule policy is available. Create the revenue rule policy set for these transactions, then reprocess them",
-};
 
 /** The error transactions filter that the flags ask for, checked: a bad flag is an error naming it. */
 export function errorFilter(flags: ErrorsFlags): ErrorTransactionFilter {
@@ -59,28 +54,9 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
   const view = await pickView(errorsViews, flags.format);
   const filter = errorFilter(flags);
   return withClient(flags, out, async (core) => {
-    const list = await errorTransactions.list(core, filter);
-    const records: ErrorTransactionRecord[] = list.flatMap((e) => e.compliance_spec ?? []);
-    if (flags.summary) view.summary(byCode(records), out);
-    // total_records is text in the service's answer; one that is not a number by the one number rule
-    // (src/number.ts), an empty one included, counts as unknown.
-    else view.records({ total: numberOf(list[0]?.total_records) ?? records.length, records }, out);
+    const found = await errorTransactionReport(core, filter, !!flags.summary);
+    if ("summary" in found) view.summary(found.summary, out);
+    else view.records(found.records, out);
     return 0;
   });
-}
-
-/** errors --summary: the transactions by error code, the most first, each with the first one's message
- *  and suggested fix. */
-function byCode(records: ErrorTransactionRecord[]): ErrorCodeRow[] {
-  const groups = new Map<string, ErrorTransactionRecord[]>();
-  for (const r of records) groups.set(r.error_warning_code ?? "", [...(groups.get(r.error_warning_code ?? "") ?? []), r]);
-  return [...groups]
-    .sort((a, b) => b[1].length - a[1].length)
-    .map(([code, rs]) => ({
-      code,
-      count: rs.length,
-      message: rs[0]?.error_warning_message ?? "",
-      suggestion: rs[0]?.suggestions ?? "",
-      missing_policy_set: MISSING_POLICY_SET[code],
-    }));
 }

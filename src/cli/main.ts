@@ -1,15 +1,15 @@
 import { Command, CommanderError } from "commander";
-import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, environmentOf, errorObject } from "../errors.js";
+import { Cancelled, UserError, environmentOf } from "../errors.js";
 import type { Runner } from "./commands.js";
 import type { GlobalFlags } from "./flags.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../package-root.js";
-import { colorFor, Output, Redactor, unsafeSecretRefusal, unsafeSecrets } from "./output.js";
+import { colorFor, Output, Redactor, unsafeSecretRefusal } from "./output.js";
 import { processIo, type CliIo } from "./io.js";
-import { SECRET_VARIABLES } from "../api/auth.js";
-import { secretVariablesIn, signInSecret } from "../api/credentials.js";
-import { viewNamed } from "../report/view.js";
+import { secretNames, unsafeSecretPlan } from "../session/secrets.js";
+import { pickView, viewNamed } from "../report/view.js";
+import { failureViews, type Failure, type FailureView } from "../report/views/failure.js";
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
 
@@ -37,17 +37,27 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
       saySecretsAltered(redactor, out);
     };
   (await import("./commands.js")).register(program, run);
+  // The command whose command line commander refused: its flags, as parsed, pick the failure's view.
+  let refused: Command | undefined;
+  for (const cmd of commandsOf(program))
+    cmd.exitOverride((e) => {
+      refused = cmd;
+      throw e;
+    });
   try {
     await program.parseAsync(argv);
     return ran.code;
   } catch (e) {
     const out = ran.current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor, io);
-    if (e instanceof CommanderError && !ran.current && e.exitCode !== 0) await commandLineRefused(e, argv, out);
-    const code = report(e, out, ran.current?.flags.format, ran.current && whose(e, ran.current));
+    const format = ran.current ? ran.current.flags.format : (refused?.opts() as GlobalFlags | undefined)?.format;
+    const code = await report(e, out, format, ran.current ? { about: whose(e, ran.current) } : { said: true });
     saySecretsAltered(redactor, out);
     return code;
   }
 }
+
+/** revsync and every command under it. */
+const commandsOf = (cmd: Command): Command[] => [cmd, ...cmd.commands.flatMap(commandsOf)];
 
 /** The names of a command and the commands above it: ["evidence", "verify"]. */
 function commandPath(cmd: Command): string[] {
@@ -82,34 +92,19 @@ function sendsNothing(cmd: Command, flags: GlobalFlags): boolean {
   );
 }
 
-/** A secret that cannot be blanked out without garbling output (unsafeSecret) stops a command that
- *  would send anything, before it does, in words no redactor touches (they never hold the secret, and
- *  blanking it out of them would garble them). A command that sends nothing goes on, said once, and
- *  leaves it in its output, which blanking it out would garble. */
+/** A secret that cannot be blanked out without garbling output stops a command that would send anything,
+ *  before it does, in words no redactor touches (src/session/secrets.ts says which); a command that sends
+ *  nothing goes on, said once, and leaves it in its output. */
 function keepSecretsOut(cmd: Command, flags: GlobalFlags, out: Output, ran: { current?: { flags: GlobalFlags; out: Output } }): void {
   const env = flags.io?.env ?? process.env;
-  const unsafe = unsafeSecrets(env, secretNames(env));
-  const [first] = unsafe;
-  if (!first) return;
-  if (!sendsNothing(cmd, flags)) {
-    // A password or client secret goes to the sign-in alone: the environment's client refuses one the
-    // service accepts (context.ts, keepOut), and a wrong one is said as a refused sign-in.
-    const refused = unsafe.find((u) => !signInSecret(u.name));
-    for (const u of unsafe) if (signInSecret(u.name)) out.redactor.drop(env[u.name]);
-    if (!refused) return;
+  const plan = unsafeSecretPlan(env, sendsNothing(cmd, flags));
+  for (const name of plan.drop) out.redactor.drop(env[name]);
+  if (plan.refuse) {
+    // Said through a redactor of its own: the refusal's words never hold the secret.
     ran.current = { flags, out: makeOutput(flags, new Redactor(), flags.io ?? processIo()) };
-    throw unsafeSecretRefusal(refused);
+    throw unsafeSecretRefusal(plan.refuse);
   }
-  for (const { name } of unsafe) out.redactor.drop((flags.io?.env ?? process.env)[name]);
-  out.hint(
-    `Warning: ${unsafe.map((u) => u.name).join(", ")} cannot be kept out of revsync's output (${first.why}); this command sends nothing, so it goes on, and leaves ${unsafe.length === 1 ? "it" : "them"} in its output; a command that signs in refuses ${unsafe.length === 1 ? "it" : "them"}`,
-  );
-}
-
-/** The variables whose values are secrets: revsync's own, each environment's REVSYNC_<ENV>_ ones, the
- *  CI tokens. */
-function secretNames(env: NodeJS.ProcessEnv): string[] {
-  return [...new Set([...SECRET_VARIABLES, ...secretVariablesIn(env)])];
+  if (plan.warning) out.hint(plan.warning);
 }
 
 /** A secret revsync holds, blanked out of text it printed (a policy's name, a field's value, a file's
@@ -157,61 +152,22 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     );
 }
 
-/** A command line commander refused (an unknown flag, a bad value) before any command ran. A CI test
- *  report is read even when the command line was wrong: the error becomes one; and --format json
- *  promises a JSON error object on stdout, whatever went wrong. (commander has said it on stderr.) */
-async function commandLineRefused(e: CommanderError, argv: string[], out: Output): Promise<void> {
-  const format = formatWanted(argv);
-  const error = new UserError(e.message.replace(/^error: /, ""));
-  if (testCommand(argv)) (await viewNamed((await import("../report/views/policy-test.js")).testViews, format))?.error?.(error, out);
-  if (format === "json") out.json(errorObject(error));
-}
-
-/** The --format the command line asks for, read before (or without) commander. */
-function formatWanted(argv: string[]): string | undefined {
-  const args = argv.slice(2);
-  for (const [i, a] of args.entries()) {
-    if (a === "--") return undefined;
-    if (a.startsWith("--format=")) return a.slice("--format=".length);
-    if (a === "--format") return args[i + 1];
-  }
-  return undefined;
-}
-
-/** Whether the command line runs `revsync test` (not test record). */
-function testCommand(argv: string[]): boolean {
-  const args = argv.slice(2);
-  const command = args.findIndex((a) => !a.startsWith("-"));
-  return args[command] === "test" && args[command + 1] !== "record";
-}
-
-/** The one place errors become words and exit codes. With a machine format (json, markdown), stdout
- *  holds only a JSON error object (json) or nothing (markdown); the words go to stderr. */
-function report(e: unknown, out: Output, format?: string, about: { command?: string; environment?: string } = {}): number {
+/** The one place errors become exit codes; the failure's view, picked by the format the command's report
+ *  was asked in (--format, as commander parsed it), says it. A command line commander refused (an
+ *  unknown flag, a bad value) before any command ran: commander has said it on stderr, and its view writes
+ *  the rest (--format json promises a JSON error object on stdout, whatever went wrong; a CI test report
+ *  is read even when the command line was wrong). */
+async function report(e: unknown, out: Output, format: string | undefined, failure: Omit<Failure, "error">): Promise<number> {
   if (e instanceof CommanderError) {
     if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
-    return 1; // commander printed the message already
-  }
-  if (e instanceof Cancelled) {
-    out.error(e.message);
-    return 130;
-  }
-  if (format === "json") out.json({ ...errorObject(e), ...about });
-  if (e instanceof PolicyProblems) {
-    for (const d of e.diagnostics) out.errorLine(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`);
-  }
-  if (e instanceof UserError) {
-    out.error(e.message);
-    if (e.hint) out.hint(`Hint: ${e.hint}`);
+    if (failure.said) (await failureView(format))({ error: new UserError(e.message.replace(/^error: /, "")), said: true }, out);
     return 1;
   }
-  if (e instanceof ApiError) {
-    out.error(e.message);
-    const advice = e.hint ?? adviceFor(e.status);
-    if (advice) out.hint(`Hint: ${advice}`);
-    return 1;
-  }
-  const err = e instanceof Error ? e : new InternalError(String(e));
-  out.error(`revsync hit an internal error; please report it with this output.\n${err.stack ?? err.message}`);
-  return 1;
+  (await failureView(format))({ error: e, ...failure }, out);
+  return e instanceof Cancelled ? 130 : 1;
 }
+
+/** The failure's view of a format; a command without --format, or of a format with no view of its own
+ *  for a failure, is said as text. */
+const failureView = async (format: string | undefined): Promise<FailureView> =>
+  (await viewNamed(failureViews, format)) ?? (await pickView(failureViews, undefined));

@@ -89,6 +89,18 @@ describe("secrets out of output", () => {
     expect(r.redact("grab")).toBe("gr[redacted]");
   });
 
+  it("text is looked through only where it holds a secret's longest run of letters, which every form keeps as is: each form still blanked out", () => {
+    const r = new Redactor();
+    const secret = 'pa"ss<w>rd&1\\x@y.z\tLONGER';
+    r.add(secret);
+    r.add("ghs_0123456789abcdef");
+    for (const f of [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret), "pa&quot;ss&lt;w&gt;rd&amp;1\\x@y.z\tLONGER"])
+      expect(r.redact(`<${f}>`), f).toBe("<[redacted]>");
+    expect(r.redact("a token ghs_0123456789abcdef, a line")).toBe("a token [redacted], a line");
+    expect(r.redact("pa ss rd LONG ghs_01 abcde")).toBe("pa ss rd LONG ghs_01 abcde");
+    expect(r.altered()).toEqual(["a token revsync received"]);
+  });
+
   it("JSON output is redacted field by field: a secret that is a JSON word or a key cannot break it", () => {
     let written = "";
     const r = new Redactor();

@@ -1,4 +1,4 @@
-import { inEnvironment, PolicyProblems, UserError } from "../errors.js";
+import { inEnvironment, PolicyProblems, reported, UserError } from "../errors.js";
 import { runCases, runContracts, type CaseResult, type ContractResult } from "../policy-test/run.js";
 import { ruleReader } from "../policy-test/allocate.js";
 import { guardrailTests, liveIn, offlineRuns, type Asked, type ReadLive, type Run } from "../plan/policy-tests.js";
@@ -20,22 +20,12 @@ export interface TestFlags extends FleetFlags {
   live?: boolean;
 }
 
-/** Errors already written as a JUnit report, with the cases that could run: not written again. */
-const reported = new WeakSet<object>();
-
 /** revsync test: which SSP policy each case's order line meets, at what SSP, against git's policies
  *  (offline) or, with --live, the service's (read-only). Exit 0 all pass (or no cases, with a note), 1 a
  *  failure or a bad file. */
 export async function runTest(flags: TestFlags, out: Output): Promise<number> {
   if (isFleet(flags)) return liveFleet(flags, out);
-  const view = await pickView(testViews, flags.format);
-  try {
-    return await testRun(flags, out, view);
-  } catch (e) {
-    // A CI test report is read whatever went wrong: the error becomes one, and is said on stderr too.
-    if (view.error && !(e instanceof Object && reported.has(e))) view.error(e, out);
-    throw e;
-  }
+  return testRun(flags, out, await pickView(testViews, flags.format));
 }
 
 /** How the command's tests are loaded (src/plan/policy-tests.ts). */
@@ -58,8 +48,8 @@ async function testRun(flags: TestFlags, out: Output, view: TestView): Promise<n
   const broken: PolicyProblems | undefined = runs.find((r) => r.broken)?.broken ?? guardBroken;
   if (broken) {
     view.results({ results, contracts, guardrails, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
-    reported.add(broken);
-    throw broken;
+    // The report holds the broken files: the failure's view (JUnit) does not write them again.
+    throw reported(broken);
   }
   const live = flags.live ? { environment: runs[0]?.label } : {};
   if (!results.length && !contracts.length && !guardrails.length) {

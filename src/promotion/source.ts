@@ -1,7 +1,7 @@
 /** The source environment of a promotion as a run holds it: its name and tenant, a client signed in
  *  with its own credentials, git's state as it reads the policy files (its own ${VAR}s and scope), the
  *  policy tests as `revsync test --live --env SOURCE` loads them, and the commit they all come from. The
- *  command opens it (src/cli/ wires the client); the reads are here. */
+ *  session opens it (src/session/promotion.ts; the command wires the client); the reads are here. */
 import type { ApiCore } from "../api/core.js";
 import type { DesiredState, LiveState, Registry } from "../kinds/kind.js";
 import { readLive } from "../live/read.js";

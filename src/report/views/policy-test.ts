@@ -25,8 +25,6 @@ export interface TestView {
    *  (JUnit: a CI report is read whatever went wrong); without it, such a file stops the run at once. */
   reportsBrokenFiles?: boolean;
   results(run: TestRun, out: Sink): void;
-  /** A run that stopped with an error, as this report (JUnit: the error is a report of its own). */
-  error?(e: unknown, out: Sink): void;
 }
 
 /** The run as JSON: the cases' and contracts' results, the guardrail tests' counted in and listed. */
@@ -82,14 +80,13 @@ export const testViews: Views<TestView> = {
     };
   },
   junit: async () => {
-    const { testJunit, testJunitError } = await import("../policy-test.js");
+    const { testJunit } = await import("../policy-test.js");
     return {
       reportsBrokenFiles: true,
       results: ({ results, contracts, guardrails, note, broken }, out) => {
         out.raw(testJunit(results, contracts, broken, guardrails));
         if (note) out.info(`Note: ${note}.`);
       },
-      error: (e, out) => out.raw(testJunitError(e)),
     };
   },
 };

@@ -5,16 +5,14 @@
 import type { ApiCore } from "../api/core.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
 import { UserError } from "../errors.js";
-import type { PullRequestApproval } from "../evidence/record.js";
-import { judgePlan } from "../guardrails/judge.js";
+import type { CiContext, PullRequestApproval } from "../evidence/record.js";
+import type { Approver } from "../guardrails/identity.js";
+import { judgePlan, type Override } from "../guardrails/judge.js";
+import type { Registry } from "../kinds/kind.js";
 import type { GuardrailSetup } from "../guardrails/setup.js";
 import type { Plan } from "../plan/model.js";
 import type { Evidence } from "./evidence.js";
-import { approverConfirmed, approverSignedIn, ciOf, readPullRequestApproval } from "./four-eyes.js";
-import type { GlobalFlags, OverrideFlags } from "./flags.js";
-import { approversOf, nowOf, overridesOf } from "./guardrails.js";
-import { kindsOf } from "./io.js";
-import type { Output } from "./output.js";
+import { approverConfirmed, approverSignedIn, readPullRequestApproval } from "./four-eyes.js";
 
 interface Judged {
   /** The plan as apply shows it: each change with the outcomes of now, the guardrails of now. */
@@ -28,20 +26,34 @@ interface Judged {
 /** Judges the plan now; refuses it (UserError, nothing sent) while anything holds it back. */
 export async function guardrailsBeforeWriting(
   plan: Plan,
-  run: { flags: GlobalFlags & OverrideFlags; repo: Repo; env: ResolvedEnv; core: ApiCore; setup: GuardrailSetup; evidence?: Evidence; out: Output },
+  run: {
+    repo: Repo;
+    env: ResolvedEnv;
+    core: ApiCore;
+    setup: GuardrailSetup;
+    evidence?: Evidence;
+    /** The run's moment, the overrides it asks for, the run's environment variables and kinds. */
+    now: number;
+    overrides: Override[];
+    penv: NodeJS.ProcessEnv;
+    kinds: Registry;
+    /** The CI run this apply is part of (read when asked), or null. */
+    ci: () => CiContext | null;
+    /** Who approves in this run, once the pull request's approval was read (approversOf). */
+    approvers: (approval?: PullRequestApproval) => Approver[];
+  },
 ): Promise<Judged> {
-  const { flags, core, setup } = run;
-  const overrides = overridesOf(flags);
+  const { core, setup, overrides } = run;
   // Approvals count only when a rule asks for them or an override is asked for: then they are read.
   const asks = overrides.length > 0 || setup.rules.some((r) => r.effect === "require_approval");
-  const ci = asks ? ciOf(flags) : null;
-  const approval = ci ? await readPullRequestApproval(flags, run.repo, ci) : undefined;
+  const ci = asks ? run.ci() : null;
+  const approval = ci ? await readPullRequestApproval(run.penv, run.repo, ci) : undefined;
   if (asks) {
     await approverSignedIn(core);
     await approverConfirmed(core);
   }
-  const judging = { now: nowOf(flags), approvers: approversOf(flags, run.env, core, approval), overrides };
-  const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, kindsOf(run.out.io));
+  const judging = { now: run.now, approvers: run.approvers(approval), overrides };
+  const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, run.kinds);
   const changes = plan.changes.map((c, i) => {
     const { guardrails: _was, ...rest } = c;
     const o = outcomes[i];
@@ -50,7 +62,7 @@ export async function guardrailsBeforeWriting(
   run.evidence?.recorder.setGuardrails(guardrails, outcomes);
   const shown = { ...plan, changes, guardrails };
   const again = (now: number): UserError | undefined =>
-    heldBackError({ ...shown, guardrails: judgePlan(plan.changes, setup, { ...judging, now }, kindsOf(run.out.io)).guardrails });
+    heldBackError({ ...shown, guardrails: judgePlan(plan.changes, setup, { ...judging, now }, run.kinds).guardrails });
   return { shown, again, ...(approval ? { approval } : {}) };
 }
 

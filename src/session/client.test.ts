@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { UserError } from "../errors.js";
-import { msSetting } from "./context.js";
+import { msSetting } from "./client.js";
 
 describe("numeric settings of the environment are checked before anything is sent", () => {
   it.each(["abc", "5s", "1.5", "-1", "0", "1e3", "99999999999999999999"])("REVSYNC_TIMEOUT_MS=%j is an error naming the setting", (raw) => {
