@@ -283,4 +283,15 @@ describe("promote_from: production receives what sandbox holds", () => {
       /^differs in sandbox: file \(sandbox holds "policies\/tenant-configuration\.yaml:\d+", git "policies\/tc-production\.yaml:\d+"\)/,
     );
   });
+
+  it("a saved plan promoted from one sandbox tenant is refused once revsync.yaml points sandbox at another: what was reviewed is not what would be checked and recorded", async () => {
+    await tenants({ sandbox: applied, uat: applied, production: seeded });
+    expect((await run(["plan", "--env", "production", "--out", "plan.json", "--quiet"])).code).toBe(0);
+    writeFileSync(join(repo, "revsync.yaml"), CONFIG.replace("tenants/sandbox", "tenants/uat").replace("realm: sandbox", "realm: uat"));
+    const apply = await run(["apply", "plan.json", "--auto-approve"]);
+    removeDir(join(repo, "plan.json"));
+    expect(apply.code).toBe(1);
+    expect(apply.stderr).toMatch(/was promoted from "sandbox" at \S+\/tenants\/sandbox, realm sandbox, and "sandbox" is now \S+\/tenants\/uat, realm uat/);
+    expect(await writesTo("production")).toEqual([]);
+  });
 });
