@@ -69196,6 +69196,17 @@ function checkSavedPromotion(plan, promoteFrom, file) {
     `plan again: revsync plan --env ${plan.environment} --out FILE, review it, and apply that file`
   );
 }
+function checkSavedSource(plan, src, file) {
+  const was = plan.promotion;
+  if (!was || !src) return;
+  const then = tenantIdentity(was.base_url, was.realm);
+  const now = tenantIdentity(src.baseUrl, src.realm);
+  if (then.key === now.key) return;
+  throw new UserError(
+    `the plan ${file} was promoted from ${JSON.stringify(was.from)} at ${then.url}, realm ${then.realm}, and ${JSON.stringify(src.name)} is now ${now.url}, realm ${now.realm} in revsync.yaml: what was reviewed is not what applies now, so nothing was sent`,
+    `plan again: revsync plan --env ${plan.environment} --out FILE, review it, and apply that file`
+  );
+}
 async function testsBeforeWriting(src, kinds) {
   if (!src.tests || !hasTests(src)) return void 0;
   const live = await readLive(src.core, src.desired, { concurrency: src.concurrency, targets: [], approvedValues: true }, kinds);
@@ -69222,6 +69233,7 @@ var init_apply3 = __esm({
     "use strict";
     init_errors();
     init_read2();
+    init_tenant();
     init_words();
     init_check();
     init_source2();
@@ -69498,6 +69510,7 @@ function unreadCode(run2, plan, code, say = true) {
 async function work(run2) {
   if (run2.saved && run2.planFile) checkSavedPromotion(run2.saved, run2.env.promoteFrom, run2.planFile);
   run2.promotion = await run2.w.openPromotion(run2.repo, run2.env);
+  if (run2.saved && run2.planFile) checkSavedSource(run2.saved, run2.promotion, run2.planFile);
   const ready = await beforeWriting(run2, await planToApply(run2));
   if (typeof ready === "number") return ready;
   const stopped = await lockEnvironment(run2, ready);
