@@ -48023,7 +48023,8 @@ function serviceUrl(baseUrl) {
   } catch {
     return text4.replace(/\/+$/, "");
   }
-  const host = LOOPBACK.test(u.hostname) || u.hostname === "[0:0:0:0:0:0:0:1]" ? "localhost" : u.hostname;
+  const name = u.hostname.replace(/\.$/, "");
+  const host = LOOPBACK.test(name) || name === "[0:0:0:0:0:0:0:1]" ? "localhost" : name;
   return `${u.protocol}//${host}${u.port ? `:${u.port}` : ""}${u.pathname.replace(/\/+$/, "")}`;
 }
 function tenantIdentity(baseUrl, realm) {
@@ -51182,6 +51183,17 @@ var init_plan = __esm({
   }
 });
 
+// src/shared/promotion.ts
+function otherOrigin(here, there) {
+  if (here.file === there.file && here.line === there.line) return void 0;
+  return { compared: {}, notYet: [], differs: [{ field: "file", source: `${there.file}:${there.line}`, git: `${here.file}:${here.line}` }], notShown: [] };
+}
+var init_promotion = __esm({
+  "src/shared/promotion.ts"() {
+    "use strict";
+  }
+});
+
 // src/kinds/ssp/promotion.ts
 function batchHolds(b2, lp, live, policy2, out, prefix = "") {
   const lb = liveBatch(lp, b2.name);
@@ -51253,17 +51265,31 @@ function batchStepHolds(c2, d, live) {
     out.differs.push({ field: "values_checksum", source: compared.values_checksum, git: p.values_checksum });
   return out;
 }
-function sspPromotion(c2, desired, live) {
+function sspPromotion(c2, desired, live, here) {
   const name = c2.action === "create" ? c2.address.slice(sspAddress.policy("").length) : batchPayload(c2)?.policy;
   const d = desired.find((x2) => x2.name === name);
   if (!d) return { ...empty(), leftOut: true };
+  const ours = here.find((x2) => x2.name === name);
+  const apart = ours && (otherOrigin(ours.source, d.source) ?? otherBatch(c2, ours, d));
+  if (apart) return apart;
   return c2.action === "create" ? createHolds(c2, d, live) : batchStepHolds(c2, d, live);
 }
+function otherBatch(c2, ours, theirs) {
+  const name = batchPayload(c2)?.batch;
+  if (c2.action === "create" || name === void 0) return void 0;
+  const [a, b2] = [ours, theirs].map((d) => d.batches.find((x2) => x2.name === name));
+  if (!a || !b2) return void 0;
+  const out = empty();
+  for (const k2 of ["effective_start_date", "effective_end_date"])
+    if ((a[k2] ?? null) !== (b2[k2] ?? null)) out.differs.push({ field: k2, source: b2[k2] ?? null, git: a[k2] ?? null });
+  return out.differs.length ? out : void 0;
+}
 var REACHED, empty, unshown;
-var init_promotion = __esm({
+var init_promotion2 = __esm({
   "src/kinds/ssp/promotion.ts"() {
     "use strict";
     init_normalize();
+    init_promotion();
     init_words();
     init_compare();
     init_payload();
@@ -51580,7 +51606,7 @@ var init_kind2 = __esm({
     init_payload();
     init_plan();
     init_read();
-    init_promotion();
+    init_promotion2();
     init_facts();
     init_tests();
     sspPolicy = {
@@ -52018,31 +52044,37 @@ var init_compare2 = __esm({
 });
 
 // src/kinds/envelope-list/promotion.ts
-function envelopePromotion(l, c2, desired, live) {
+function envelopePromotion(l, c2, desired, live, here) {
   const name = c2.address.slice(addressOf2(l, "").length);
   const d = desired.find((x2) => x2.name === name);
   if (!d) return { compared: {}, notYet: [], differs: [], notShown: [], leftOut: true };
+  const ours = here.find((x2) => x2.name === name);
+  const apart = ours && otherOrigin(ours.source, d.source);
+  if (apart) return apart;
   const item = live.find((e) => e.compliance_name === name)?.compliance_spec?.[0];
   if (!item) return { compared: {}, notYet: [`no ${l.what} ${JSON.stringify(name)}`], differs: [], notShown: [] };
   const spec = d.spec;
   const fields = writtenFields(c2);
-  const here = c2.before ?? {};
+  const now = c2.before ?? {};
   const out = { compared: pick(item, fields), notYet: [], differs: [], notShown: [] };
   for (const k2 of fields) {
     const held = item[k2] ?? null;
-    if (held === null) out.notShown.push(k2);
-    else if (!fieldDiff(pick(item, [k2]), pick(spec, [k2])).length) continue;
-    else if (sameJson(held, here[k2])) out.notYet.push(`${k2} is still ${JSON.stringify(held)}`);
+    if (held === null) {
+      out.notShown.push(k2);
+      out.notYet.push(`${k2} is not shown there (null), so revsync cannot tell it holds git's value`);
+    } else if (!fieldDiff(pick(item, [k2]), pick(spec, [k2])).length) continue;
+    else if (sameJson(held, now[k2])) out.notYet.push(`${k2} is still ${JSON.stringify(held)}`);
     else out.differs.push({ field: k2, source: held, git: spec[k2] ?? null });
   }
   return out;
 }
 var writtenFields;
-var init_promotion2 = __esm({
+var init_promotion3 = __esm({
   "src/kinds/envelope-list/promotion.ts"() {
     "use strict";
     init_canonical_json();
     init_normalize();
+    init_promotion();
     init_list();
     writtenFields = (c2) => Object.keys(c2.after ?? {}).filter(
       (k2) => c2.diff.some((x2) => x2.path === k2 || x2.path.startsWith(`${k2}.`) || x2.path.startsWith(`${k2}[`))
@@ -52115,7 +52147,7 @@ function envelopeListKind(l) {
     apply: (run2) => new EnvelopeApply(l, run2),
     export: (live, ctx) => exportEnvelopes(l, live, ctx),
     evidence: (core) => evidenceCheck2(l, core),
-    promotion: (c2, desired, live) => envelopePromotion(l, c2, desired, live)
+    promotion: (c2, desired, live, here) => envelopePromotion(l, c2, desired, live, here)
   };
 }
 var init_kind3 = __esm({
@@ -52130,7 +52162,7 @@ var init_kind3 = __esm({
     init_export_file();
     init_compare2();
     init_list();
-    init_promotion2();
+    init_promotion3();
     init_service2();
     init_write2();
   }
@@ -54249,7 +54281,7 @@ _${plural(n, "more write")} in ${whole} (each change's promotion)._
     ""
   ].join("\n");
 }
-var init_promotion3 = __esm({
+var init_promotion4 = __esm({
   "src/report/promotion.ts"() {
     "use strict";
     init_words();
@@ -54705,7 +54737,7 @@ var init_plan2 = __esm({
     init_words();
     init_budget();
     init_guardrails();
-    init_promotion3();
+    init_promotion4();
     SYMBOL = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
     COLOR2 = {
       create: "green",
@@ -58086,7 +58118,7 @@ function promotionProblems(config, doc, file) {
   }
   return problems;
 }
-var init_promotion4 = __esm({
+var init_promotion5 = __esm({
   "src/config/promotion.ts"() {
     "use strict";
     init_did_you_mean();
@@ -58434,7 +58466,7 @@ var init_repo = __esm({
     init_schema_diagnostics();
     init_yaml_source();
     init_scope();
-    init_promotion4();
+    init_promotion5();
     init_service_choices();
     init_loopback();
     CONFIG_FILE = "revsync.yaml";
@@ -65413,7 +65445,7 @@ function marked(c2, from, f2, why) {
 }
 function sourceFinding(c2, source, kinds) {
   const kind = kindOf2(kinds, c2.address);
-  return kind?.promotion?.(c2, desiredOf(kind, source.desired), liveOf(kind, source.live));
+  return kind?.promotion?.(c2, desiredOf(kind, source.desired), liveOf(kind, source.live), desiredOf(kind, source.here));
 }
 function judgeWrite(c2, source, kinds) {
   const f2 = sourceFinding(c2, source, kinds);
@@ -65499,7 +65531,7 @@ async function promotePlan(changes, src, kinds, now = () => /* @__PURE__ */ new 
   const live = await readSource(src, writes, kinds);
   const readAt = now().toISOString();
   const tests = src.tests && hasTests(src) ? testsInSource(src.tests, live, kinds) : void 0;
-  const judged2 = promoteChanges(changes, { name: src.name, desired: src.desired, live, ...tests ? { tests } : {} }, kinds);
+  const judged2 = promoteChanges(changes, { name: src.name, desired: src.desired, live, here: src.here, ...tests ? { tests } : {} }, kinds);
   return { changes: judged2, promotion: promotionFacts(judged2, { ...facts, user: src.core.auth.username ?? null }, readAt, tests) };
 }
 var init_promote = __esm({
@@ -66490,6 +66522,7 @@ async function openPromotion(repo, env2, w2) {
     realm: source.realm,
     core: w2.openClient(source),
     desired,
+    here: w2.desiredState(env2),
     ...tests ? { tests } : {},
     commit,
     uncommitted: files,
@@ -66497,7 +66530,7 @@ async function openPromotion(repo, env2, w2) {
   };
 }
 var import_node_path27;
-var init_promotion5 = __esm({
+var init_promotion6 = __esm({
   "src/session/promotion.ts"() {
     "use strict";
     import_node_path27 = require("node:path");
@@ -66522,10 +66555,10 @@ function promotionWiring(repo, flags, out) {
 function openPromotion2(repo, env2, flags, out) {
   return openPromotion(repo, env2, promotionWiring(repo, flags, out));
 }
-var init_promotion6 = __esm({
+var init_promotion7 = __esm({
   "src/cli/promotion.ts"() {
     "use strict";
-    init_promotion5();
+    init_promotion6();
     init_context();
   }
 });
@@ -66605,7 +66638,7 @@ var init_plan5 = __esm({
     init_io();
     init_reading();
     init_rate_limit();
-    init_promotion6();
+    init_promotion7();
   }
 });
 
@@ -68118,7 +68151,7 @@ function gitShow(cwd, spec, env2) {
   });
 }
 var import_node_child_process3, import_yaml8, landedWrites;
-var init_promotion7 = __esm({
+var init_promotion8 = __esm({
   "src/evidence/promotion.ts"() {
     "use strict";
     import_node_child_process3 = require("node:child_process");
@@ -68308,7 +68341,7 @@ var init_verify = __esm({
     "use strict";
     init_four_eyes5();
     init_guardrails4();
-    init_promotion7();
+    init_promotion8();
     import_node_path32 = require("node:path");
     init_ajv();
     init_record();
@@ -68488,8 +68521,8 @@ var init_evidence3 = __esm({
     init_recorder();
     init_store();
     init_verify();
-    init_promotion7();
-    init_promotion4();
+    init_promotion8();
+    init_promotion5();
     init_package_root();
     init_user_files();
     init_words();
@@ -69163,6 +69196,17 @@ function checkSavedPromotion(plan, promoteFrom, file) {
     `plan again: revsync plan --env ${plan.environment} --out FILE, review it, and apply that file`
   );
 }
+function checkSavedSource(plan, src, file) {
+  const was = plan.promotion;
+  if (!was || !src) return;
+  const then = tenantIdentity(was.base_url, was.realm);
+  const now = tenantIdentity(src.baseUrl, src.realm);
+  if (then.key === now.key) return;
+  throw new UserError(
+    `the plan ${file} was promoted from ${JSON.stringify(was.from)} at ${then.url}, realm ${then.realm}, and ${JSON.stringify(src.name)} is now ${now.url}, realm ${now.realm} in revsync.yaml: what was reviewed is not what applies now, so nothing was sent`,
+    `plan again: revsync plan --env ${plan.environment} --out FILE, review it, and apply that file`
+  );
+}
 async function testsBeforeWriting(src, kinds) {
   if (!src.tests || !hasTests(src)) return void 0;
   const live = await readLive(src.core, src.desired, { concurrency: src.concurrency, targets: [], approvedValues: true }, kinds);
@@ -69189,6 +69233,7 @@ var init_apply3 = __esm({
     "use strict";
     init_errors();
     init_read2();
+    init_tenant();
     init_words();
     init_check();
     init_source2();
@@ -69200,7 +69245,7 @@ var init_apply3 = __esm({
 function promotionGate(src, kinds) {
   return async (c2) => {
     const live = await readSource(src, [c2.address], kinds, false);
-    const judged2 = judgeWrite(c2, { name: src.name, desired: src.desired, live }, kinds);
+    const judged2 = judgeWrite(c2, { name: src.name, desired: src.desired, live, here: src.here }, kinds);
     if (judged2.promotion?.status === "promoted") return void 0;
     return `blocked: ${c2.address} is not promoted from ${src.name} any more (read right before the write): ${judged2.reason ?? ""}; ${NOTHING_SENT_FOR_IT}`;
   };
@@ -69465,6 +69510,7 @@ function unreadCode(run2, plan, code, say = true) {
 async function work(run2) {
   if (run2.saved && run2.planFile) checkSavedPromotion(run2.saved, run2.env.promoteFrom, run2.planFile);
   run2.promotion = await run2.w.openPromotion(run2.repo, run2.env);
+  if (run2.saved && run2.planFile) checkSavedSource(run2.saved, run2.promotion, run2.planFile);
   const ready = await beforeWriting(run2, await planToApply(run2));
   if (typeof ready === "number") return ready;
   const stopped = await lockEnvironment(run2, ready);
@@ -69653,7 +69699,7 @@ var init_apply5 = __esm({
     init_prompt();
     init_rate_limit();
     init_reading();
-    init_promotion6();
+    init_promotion7();
   }
 });
 

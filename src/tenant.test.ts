@@ -14,6 +14,10 @@ describe("one tenant, however its URL is spelt", () => {
     expect(new Set(one.map(serviceUrl))).toEqual(new Set(["http://localhost:4010"]));
     expect(serviceUrl("https://Revenue.Example.COM:443/tenant/")).toBe("https://revenue.example.com/tenant");
     expect(serviceUrl("https://revenue.example.com:8443")).toBe("https://revenue.example.com:8443");
+    // A fully qualified name (its root's dot) is the same host: DNS and TLS both read it so, and a
+    // promote_from source spelt so would otherwise be production itself under another key.
+    expect(serviceUrl("https://revenue.example.com./tenant")).toBe("https://revenue.example.com/tenant");
+    expect(serviceUrl("http://localhost.:4010")).toBe("http://localhost:4010");
     // Another port, path or scheme is another service.
     expect(serviceUrl("http://localhost:4011")).not.toBe(serviceUrl("http://localhost:4010"));
     expect(serviceUrl("https://revenue.example.com/a")).not.toBe(serviceUrl("https://revenue.example.com/b"));

@@ -3,8 +3,8 @@ import { LOOPBACK } from "./loopback.js";
 
 /** A service's base URL as one name for one service, however it is spelt (docs/decisions.md, "One
  *  writer per tenant"): scheme and host in lower case, the scheme's default port dropped, no trailing
- *  slash, no query or fragment, and every name of this machine (localhost, 127.x.x.x, ::1) as one,
- *  `localhost`. Text that is no URL is kept as written, less its trailing slashes. */
+ *  slash, no query or fragment, no root dot after the host, and every name of this machine (localhost,
+ *  127.x.x.x, ::1) as one, `localhost`. Text that is no URL is kept as written, less its trailing slashes. */
 export function serviceUrl(baseUrl: string): string {
   const text = baseUrl.trim();
   let u: URL;
@@ -14,7 +14,9 @@ export function serviceUrl(baseUrl: string): string {
     return text.replace(/\/+$/, "");
   }
   // URL lower-cases the scheme and the host and drops the scheme's default port already.
-  const host = LOOPBACK.test(u.hostname) || u.hostname === "[0:0:0:0:0:0:0:1]" ? "localhost" : u.hostname;
+  // A fully qualified name's root dot names the same host (DNS and TLS read it so).
+  const name = u.hostname.replace(/\.$/, "");
+  const host = LOOPBACK.test(name) || name === "[0:0:0:0:0:0:0:1]" ? "localhost" : name;
   return `${u.protocol}//${host}${u.port ? `:${u.port}` : ""}${u.pathname.replace(/\/+$/, "")}`;
 }
 

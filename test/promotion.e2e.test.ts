@@ -254,4 +254,44 @@ describe("promote_from: production receives what sandbox holds", () => {
     expect(left.stdout).toContain("Plan: nothing to apply; 1 not in git, 1 unsupported");
     expect(git("reset", "--quiet", "--hard", "HEAD~2").status).toBe(0);
   });
+
+  it("a field sandbox shows no value for (null) is not held there: production's write of it is blocked, not promoted unseen", async () => {
+    const hidden = JSON.parse(JSON.stringify(applied));
+    hidden.tenantConfigurations[0].compliance_spec[0].manual_journal_contra_account = null;
+    await tenants({ sandbox: hidden, production: seeded });
+    const plan = JSON.parse((await run(["plan", "--env", "production", "--target", TENANT, "--format", "json"])).stdout);
+    expect(plan.changes[0]).toMatchObject({
+      address: TENANT,
+      action: "blocked",
+      promotion: { status: "blocked", not_shown: ["manual_journal_contra_account"] },
+    });
+    expect(plan.changes[0].reason).toMatch(/^not yet in sandbox: manual_journal_contra_account is not shown there \(null\)/);
+  });
+
+  it("production's value from another file than sandbox's (a twin scoped to production) is blocked, not promoted by what sandbox's own file asks", async () => {
+    await tenants({ sandbox: applied, production: seeded });
+    const tc = join(repo, "policies", "tenant-configuration.yaml");
+    const was = readFileSync(tc, "utf8");
+    const scoped = (envs: string) => was.replace("  name: Default Tenant Configuration", `  name: Default Tenant Configuration\n  environments: [${envs}]`);
+    writeFileSync(tc, scoped("sandbox"));
+    writeFileSync(join(repo, "policies", "tc-production.yaml"), scoped("production").replace("${contra_account}", "MJ-UNTESTED"));
+    const plan = JSON.parse((await run(["plan", "--env", "production", "--target", TENANT, "--format", "json"])).stdout);
+    writeFileSync(tc, was);
+    removeDir(join(repo, "policies", "tc-production.yaml"));
+    expect(plan.changes[0]).toMatchObject({ address: TENANT, action: "blocked", promotion: { status: "blocked" } });
+    expect(plan.changes[0].reason).toMatch(
+      /^differs in sandbox: file \(sandbox holds "policies\/tenant-configuration\.yaml:\d+", git "policies\/tc-production\.yaml:\d+"\)/,
+    );
+  });
+
+  it("a saved plan promoted from one sandbox tenant is refused once revsync.yaml points sandbox at another: what was reviewed is not what would be checked and recorded", async () => {
+    await tenants({ sandbox: applied, uat: applied, production: seeded });
+    expect((await run(["plan", "--env", "production", "--out", "plan.json", "--quiet"])).code).toBe(0);
+    writeFileSync(join(repo, "revsync.yaml"), CONFIG.replace("tenants/sandbox", "tenants/uat").replace("realm: sandbox", "realm: uat"));
+    const apply = await run(["apply", "plan.json", "--auto-approve"]);
+    removeDir(join(repo, "plan.json"));
+    expect(apply.code).toBe(1);
+    expect(apply.stderr).toMatch(/was promoted from "sandbox" at \S+\/tenants\/sandbox, realm sandbox, and "sandbox" is now \S+\/tenants\/uat, realm uat/);
+    expect(await writesTo("production")).toEqual([]);
+  });
 });

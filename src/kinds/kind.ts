@@ -284,9 +284,10 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
 
   /** Promotion (promote_from): what the source environment holds of what a change of this kind sets,
    *  against what git asks of the source (`desired`: git's entries as the source reads them, its own vars
-   *  and scope; `live`: what was read of it, values included). Without it, a change of this kind is
-   *  never promoted (src/promotion/ blocks it, saying so). */
-  promotion?(c: Change, desired: readonly D[], live: L): SourceFinding;
+   *  and scope; `live`: what was read of it, values included; `here`: git's entries as this environment
+   *  reads them, so that both come from the same document). Without it, a change of this kind is never
+   *  promoted (src/promotion/ blocks it, saying so). */
+  promotion?(c: Change, desired: readonly D[], live: L, here: readonly D[]): SourceFinding;
 
   /** What guardrails read of its changes (none: every change's facts alone). */
   guardrails?: KindFacts<D, L>;

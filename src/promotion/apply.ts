@@ -7,6 +7,7 @@ import type { Registry } from "../kinds/kind.js";
 import { readLive } from "../live/read.js";
 import type { Change } from "../shared/entries.js";
 import type { PlanPromotion, PromotionTests } from "../shared/promotion.js";
+import { tenantIdentity } from "../tenant.js";
 import { plural } from "../words.js";
 import { blockedForPromotion } from "./check.js";
 import { hasTests, type PromotionSource } from "./source.js";
@@ -20,6 +21,20 @@ export function checkSavedPromotion(plan: { environment: string; promotion?: Pla
   const then = was === undefined ? "was made without promotion" : `was promoted from ${JSON.stringify(was)}`;
   throw new UserError(
     `the plan ${file} ${then}, and environment ${JSON.stringify(plan.environment)} ${now} in revsync.yaml: what was reviewed is not what applies now, so nothing was sent`,
+    `plan again: revsync plan --env ${plan.environment} --out FILE, review it, and apply that file`,
+  );
+}
+
+/** A saved plan's source tenant against the one revsync.yaml names for it now: the reviewer read what that
+ *  tenant held, so a source pointed at another tenant since is another review (nothing sent). */
+export function checkSavedSource(plan: { environment: string; promotion?: PlanPromotion }, src: PromotionSource | undefined, file: string): void {
+  const was = plan.promotion;
+  if (!was || !src) return;
+  const then = tenantIdentity(was.base_url, was.realm);
+  const now = tenantIdentity(src.baseUrl, src.realm);
+  if (then.key === now.key) return;
+  throw new UserError(
+    `the plan ${file} was promoted from ${JSON.stringify(was.from)} at ${then.url}, realm ${then.realm}, and ${JSON.stringify(src.name)} is now ${now.url}, realm ${now.realm} in revsync.yaml: what was reviewed is not what applies now, so nothing was sent`,
     `plan again: revsync plan --env ${plan.environment} --out FILE, review it, and apply that file`,
   );
 }

@@ -18,7 +18,7 @@ const change = (action: Change["action"], address: string): Change => ({
   last_modified_on: null,
   ...(action === "not_in_git" ? {} : { payload: { kind: "x" } }),
 });
-const source = { name: "sandbox", desired: new Map(), live: new Map() };
+const source = { name: "sandbox", desired: new Map(), live: new Map(), here: new Map() };
 
 describe("judging a plan's writes against their source", () => {
   it("promotes what the source holds; blocks what it does not, what follows a blocked create, and a kind that cannot compare; leaves the rest as it is", () => {

@@ -47,14 +47,23 @@ function marked(c: Change, from: string, f: SourceFinding, why: string | undefin
   return { ...rest, action: "blocked", reason: why, promotion };
 }
 
+/** The source as a write is judged against: git's state as it reads the files, what was read of it, and
+ *  git's state as this environment reads them (`here`: both must come from the same documents). */
+export interface JudgedAgainst {
+  name: string;
+  desired: DesiredState;
+  live: LiveState;
+  here: DesiredState;
+}
+
 /** What the source holds of one write, as its kind compares it. */
-export function sourceFinding(c: Change, source: { desired: DesiredState; live: LiveState }, kinds: Registry): SourceFinding | undefined {
+export function sourceFinding(c: Change, source: JudgedAgainst, kinds: Registry): SourceFinding | undefined {
   const kind = kindOf(kinds, c.address);
-  return kind?.promotion?.(c, desiredOf(kind, source.desired), liveOf(kind, source.live));
+  return kind?.promotion?.(c, desiredOf(kind, source.desired), liveOf(kind, source.live), desiredOf(kind, source.here));
 }
 
 /** One write, judged: promoted, or blocked and why. */
-export function judgeWrite(c: Change, source: { name: string; desired: DesiredState; live: LiveState }, kinds: Registry): Change {
+export function judgeWrite(c: Change, source: JudgedAgainst, kinds: Registry): Change {
   const f = sourceFinding(c, source, kinds);
   if (!f) return marked(c, source.name, NOTHING, `revsync cannot compare ${c.address.split("/")[0]} between environments, so it promotes none of it`);
   return marked(c, source.name, f, findingWords(source.name, f));
@@ -62,11 +71,7 @@ export function judgeWrite(c: Change, source: { name: string; desired: DesiredSt
 
 /** Every write of a plan, judged; the entries apply never acts on stay as they are. With tests that fail
  *  in the source, nothing is promoted. What a blocked create would upload and move goes no further. */
-export function promoteChanges(
-  changes: readonly Change[],
-  source: { name: string; desired: DesiredState; live: LiveState; tests?: PromotionTests },
-  kinds: Registry,
-): Change[] {
+export function promoteChanges(changes: readonly Change[], source: JudgedAgainst & { tests?: PromotionTests }, kinds: Registry): Change[] {
   const failing = source.tests?.failed.length ? testsWords(source.name, source.tests) : undefined;
   const judged = changes.map((c) => {
     if (!isApplied(c)) return c;

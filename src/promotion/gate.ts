@@ -11,7 +11,7 @@ import { readSource, type PromotionSource } from "./source.js";
 export function promotionGate(src: PromotionSource, kinds: Registry): (c: Change) => Promise<string | undefined> {
   return async (c) => {
     const live = await readSource(src, [c.address], kinds, false);
-    const judged = judgeWrite(c, { name: src.name, desired: src.desired, live }, kinds);
+    const judged = judgeWrite(c, { name: src.name, desired: src.desired, live, here: src.here }, kinds);
     if (judged.promotion?.status === "promoted") return undefined;
     return `blocked: ${c.address} is not promoted from ${src.name} any more (read right before the write): ${judged.reason ?? ""}; ${NOTHING_SENT_FOR_IT}`;
   };

@@ -20,6 +20,6 @@ export async function promotePlan(
   const live = await readSource(src, writes, kinds);
   const readAt = now().toISOString();
   const tests = src.tests && hasTests(src) ? testsInSource(src.tests, live, kinds) : undefined;
-  const judged = promoteChanges(changes, { name: src.name, desired: src.desired, live, ...(tests ? { tests } : {}) }, kinds);
+  const judged = promoteChanges(changes, { name: src.name, desired: src.desired, live, here: src.here, ...(tests ? { tests } : {}) }, kinds);
   return { changes: judged, promotion: promotionFacts(judged, { ...facts, user: src.core.auth.username ?? null }, readAt, tests) };
 }

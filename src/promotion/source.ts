@@ -16,6 +16,9 @@ export interface PromotionSource {
   core: ApiCore;
   /** git's state as the source reads the same files. */
   desired: DesiredState;
+  /** git's state as the environment promoted to reads them: each write's entry must come from the same
+   *  document as the source's (a twin scoped to one environment was never tried in the other). */
+  here: DesiredState;
   /** The policy tests of the repo, with the source's vars (none: the repo has none); `broken`: the test
    *  files with an error, each as validate names it (then nothing is promoted). */
   tests?: { cases: TestCase[]; contracts: Contract[]; rules: Record<string, string>; broken: string[] };

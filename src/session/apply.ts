@@ -39,7 +39,7 @@ import { fourEyesBeforeWriting } from "./four-eyes.js";
 import { approverSincePlan } from "../plan/four-eyes.js";
 import { lockBackend, lockDisabled, lockTimeoutOf, takeEnvLock, type ApplyLockFlags, type EnvLock } from "./env-lock.js";
 import type { PromotionSource } from "../promotion/source.js";
-import { checkSavedPromotion, promotionLeftBlocked, testsBeforeWriting, testsRefusal } from "../promotion/apply.js";
+import { checkSavedPromotion, checkSavedSource, promotionLeftBlocked, testsBeforeWriting, testsRefusal } from "../promotion/apply.js";
 import { promotionGate } from "../promotion/gate.js";
 
 /** What the evidence record and --format json say of a run told --lock=false. */
@@ -450,6 +450,7 @@ function unreadCode(run: Run, plan: Pick<Plan, "unread">, code: number, say = tr
 async function work(run: Run): Promise<number> {
   if (run.saved && run.planFile) checkSavedPromotion(run.saved, run.env.promoteFrom, run.planFile);
   run.promotion = await run.w.openPromotion(run.repo, run.env);
+  if (run.saved && run.planFile) checkSavedSource(run.saved, run.promotion, run.planFile);
   const ready = await beforeWriting(run, await planToApply(run));
   if (typeof ready === "number") return ready;
   const stopped = await lockEnvironment(run, ready);

@@ -59,6 +59,7 @@ export async function openPromotion(repo: Repo, env: ResolvedEnv, w: PromotionWi
     realm: source.realm,
     core: w.openClient(source),
     desired,
+    here: w.desiredState(env),
     ...(tests ? { tests } : {}),
     commit,
     uncommitted: files,

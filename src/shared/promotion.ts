@@ -20,6 +20,17 @@ export interface SourceFinding {
   leftOut?: true;
 }
 
+/** Where git's entry comes from, as a finding names it: its file and the line of its name. */
+type Origin = { file: string; line: number };
+
+/** An entry this environment reads from another document than the source does (a twin scoped with
+ *  metadata.environments): what the source was tried with is not what this environment would get, so the
+ *  write differs in the source whatever it holds. Undefined: the same document. */
+export function otherOrigin(here: Origin, there: Origin): SourceFinding | undefined {
+  if (here.file === there.file && here.line === there.line) return undefined;
+  return { compared: {}, notYet: [], differs: [{ field: "file", source: `${there.file}:${there.line}`, git: `${here.file}:${here.line}` }], notShown: [] };
+}
+
 /** The writes a promotion is about. */
 export type PromotedAction = "create" | "update" | "review" | "approve";
 

@@ -95,6 +95,6 @@ export function envelopeListKind<E extends Envelope = Envelope>(l: EnvelopeList)
 
     export: (live, ctx) => exportEnvelopes(l, live, ctx),
     evidence: (core) => evidenceCheck(l, core),
-    promotion: (c, desired, live) => envelopePromotion(l, c, desired, live),
+    promotion: (c, desired, live, here) => envelopePromotion(l, c, desired, live, here),
   };
 }

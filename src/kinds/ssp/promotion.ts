@@ -2,10 +2,11 @@
  *  same files, its own ${VAR}s). A create: the policy, in every field git sets, and each batch the create
  *  uploads, with git's dates and values. A review or approve: the batch of that name, with git's dates and
  *  values (by their checksum), at that status or beyond (a batch approved in the source has been reviewed
- *  there). Pure. */
+ *  there). Both environments must read the policy from the same document, a batch with the same dates.
+ *  Pure. */
 import type { Change } from "../../shared/entries.js";
 import { normalizeSspFields } from "../../shared/normalize.js";
-import type { SourceFinding } from "../../shared/promotion.js";
+import { otherOrigin, type SourceFinding } from "../../shared/promotion.js";
 import type { Unknown } from "../../shared/unknown.js";
 import { plural } from "../../words.js";
 import { batchDatesDiff, liveBatch, shownValuesDiff, sspFieldDiff } from "./compare.js";
@@ -98,9 +99,25 @@ function batchStepHolds(c: Change, d: DesiredSsp, live: SspLive): SourceFinding 
   return out;
 }
 
-export function sspPromotion(c: Change, desired: readonly DesiredSsp[], live: SspLive): SourceFinding {
+export function sspPromotion(c: Change, desired: readonly DesiredSsp[], live: SspLive, here: readonly DesiredSsp[]): SourceFinding {
   const name = c.action === "create" ? c.address.slice(sspAddress.policy("").length) : batchPayload(c)?.policy;
   const d = desired.find((x) => x.name === name);
   if (!d) return { ...empty(), leftOut: true };
+  const ours = here.find((x) => x.name === name);
+  const apart = ours && (otherOrigin(ours.source, d.source) ?? otherBatch(c, ours, d));
+  if (apart) return apart;
   return c.action === "create" ? createHolds(c, d, live) : batchStepHolds(c, d, live);
+}
+
+/** A batch this environment's files define with other dates than the source's (two items of one name,
+ *  each scoped to one environment): the source tried another batch. Undefined: the same dates. */
+function otherBatch(c: Change, ours: DesiredSsp, theirs: DesiredSsp): SourceFinding | undefined {
+  const name = batchPayload(c)?.batch;
+  if (c.action === "create" || name === undefined) return undefined;
+  const [a, b] = [ours, theirs].map((d) => d.batches.find((x) => x.name === name));
+  if (!a || !b) return undefined;
+  const out = empty();
+  for (const k of ["effective_start_date", "effective_end_date"] as const)
+    if ((a[k] ?? null) !== (b[k] ?? null)) out.differs.push({ field: k, source: b[k] ?? null, git: a[k] ?? null });
+  return out.differs.length ? out : undefined;
 }
