@@ -54414,7 +54414,7 @@ function planText(plan, out) {
     const head = heads.get(i);
     if (head) lines.push(...head.map((l) => out.paint("bold", l)), "");
     const sym = out.paint(COLOR2[c2.action], SYMBOL[c2.action].padStart(2));
-    lines.push(`${sym} ${out.paint("bold", terminalText(c2.address))} ${out.paint("dim", `(${actionWords(c2.action)})`)}`);
+    lines.push(`${sym} ${out.paint("bold", terminalText(c2.address))} ${out.paint("dim", `(${entryWords(c2)})`)}`);
     if (!isApplied(c2)) lines.push(`      ${out.paint(COLOR2[c2.action], "reason:")} ${terminalText(c2.reason ?? "")}`);
     else if (c2.reason) lines.push(`      note: ${terminalText(c2.reason)}`);
     lines.push(...entryDiffLines(c2, "      ", 40));
@@ -54490,7 +54490,7 @@ function changeLines(changes) {
     const why = c2.reason ?? kindWords(c2)?.summary?.(c2) ?? (changeWho(c2) || void 0);
     const reason = why === void 0 ? void 0 : markdownCut(why, LINE_REASON);
     cut ||= address.cut || !!reason?.cut;
-    return `- \`${SYMBOL[c2.action]}\` ${actionWords(c2.action)} <code>${address.md}</code>${reason ? `: ${reason.md}` : ""}
+    return `- \`${SYMBOL[c2.action]}\` ${entryWords(c2)} <code>${address.md}</code>${reason ? `: ${reason.md}` : ""}
 `;
   });
   return { lines, cut };
@@ -54720,7 +54720,7 @@ function applyText(report2, out) {
     lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }
-var SYMBOL, COLOR2, show7, unreadMarkdown, kindWords, linesOf, keptFieldsText, noteLines, alikeMarkdown, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS, driftWords, changeWho;
+var SYMBOL, COLOR2, show7, unreadMarkdown, kindWords, linesOf, keptFieldsText, noteLines, alikeMarkdown, cell, entryWords, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS, driftWords, changeWho;
 var init_plan2 = __esm({
   "src/report/plan.ts"() {
     "use strict";
@@ -54768,7 +54768,8 @@ var init_plan2 = __esm({
 
 `).join("");
     cell = (v2) => v2 === void 0 ? "" : markdownCode(JSON.stringify(v2), { cell: true });
-    changeTitle = (c2) => `<code>${SYMBOL[c2.action]}</code> <b>${actionWords(c2.action)}</b> ${htmlCode(c2.address)}`;
+    entryWords = (c2) => c2.promotion?.status === "blocked" ? `${actionWords(c2.promotion.action)}, ${actionWords(c2.action)}` : actionWords(c2.action);
+    changeTitle = (c2) => `<code>${SYMBOL[c2.action]}</code> <b>${entryWords(c2)}</b> ${htmlCode(c2.address)}`;
     LINE_NAME = 240;
     LINE_REASON = 200;
     LEAST_NAME = 20;
@@ -55416,7 +55417,7 @@ function verifyText(report2, out, live) {
     "",
     bad ? out.paint("red", `${plural(bad, "record")} of ${report2.records.length} failed the check.`) : `${plural(report2.records.length, "record")}: every hash and every link holds.`
   );
-  for (const [env2, h] of Object.entries(report2.heads)) lines.push(`Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`);
+  for (const [env2, h] of Object.entries(report2.heads)) lines.push(headWords(report2, env2, h));
   const changed = liveChanged(live);
   if (changed)
     lines.push(
@@ -55426,6 +55427,12 @@ function verifyText(report2, out, live) {
       )
     );
   return lines.join("\n");
+}
+function headWords(report2, env2, h) {
+  if (!(env2 in report2.broken)) return `Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`;
+  const last2 = report2.broken[env2];
+  const held = last2 ? `the last record that holds is #${last2.sequence} ${terminalText(last2.file)} (${last2.hash})` : "no record of it holds";
+  return `The chain of ${terminalText(env2)} does not hold: do not anchor its latest hash; ${held}.`;
 }
 function liveWords(f2) {
   const who = f2.modified_by || f2.modified_on ? ` (last changed${f2.modified_by ? ` by ${terminalText(f2.modified_by)}` : ""}${f2.modified_on ? ` at ${terminalText(f2.modified_on)}` : ""})` : "";
@@ -55487,7 +55494,12 @@ var init_evidence2 = __esm({
           folder,
           ok: report2.ok && !liveChanged2(live),
           records: report2.records.map((v2) => ({ ...v2, ...live ? { live: live.get(v2.file) ?? null } : {} })),
-          heads: report2.heads
+          heads: Object.fromEntries(
+            Object.entries(report2.heads).map(([env2, h]) => [
+              env2,
+              env2 in report2.broken ? { ...h, holds: false, last_holding: report2.broken[env2] ?? null } : { ...h, holds: true }
+            ])
+          )
         });
       }
     };
@@ -66253,9 +66265,13 @@ var init_test_record = __esm({
 // src/session/error-transactions.ts
 async function errorTransactionReport(core, filter, summary) {
   const list3 = await errorTransactions2.list(core, filter);
-  const records = list3.flatMap((e) => e.compliance_spec ?? []);
+  const records = byDate(list3.flatMap((e) => e.compliance_spec ?? []));
   if (summary) return { summary: byCode(records) };
   return { records: { total: numberOf(list3[0]?.total_records) ?? records.length, records } };
+}
+function byDate(records) {
+  const key5 = (r) => isDate(r.error_date ?? "") ? r.error_date : "~";
+  return records.map((r, i) => ({ r, i, k: key5(r) })).sort((a, b2) => a.k < b2.k ? -1 : a.k > b2.k ? 1 : a.i - b2.i).map((x2) => x2.r);
 }
 function byCode(records) {
   const groups = /* @__PURE__ */ new Map();
@@ -66273,6 +66289,7 @@ var init_error_transactions2 = __esm({
   "src/session/error-transactions.ts"() {
     "use strict";
     init_resources();
+    init_values2();
     init_number();
     MISSING_POLICY_SET = {
       "ERR-00015": "revenue rules: no valid revenue rule policy is available. Create the revenue rule policy set for these transactions, then reprocess them"
@@ -68174,15 +68191,28 @@ function verifyChain(stored, opts = {}) {
     byEnv.set(v2.environment, [...byEnv.get(v2.environment) ?? [], { index, file: v2.file, hash: v2.hash, sequence: v2.sequence ?? 0, prev }]);
   });
   const heads = {};
+  const chains = /* @__PURE__ */ new Map();
   for (const [env2, list3] of byEnv) {
     const originals = markCopies(list3, out);
+    chains.set(env2, originals);
     for (const l of originals) checkLink(env2, l, originals, out);
     const head = headOf2(originals, out);
     if (head) heads[env2] = { file: head.file, hash: head.hash, sequence: head.sequence };
   }
   crossChains(byEnv, (l) => stored[l.index]?.record, out);
   for (const v2 of out) if (!v2.findings.length) v2.findings.push("intact");
-  return { records: chainOrder(out, byEnv), heads, ok: out.every((v2) => v2.findings[0] === "intact") };
+  return { records: chainOrder(out, byEnv), heads, broken: brokenChains(chains, out), ok: out.every((v2) => v2.findings[0] === "intact") };
+}
+function brokenChains(chains, out) {
+  const broken = {};
+  for (const [env2, links] of chains) {
+    const sorted = [...links].sort((x2, y2) => x2.sequence - y2.sequence);
+    const first = sorted.findIndex((l) => out[l.index].findings[0] !== "intact");
+    if (first < 0) continue;
+    const last2 = sorted[first - 1];
+    broken[env2] = last2 ? { file: last2.file, hash: last2.hash, sequence: last2.sequence } : null;
+  }
+  return broken;
 }
 function chainOrder(out, byEnv) {
   const placed = [...byEnv.values()].flatMap((list3) => [...list3].sort((x2, y2) => x2.sequence - y2.sequence || (x2.file < y2.file ? -1 : 1)).map((l) => l.index));
@@ -72654,7 +72684,7 @@ function registerEvidence(program2, run2) {
   common(
     evidenceCmd.command("verify").argument("<dir>", "the folder of evidence records").description("check every record's hash and each environment's chain; with --live, whether what each record applied still holds").option("--live", "also read the service: per record, what it applied that still holds, and what changed since and who changed it").addHelpText(
       "after",
-      "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch).\nExit: 0 every record intact (with --live, and what each applied still holds), 1 a record failed the check\n(or, with --live, a change it applied no longer holds), or an error."
+      "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch);\nof a chain that does not hold it names the last record that does instead.\nExit: 0 every record intact (with --live, and what each applied still holds), 1 a record failed the check\n(or, with --live, a change it applied no longer holds), or an error."
     ),
     { views: evidenceVerifyViews }
   ).action(run2(async (f2, out, _r, args) => (await Promise.resolve().then(() => (init_evidence4(), evidence_exports2))).runEvidenceVerify(f2, out, args)));

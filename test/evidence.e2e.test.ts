@@ -496,6 +496,11 @@ describe("apply --evidence", () => {
       const p = await run(["evidence", "verify", proto]);
       expect(p.code).toBe(1);
       expect(p.stdout).toContain(`EDITED    ${a.file}`);
+      // The chain no longer holds from its first record: no hash to anchor, in text and JSON alike.
+      expect(p.stdout).toContain("The chain of demo does not hold: do not anchor its latest hash; no record of it holds.");
+      expect(p.stdout).not.toContain("Latest of demo");
+      const pj = JSON.parse((await run(["evidence", "verify", proto, "--format", "json"])).stdout);
+      expect(pj.heads.demo).toMatchObject({ hash: c.record.hash, holds: false, last_holding: null });
       expect((await run(["evidence", "show", join(proto, a.file)])).code).toBe(1);
 
       // A copy of record 1 after the last, and a stray file: named; the head is still record 3.

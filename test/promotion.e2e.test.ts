@@ -71,11 +71,14 @@ describe("promote_from: production receives what sandbox holds", () => {
     expect(plan.code, plan.stderr).toBe(2);
     expect(plan.stdout).toMatch(/^Promotion from sandbox \(\S+\/tenants\/sandbox, realm sandbox\), read \S+ at commit [0-9a-f]{12}: 0 promoted, 7 blocked/);
     expect(plan.stdout).toContain(
-      `x ${TENANT} (blocked)\n      reason: not yet in sandbox: carves_allocation is still false; manual_journal_contra_account is still "MJ-CONTRA-000"; apply it to sandbox first`,
+      `x ${TENANT} (update, blocked)\n      reason: not yet in sandbox: carves_allocation is still false; manual_journal_contra_account is still "MJ-CONTRA-000"; apply it to sandbox first`,
     );
     expect(plan.stdout).toContain('reason: not yet in sandbox: no SSP policy "Training Courses SSP"');
     expect(plan.stdout).toContain('reason: not yet in sandbox: batch "FY26-H1" is reviewed there, not yet approved');
     expect(plan.stdout).toContain("blocked for promotion (the update it would be)");
+    // A batch's review and approve, both blocked, name the write each would be.
+    expect(plan.stdout).toMatch(/x ssp\/\S[^\n]*\/batch\/\S+ \(review, blocked\)\n/);
+    expect(plan.stdout).toMatch(/x ssp\/\S[^\n]*\/batch\/\S+ \(approve, blocked\)\n/);
     expect(plan.stdout).toContain("Plan: nothing to apply; 7 blocked");
     const apply = await run(["apply", "--env", "production", "--auto-approve"]);
     expect(apply.code).toBe(1);

@@ -493,7 +493,7 @@ function registerEvidence(program: Command, run: Runner): void {
       .option("--live", "also read the service: per record, what it applied that still holds, and what changed since and who changed it")
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch).\nExit: 0 every record intact (with --live, and what each applied still holds), 1 a record failed the check\n(or, with --live, a change it applied no longer holds), or an error.",
+        "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch);\nof a chain that does not hold it names the last record that does instead.\nExit: 0 every record intact (with --live, and what each applied still holds), 1 a record failed the check\n(or, with --live, a change it applied no longer holds), or an error.",
       ),
     { views: evidenceVerifyViews },
   ).action(run(async (f, out, _r, args) => (await import("./evidence.js")).runEvidenceVerify(f, out, args)));

@@ -62,10 +62,20 @@ describe("the chain check", () => {
     expect(recordFileName({ environment: "pr od", sequence: 1 })).not.toBe(recordFileName({ environment: "pr_od", sequence: 1 }));
   });
 
+  it("a chain with an edited record does not hold: the last record that holds is the one before it", () => {
+    const list = chain(["prod", "sandbox", "prod", "prod"]);
+    (list[2]?.record as EvidenceRecord).exit_code = 1;
+    const report = verifyChain(list);
+    expect(report.broken).toEqual({ prod: { file: list[0]?.file, hash: list[0]?.record?.hash, sequence: 1 } });
+    (list[0]?.record as EvidenceRecord).exit_code = 1;
+    expect(verifyChain(list).broken).toEqual({ prod: null });
+  });
+
   it("intact chains of two environments, interleaved, pass and give each one's head", () => {
     const list = chain(["prod", "sandbox", "prod", "sandbox", "prod"]);
     const report = verifyChain(list);
     expect(report.ok).toBe(true);
+    expect(report.broken).toEqual({});
     expect(report.heads.prod).toEqual({ file: list[4]?.file, hash: list[4]?.record?.hash, sequence: 3 });
     expect(report.heads.sandbox?.sequence).toBe(2);
   });

@@ -51,6 +51,10 @@ export interface ChainReport {
    *  copy of a record or one of two records that follow the same one is not the head: the latest record
    *  no other follows is, or the record a fork's records follow. */
   heads: Record<string, { file: string; hash: string; sequence: number }>;
+  /** Per environment whose chain does not hold (a record of it failed the check): the last record of
+   *  its chain, from the first by sequence, before the first that failed (null when the first did). Its
+   *  head is then no hash to anchor: verify says so instead. */
+  broken: Record<string, { file: string; hash: string; sequence: number } | null>;
   ok: boolean;
 }
 
@@ -92,15 +96,31 @@ export function verifyChain(stored: StoredRecord[], opts: VerifyOptions = {}): C
     byEnv.set(v.environment, [...(byEnv.get(v.environment) ?? []), { index, file: v.file, hash: v.hash, sequence: v.sequence ?? 0, prev }]);
   });
   const heads: ChainReport["heads"] = {};
+  const chains = new Map<string, Link[]>();
   for (const [env, list] of byEnv) {
     const originals = markCopies(list, out);
+    chains.set(env, originals);
     for (const l of originals) checkLink(env, l, originals, out);
     const head = headOf(originals, out);
     if (head) heads[env] = { file: head.file, hash: head.hash, sequence: head.sequence };
   }
   crossChains(byEnv, (l) => stored[l.index]?.record as EvidenceRecord, out);
   for (const v of out) if (!v.findings.length) v.findings.push("intact");
-  return { records: chainOrder(out, byEnv), heads, ok: out.every((v) => v.findings[0] === "intact") };
+  return { records: chainOrder(out, byEnv), heads, broken: brokenChains(chains, out), ok: out.every((v) => v.findings[0] === "intact") };
+}
+
+/** Each environment a record of whose chain (copies aside: they are in it no more) failed the check,
+ *  with the last record that holds: the one before the first failed, by sequence. */
+function brokenChains(chains: Map<string, Link[]>, out: VerifiedRecord[]): ChainReport["broken"] {
+  const broken: ChainReport["broken"] = {};
+  for (const [env, links] of chains) {
+    const sorted = [...links].sort((x, y) => x.sequence - y.sequence);
+    const first = sorted.findIndex((l) => (out[l.index] as VerifiedRecord).findings[0] !== "intact");
+    if (first < 0) continue;
+    const last = sorted[first - 1];
+    broken[env] = last ? { file: last.file, hash: last.hash, sequence: last.sequence } : null;
+  }
+  return broken;
 }
 
 /** The verified files in chain order: each environment's records by sequence (environments as the

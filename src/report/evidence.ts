@@ -265,7 +265,7 @@ export function verifyText(report: ChainReport, out: Painter, live?: Map<string,
       ? out.paint("red", `${plural(bad, "record")} of ${report.records.length} failed the check.`)
       : `${plural(report.records.length, "record")}: every hash and every link holds.`,
   );
-  for (const [env, h] of Object.entries(report.heads)) lines.push(`Latest of ${t(env)}: ${h.hash} (${t(h.file)}); anchor it where the team cannot edit it.`);
+  for (const [env, h] of Object.entries(report.heads)) lines.push(headWords(report, env, h));
   const changed = liveChanged(live);
   if (changed)
     lines.push(
@@ -275,6 +275,15 @@ export function verifyText(report: ChainReport, out: Painter, live?: Map<string,
       ),
     );
   return lines.join("\n");
+}
+
+/** The hash to anchor of one environment's chain, or, when its chain does not hold, that it is none:
+ *  anchoring the head of a chain that failed would vouch for what failed. */
+function headWords(report: ChainReport, env: string, h: ChainReport["heads"][string]): string {
+  if (!(env in report.broken)) return `Latest of ${t(env)}: ${h.hash} (${t(h.file)}); anchor it where the team cannot edit it.`;
+  const last = report.broken[env];
+  const held = last ? `the last record that holds is #${last.sequence} ${t(last.file)} (${last.hash})` : "no record of it holds";
+  return `The chain of ${t(env)} does not hold: do not anchor its latest hash; ${held}.`;
 }
 
 export function liveWords(f: LiveFinding): string {

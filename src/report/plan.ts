@@ -209,7 +209,7 @@ export function planText(plan: Plan, out: Painter): string {
     const head = heads.get(i);
     if (head) lines.push(...head.map((l) => out.paint("bold", l)), "");
     const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
-    lines.push(`${sym} ${out.paint("bold", t(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
+    lines.push(`${sym} ${out.paint("bold", t(c.address))} ${out.paint("dim", `(${entryWords(c)})`)}`);
     if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${t(c.reason ?? "")}`);
     else if (c.reason) lines.push(`      note: ${t(c.reason)}`);
     lines.push(...entryDiffLines(c, "      ", 40));
@@ -225,8 +225,13 @@ export function planText(plan: Plan, out: Painter): string {
 /** A value in a markdown table cell: its JSON, as code. */
 const cell = (v: unknown): string => (v === undefined ? "" : markdownCode(JSON.stringify(v), { cell: true }));
 
+/** A change's action in words; a write promotion blocks names the write it would be too (a batch's review
+ *  and approve are otherwise two alike lines), as apply's refusal names it. */
+const entryWords = (c: Change): string =>
+  c.promotion?.status === "blocked" ? `${actionWords(c.promotion.action)}, ${actionWords(c.action)}` : actionWords(c.action);
+
 /** A change's title in markdown: its symbol, its action and its address. */
-const changeTitle = (c: Change): string => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${htmlCode(c.address)}`;
+const changeTitle = (c: Change): string => `<code>${SYMBOL[c.action]}</code> <b>${entryWords(c)}</b> ${htmlCode(c.address)}`;
 
 /** How long outside text may be in a list of one line each, in characters of markdown: a name up to
  *  LINE_NAME, a reason up to LINE_REASON; when many long names share the comment (one line each without
@@ -318,7 +323,7 @@ function changeLines(changes: readonly Change[]): { lines: string[]; cut: boolea
     const why = c.reason ?? kindWords(c)?.summary?.(c) ?? (changeWho(c) || undefined);
     const reason = why === undefined ? undefined : markdownCut(why, LINE_REASON);
     cut ||= address.cut || !!reason?.cut;
-    return `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} <code>${address.md}</code>${reason ? `: ${reason.md}` : ""}\n`;
+    return `- \`${SYMBOL[c.action]}\` ${entryWords(c)} <code>${address.md}</code>${reason ? `: ${reason.md}` : ""}\n`;
   });
   return { lines, cut };
 }

@@ -59,7 +59,12 @@ export const evidenceVerifyViews: Views<EvidenceVerifyView> = {
         folder,
         ok: report.ok && !liveChanged(live),
         records: report.records.map((v) => ({ ...v, ...(live ? { live: live.get(v.file) ?? null } : {}) })),
-        heads: report.heads,
+        heads: Object.fromEntries(
+          Object.entries(report.heads).map(([env, h]) => [
+            env,
+            env in report.broken ? { ...h, holds: false, last_holding: report.broken[env] ?? null } : { ...h, holds: true },
+          ]),
+        ),
       });
   },
 };
