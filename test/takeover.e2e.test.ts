@@ -132,11 +132,14 @@ describe("a takeover waits for the dead", () => {
 
 describe("a lock never let go while a write may still land", () => {
   it("an apply whose write revsync stopped waiting for leaves the lock released, owing the rest of that write's deadline; the next apply waits it out", async () => {
-    // The first PATCH takes 1.5 s in the service; revsync waits 1 s for an answer (REVSYNC_TIMEOUT_MS: its
-    // requests end within 2 s), reads back, finds it not landed yet and sends it again.
-    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 1500, method: "PATCH", times: 1 });
+    // The first PATCH takes 4.5 s in the service; revsync waits 3 s for an answer (REVSYNC_TIMEOUT_MS: its
+    // requests end within 6 s), reads back, finds it not landed yet and sends it again. The apply ends
+    // some 3.3 s in, so about 2.7 s of that write's deadline are owed: margin enough that a slow worker
+    // (at 1 s and 1.5 s, it had 0.8 s, and one quiet run in four ended past the deadline, owing nothing)
+    // never makes this a race.
+    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 4500, method: "PATCH", times: 1 });
     const dir = repo(fx.emu.url, "MJ-CUT");
-    const env = { ...DEMO_ENV, REVSYNC_TIMEOUT_MS: "1000" };
+    const env = { ...DEMO_ENV, REVSYNC_TIMEOUT_MS: "3000" };
     const cut = await cli(["apply", "--auto-approve", "--format", "json"], { cwd: dir, env });
     const report = JSON.parse(cut.stdout);
     expect(report.lock.note).toMatch(/^released with [\d.]+s owed: the next apply waits that long before it writes \(a write of an apply was cut short/);
