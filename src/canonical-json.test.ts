@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { binaryString } from "./testing/arbitraries.js";
+import { propertyRuns } from "./testing/property-runs.js";
 import { canonicalize as secondJcs } from "json-canonicalize";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, sameJson } from "./canonical-json.js";
@@ -67,7 +68,7 @@ describe("canonical JSON (RFC 8785)", () => {
     fc.assert(
       // A boolean, not expect(): fast-check names the value that differs, at a fraction of the cost.
       fc.property(value, (v) => canonicalJson(v) === secondJcs(v)),
-      { numRuns: 100 },
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 });

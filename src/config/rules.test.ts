@@ -4,6 +4,7 @@ import type { Emit, PolicyDoc } from "./rules.js";
 import { duplicateNames } from "./rules.js";
 import { duplicateHierarchy, floorNotAboveCeiling, formulaNeedsExpression } from "../kinds/ssp/files.js";
 import { tenantFieldsUpdatable as tenantRule } from "../kinds/tenant-configuration/files.js";
+import { propertyRuns } from "../testing/property-runs.js";
 
 const tenantFieldsUpdatable = (docs: PolicyDoc[], emit: Parameters<typeof tenantRule>[1]["emit"]): void => tenantRule(docs, { emit });
 
@@ -101,7 +102,7 @@ describe("the schemas refuse what the rules refuse, and revsync says each proble
       fc.property(names, (name) => {
         expect([name, pattern.test(name)]).toEqual([name, unsafeName(name) === undefined]);
       }),
-      { numRuns: 500 },
+      propertyRuns({ quick: 500, deep: 5000 }),
     );
   });
 });

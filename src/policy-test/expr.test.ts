@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { propertyRuns } from "../testing/property-runs.js";
 import { binaryString } from "../testing/arbitraries.js";
 import { describe, expect, it } from "vitest";
 import { evaluateText, ExprError, MAX_DEPTH, parseExpr, sspScope } from "./expr.js";
@@ -49,7 +50,7 @@ describe("the expression evaluator on any input", () => {
         if ("other" in r) return false;
         return "error" in r || Number.isFinite(r.value);
       }),
-      { numRuns: 300 },
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 });

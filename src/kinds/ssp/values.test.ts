@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { propertyRuns } from "../../testing/property-runs.js";
 import { binaryString } from "../../testing/arbitraries.js";
 import { describe, expect, it } from "vitest";
 import { valuesToCsv } from "../../ssp/csv.js";
@@ -109,7 +110,7 @@ describe("valuesChecksum", () => {
         const shuffled = [...rows].sort(() => ((seed = (seed * 1103515245 + 12345) | 0) & 1 ? 1 : -1));
         expect(valuesChecksum(shuffled)).toBe(valuesChecksum(rows));
       }),
-      { numRuns: 200 },
+      propertyRuns({ quick: 200, deep: 2000 }),
     );
   });
 });
