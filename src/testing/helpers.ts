@@ -2,7 +2,7 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_pr
 import { EventEmitter } from "node:events";
 import { request as httpRequest } from "node:http";
 import { Readable } from "node:stream";
-import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -329,16 +329,43 @@ export function dropKeptLock(url: string, realm = "demo"): void {
   rmSync(new LocalLock(machineLockDir(), { baseUrl: url, realm }).path, { force: true });
 }
 
-/** A temporary policy repo: the project's policies/ (or given files) and a revsync.yaml aimed at url. */
+/** The project's policies/ as a list of folders (text null) and files, relative to it, in an order that
+ *  makes each folder before what it holds: read once per process, as the suite makes some thousand
+ *  copies (cpSync took 4 ms of CPU for each, writing the files read once 0.4 ms). */
+let projectPolicies: { path: string; text: Buffer | null; mode: number }[] | undefined;
+
+function policiesOfProject(): { path: string; text: Buffer | null; mode: number }[] {
+  if (projectPolicies) return projectPolicies;
+  const out: { path: string; text: Buffer | null; mode: number }[] = [];
+  const walk = (rel: string): void => {
+    for (const e of readdirSync(join(ROOT, "policies", rel), { withFileTypes: true })) {
+      const path = join(rel, e.name);
+      const full = join(ROOT, "policies", path);
+      if (!e.isDirectory() && !e.isFile()) throw new Error(`tempRepo copies folders and files only: ${full}`);
+      out.push({ path, text: e.isDirectory() ? null : readFileSync(full), mode: statSync(full).mode & 0o777 });
+      if (e.isDirectory()) walk(path);
+    }
+  };
+  walk("");
+  projectPolicies = out;
+  return out;
+}
+
+/** A temporary policy repo: the project's policies/ (or given files) and a revsync.yaml aimed at url.
+ *  Its files are its own: a test may change them. */
 export function tempRepo(url: string, files: Record<string, string> | "default" = "default", envName = "demo"): string {
   const dir = mkdtempSync(join(tmpdir(), "revsync-test-"));
   writeFileSync(
     join(dir, "revsync.yaml"),
     `version: 1\npolicies: policies\nenvironments:\n  ${envName}:\n    base_url: ${url}\n    auth_url: ${url}\n    realm: demo\n    vars:\n      contra_account: MJ-CONTRA-100\n`,
   );
-  if (files === "default") cpSync(join(ROOT, "policies"), join(dir, "policies"), { recursive: true });
-  else {
-    mkdirSync(join(dir, "policies"), { recursive: true });
+  mkdirSync(join(dir, "policies"));
+  if (files === "default") {
+    for (const f of policiesOfProject()) {
+      if (f.text === null) mkdirSync(join(dir, "policies", f.path), { mode: f.mode });
+      else writeFileSync(join(dir, "policies", f.path), f.text, { mode: f.mode });
+    }
+  } else {
     for (const [name, text] of Object.entries(files)) {
       mkdirSync(dirname(join(dir, name)), { recursive: true });
       writeFileSync(join(dir, name), text);
@@ -347,8 +374,25 @@ export function tempRepo(url: string, files: Record<string, string> | "default" 
   return dir;
 }
 
+/** Removes a folder and all it holds (a file or a link: itself only; nothing when it is not there).
+ *  Walked by hand first: rmSync's recursive removal took 1.0 ms of CPU for a tempRepo, this 0.4 ms;
+ *  rmSync where the walk fails (a folder without write permission, one already gone). */
 export function removeDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
+  try {
+    if (lstatSync(dir).isSymbolicLink()) unlinkSync(dir);
+    else removeTree(dir);
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function removeTree(dir: string): void {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) removeTree(path);
+    else unlinkSync(path);
+  }
+  rmdirSync(dir);
 }
 
 /** The tenant configuration update body for a live envelope: its 14 fields, with overrides
