@@ -1,14 +1,14 @@
-// npm test after the build check: the typecheck, lint, layers, format:check and functions scripts of
-// package.json, and the tests (`vitest run`, with what follows `--` passed on to it), all at the same
+// npm test after the build check: the typecheck, lint, layers, format:check, functions and gen:check
+// (generated files not stale) scripts of package.json, and the tests (`vitest run`, with what follows `--` passed on to it), all at the same
 // time. Each check is one process on one core (one after another: 25 to 30 s of CPU in a fresh clone,
 // their caches empty, 7 to 8 s with them) and the tests wait on child processes and the emulator for
 // part of their run: started together, the checks fill those waits on the machine's two cores instead
 // of coming first (docs/development.md has the figures). The tests print as they run; each check's
 // output is printed whole after them, in this order, and the exit status is 1 when any failed.
 //
-//   node scripts/checks.mjs              the five checks only
+//   node scripts/checks.mjs              the six checks only
 //   node scripts/checks.mjs --tests [ARGS]
-//                                        the five checks and `vitest run ARGS` (npm test -- ARGS)
+//                                        the six checks and `vitest run ARGS` (npm test -- ARGS)
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
@@ -33,7 +33,7 @@ function buffered(name, command) {
   });
 }
 
-const checks = ["typecheck", "lint", "layers", "format:check", "functions"].map((name) => buffered(name, scripts[name]));
+const checks = ["typecheck", "lint", "layers", "format:check", "functions", "gen:check"].map((name) => buffered(name, scripts[name]));
 const tests = withTests
   ? new Promise((resolve) => {
       const child = spawn(join(root, "node_modules", ".bin", "vitest"), ["run", ...vitestArgs], { cwd: root, env, stdio: "inherit" });
