@@ -14,42 +14,18 @@
 //   policy formats, and each kind's answers and request bodies).
 // The registry is read as revsync runs it: src/kinds/registry.ts and src/plan/schema.ts bundled by esbuild
 // (the precompiled validators left out, as this script writes them).
-// `node scripts/gen-types.mjs --check` writes nothing and exits 1 when a committed file is stale. A check
-// that passed leaves a stamp (in the clone's ignored .revsync-tmp/): the digest of every file the output
-// can follow from and of the outputs themselves (src/, schemas/, scripts/, package-lock.json, Node's
-// version). The next check with the same digest passes without rendering again (2 to 3 s of CPU in
-// npm test); any change to one of those files renders and compares anew.
-import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+// `node scripts/gen-types.mjs --check` writes nothing and exits 1 when a committed file is stale.
+import { existsSync, readFileSync } from "node:fs";
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { compile } from "json-schema-to-typescript";
+import { Ajv } from "ajv";
+import standaloneModule from "ajv/dist/standalone/index.js";
+import { applyEdits, modify } from "jsonc-parser";
+import * as prettier from "prettier";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-
-/** The digest a passed check is stamped with: every file under the folders the output follows from (the
- *  outputs among them), in path order, with package-lock.json and Node's version. */
-function checkDigest() {
-  const hash = createHash("sha256").update(`${process.version}\n`);
-  const walk = (rel) =>
-    readdirSync(join(root, rel), { withFileTypes: true })
-      .sort((a, b) => (a.name < b.name ? -1 : 1))
-      .flatMap((e) => (e.isDirectory() ? walk(join(rel, e.name)) : e.isFile() ? [join(rel, e.name)] : []));
-  for (const path of [...walk("src"), ...walk("schemas"), ...walk("scripts"), "package-lock.json"])
-    hash.update(`${path}\0${readFileSync(join(root, path)).length}\0`).update(readFileSync(join(root, path)));
-  return hash.digest("hex");
-}
-
-const check = process.argv.includes("--check");
-const STAMP = join(root, ".revsync-tmp", "gen-types-checked");
-const digest = check ? checkDigest() : undefined;
-if (check && existsSync(STAMP) && readFileSync(STAMP, "utf8") === digest) process.exit(0);
-// The libraries that render, loaded only when a check must render (they take most of a stamped check's time).
-const { compile } = await import("json-schema-to-typescript");
-const { Ajv } = await import("ajv");
-const { default: standaloneModule } = await import("ajv/dist/standalone/index.js");
-const { applyEdits, modify } = await import("jsonc-parser");
-const prettier = await import("prettier");
 
 /** The registry as revsync runs it: its kinds, and the parts of the plan's schema they make. Only their
  *  data is read here, so each package the modules import (and the validators this script writes) is an
@@ -365,6 +341,7 @@ export async function render() {
   return files;
 }
 
+const check = process.argv.includes("--check");
 const files = await render();
 let stale = 0;
 for (const [out, text] of files) {
@@ -381,7 +358,3 @@ for (const [out, text] of files) {
   }
 }
 if (stale) process.exit(1);
-if (check) {
-  mkdirSync(dirname(STAMP), { recursive: true });
-  writeFileSync(STAMP, digest ?? "");
-}
