@@ -26,6 +26,27 @@ describe("the process", () => {
 });
 
 describe("interrupts", () => {
+  it("SIGINT: nothing new starts, what is in flight finishes, the report agrees with the service, exit 130", async () => {
+    // One step at a time; the signal comes as the second step (the create) starts: the update is done,
+    // the create is in flight (1.5 s of latency: a wide margin for the signal) and finishes, nothing
+    // else starts.
+    await fx.emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 1500, method: "POST", path: "/policy/ssp" }] });
+    // A signal to the process: the CLI runs as one.
+    const r = await cliProcess(["apply", "--auto-approve", "--concurrency", "1", "--verbose"], {
+      cwd: fx.repo,
+      env: DEMO_ENV,
+      when: { stderr: "start create ssp/Training Courses SSP", act: (child) => child.kill("SIGINT") },
+    });
+    expect(r.code).toBe(130);
+    expect(r.stdout).toContain("Apply interrupted: 2 done, 0 failed, 5 skipped.");
+    const done = 2;
+    const left = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+    expect(left.changes.length).toBe(7 - done);
+    await fx.emu.admin("DELETE", "faults");
+    expect((await run(["apply", "--auto-approve"])).code).toBe(0);
+    expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
+  });
+
   it("a second SIGINT during apply stops at once: it lists the steps already finished and names the requests in flight", async () => {
     // The batches' reviews and approves are held (until the next test's reset); the tenant configuration's
     // update and the create are not. Held, not slowed: a slow review could finish before a loaded machine
