@@ -33,6 +33,16 @@ function charPattern(c: string): string {
   return c === "@" || c === "#" ? `${one}(?:&#8288;|\u2060)?` : one;
 }
 
+/** charPattern of each character met so far: a token revsync receives is some hundreds of characters
+ *  of a few dozen kinds, and a run signs in more than once. */
+const formsOf = new Map<string, string>();
+
+function charForms(c: string): string {
+  let forms = formsOf.get(c);
+  if (forms === undefined) formsOf.set(c, (forms = charPattern(c)));
+  return forms;
+}
+
 /** The shortest run of letters worth looking for before the whole pattern is run. */
 const MIN_ANCHOR = 3;
 
@@ -53,7 +63,7 @@ interface Sought {
 function sought(secret: string, holder: string): Sought {
   const anchor = letterRun(secret);
   return {
-    pattern: new RegExp([...secret].map(charPattern).join(""), "g"),
+    pattern: new RegExp([...secret].map(charForms).join(""), "g"),
     anchor: anchor.length >= MIN_ANCHOR ? anchor : undefined,
     holder,
   };
