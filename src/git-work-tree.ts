@@ -14,12 +14,14 @@ const DISCOVERY_VARIABLES = [
   "GIT_DISCOVERY_ACROSS_FILESYSTEM",
 ];
 
+/** Whether anything stands at `path` (a dangling link included). Without an exception per missing
+ *  entry: most are missing. */
 const exists = (path: string): boolean => {
   try {
-    lstatSync(path);
-    return true;
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
   } catch {
-    return false;
+    // No permission to look: there may be one; git tells.
+    return true;
   }
 };
 
@@ -54,9 +56,9 @@ export function gitOnPath(env: NodeJS.ProcessEnv): boolean {
   for (const folder of path.split(delimiter))
     for (const name of names) {
       try {
-        if (statSync(join(folder || ".", name)).isFile()) return true;
+        if (statSync(join(folder || ".", name), { throwIfNoEntry: false })?.isFile()) return true;
       } catch {
-        /* not here */
+        /* not here (a PATH entry that is not a folder) */
       }
     }
   return false;
