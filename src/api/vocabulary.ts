@@ -53,7 +53,8 @@ export function unknownValues(body: unknown): UnknownValue[] {
     const o = node as Record<string, unknown>;
     const name = typeof o.compliance_name === "string" ? o.compliance_name : policy;
     for (const [k, v] of Object.entries(o)) {
-      const list = DOCUMENTED_VALUES[k];
+      // Own fields of the list only: an answer's "constructor" or "toString" is no list.
+      const list = Object.hasOwn(DOCUMENTED_VALUES, k) ? DOCUMENTED_VALUES[k] : undefined;
       if (list && typeof v === "string" && !list.includes(v)) found.push({ field: k, value: v, pointer: `${pointer}/${k}`, policy: name });
       else if (v && typeof v === "object") walk(v, `${pointer}/${k}`, name);
     }
