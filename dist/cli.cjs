@@ -56404,7 +56404,7 @@ function emptyTenant() {
     errorTransactions: { ...t.errorTransactions, records: [] }
   };
 }
-function seedState(name) {
+function buildState(name) {
   if (name === "multi-env") {
     const sandbox = { ...demoTenant(), realm: "acme-sandbox", environment: "sandbox" };
     const production = { ...demoTenant(), realm: "acme", environment: "production" };
@@ -56412,7 +56412,15 @@ function seedState(name) {
   }
   return { version: 1, seq: 1e3, tenants: [name === "demo" ? demoTenant() : emptyTenant()], tokens: {} };
 }
-var SEEDS, DEMO, T0;
+function seedState(name) {
+  let text4 = seedTexts.get(name);
+  if (text4 === void 0) {
+    text4 = JSON.stringify(buildState(name));
+    seedTexts.set(name, text4);
+  }
+  return JSON.parse(text4);
+}
+var SEEDS, DEMO, T0, seedTexts;
 var init_seed = __esm({
   "src/emulator/seed.ts"() {
     "use strict";
@@ -56430,6 +56438,7 @@ var init_seed = __esm({
       }
     };
     T0 = 1767225600;
+    seedTexts = /* @__PURE__ */ new Map();
   }
 });
 
