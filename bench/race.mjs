@@ -6,7 +6,7 @@
 // with no fault and with 300 ms of latency on every PATCH and POST, with the lock (--lock-timeout 30s), and
 // as a control without it (--lock=false). Prints a table; exits 1 when a locked round broke a rule:
 // never two "done" with one change lost, never two policies at one hierarchy_no with both exit 0.
-// Not part of npm test (it costs some 40 processes); test/two-writers.e2e.test.ts runs one round.
+// Not part of the test runs (it costs some 40 processes); test/two-writers.process.test.ts runs one round (npm run test:slow).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

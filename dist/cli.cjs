@@ -25594,7 +25594,7 @@ var init_number = __esm({
       }
     };
     isInexact = (v2) => v2 instanceof InexactNumber;
-    MAYBE_INEXACT = /\d[\d.]{15}|\d[eE][-+]?\d/;
+    MAYBE_INEXACT = /(?:^|[:,[])\s*-?(?:[\d.]{16}|[\d.]+[eE])/;
     TOKENS = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/g;
     MarkingParser = class {
       constructor(text4, marks) {
@@ -25684,21 +25684,34 @@ var init_number = __esm({
 // src/api/vocabulary.ts
 function unknownValues(body) {
   const found = [];
-  const walk = (node, pointer2, policy2) => {
+  const path = [];
+  const pointer2 = (k2) => `${path.map((p) => `/${p}`).join("")}/${k2}`;
+  const walk = (node, policy2) => {
     if (Array.isArray(node)) {
-      node.forEach((v2, i) => walk(v2, `${pointer2}/${i}`, policy2));
+      for (let i = 0; i < node.length; i++) {
+        const v2 = node[i];
+        if (!v2 || typeof v2 !== "object") continue;
+        path.push(i);
+        walk(v2, policy2);
+        path.pop();
+      }
       return;
     }
-    if (!node || typeof node !== "object") return;
     const o = node;
     const name = typeof o.compliance_name === "string" ? o.compliance_name : policy2;
-    for (const [k2, v2] of Object.entries(o)) {
-      const list3 = DOCUMENTED_VALUES[k2];
-      if (list3 && typeof v2 === "string" && !list3.includes(v2)) found.push({ field: k2, value: v2, pointer: `${pointer2}/${k2}`, policy: name });
-      else if (v2 && typeof v2 === "object") walk(v2, `${pointer2}/${k2}`, name);
+    for (const k2 of Object.keys(o)) {
+      const v2 = o[k2];
+      const list3 = typeof v2 === "string" && Object.hasOwn(DOCUMENTED_VALUES, k2) ? DOCUMENTED_VALUES[k2] : void 0;
+      if (list3) {
+        if (!list3.includes(v2)) found.push({ field: k2, value: v2, pointer: pointer2(k2), policy: name });
+      } else if (v2 && typeof v2 === "object") {
+        path.push(k2);
+        walk(v2, name);
+        path.pop();
+      }
     }
   };
-  walk(body, "", void 0);
+  if (body && typeof body === "object") walk(body, void 0);
   return found;
 }
 var DOCUMENTED_VALUES;
@@ -38617,6 +38630,7 @@ var init_core = __esm({
         const t0 = this.clock.now();
         const path = new URL(this.tokenUrl).pathname;
         this.onRequestStart?.({ method: "POST", path, started_at: t0, resend: attempt > 0, user: user ?? null });
+        const limit = this.requestSignal();
         try {
           const res = await request(this.tokenUrl, {
             method: "POST",
@@ -38625,7 +38639,7 @@ var init_core = __esm({
             dispatcher: this.dispatcher,
             headersTimeout: this.timeouts.headersMs,
             bodyTimeout: this.timeouts.bodyMs,
-            signal: this.requestSignal()
+            signal: limit.signal
           });
           status = res.statusCode;
           this.reached.auth = true;
@@ -38643,6 +38657,8 @@ var init_core = __esm({
           if (!this.reached.auth && NOBODY_THERE.has(errorCode(e)))
             throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last2}` });
           return { status, last: last2 };
+        } finally {
+          limit.done();
         }
       }
       /** The token endpoint's answer (not a retry status) as JSON, a token checked against its schema; a
@@ -38667,11 +38683,16 @@ var init_core = __esm({
       }
       /** What ends one request: the run's time limit, or the request's own total cap, whichever comes first.
        *  undici's headers and body timers are idle timers (a body that trickles in never trips them). */
+      /** A timer of its own, cleared (done) once the answer is read: AbortSignal.timeout's stays armed, with
+       *  a weak reference and a finalizer, until its time is out (some 90 s after each request of the run),
+       *  some 20 to 50 us a request more. Aborted as AbortSignal.timeout aborts (a TimeoutError). */
       requestSignal() {
         const left = Math.max(1, Math.ceil(Math.min(this.timeouts.totalMs, this.governor.deadline - this.clock.now())));
-        const signal = AbortSignal.timeout(left);
-        this.cuts.set(signal, left === this.timeouts.totalMs ? "cap" : "deadline");
-        return signal;
+        const controller = new AbortController();
+        const timer = setTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), left);
+        timer.unref();
+        this.cuts.set(controller.signal, left === this.timeouts.totalMs ? "cap" : "deadline");
+        return { signal: controller.signal, done: () => clearTimeout(timer) };
       }
       cuts = /* @__PURE__ */ new WeakMap();
       /** Until when (this client's clock, epoch ms) a write sent so far may still land: shared by every view
@@ -38728,7 +38749,7 @@ var init_core = __esm({
           });
           let res;
           let body;
-          const signal = this.requestSignal();
+          const { signal, done } = this.requestSignal();
           try {
             res = await this.send(spec, url, token, signal);
             body = Buffer.from(await res.body.arrayBuffer());
@@ -38739,6 +38760,8 @@ var init_core = __esm({
             this.observe(spec.method, path, null, t0, resend, reason);
             this.log(`${shown4} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
             return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
+          } finally {
+            done();
           }
           const status = res.statusCode;
           if (status === 504 && spec.kind !== "read") this.mayLand(t0);
@@ -47869,12 +47892,12 @@ function readUserFileBytes(path, maxBytes, inside) {
     if (!st.isFile()) throw notAFile(st);
     const over = () => new FileRefused(shown4, `it is over ${MiB(maxBytes)}, the most revsync reads of such a file`);
     if (st.size > maxBytes) throw over();
-    let buf = Buffer.alloc(Math.min(maxBytes + 1, Math.max(st.size + 1, 64 * 1024)));
+    let buf = Buffer.allocUnsafe(Math.min(maxBytes + 1, st.size ? st.size + 1 : 4096));
     let n = 0;
     for (; ; ) {
       if (n === buf.length) {
         if (n > maxBytes) throw over();
-        const more = Buffer.alloc(Math.min(maxBytes + 1, buf.length * 2));
+        const more = Buffer.allocUnsafe(Math.min(maxBytes + 1, buf.length * 2));
         buf.copy(more);
         buf = more;
       }
@@ -52367,8 +52390,39 @@ function charPattern(c2) {
   const one = `(?:${forms.join("|")})`;
   return c2 === "@" || c2 === "#" ? `${one}(?:&#8288;|\u2060)?` : one;
 }
+function charForms(c2) {
+  let forms = formsOf.get(c2);
+  if (forms === void 0) formsOf.set(c2, forms = charPattern(c2));
+  return forms;
+}
 function letterRun(secret) {
   return (secret.match(/[A-Za-z]+/g) ?? []).reduce((a, b2) => b2.length > a.length ? b2 : a, "");
+}
+function sought(secret, holder) {
+  const anchor = letterRun(secret);
+  return {
+    pattern: new RegExp([...secret].map(charForms).join(""), "g"),
+    anchor: anchor.length >= MIN_ANCHOR ? anchor : void 0,
+    holder
+  };
+}
+function spansOf(text4, sought2) {
+  const spans = [];
+  const holders = [];
+  for (const s3 of sought2) {
+    s3.pattern.lastIndex = 0;
+    const before = spans.length;
+    for (let m = s3.pattern.exec(text4); m; m = s3.pattern.exec(text4)) spans.push([m.index, m.index + m[0].length]);
+    if (spans.length > before) holders.push(s3.holder);
+  }
+  spans.sort((a, b2) => a[0] - b2[0]);
+  const merged = [];
+  for (const span of spans) {
+    const last2 = merged[merged.length - 1];
+    if (last2 && span[0] < last2[1]) last2[1] = Math.max(last2[1], span[1]);
+    else merged.push(span);
+  }
+  return { spans: merged, holders };
 }
 function unsafeSecret(secret) {
   const n = [...secret].length;
@@ -52392,20 +52446,18 @@ function unsafeSecretRefusal(first) {
     `give ${name} the real secret (at least ${MIN_SECRET} characters, not a word or a number alone), or unset it`
   );
 }
-var BACKSLASH, QUOTE, MIN_ANCHOR, Redactor, MIN_SECRET, MIN_PLAIN_SECRET;
+var BACKSLASH, QUOTE, formsOf, MIN_ANCHOR, Redactor, MIN_SECRET, MIN_PLAIN_SECRET;
 var init_redactor = __esm({
   "src/redactor.ts"() {
     "use strict";
     init_errors();
     BACKSLASH = "(?:\\\\|&#0*92;)";
     QUOTE = '(?:"|&quot;|&#0*34;)';
+    formsOf = /* @__PURE__ */ new Map();
     MIN_ANCHOR = 3;
     Redactor = class {
-      /** Each secret, and what holds it (a variable's name, "a token revsync received"). */
+      /** Each secret, as redact looks for it, in the order revsync learnt them. */
       secrets = /* @__PURE__ */ new Map();
-      pattern;
-      /** The longest run of letters of each secret, when every secret has one long enough to look for. */
-      anchors;
       /** What holds each secret that was blanked out of some text so far. */
       hit = /* @__PURE__ */ new Set();
       /** Secrets taken out (drop): a command that leaves them in its output keeps doing so, whoever hands
@@ -52413,29 +52465,28 @@ var init_redactor = __esm({
       dropped = /* @__PURE__ */ new Set();
       add(secret, holder = "a token revsync received") {
         if (!secret || this.secrets.has(secret) || this.dropped.has(secret)) return;
-        this.secrets.set(secret, holder);
-        this.build();
+        this.secrets.set(secret, sought(secret, holder));
       }
       /** Takes a secret out (one a command that sends nothing does not blank out: unsafeSecret). */
       drop(secret) {
-        if (secret) this.dropped.add(secret);
-        if (secret && this.secrets.delete(secret)) this.build();
-      }
-      build() {
-        const secrets = [...this.secrets.keys()];
-        const each = secrets.sort((a, b2) => b2.length - a.length).map((x2) => [...x2].map(charPattern).join(""));
-        this.pattern = each.length ? new RegExp(each.join("|"), "g") : void 0;
-        const anchors = secrets.map(letterRun);
-        this.anchors = anchors.every((a) => a.length >= MIN_ANCHOR) ? anchors : void 0;
+        if (!secret) return;
+        this.dropped.add(secret);
+        this.secrets.delete(secret);
       }
       redact(text4) {
-        if (!this.pattern) return text4;
-        if (this.anchors && !this.anchors.some((a) => text4.includes(a))) return text4;
-        const out = text4.replace(this.pattern, "[redacted]");
-        if (out !== text4) {
-          for (const [secret, holder] of this.secrets) if (new RegExp([...secret].map(charPattern).join("")).test(text4)) this.hit.add(holder);
+        if (!this.secrets.size) return text4;
+        const candidates2 = [...this.secrets.values()].filter((s3) => s3.anchor === void 0 || text4.includes(s3.anchor));
+        if (!candidates2.length) return text4;
+        const { spans, holders } = spansOf(text4, candidates2);
+        if (!spans.length) return text4;
+        for (const holder of holders) this.hit.add(holder);
+        let out = "";
+        let at2 = 0;
+        for (const [start, end] of spans) {
+          out += `${text4.slice(at2, start)}[redacted]`;
+          at2 = end;
         }
-        return out;
+        return out + text4.slice(at2);
       }
       /** What holds each secret blanked out of some text so far: text revsync printed then is not what the
        *  service or a file holds. */
@@ -56353,7 +56404,7 @@ function emptyTenant() {
     errorTransactions: { ...t.errorTransactions, records: [] }
   };
 }
-function seedState(name) {
+function buildState(name) {
   if (name === "multi-env") {
     const sandbox = { ...demoTenant(), realm: "acme-sandbox", environment: "sandbox" };
     const production = { ...demoTenant(), realm: "acme", environment: "production" };
@@ -56361,7 +56412,15 @@ function seedState(name) {
   }
   return { version: 1, seq: 1e3, tenants: [name === "demo" ? demoTenant() : emptyTenant()], tokens: {} };
 }
-var SEEDS, DEMO, T0;
+function seedState(name) {
+  let text4 = seedTexts.get(name);
+  if (text4 === void 0) {
+    text4 = JSON.stringify(buildState(name));
+    seedTexts.set(name, text4);
+  }
+  return JSON.parse(text4);
+}
+var SEEDS, DEMO, T0, seedTexts;
 var init_seed = __esm({
   "src/emulator/seed.ts"() {
     "use strict";
@@ -56379,6 +56438,7 @@ var init_seed = __esm({
       }
     };
     T0 = 1767225600;
+    seedTexts = /* @__PURE__ */ new Map();
   }
 });
 
@@ -60732,6 +60792,11 @@ function adaptRecipe(text4, shape) {
   ).replace(/"policies\/\*\*", "tests\/\*\*"/g, `"${shape.policies}/**", "${shape.tests}/**"`);
 }
 function defaultPin(version2) {
+  const known = pins.get(version2) ?? ownPin(version2);
+  pins.set(version2, known);
+  return { ...known };
+}
+function ownPin(version2) {
   const git = (...args) => {
     try {
       return (0, import_node_child_process.execFileSync)("git", ["-C", OWN_ROOT, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
@@ -60862,8 +60927,8 @@ function installStep(dir, pinned, pin) {
 function nextSteps({ dir, where: where2, existing, shape, pin, found }, { written: written2 }, flags) {
   const warnings = [];
   const pinned = pinnedIn(dir);
-  const pins = !!(flags.ci || flags.pin);
-  if (pins && pinned === PLACEHOLDER) {
+  const pins2 = !!(flags.ci || flags.pin);
+  if (pins2 && pinned === PLACEHOLDER) {
     const why = found.local ? `revsync runs from a clone whose origin is a path on this machine (${found.local}), and a pin to it would install only here, never in CI` : "revsync does not know where it was installed from";
     warnings.push(
       `package.json pins revsync at a placeholder: ${why}. Set devDependencies.revsync to the git URL your CI can reach and a release tag or full commit id (or run init with --pin SPEC)`
@@ -60873,7 +60938,7 @@ function nextSteps({ dir, where: where2, existing, shape, pin, found }, { writte
     warnings.push(
       `package.json pins revsync at ${JSON.stringify(pinned)}, a path on this machine: a CI runner cannot fetch it, so the recipes' npm install fails there. Pin a version from an npm registry your CI reaches, or a git+https URL at a release tag or full commit id (init --pin ${shellQuote(instead)})`
     );
-  } else if (pins && pinned === void 0) {
+  } else if (pins2 && pinned === void 0) {
     warnings.push(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev ${shellQuote(pin)}`);
   }
   const wrotePin = written2.some((w2) => w2.endsWith("package.json") || w2.includes(" in package.json"));
@@ -60978,7 +61043,7 @@ function freshConfig(env2, prefix, flags) {
     ""
   ].join("\n");
 }
-var import_node_child_process, import_node_fs11, import_node_path19, import_node_module5, import_node_util, import_yaml5, isCiName, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
+var import_node_child_process, import_node_fs11, import_node_path19, import_node_module5, import_node_util, import_yaml5, isCiName, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, pins, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
 var init_scaffold = __esm({
   "src/config/scaffold.ts"() {
     "use strict";
@@ -61006,6 +61071,7 @@ var init_scaffold = __esm({
       gitlab: [["gitlab/.gitlab-ci.yml", ".gitlab-ci.yml"]]
     };
     ownPackage = () => (0, import_node_module5.createRequire)(__revsyncModuleUrl)((0, import_node_path19.join)(OWN_ROOT, "package.json"));
+    pins = /* @__PURE__ */ new Map();
     isLocalSpec = (spec) => /^(git\+)?(file|link):/.test(spec) || /^(\/|\.{1,2}([/\\]|$)|~|[A-Za-z]:[/\\])/.test(spec);
     PLACEHOLDER = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
     GITIGNORE_HEADER = "# Saved plans (revsync plan --out) and what the CI recipes write (plans, their markdown, drift, policy test reports): made in CI, not committed.";
@@ -65641,8 +65707,67 @@ var init_make = __esm({
   }
 });
 
+// src/git-work-tree.ts
+function mayBeInGitRepository(dir, env2) {
+  if (DISCOVERY_VARIABLES.some((v2) => env2[v2] !== void 0)) return true;
+  let at2;
+  try {
+    at2 = (0, import_node_fs13.realpathSync)(dir);
+  } catch {
+    return true;
+  }
+  for (; ; ) {
+    if (exists((0, import_node_path23.join)(at2, ".git")) || exists((0, import_node_path23.join)(at2, "HEAD"))) return true;
+    const up = (0, import_node_path23.dirname)(at2);
+    if (up === at2) return false;
+    at2 = up;
+  }
+}
+function gitOnPath(env2) {
+  const path = env2.PATH ?? env2.Path ?? (process.platform === "win32" ? "" : "/usr/bin:/bin");
+  const names = process.platform === "win32" ? ["git.exe", "git.cmd", "git.bat", "git"] : ["git"];
+  for (const folder of path.split(import_node_path23.delimiter))
+    for (const name of names) {
+      try {
+        if ((0, import_node_fs13.statSync)((0, import_node_path23.join)(folder || ".", name), { throwIfNoEntry: false })?.isFile()) return true;
+      } catch {
+      }
+    }
+  return false;
+}
+function notARepositoryError(env2) {
+  const missing2 = !gitOnPath(env2);
+  const e = new Error(missing2 ? "spawn git ENOENT" : "fatal: not a git repository (or any of the parent directories): .git");
+  e.code = missing2 ? "ENOENT" : 128;
+  return e;
+}
+var import_node_fs13, import_node_path23, DISCOVERY_VARIABLES, exists;
+var init_git_work_tree = __esm({
+  "src/git-work-tree.ts"() {
+    "use strict";
+    import_node_fs13 = require("node:fs");
+    import_node_path23 = require("node:path");
+    DISCOVERY_VARIABLES = [
+      "GIT_DIR",
+      "GIT_WORK_TREE",
+      "GIT_COMMON_DIR",
+      "GIT_OBJECT_DIRECTORY",
+      "GIT_CEILING_DIRECTORIES",
+      "GIT_DISCOVERY_ACROSS_FILESYSTEM"
+    ];
+    exists = (path) => {
+      try {
+        return (0, import_node_fs13.lstatSync)(path, { throwIfNoEntry: false }) !== void 0;
+      } catch {
+        return true;
+      }
+    };
+  }
+});
+
 // src/evidence/context.ts
 function run(args, cwd, env2) {
+  if (!mayBeInGitRepository(cwd, env2)) return Promise.reject(notARepositoryError(env2));
   return new Promise((resolve23, reject) => {
     (0, import_node_child_process2.execFile)(
       "git",
@@ -65653,8 +65778,8 @@ function run(args, cwd, env2) {
   });
 }
 async function gitState(root, evidenceDir, env2, policyPaths = []) {
-  const inside = (0, import_node_path23.relative)(root, evidenceDir);
-  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path23.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
+  const inside = (0, import_node_path24.relative)(root, evidenceDir);
+  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path24.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
   let status;
   try {
     status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env2);
@@ -65695,11 +65820,11 @@ async function notClean(root, found, policyPaths, env2) {
   }
   const from = realOr(root);
   const isPolicy = (p) => policyPaths.some((pp) => {
-    const rel = (0, import_node_path23.relative)(pp || ".", p);
-    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path23.isAbsolute)(rel) && POLICY_FILE.test(p);
+    const rel = (0, import_node_path24.relative)(pp || ".", p);
+    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path24.isAbsolute)(rel) && POLICY_FILE.test(p);
   });
   const all2 = found.map((f2) => {
-    const path = (0, import_node_path23.relative)(from, (0, import_node_path23.join)(top, f2.path)) || f2.path;
+    const path = (0, import_node_path24.relative)(from, (0, import_node_path24.join)(top, f2.path)) || f2.path;
     return { path, what: f2.what, policy: isPolicy(path) };
   }).sort((a, b2) => a.policy !== b2.policy ? a.policy ? -1 : 1 : a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
   return { not_clean: all2.slice(0, NOT_CLEAN_LISTED), not_clean_total: all2.length };
@@ -65725,7 +65850,7 @@ async function uncommittedFiles(cwd, files, env2) {
 }
 function realOr(dir) {
   try {
-    return (0, import_node_fs13.realpathSync)(dir);
+    return (0, import_node_fs14.realpathSync)(dir);
   } catch {
     return dir;
   }
@@ -65754,7 +65879,7 @@ async function changedPolicyFiles(root, paths, cwd, env2) {
   }
   const from = realOr(cwd);
   found.sort((a, b2) => a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
-  return { commit, files: found.map((f2) => `${(0, import_node_path23.relative)(from, (0, import_node_path23.join)(top, f2.path)) || f2.path} (${f2.what})`) };
+  return { commit, files: found.map((f2) => `${(0, import_node_path24.relative)(from, (0, import_node_path24.join)(top, f2.path)) || f2.path} (${f2.what})`) };
 }
 function ciContext(env2, readEvent = () => void 0) {
   const ctx = ciOwnContext(env2, readEvent);
@@ -65796,13 +65921,14 @@ function ciOwnContext(env2, readEvent) {
   }
   return null;
 }
-var import_node_child_process2, import_node_fs13, import_node_path23, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
+var import_node_child_process2, import_node_fs14, import_node_path24, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
 var init_context2 = __esm({
   "src/evidence/context.ts"() {
     "use strict";
     import_node_child_process2 = require("node:child_process");
-    import_node_fs13 = require("node:fs");
-    import_node_path23 = require("node:path");
+    import_node_fs14 = require("node:fs");
+    import_node_path24 = require("node:path");
+    init_git_work_tree();
     NOT_CLEAN_LISTED = 50;
     POLICY_FILE = /\.(ya?ml|csv)$/i;
     nonEmpty = (v2) => v2 && v2.trim() ? v2 : null;
@@ -65901,7 +66027,7 @@ async function runTest(flags, out) {
 async function testRun(flags, out, view) {
   const repo = openRepo(flags);
   const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offline(repo, flags, out, view);
-  const shownDir = (0, import_node_path24.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
+  const shownDir = (0, import_node_path25.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
   const results = runs.flatMap((r) => runCases(r.cases, r.policies));
   const contracts = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
   const source = runs.length === 1 ? runs[0]?.source ?? "" : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
@@ -65963,7 +66089,7 @@ async function liveFleet(flags, out) {
   view.end({ outcomes, whole: () => "this command's JSON output (--format json)" }, out);
   return fleetExit(outcomes, { planChanges: false });
 }
-var import_node_path24, askedOf;
+var import_node_path25, askedOf;
 var init_test = __esm({
   "src/cli/test.ts"() {
     "use strict";
@@ -65973,7 +66099,7 @@ var init_test = __esm({
     init_policy_tests();
     init_view();
     init_policy_test2();
-    import_node_path24 = require("node:path");
+    import_node_path25 = require("node:path");
     init_context();
     init_fleet3();
     init_outcome();
@@ -66376,7 +66502,7 @@ __export(test_record_exports, {
 async function runTestRecord(flags, out) {
   const request2 = checkRequest(flags, out);
   const repo = openRepo(flags);
-  if ((0, import_node_fs14.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
+  if ((0, import_node_fs15.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
   const env2 = openEnv(repo, flags);
   const { records, policies: policies2 } = await readSources(env2, request2.filter, flags, out);
   const recorded = recordCases(records, order(policies2), request2);
@@ -66393,8 +66519,8 @@ async function runTestRecord(flags, out) {
   if (safe !== text4) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
   writeUserFile(request2.target, safe);
   const dir = testsDir(repo);
-  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path25.sep))) {
-    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path25.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
+  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path26.sep))) {
+    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path26.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
   }
   recordedText(records.length, request2, recorded, out);
   return 0;
@@ -66408,8 +66534,8 @@ function checkRequest(flags, out) {
   const mask = new Set(list2(flags.mask, "--mask"));
   const omit = new Set(list2(flags.omit, "--omit"));
   for (const f2 of mask) if (omit.has(f2)) throw new UserError(`${f2} is in both --mask and --omit: choose one`);
-  const target = (0, import_node_path25.resolve)(out.io.cwd, flags.out);
-  return { filter, mask, omit, target, shown: (0, import_node_path25.relative)(out.io.cwd, target) || flags.out };
+  const target = (0, import_node_path26.resolve)(out.io.cwd, flags.out);
+  return { filter, mask, omit, target, shown: (0, import_node_path26.relative)(out.io.cwd, target) || flags.out };
 }
 async function readSources(env2, filter, flags, out) {
   const core = openClient(env2, flags, out);
@@ -66423,12 +66549,12 @@ async function readSources(env2, filter, flags, out) {
     await core.close();
   }
 }
-var import_node_fs14, import_node_path25, list2;
+var import_node_fs15, import_node_path26, list2;
 var init_test_record2 = __esm({
   "src/cli/test-record.ts"() {
     "use strict";
-    import_node_fs14 = require("node:fs");
-    import_node_path25 = require("node:path");
+    import_node_fs15 = require("node:fs");
+    import_node_path26 = require("node:path");
     init_resources();
     init_errors();
     init_evaluate();
@@ -66454,7 +66580,7 @@ var init_test_record2 = __esm({
 
 // src/session/plan.ts
 function savePlan(plan, file, cwd, out) {
-  writeUserFile((0, import_node_path26.resolve)(cwd, file), JSON.stringify(plan, null, 2) + "\n");
+  writeUserFile((0, import_node_path27.resolve)(cwd, file), JSON.stringify(plan, null, 2) + "\n");
   out.info(`Saved the plan to ${file}. Apply exactly this plan with: revsync apply ${shellQuote(file)}`);
 }
 function planExit(plan, detailedExitcode, out) {
@@ -66477,7 +66603,7 @@ function planExit(plan, detailedExitcode, out) {
 }
 function planFolder(out, names, cwd) {
   if (out === void 0) return void 0;
-  const dir = (0, import_node_path26.resolve)(cwd, out);
+  const dir = (0, import_node_path27.resolve)(cwd, out);
   const bad = names.find((n) => !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(n));
   if (bad !== void 0)
     throw new UserError(
@@ -66486,18 +66612,18 @@ function planFolder(out, names, cwd) {
     );
   let isFile = false;
   try {
-    isFile = !(0, import_node_fs15.statSync)(dir).isDirectory();
+    isFile = !(0, import_node_fs16.statSync)(dir).isDirectory();
   } catch {
   }
   if (isFile) throw new UserError(`--out ${out} is a file: with several environments --out names a folder, which gets one plan file per environment`);
   return dir;
 }
-var import_node_fs15, import_node_path26;
+var import_node_fs16, import_node_path27;
 var init_plan4 = __esm({
   "src/session/plan.ts"() {
     "use strict";
-    import_node_fs15 = require("node:fs");
-    import_node_path26 = require("node:path");
+    import_node_fs16 = require("node:fs");
+    import_node_path27 = require("node:path");
     init_errors();
     init_model();
     init_plan2();
@@ -66531,7 +66657,7 @@ async function openPromotion(repo, env2, w2) {
   const source = sourceEnv(repo, env2, w2.penv);
   const desired = w2.desiredState(source);
   const tests = testsOf(repo, source, w2.penv);
-  const paths = [(0, import_node_path27.relative)(repo.root, repo.configFile), (0, import_node_path27.relative)(repo.root, repo.policiesDir) || "."];
+  const paths = [(0, import_node_path28.relative)(repo.root, repo.configFile), (0, import_node_path28.relative)(repo.root, repo.policiesDir) || "."];
   const { commit, files } = await changedPolicyFiles(repo.root, paths, w2.cwd, w2.penv);
   return {
     name: source.name,
@@ -66546,11 +66672,11 @@ async function openPromotion(repo, env2, w2) {
     concurrency: w2.concurrency()
   };
 }
-var import_node_path27;
+var import_node_path28;
 var init_promotion6 = __esm({
   "src/session/promotion.ts"() {
     "use strict";
-    import_node_path27 = require("node:path");
+    import_node_path28 = require("node:path");
     init_repo();
     init_test_files();
     init_errors();
@@ -66613,7 +66739,7 @@ async function planFleet(flags, out) {
   const repo = openRepo(flags);
   const names = fleetNames2(repo, flags);
   const dir = planFolder(flags.out, names, out.io.cwd);
-  const fileOf = (name) => (0, import_node_path28.join)(flags.out ?? "", `${name}.plan.json`);
+  const fileOf = (name) => (0, import_node_path29.join)(flags.out ?? "", `${name}.plan.json`);
   const outcomes = await runEnvironments(repo, names, flags, out, "plan", view, async ({ env: env2, core, flags: own2, out: envOut }) => {
     const guardrails = guardrailsOf(repo, env2, own2, approversOf2(own2, env2, void 0), kindsOf(envOut.io));
     const promotion = await openPromotion2(repo, env2, own2, envOut);
@@ -66622,7 +66748,7 @@ async function planFleet(flags, out) {
       ...guardrails ? { guardrails } : {},
       ...promotion ? { promotion } : {}
     }).finally(() => promotion?.core.close());
-    if (dir) writeUserFile((0, import_node_path28.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
+    if (dir) writeUserFile((0, import_node_path29.join)(dir, `${env2.name}.plan.json`), JSON.stringify(plan, null, 2) + "\n");
     return planOutcome(plan);
   });
   const whole = (o) => dir && o.plan ? fileOf(o.plan.environment) : "this command's JSON output (--format json)";
@@ -66634,11 +66760,11 @@ async function planFleet(flags, out) {
     );
   return fleetExit(outcomes, { planChanges: !!flags.detailedExitcode });
 }
-var import_node_path28;
+var import_node_path29;
 var init_plan5 = __esm({
   "src/cli/plan.ts"() {
     "use strict";
-    import_node_path28 = require("node:path");
+    import_node_path29 = require("node:path");
     init_repo();
     init_errors();
     init_outcome();
@@ -66842,14 +66968,14 @@ __export(show_exports, {
 async function runShow(flags, out, args) {
   const view = await pickView(showViews, flags.format);
   const file = args[0] ?? "";
-  view({ plan: readPlanFile((0, import_node_path29.resolve)(out.io.cwd, file), kindsOf(out.io), false), file }, out);
+  view({ plan: readPlanFile((0, import_node_path30.resolve)(out.io.cwd, file), kindsOf(out.io), false), file }, out);
   return 0;
 }
-var import_node_path29;
+var import_node_path30;
 var init_show = __esm({
   "src/cli/show.ts"() {
     "use strict";
-    import_node_path29 = require("node:path");
+    import_node_path30 = require("node:path");
     init_view();
     init_plan3();
     init_io();
@@ -67657,19 +67783,19 @@ var init_live = __esm({
 
 // src/evidence/store.ts
 function headIn(dir, environment) {
-  const names = (0, import_node_fs16.readdirSync)(dir);
+  const names = (0, import_node_fs17.readdirSync)(dir);
   const own2 = envPart(environment);
   const slots = names.map((n) => SLOT.exec(n)).filter((m) => !!m && m[1] === own2).map((m) => ({ name: m[0], seq: Number(m[2]) })).sort((x2, y2) => y2.seq - x2.seq);
   const slot = slots[0]?.seq ?? 0;
   for (const { name } of slots) {
-    const head = headOf((0, import_node_path30.join)(dir, name), environment);
+    const head = headOf((0, import_node_path31.join)(dir, name), environment);
     if (head) return { ...head, slot };
   }
   const tag = `-${envSlug(environment)}-`;
   let best;
   for (const n of names) {
     if (!n.endsWith(".json") || !n.includes(tag) || SLOT.test(n)) continue;
-    const head = headOf((0, import_node_path30.join)(dir, n), environment);
+    const head = headOf((0, import_node_path31.join)(dir, n), environment);
     if (head && (!best || head.sequence > best.sequence)) best = head;
   }
   return best ? { ...best, slot } : slot ? { hash: "", sequence: 0, slot } : void 0;
@@ -67699,8 +67825,8 @@ function earlierFileName(r) {
 function prepareEvidenceDir(dir) {
   try {
     makeFolders(dir);
-    if (!(0, import_node_fs16.statSync)(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
-    (0, import_node_fs16.accessSync)(dir, import_node_fs16.constants.W_OK);
+    if (!(0, import_node_fs17.statSync)(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
+    (0, import_node_fs17.accessSync)(dir, import_node_fs17.constants.W_OK);
   } catch (e) {
     const code = e.code ?? e.message;
     throw new UserError(
@@ -67712,7 +67838,7 @@ function prepareEvidenceDir(dir) {
 function readRecords(dir) {
   let entries2;
   try {
-    entries2 = (0, import_node_fs16.readdirSync)(dir, { withFileTypes: true });
+    entries2 = (0, import_node_fs17.readdirSync)(dir, { withFileTypes: true });
   } catch (e) {
     throw new UserError(`cannot read the evidence folder ${dir}: ${e.code ?? e.message}`);
   }
@@ -67720,7 +67846,7 @@ function readRecords(dir) {
     if (e.isDirectory()) return { file: e.name, unreadable: "is a folder: an evidence folder holds records only" };
     if (!e.name.endsWith(".json"))
       return { file: e.name, unreadable: "is not an evidence record (revsync writes records as .json files): an evidence folder holds records only" };
-    return readRecord((0, import_node_path30.join)(dir, e.name), e.name);
+    return readRecord((0, import_node_path31.join)(dir, e.name), e.name);
   });
 }
 function readRecord(path, file = path) {
@@ -67744,7 +67870,7 @@ function readRecord(path, file = path) {
 function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
   for (let attempt = 0; attempt < APPEND_TRIES; attempt++) {
     const record2 = linked(content, headIn(dir, content.environment), redact, unavailable);
-    const path = (0, import_node_path30.join)(dir, recordFileName(record2));
+    const path = (0, import_node_path31.join)(dir, recordFileName(record2));
     try {
       writeFileExclusive(path, `${JSON.stringify(record2, null, 2)}
 `);
@@ -67768,13 +67894,13 @@ function linked(content, last2, redact, unavailable) {
   record2.hash = recordHash(record2);
   return record2;
 }
-var import_node_crypto10, import_node_fs16, import_node_path30, envSlug, envPart, SLOT, APPEND_TRIES;
+var import_node_crypto10, import_node_fs17, import_node_path31, envSlug, envPart, SLOT, APPEND_TRIES;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
     import_node_crypto10 = require("node:crypto");
-    import_node_fs16 = require("node:fs");
-    import_node_path30 = require("node:path");
+    import_node_fs17 = require("node:fs");
+    import_node_path31 = require("node:path");
     init_errors();
     init_fs_atomic();
     init_redact_json();
@@ -67793,11 +67919,11 @@ function valuesOf(c2) {
   const checksum = typeof c2.payload?.values_checksum === "string" ? c2.payload.values_checksum : null;
   return { values: { checksum, file: c2.values.file, rows: c2.values.rows } };
 }
-var import_node_path31, iso3, EvidenceRecorder;
+var import_node_path32, iso3, EvidenceRecorder;
 var init_recorder = __esm({
   "src/evidence/recorder.ts"() {
     "use strict";
-    import_node_path31 = require("node:path");
+    import_node_path32 = require("node:path");
     init_run3();
     init_four_eyes2();
     init_model();
@@ -67955,7 +68081,7 @@ var init_recorder = __esm({
           if (c2.source) files.add(c2.source.replace(/:\d+$/, ""));
           if (c2.values?.file) files.add(c2.values.file);
         }
-        const read = new Set([...files].map((f2) => (0, import_node_path31.relative)(this.init.repoRoot, (0, import_node_path31.resolve)(this.init.cwd, f2))));
+        const read = new Set([...files].map((f2) => (0, import_node_path32.relative)(this.init.repoRoot, (0, import_node_path32.resolve)(this.init.cwd, f2))));
         if (git.not_clean) git = { ...git, not_clean: git.not_clean.map((p) => read.has(p.path) ? { ...p, policy: true } : p) };
         const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
         if (!outside.length) return git;
@@ -68158,6 +68284,7 @@ function promoteFromIn(text4) {
   return out;
 }
 function gitShow(cwd, spec, env2) {
+  if (!mayBeInGitRepository(cwd, env2)) return Promise.resolve(void 0);
   return new Promise((resolve23) => {
     (0, import_node_child_process3.execFile)(
       "git",
@@ -68173,6 +68300,7 @@ var init_promotion8 = __esm({
     "use strict";
     import_node_child_process3 = require("node:child_process");
     import_yaml8 = __toESM(require_dist(), 1);
+    init_git_work_tree();
     init_check();
     init_entries();
     init_record();
@@ -68361,18 +68489,18 @@ function checkRecord(s3, opts) {
   return { verified: v2, placed: true };
 }
 function renamedWords(file, r) {
-  const name = (0, import_node_path32.basename)(file);
+  const name = (0, import_node_path33.basename)(file);
   if (name === recordFileName(r) || name === earlierFileName(r)) return void 0;
   return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: its environment and sequence)`;
 }
-var import_node_path32, missing, tenantKeysOf;
+var import_node_path33, missing, tenantKeysOf;
 var init_verify = __esm({
   "src/evidence/verify.ts"() {
     "use strict";
     init_four_eyes5();
     init_guardrails4();
     init_promotion8();
-    import_node_path32 = require("node:path");
+    import_node_path33 = require("node:path");
     init_ajv();
     init_record();
     init_store();
@@ -68386,11 +68514,11 @@ var init_verify = __esm({
 function startEvidence(run2, repo, env2, planFile) {
   const { evidence, cwd, penv } = run2;
   if (evidence !== void 0 && !evidence.trim()) throw new UserError("--evidence needs a folder");
-  const dir = evidence !== void 0 ? (0, import_node_path33.resolve)(cwd, evidence) : env2.evidence;
+  const dir = evidence !== void 0 ? (0, import_node_path34.resolve)(cwd, evidence) : env2.evidence;
   if (dir === void 0) return void 0;
   if (evidence === void 0) {
     try {
-      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path33.relative)(cwd, p) || ".", folderName: "the policy repo" });
+      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path34.relative)(cwd, p) || ".", folderName: "the policy repo" });
     } catch (e) {
       throw new UserError(
         `evidence: of revsync.yaml: ${e.message}; nothing was sent`,
@@ -68406,7 +68534,7 @@ function startEvidence(run2, repo, env2, planFile) {
       repoRoot: repo.root,
       cwd,
       env: penv,
-      policyPaths: [(0, import_node_path33.relative)(repo.root, repo.configFile), (0, import_node_path33.relative)(repo.root, repo.policiesDir) || "."],
+      policyPaths: [(0, import_node_path34.relative)(repo.root, repo.configFile), (0, import_node_path34.relative)(repo.root, repo.policiesDir) || "."],
       environment: env2.name,
       baseUrl: env2.baseUrl,
       authUrl: env2.authUrl,
@@ -68436,18 +68564,18 @@ function startEvidence(run2, repo, env2, planFile) {
 async function recordsAt(target, repo) {
   let dir = false;
   try {
-    dir = (0, import_node_fs17.statSync)(target).isDirectory();
+    dir = (0, import_node_fs18.statSync)(target).isDirectory();
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
-  const folder = dir ? target : (0, import_node_path33.dirname)(target);
+  const folder = dir ? target : (0, import_node_path34.dirname)(target);
   const found = readRecords(folder);
   const checked = verifyChain(found, await promotionExpected(repo, found)).records;
   const verdicts = new Map(checked.map((v2) => [v2.file, v2]));
   const byFile = new Map(found.map((s3) => [s3.file, s3]));
   const all2 = checked.map((v2) => byFile.get(v2.file));
   if (dir) return { stored: all2, verdicts };
-  const own2 = all2.find((s3) => s3.file === (0, import_node_path33.basename)(target)) ?? readRecord(target);
+  const own2 = all2.find((s3) => s3.file === (0, import_node_path34.basename)(target)) ?? readRecord(target);
   const verdict2 = verdicts.get(own2.file);
   return { stored: [{ ...own2, file: target }], verdicts: new Map(verdict2 ? [[target, verdict2]] : []) };
 }
@@ -68459,7 +68587,7 @@ async function promotionExpected(at2, stored) {
     return {};
   }
   const commits = stored.flatMap((s3) => typeof s3.record?.git?.commit === "string" ? [s3.record.git.commit] : []);
-  const then = await promoteFromAtCommits(repo.root, `./${(0, import_node_path33.basename)(repo.configFile)}`, commits, at2.penv);
+  const then = await promoteFromAtCommits(repo.root, `./${(0, import_node_path34.basename)(repo.configFile)}`, commits, at2.penv);
   return {
     promoteFrom: (r) => {
       const named4 = r.git?.commit ? then.get(r.git.commit) : void 0;
@@ -68470,7 +68598,7 @@ async function promotionExpected(at2, stored) {
 async function verifyFolder(dir, repo) {
   let st;
   try {
-    st = (0, import_node_fs17.statSync)(dir);
+    st = (0, import_node_fs18.statSync)(dir);
   } catch {
     throw new UserError(`cannot read the evidence folder ${dir}: no such folder`);
   }
@@ -68539,12 +68667,12 @@ function doubtOf(v2) {
     return { tag, words: `this record was changed after it was written (${v2.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v2.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs17, import_node_path33, version;
+var import_node_fs18, import_node_path34, version;
 var init_evidence3 = __esm({
   "src/session/evidence.ts"() {
     "use strict";
-    import_node_fs17 = require("node:fs");
-    import_node_path33 = require("node:path");
+    import_node_fs18 = require("node:fs");
+    import_node_path34 = require("node:path");
     init_errors();
     init_context2();
     init_live();
@@ -68557,13 +68685,13 @@ var init_evidence3 = __esm({
     init_user_files();
     init_words();
     init_number();
-    version = () => JSON.parse((0, import_node_fs17.readFileSync)((0, import_node_path33.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs18.readFileSync)((0, import_node_path34.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
 // src/lock/local-lock.ts
 function machineLockDir(env2 = process.env, platform = process.platform) {
-  return platform === "win32" ? (0, import_node_path34.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
+  return platform === "win32" ? (0, import_node_path35.join)(env2.ProgramData || env2.ALLUSERSPROFILE || "C:\\ProgramData", "revsync", "locks") : "/tmp/revsync-locks";
 }
 function thisProcessSpace() {
   const read = (f2) => {
@@ -68575,8 +68703,8 @@ function thisProcessSpace() {
   };
   return {
     host: (0, import_node_os3.hostname)(),
-    boot_id: read(() => (0, import_node_fs18.readFileSync)("/proc/sys/kernel/random/boot_id", "utf8")),
-    pid_ns: read(() => (0, import_node_fs18.readlinkSync)("/proc/self/ns/pid"))
+    boot_id: read(() => (0, import_node_fs19.readFileSync)("/proc/sys/kernel/random/boot_id", "utf8")),
+    pid_ns: read(() => (0, import_node_fs19.readlinkSync)("/proc/self/ns/pid"))
   };
 }
 function holderState(h, s3, isRunning = running) {
@@ -68606,15 +68734,15 @@ function releasedOf(v2) {
   const r = v2;
   return r && typeof r === "object" && typeof r.lock === "string" ? { released: { lock: r.lock, why: typeof r.why === "string" ? r.why : "released" } } : void 0;
 }
-var import_node_crypto11, import_node_fs18, import_node_os3, import_node_path34, running, LocalLock;
+var import_node_crypto11, import_node_fs19, import_node_os3, import_node_path35, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
     import_node_crypto11 = require("node:crypto");
-    import_node_fs18 = require("node:fs");
+    import_node_fs19 = require("node:fs");
     init_fs_atomic();
     import_node_os3 = require("node:os");
-    import_node_path34 = require("node:path");
+    import_node_path35 = require("node:path");
     init_tenant();
     init_user_files();
     init_lock();
@@ -68634,7 +68762,7 @@ var init_local_lock = __esm({
         const tenant = tenantIdentity(service.baseUrl, service.realm);
         const name = earlier ? (0, import_node_crypto11.createHash)("sha256").update(`${service.baseUrl}
 ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.slice(0, 32)}`;
-        this.path = (0, import_node_path34.join)(dir, `${name}.json`);
+        this.path = (0, import_node_path35.join)(dir, `${name}.json`);
         this.where = `file ${this.path} of this machine`;
       }
       dir;
@@ -68682,10 +68810,10 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
        *  first must not lead the locks elsewhere). */
       folder() {
         makeFolders(this.dir, 1023);
-        if ((0, import_node_fs18.lstatSync)(this.dir).isSymbolicLink())
+        if ((0, import_node_fs19.lstatSync)(this.dir).isSymbolicLink())
           throw new LockUnavailable(`cannot take the lock ${this.path}: ${this.dir} is a link, not a folder of this machine`);
         try {
-          (0, import_node_fs18.chmodSync)(this.dir, 1023);
+          (0, import_node_fs19.chmodSync)(this.dir, 1023);
         } catch {
         }
       }
@@ -68693,8 +68821,8 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
         const tmp = `${this.path}.${record2.id}.tmp`;
         try {
           this.folder();
-          (0, import_node_fs18.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
-          (0, import_node_fs18.linkSync)(tmp, this.path);
+          (0, import_node_fs19.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
+          (0, import_node_fs19.linkSync)(tmp, this.path);
           return true;
         } catch (e) {
           if (e.code === "EEXIST") return false;
@@ -68702,7 +68830,7 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
           throw new LockUnavailable(`cannot take the lock ${this.path}: ${e.message}`);
         } finally {
           try {
-            (0, import_node_fs18.unlinkSync)(tmp);
+            (0, import_node_fs19.unlinkSync)(tmp);
           } catch {
           }
         }
@@ -68711,24 +68839,24 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
       removeGone(h) {
         const guard = `${this.path}.takeover`;
         try {
-          (0, import_node_fs18.mkdirSync)(guard);
+          (0, import_node_fs19.mkdirSync)(guard);
         } catch (e) {
           if (e.code !== "EEXIST") throw new LockUnavailable(`cannot take over the lock ${this.path}: ${e.message}`);
           try {
-            if (Date.now() - (0, import_node_fs18.statSync)(guard).mtimeMs > 1e4) (0, import_node_fs18.rmdirSync)(guard);
+            if (Date.now() - (0, import_node_fs19.statSync)(guard).mtimeMs > 1e4) (0, import_node_fs19.rmdirSync)(guard);
           } catch {
           }
           return;
         }
         try {
-          if (this.read()?.id === h.id) (0, import_node_fs18.unlinkSync)(this.path);
+          if (this.read()?.id === h.id) (0, import_node_fs19.unlinkSync)(this.path);
         } catch (e) {
           throw new LockUnavailable(
             `cannot take over the lock ${this.path} (${h.released ? "released" : `its holder, pid ${h.pid}, is gone`}): ${e.code ?? e.message}`,
             "another user of this machine left it: that user (or root) removes the file, once no apply to this service runs"
           );
         } finally {
-          (0, import_node_fs18.rmdirSync)(guard);
+          (0, import_node_fs19.rmdirSync)(guard);
         }
       }
       async take(request2) {
@@ -68757,7 +68885,7 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
         if (h.id !== id) return { other: holderOf(h) };
         try {
           if (leave) this.replace(leave);
-          else (0, import_node_fs18.unlinkSync)(this.path);
+          else (0, import_node_fs19.unlinkSync)(this.path);
         } catch (e) {
           if (e.code === "ENOENT") return "free";
           throw new LockUnavailable(`cannot release the lock ${this.path}: ${e.message}`);
@@ -68768,11 +68896,11 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
       replace(leave) {
         const record2 = { id: (0, import_node_crypto11.randomBytes)(20).toString("hex"), ...leave, boot_id: this.space.boot_id, pid_ns: this.space.pid_ns };
         const tmp = `${this.path}.${record2.id}.tmp`;
-        (0, import_node_fs18.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
+        (0, import_node_fs19.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
         try {
-          (0, import_node_fs18.renameSync)(tmp, this.path);
+          (0, import_node_fs19.renameSync)(tmp, this.path);
         } catch (e) {
-          (0, import_node_fs18.unlinkSync)(tmp);
+          (0, import_node_fs19.unlinkSync)(tmp);
           throw e;
         }
       }
@@ -68990,7 +69118,7 @@ function lockBackend(repo, env2, penv) {
     return new RenamedLock(new GitLock({ ...git, ref: tenantLockRef(tenantIdentity(env2.baseUrl, env2.realm)) }), new GitLock(git));
   }
   const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os5.tmpdir)();
-  const earlier = (0, import_node_path35.join)((0, import_node_path35.resolve)(tmp), "revsync-locks");
+  const earlier = (0, import_node_path36.join)((0, import_node_path36.resolve)(tmp), "revsync-locks");
   const service = { baseUrl: env2.baseUrl, realm: env2.realm };
   return new RenamedLock(new LocalLock(machineLockDir(penv), service), new LocalLock(earlier, service, void 0, void 0, true));
 }
@@ -69194,13 +69322,13 @@ async function mayRelease(req, environment, holder, state) {
   if (!yes) out.error("unlock cancelled: nothing was released");
   return yes;
 }
-var import_node_fs19, import_node_os5, import_node_path35, revsyncVersion, realSleep, where;
+var import_node_fs20, import_node_os5, import_node_path36, revsyncVersion, realSleep, where;
 var init_env_lock = __esm({
   "src/session/env-lock.ts"() {
     "use strict";
-    import_node_fs19 = require("node:fs");
+    import_node_fs20 = require("node:fs");
     import_node_os5 = require("node:os");
-    import_node_path35 = require("node:path");
+    import_node_path36 = require("node:path");
     init_duration();
     init_errors();
     init_context2();
@@ -69209,7 +69337,7 @@ var init_env_lock = __esm({
     init_lock();
     init_tenant();
     init_package_root();
-    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path35.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs20.readFileSync)((0, import_node_path36.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
     realSleep = (ms) => new Promise((r) => setTimeout(r, ms));
     where = async (backend) => await backend.describe?.().catch(() => void 0) ?? backend.where;
   }
@@ -69326,8 +69454,8 @@ function openRun(req, w2) {
 }
 async function warnUncommitted(run2, plan) {
   const { repo, out, w: w2 } = run2;
-  const paths = [(0, import_node_path36.relative)(repo.root, repo.configFile), (0, import_node_path36.relative)(repo.root, repo.policiesDir) || "."];
-  for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path36.relative)(repo.root, (0, import_node_path36.resolve)(w2.cwd, c2.values.file)));
+  const paths = [(0, import_node_path37.relative)(repo.root, repo.configFile), (0, import_node_path37.relative)(repo.root, repo.policiesDir) || "."];
+  for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path37.relative)(repo.root, (0, import_node_path37.resolve)(w2.cwd, c2.values.file)));
   const { commit, files } = await changedPolicyFiles(repo.root, paths, w2.cwd, w2.penv);
   run2.tree = { commit, files };
   if (!files.length) return;
@@ -69603,11 +69731,11 @@ async function applySession(req, w2) {
     run2.signals.close();
   }
 }
-var import_node_path36, NO_LOCK;
+var import_node_path37, NO_LOCK;
 var init_apply4 = __esm({
   "src/session/apply.ts"() {
     "use strict";
-    import_node_path36 = require("node:path");
+    import_node_path37 = require("node:path");
     init_run3();
     init_model();
     init_unread();
@@ -69675,7 +69803,7 @@ async function runApply(flags, out, _r, args) {
   const view = await pickView(applyViews, flags.format);
   const planFile = args[0];
   const request2 = {
-    ...planFile !== void 0 ? { planFile, planPath: (0, import_node_path37.resolve)(cwdOf(flags), planFile) } : {},
+    ...planFile !== void 0 ? { planFile, planPath: (0, import_node_path38.resolve)(cwdOf(flags), planFile) } : {},
     ...flags.target ? { target: flags.target } : {},
     ...flags.env !== void 0 ? { envFlag: flags.env } : {},
     ...envOf(flags).REVSYNC_ENV !== void 0 ? { envVariable: envOf(flags).REVSYNC_ENV } : {},
@@ -69712,11 +69840,11 @@ async function runApply(flags, out, _r, args) {
     noteTurnedAway: (governor, env2) => noteTurnedAway(governor, env2, flags, out)
   });
 }
-var import_node_path37;
+var import_node_path38;
 var init_apply5 = __esm({
   "src/cli/apply.ts"() {
     "use strict";
-    import_node_path37 = require("node:path");
+    import_node_path38 = require("node:path");
     init_view();
     init_apply2();
     init_apply_signals();
@@ -70040,7 +70168,7 @@ async function runSummary(flags, out, files) {
   if (!files.length && !expected?.length)
     throw new UserError("no outputs to sum up", "name the JSON files the jobs wrote, e.g. revsync summary outputs/*.json");
   const lists = files.map((file) => {
-    const data = readJson((0, import_node_path38.resolve)(cwdOf(flags), file), file);
+    const data = readJson((0, import_node_path39.resolve)(cwdOf(flags), file), file);
     return outcomesOf({ source: file, data }, (raw, source) => planFromJson(raw, source, "so it is not summed up", kindsOf(out.io)));
   });
   if (!files.length || !lists.flat().length)
@@ -70075,11 +70203,11 @@ function readJson(path, shown4) {
     throw new UserError(`${shown4} is not a JSON output of revsync: it is not valid JSON (${e.message})`);
   }
 }
-var import_node_path38;
+var import_node_path39;
 var init_summary = __esm({
   "src/cli/summary.ts"() {
     "use strict";
-    import_node_path38 = require("node:path");
+    import_node_path39 = require("node:path");
     init_repo();
     init_errors();
     init_merge();
@@ -70096,35 +70224,35 @@ var init_summary = __esm({
 
 // src/export/folder.ts
 function exportFolder(cwd, dirFlag, repo) {
-  const dir = (0, import_node_path39.resolve)(cwd, dirFlag ?? repo.policiesDir);
-  const dirInRepo = !(0, import_node_path39.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path39.isAbsolute)((0, import_node_path39.relative)(repo.root, dir));
+  const dir = (0, import_node_path40.resolve)(cwd, dirFlag ?? repo.policiesDir);
+  const dirInRepo = !(0, import_node_path40.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path40.isAbsolute)((0, import_node_path40.relative)(repo.root, dir));
   const inside = {
     folder: dirInRepo ? repo.root : dir,
     words: {
-      show: (p) => (0, import_node_path39.relative)(cwd, p) || ".",
-      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path39.relative)(cwd, dir) || "."}`
+      show: (p) => (0, import_node_path40.relative)(cwd, p) || ".",
+      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path40.relative)(cwd, dir) || "."}`
     }
   };
   const readValues = (file) => {
     try {
-      return readUserFile((0, import_node_path39.join)(dir, file), READ_CAPS.values, inside);
+      return readUserFile((0, import_node_path40.join)(dir, file), READ_CAPS.values, inside);
     } catch {
       return void 0;
     }
   };
-  return { dir, inside, readValues, shown: (file) => (0, import_node_path39.relative)(cwd, (0, import_node_path39.join)(dir, file)) || file };
+  return { dir, inside, readValues, shown: (file) => (0, import_node_path40.relative)(cwd, (0, import_node_path40.join)(dir, file)) || file };
 }
 function filesUnder(dir) {
   const out = /* @__PURE__ */ new Set();
   const walk = (d) => {
-    for (const e of (0, import_node_fs20.readdirSync)(d, { withFileTypes: true })) {
+    for (const e of (0, import_node_fs21.readdirSync)(d, { withFileTypes: true })) {
       if (e.name.startsWith(".")) continue;
-      const p = (0, import_node_path39.join)(d, e.name);
+      const p = (0, import_node_path40.join)(d, e.name);
       if (e.isDirectory()) walk(p);
-      else out.add(posixOf((0, import_node_path39.relative)(dir, p)));
+      else out.add(posixOf((0, import_node_path40.relative)(dir, p)));
     }
   };
-  if ((0, import_node_fs20.existsSync)(dir)) walk(dir);
+  if ((0, import_node_fs21.existsSync)(dir)) walk(dir);
   return out;
 }
 function gitFileAs(file, text4, vars, repo, environment, kinds) {
@@ -70136,7 +70264,7 @@ function gitFileAs(file, text4, vars, repo, environment, kinds) {
   return { file, text: text4, values: values2, outOfScope: dropped };
 }
 function gitFiles(dir, vars, inside, unreadable, at2) {
-  if (!(0, import_node_fs20.existsSync)(dir)) return [];
+  if (!(0, import_node_fs21.existsSync)(dir)) return [];
   return listYamlFiles(dir).flatMap((abs) => {
     let text4;
     try {
@@ -70145,7 +70273,7 @@ function gitFiles(dir, vars, inside, unreadable, at2) {
       unreadable.push(e instanceof Error ? e.message : String(e));
       return [];
     }
-    return [gitFileAs(posixOf((0, import_node_path39.relative)(dir, abs)), text4, vars, at2.repo, at2.environment, at2.kinds)];
+    return [gitFileAs(posixOf((0, import_node_path40.relative)(dir, abs)), text4, vars, at2.repo, at2.environment, at2.kinds)];
   });
 }
 function varHome(repo, envName2, added = /* @__PURE__ */ new Set()) {
@@ -70171,7 +70299,7 @@ function checkWrites(ctx, plan, errors) {
   const unwritable2 = [];
   for (const w2 of plan.writes) {
     try {
-      realPathInside(base, (0, import_node_path39.join)(dir, w2.file), words3);
+      realPathInside(base, (0, import_node_path40.join)(dir, w2.file), words3);
     } catch (e) {
       const message = e.message;
       errors.push(`${message} (${w2.what})`);
@@ -70193,7 +70321,7 @@ function writeAll2(ctx, w2) {
   const order2 = [...w2.writes.filter((f2) => f2.file.endsWith(".csv")), ...w2.writes.filter((f2) => !f2.file.endsWith(".csv"))];
   try {
     for (const f2 of order2) {
-      editUserFile((0, import_node_path39.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
+      editUserFile((0, import_node_path40.join)(ctx.dir, f2.file), f2.text, w2.base, w2.words);
       written2.push(f2);
     }
   } catch (e) {
@@ -70201,18 +70329,18 @@ function writeAll2(ctx, w2) {
   }
   return void 0;
 }
-var import_node_fs20, import_node_path39, posixOf;
+var import_node_fs21, import_node_path40, posixOf;
 var init_folder = __esm({
   "src/export/folder.ts"() {
     "use strict";
-    import_node_fs20 = require("node:fs");
-    import_node_path39 = require("node:path");
+    import_node_fs21 = require("node:fs");
+    import_node_path40 = require("node:path");
     init_repo();
     init_walk();
     init_yaml_source();
     init_scope();
     init_user_files();
-    posixOf = (p) => p.split(import_node_path39.sep).join("/");
+    posixOf = (p) => p.split(import_node_path40.sep).join("/");
   }
 });
 
@@ -70542,7 +70670,7 @@ function valuesNamedIn(git, kinds = KINDS) {
     for (const v2 of docs) {
       const kind = v2?.kind;
       const files = typeof kind === "string" ? kindOfFile(kinds, kind)?.valuesNamed?.(v2) ?? [] : [];
-      for (const file of files) named4.add(import_node_path40.posix.normalize(import_node_path40.posix.join(import_node_path40.posix.dirname(g2.file), file)));
+      for (const file of files) named4.add(import_node_path41.posix.normalize(import_node_path41.posix.join(import_node_path41.posix.dirname(g2.file), file)));
     }
   }
   return named4;
@@ -70575,7 +70703,7 @@ function placeFile(f2, x2) {
     address: f2.address,
     claimValues: x2.claimValues,
     plan,
-    policyDir: import_node_path40.posix.dirname(hit.file.file),
+    policyDir: import_node_path41.posix.dirname(hit.file.file),
     readValues: x2.readValues,
     ...kind ? { kind } : {},
     ...opts.varHome ? { varHome: opts.varHome } : {},
@@ -70594,9 +70722,9 @@ function placeExport(files, git, header, readValues, opts = {}) {
   for (const f2 of files) if (!read.where.has(key3(f2.value.kind, f2.value.metadata.name))) for (const v2 of f2.valuesFiles) claimed.add(v2.file);
   const claimValues = (policyDir, file) => {
     let path = file;
-    for (let i = 2; claimed.has(import_node_path40.posix.join(policyDir, path)) || readValues(import_node_path40.posix.join(policyDir, path)) !== void 0; i++)
+    for (let i = 2; claimed.has(import_node_path41.posix.join(policyDir, path)) || readValues(import_node_path41.posix.join(policyDir, path)) !== void 0; i++)
       path = file.replace(/\.csv$/, `-${i}.csv`);
-    claimed.add(import_node_path40.posix.join(policyDir, path));
+    claimed.add(import_node_path41.posix.join(policyDir, path));
     return path;
   };
   const x2 = { plan, git, read, header, readValues, claimValues, opts, matched: /* @__PURE__ */ new Set(), dirty: /* @__PURE__ */ new Map(), edits: /* @__PURE__ */ new Map() };
@@ -70613,11 +70741,11 @@ function placeExport(files, git, header, readValues, opts = {}) {
   }
   return plan;
 }
-var import_node_path40, import_yaml10, key3, setOwnValue, setLiveValue, WHOLE_VAR, sharedOf;
+var import_node_path41, import_yaml10, key3, setOwnValue, setLiveValue, WHOLE_VAR, sharedOf;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
-    import_node_path40 = require("node:path");
+    import_node_path41 = require("node:path");
     import_yaml10 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
@@ -70910,7 +71038,7 @@ function placeNew(s3, merged, broken, header) {
     const what = docs.length > 1 ? `: one document each for ${scopes.join("; ")}` : first.scope ? ` (for ${scopes[0]})` : "";
     put2(s3, file, renderMerged(docs, header(file)), `${first.address}${what}`, file);
     for (const d of docs) {
-      for (const v2 of d.valuesFiles) put2(s3, posixOf((0, import_node_path41.join)(file, "..", v2.file)), v2.text, `values of ${d.address}`, file);
+      for (const v2 of d.valuesFiles) put2(s3, posixOf((0, import_node_path42.join)(file, "..", v2.file)), v2.text, `values of ${d.address}`, file);
       s3.problems.leftOut.push(...d.leftOut);
     }
   }
@@ -70980,9 +71108,9 @@ function placeAll(s3, taken) {
     s3.problems.failed.push(`${s3.ctx.shown(f2)}: cannot be read, so export neither updates it nor writes a policy file beside it that it may already hold`);
   for (const r of s3.reads) s3.problems.failed.push(...r.heldTwice.map((h) => `${h} (environment ${r.env.name})`));
   const fresh = s3.reads.map((r) => ({ env: r.env.name, files: unreadable.length ? [] : r.files.filter((f2) => !byAddress.has(f2.address)) }));
-  const schemaFile = (0, import_node_path41.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path42.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path41.relative)((0, import_node_path41.join)(s3.ctx.dir, file, ".."), schemaFile))}`,
+    `yaml-language-server: $schema=${posixOf((0, import_node_path42.relative)((0, import_node_path42.join)(s3.ctx.dir, file, ".."), schemaFile))}`,
     `Exported by revsync from environments ${order2.join(", ")}.`
   ];
   placeNew(s3, mergeExports(fresh, order2, s3.namer, taken, s3.kinds), broken, header);
@@ -70993,7 +71121,7 @@ function placeAll(s3, taken) {
 }
 function listYamlFilesIn(dir) {
   try {
-    return listYamlFiles(dir).map((abs) => posixOf((0, import_node_path41.relative)(dir, abs)));
+    return listYamlFiles(dir).map((abs) => posixOf((0, import_node_path42.relative)(dir, abs)));
   } catch {
     return [];
   }
@@ -71051,10 +71179,10 @@ function writeOut(s3, dryRun, w2) {
   const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(s3.ctx, { writes: w2.writes }, errors);
   const failedFiles = [...outside, ...unwritable2, ...heldBack2];
   const ok = { writes: w2.writes.filter((x2) => !failedFiles.includes(x2)), base: s3.ctx.inside.folder, words: s3.ctx.inside.words };
-  const schemaFile = (0, import_node_path41.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path42.join)(s3.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const needsSchemas = ok.writes.some((x2) => {
     const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(x2.text);
-    return !!m && (0, import_node_path41.join)(s3.ctx.dir, x2.file, "..", m[1]) === schemaFile;
+    return !!m && (0, import_node_path42.join)(s3.ctx.dir, x2.file, "..", m[1]) === schemaFile;
   });
   const schemas2 = needsSchemas ? writeRepoSchemas(s3.repo.root, false, true).written : [];
   const pr = s3.problems;
@@ -71067,11 +71195,11 @@ function writeOut(s3, dryRun, w2) {
   if (w2.configText !== void 0) editUserFile(s3.repo.configFile, w2.configText, s3.repo.root, { ...ok.words, folderName: "the policy repo" });
   return done;
 }
-var import_node_path41, import_yaml13, onDisk, textOf;
+var import_node_path42, import_yaml13, onDisk, textOf;
 var init_run_all_envs = __esm({
   "src/export/run-all-envs.ts"() {
     "use strict";
-    import_node_path41 = require("node:path");
+    import_node_path42 = require("node:path");
     import_yaml13 = __toESM(require_dist(), 1);
     init_repo();
     init_walk();
@@ -71089,7 +71217,7 @@ var init_run_all_envs = __esm({
     init_mapping();
     onDisk = (s3, file) => {
       try {
-        return readUserFile((0, import_node_path41.join)(s3.ctx.dir, file), file.endsWith(".csv") ? READ_CAPS.values : READ_CAPS.text, s3.ctx.inside);
+        return readUserFile((0, import_node_path42.join)(s3.ctx.dir, file), file.endsWith(".csv") ? READ_CAPS.values : READ_CAPS.text, s3.ctx.inside);
       } catch {
         return void 0;
       }
@@ -71121,14 +71249,14 @@ function reportWrites(ctx, plan, w2, schemas2) {
       `${dry ? x2.created ? "would write" : "would update" : x2.created ? "wrote" : "updated"} ${ctx.folder.shown(x2.file)}${x2.created && !x2.what.startsWith("values") ? "" : ` (${x2.what})`}`
     );
   const envVars = repo.config.environments[env2.name]?.vars ?? {};
-  const configShown = (0, import_node_path42.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  const configShown = (0, import_node_path43.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   for (const v2 of plan.vars) {
     out.out(
       `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v2.name} in ${configShown}: ${JSON.stringify(envVars[v2.name])} -> ${JSON.stringify(v2.value)} (${v2.what} reads \${${v2.name}}, which stays)`
     );
   }
   for (const f2 of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path42.relative)(repo.cwd, (0, import_node_path42.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path43.relative)(repo.cwd, (0, import_node_path43.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
 }
 function reportLeft(ctx, x2, created) {
   const { out } = ctx;
@@ -71175,7 +71303,7 @@ function closing(ctx, x2) {
     out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
   } else if (!total) out.out("Nothing was exported: see the errors above.");
   if (ctx.dryRun && total) {
-    const configShown = (0, import_node_path42.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+    const configShown = (0, import_node_path43.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
     const parts = `${newFiles} new, ${w2.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w2.configText !== void 0 ? `, ${configShown}` : ""}`;
     out.out(`
 Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
@@ -71210,11 +71338,11 @@ function exportAllText(x2, asked, out) {
   const written2 = w2.writes.filter((f2) => !x2.refused.includes(f2));
   for (const f2 of written2)
     out.out(`${dry ? f2.created ? "would write" : "would update" : f2.created ? "wrote" : "updated"} ${folder.shown(f2.file)} (${f2.what})`);
-  const configShown = (0, import_node_path42.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  const configShown = (0, import_node_path43.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   for (const v2 of w2.sets)
     out.out(`${dry ? "would set" : "set"} environments.${v2.env}.vars.${v2.name} in ${configShown}: ${JSON.stringify(v2.value)} (${v2.what})`);
   for (const f2 of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path42.relative)(repo.cwd, (0, import_node_path42.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path43.relative)(repo.cwd, (0, import_node_path43.join)(repo.root, f2)) || f2} (the schemas the files' first line refers to)`);
   const pr = x2.problems;
   for (const p of pr.skipped) out.error(p);
   for (const b2 of pr.broken) out.error(b2);
@@ -71244,11 +71372,11 @@ Dry run: ${plural(total, "file")} would be written; nothing was written.`);
     `export left ${[...why, x2.refused.length ? plural(x2.refused.length, "file that cannot be written", "files that cannot be written") : ""].filter(Boolean).join(", ") || "what is listed above"} as it was (listed above)${total && !dry ? "; the rest was written" : ""}`
   );
 }
-var import_node_path42;
+var import_node_path43;
 var init_export2 = __esm({
   "src/report/export.ts"() {
     "use strict";
-    import_node_path42 = require("node:path");
+    import_node_path43 = require("node:path");
     init_address();
     init_unknown();
     init_words();
@@ -71308,12 +71436,12 @@ async function exportPlan(ctx) {
   const unnamed = [];
   const heldTwice = [];
   const files = exportFiles(live, targets, taken, unnamed, kinds, heldTwice);
-  const schemaFile = (0, import_node_path43.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path44.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path43.relative)((0, import_node_path43.dirname)((0, import_node_path43.join)(dir, file)), schemaFile))}`,
+    `yaml-language-server: $schema=${posixOf((0, import_node_path44.relative)((0, import_node_path44.dirname)((0, import_node_path44.join)(dir, file)), schemaFile))}`,
     `Exported by revsync from environment ${env2.name}.`
   ];
-  const inPolicies = !(0, import_node_path43.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path43.isAbsolute)((0, import_node_path43.relative)(repo.policiesDir, dir));
+  const inPolicies = !(0, import_node_path44.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path44.isAbsolute)((0, import_node_path44.relative)(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
   return {
     plan: placeExport(files, git, header, ctx.folder.readValues, { varHome: varHome(repo, env2.name), sharedWith, taken, kinds }),
@@ -71335,10 +71463,10 @@ function whatToWrite(ctx, plan) {
     }
   const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack2]);
   const writes = plan.writes.filter((w2) => !left.has(w2) && readValues(w2.file) !== w2.text);
-  const schemaFile = (0, import_node_path43.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path44.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const needsSchemas = writes.some((w2) => {
     const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w2.text);
-    return !!m && (0, import_node_path43.resolve)((0, import_node_path43.dirname)((0, import_node_path43.join)(dir, w2.file)), m[1]) === schemaFile;
+    return !!m && (0, import_node_path44.resolve)((0, import_node_path44.dirname)((0, import_node_path44.join)(dir, w2.file)), m[1]) === schemaFile;
   });
   let configText;
   if (plan.vars.length) {
@@ -71363,11 +71491,11 @@ async function exportEnvironment(request2) {
   if (w2.configText !== void 0) editUserFile(repo.configFile, w2.configText, repo.root, { ...w2.words, folderName: "the policy repo" });
   return done;
 }
-var import_node_path43;
+var import_node_path44;
 var init_run4 = __esm({
   "src/export/run.ts"() {
     "use strict";
-    import_node_path43 = require("node:path");
+    import_node_path44 = require("node:path");
     init_repo();
     init_read2();
     init_targets();
@@ -71598,7 +71726,7 @@ async function runSspFile(what, flags, out, args) {
     const bytes = what === "template" ? await template(core, flags.batch, out) : await download(core, args[0] ?? "");
     warnFormulas(bytes, out);
     if (flags.output) {
-      writeUserFile((0, import_node_path44.resolve)(out.io.cwd, flags.output), bytes);
+      writeUserFile((0, import_node_path45.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
       const text4 = bytes.toString("latin1") + bytes.toString("utf8");
       if (out.redactor.redact(text4) !== text4)
@@ -71635,11 +71763,11 @@ async function download(core, fileId) {
     );
   }
 }
-var import_node_path44;
+var import_node_path45;
 var init_ssp_files = __esm({
   "src/cli/ssp-files.ts"() {
     "use strict";
-    import_node_path44 = require("node:path");
+    import_node_path45 = require("node:path");
     init_resources();
     init_service();
     init_errors();
@@ -72224,7 +72352,7 @@ var init_login = __esm({
 function browserCommands(url, penv, platform = process.platform) {
   const browser = penv.BROWSER?.trim();
   if (browser)
-    return browser.split(import_node_path45.delimiter).map((c2) => words2(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
+    return browser.split(import_node_path46.delimiter).map((c2) => words2(c2)).filter((w2) => w2.length > 0).map((w2) => w2.some((x2) => x2.includes("%s")) ? w2.map((x2) => x2.replaceAll("%s", url)) : [...w2, url]);
   if (platform === "darwin") return [["open", url]];
   if (platform === "win32") return [["rundll32", "url.dll,FileProtocolHandler", url]];
   return [["xdg-open", url]];
@@ -72264,12 +72392,12 @@ function words2(command) {
   if (word !== void 0) out.push(word);
   return out;
 }
-var import_node_child_process5, import_node_path45;
+var import_node_child_process5, import_node_path46;
 var init_open_browser = __esm({
   "src/open-browser.ts"() {
     "use strict";
     import_node_child_process5 = require("node:child_process");
-    import_node_path45 = require("node:path");
+    import_node_path46 = require("node:path");
   }
 });
 
@@ -72378,7 +72506,7 @@ __export(evidence_exports2, {
 });
 async function runEvidenceVerify(flags, out, args) {
   const view = await pickView(evidenceVerifyViews, flags.format);
-  const dir = (0, import_node_path46.resolve)(cwdOf(flags), args[0] ?? "");
+  const dir = (0, import_node_path47.resolve)(cwdOf(flags), args[0] ?? "");
   const { stored, report: report2 } = await verifyFolder(dir, { openRepo: () => openRepo(flags), penv: envOf(flags) });
   let live;
   if (flags.live) {
@@ -72391,16 +72519,16 @@ async function runEvidenceVerify(flags, out, args) {
 async function runEvidenceShow(flags, out, args) {
   const view = await pickView(evidenceShowViews, flags.format);
   const target = args[0] ?? "";
-  const path = (0, import_node_path46.isAbsolute)(target) ? target : (0, import_node_path46.resolve)(cwdOf(flags), target);
+  const path = (0, import_node_path47.isAbsolute)(target) ? target : (0, import_node_path47.resolve)(cwdOf(flags), target);
   const records = await recordsToShow(path, flags, { openRepo: () => openRepo(flags), penv: envOf(flags) });
   view(records, out);
   return shownVerdict(records, out);
 }
-var import_node_path46;
+var import_node_path47;
 var init_evidence4 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
-    import_node_path46 = require("node:path");
+    import_node_path47 = require("node:path");
     init_view();
     init_evidence2();
     init_evidence3();
@@ -72723,8 +72851,8 @@ __export(main_exports, {
 module.exports = __toCommonJS(main_exports);
 init_esm();
 init_errors();
-var import_node_fs21 = require("node:fs");
-var import_node_path47 = require("node:path");
+var import_node_fs22 = require("node:fs");
+var import_node_path48 = require("node:path");
 init_package_root();
 init_output();
 init_io();
@@ -72783,7 +72911,7 @@ var failureViews = {
 };
 
 // src/cli/main.ts
-var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path47.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+var VERSION = JSON.parse((0, import_node_fs22.readFileSync)((0, import_node_path48.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
 function makeOutput(flags, redactor, io) {
   return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
 }

@@ -134,6 +134,14 @@ describe("JSON answers", () => {
     expect(marked.c).toBe("12345678901234567890");
     expect(Object.prototype.hasOwnProperty.call(marked, "__proto__")).toBe(true);
     expect(JSON.stringify(marked.a)).toBe('"12345678901234567890"');
+    // Strings that hold a digit, an e and a digit, or long runs of digits (a UUID, a hash) are no number;
+    // a literal after any white space still is.
+    const ids = '{"id": "3e5a0c1e-2e4b", "sha": "12345678901234567890e1", "n": 1.5, "m": [7]}';
+    expect(parseJson(ids).inexact).toBe(0);
+    expect(parseJson(ids).value).toEqual(JSON.parse(ids));
+    const spaced = '{\n  "id": "3e5a",\n  "n":\r\n\t-1e400,\n  "m": [\n 12345678901234567]\n}';
+    expect(parseJson(spaced).inexact).toBe(2);
+    expect(parseJson("1e400").inexact).toBe(1);
   });
 
   it("property: an answer is JSON.parse's, and exactly its inexact literals are marked", () => {

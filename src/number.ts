@@ -131,9 +131,12 @@ function exactnessWhy(text: string): string {
   return e.exact ? "exact" : e.why;
 }
 
-/** Where a JSON text may hold a number that is not exact: a run of 16 digits (and points), or an
- *  exponent. Most answers have none, and are parsed as they are. */
-const MAYBE_INEXACT = /\d[\d.]{15}|\d[eE][-+]?\d/;
+/** Where a JSON text may hold a number that is not exact: a number literal (it starts the text, or
+ *  follows a colon, a bracket or a comma, and white space) of 16 digits and points or more, or with an
+ *  exponent. Most answers have none, and are parsed as they are. It may also match inside a string (the
+ *  tokens are then read one by one); it never misses such a literal. Looking for the digits alone
+ *  matched nearly every answer: a UUID, a hash or a token in any string holds a digit, an e and a digit. */
+const MAYBE_INEXACT = /(?:^|[:,[])\s*-?(?:[\d.]{16}|[\d.]+[eE])/;
 const TOKENS = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/g;
 
 /** A JSON answer: the value JSON.parse gives (what its shape is checked against), and `marked()`: the

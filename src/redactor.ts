@@ -33,6 +33,16 @@ function charPattern(c: string): string {
   return c === "@" || c === "#" ? `${one}(?:&#8288;|\u2060)?` : one;
 }
 
+/** charPattern of each character met so far: a token revsync receives is some hundreds of characters
+ *  of a few dozen kinds, and a run signs in more than once. */
+const formsOf = new Map<string, string>();
+
+function charForms(c: string): string {
+  let forms = formsOf.get(c);
+  if (forms === undefined) formsOf.set(c, (forms = charPattern(c)));
+  return forms;
+}
+
 /** The shortest run of letters worth looking for before the whole pattern is run. */
 const MIN_ANCHOR = 3;
 
@@ -41,17 +51,54 @@ function letterRun(secret: string): string {
   return (secret.match(/[A-Za-z]+/g) ?? []).reduce((a, b) => (b.length > a.length ? b : a), "");
 }
 
+/** One secret as redact looks for it: its pattern (compiled once: a long secret's is a long regex, which
+ *  V8 compiles at first use), the run of letters any text holding it holds, and what holds it. */
+interface Sought {
+  readonly pattern: RegExp;
+  /** Undefined when the secret has no run of letters long enough to look for: it is always looked for. */
+  readonly anchor: string | undefined;
+  readonly holder: string;
+}
+
+function sought(secret: string, holder: string): Sought {
+  const anchor = letterRun(secret);
+  return {
+    pattern: new RegExp([...secret].map(charForms).join(""), "g"),
+    anchor: anchor.length >= MIN_ANCHOR ? anchor : undefined,
+    holder,
+  };
+}
+
+/** Where the secrets stand in text, as [start, end) spans in the order of the text, and what holds
+ *  each secret found. Spans that overlap (two secrets sharing characters, one inside another) merge
+ *  into one, so that no part of either is left standing beside the other's blank. */
+function spansOf(text: string, sought: readonly Sought[]): { spans: [number, number][]; holders: string[] } {
+  const spans: [number, number][] = [];
+  const holders: string[] = [];
+  for (const s of sought) {
+    s.pattern.lastIndex = 0;
+    const before = spans.length;
+    for (let m = s.pattern.exec(text); m; m = s.pattern.exec(text)) spans.push([m.index, m.index + m[0].length]);
+    if (spans.length > before) holders.push(s.holder);
+  }
+  spans.sort((a, b) => a[0] - b[0]);
+  const merged: [number, number][] = [];
+  for (const span of spans) {
+    const last = merged[merged.length - 1];
+    if (last && span[0] < last[1]) last[1] = Math.max(last[1], span[1]);
+    else merged.push(span);
+  }
+  return { spans: merged, holders };
+}
+
 /** Collects every secret revsync learns (env credentials, tokens) and blanks them out of all output: a
  *  secret of any length, in any form a report writes it (charPattern). Text output is redacted as text;
  *  structured output (JSON, evidence records) field by field before it is serialized (`redactJson`), so
  *  that redacting never breaks it. What cannot be redacted without harm is refused before a run starts
  *  (`unsafeSecret`). */
 export class Redactor {
-  /** Each secret, and what holds it (a variable's name, "a token revsync received"). */
-  private secrets = new Map<string, string>();
-  private pattern: RegExp | undefined;
-  /** The longest run of letters of each secret, when every secret has one long enough to look for. */
-  private anchors: string[] | undefined;
+  /** Each secret, as redact looks for it, in the order revsync learnt them. */
+  private secrets = new Map<string, Sought>();
   /** What holds each secret that was blanked out of some text so far. */
   private hit = new Set<string>();
   /** Secrets taken out (drop): a command that leaves them in its output keeps doing so, whoever hands
@@ -60,32 +107,33 @@ export class Redactor {
 
   add(secret: string | undefined, holder = "a token revsync received"): void {
     if (!secret || this.secrets.has(secret) || this.dropped.has(secret)) return;
-    this.secrets.set(secret, holder);
-    this.build();
+    this.secrets.set(secret, sought(secret, holder));
   }
 
   /** Takes a secret out (one a command that sends nothing does not blank out: unsafeSecret). */
   drop(secret: string | undefined): void {
-    if (secret) this.dropped.add(secret);
-    if (secret && this.secrets.delete(secret)) this.build();
-  }
-
-  private build(): void {
-    const secrets = [...this.secrets.keys()];
-    const each = secrets.sort((a, b) => b.length - a.length).map((x) => [...x].map(charPattern).join(""));
-    this.pattern = each.length ? new RegExp(each.join("|"), "g") : undefined;
-    const anchors = secrets.map(letterRun);
-    this.anchors = anchors.every((a) => a.length >= MIN_ANCHOR) ? anchors : undefined;
+    if (!secret) return;
+    this.dropped.add(secret);
+    this.secrets.delete(secret);
   }
 
   redact(text: string): string {
-    if (!this.pattern) return text;
-    // A secret's letters stand in every form as themselves (charPattern): text without the longest run
-    // of letters of any secret holds none, and the pattern (a long one, run over every line) is not run.
-    if (this.anchors && !this.anchors.some((a) => text.includes(a))) return text;
-    const out = text.replace(this.pattern, "[redacted]");
-    if (out !== text) for (const [secret, holder] of this.secrets) if (new RegExp([...secret].map(charPattern).join("")).test(text)) this.hit.add(holder);
-    return out;
+    if (!this.secrets.size) return text;
+    // A secret's letters stand in every form as themselves (charPattern): only the secrets whose longest
+    // run of letters the text holds (or that have none long enough to look for) can be in it, and only
+    // their patterns are run.
+    const candidates = [...this.secrets.values()].filter((s) => s.anchor === undefined || text.includes(s.anchor));
+    if (!candidates.length) return text;
+    const { spans, holders } = spansOf(text, candidates);
+    if (!spans.length) return text;
+    for (const holder of holders) this.hit.add(holder);
+    let out = "";
+    let at = 0;
+    for (const [start, end] of spans) {
+      out += `${text.slice(at, start)}[redacted]`;
+      at = end;
+    }
+    return out + text.slice(at);
   }
 
   /** What holds each secret blanked out of some text so far: text revsync printed then is not what the

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -13,6 +13,13 @@ describe("reading a file a user, a repo or a CI gives revsync", () => {
       expect(readUserFileBytes(f, 1024).toString()).toBe("x: 1\n");
       writeFileSync(f, "x".repeat(100_000));
       expect(readUserFileBytes(f, 100_000).length).toBe(100_000);
+      // A file whose size the system says is 0 (Linux's /proc) is read to its end, or refused past the cap.
+      if (process.platform === "linux") {
+        const proc = readUserFileBytes("/proc/self/environ", 1024 * 1024);
+        expect(proc.length).toBeGreaterThan(0);
+        expect(proc.equals(readFileSync("/proc/self/environ"))).toBe(true);
+        expect(() => readUserFileBytes("/proc/self/environ", proc.length - 1)).toThrow(/it is over/);
+      }
       // A sparse file of 6 MiB: refused by its size, not read.
       truncateSync(f, 6 * 1024 * 1024);
       const big = (() => {

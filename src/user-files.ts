@@ -189,13 +189,15 @@ export function readUserFileBytes(path: string, maxBytes: number, inside?: { fol
     if (!st.isFile()) throw notAFile(st);
     const over = (): FileRefused => new FileRefused(shown, `it is over ${MiB(maxBytes)}, the most revsync reads of such a file`);
     if (st.size > maxBytes) throw over();
-    // One byte more than the cap: a file that grew past it while read is refused, never cut.
-    let buf = Buffer.alloc(Math.min(maxBytes + 1, Math.max(st.size + 1, 64 * 1024)));
+    // One byte more than the file's size (and at most than the cap): a file that grew while read is
+    // read on, one that grew past the cap refused, never cut. Not zero-filled: only the bytes read are
+    // returned. A size of 0 may be a file whose size the system does not know (/proc).
+    let buf = Buffer.allocUnsafe(Math.min(maxBytes + 1, st.size ? st.size + 1 : 4096));
     let n = 0;
     for (;;) {
       if (n === buf.length) {
         if (n > maxBytes) throw over();
-        const more = Buffer.alloc(Math.min(maxBytes + 1, buf.length * 2));
+        const more = Buffer.allocUnsafe(Math.min(maxBytes + 1, buf.length * 2));
         buf.copy(more);
         buf = more;
       }

@@ -1,11 +1,10 @@
-import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { seedState } from "../src/emulator/seed.js";
 import { legacyPlanChecksum, planChecksum } from "../src/plan/model.js";
-import { BIN, cli, cliProcess, DEMO_ENV, dropKeptLock, token, useEmulatorRepo } from "../src/testing/helpers.js";
+import { cli, DEMO_ENV, token, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Apply never writes the wrong thing (issue 11), through the real CLI, with the emulator's journal as
 // the witness of what was sent.
@@ -15,20 +14,6 @@ const FAST = { REVSYNC_MAX_RETRY_WAIT_MS: "5" };
 const run = (args: string[], env: Record<string, string | undefined> = {}) => cli(args, { cwd: fx.repo, env: { ...DEMO_ENV, ...FAST, ...env } });
 const journal = () => fx.emu.admin<{ method: string; path: string; query: string; status: number; fault?: string }[]>("GET", "requests");
 const SSP = "/apis/policy-sets/v1/policy/ssp";
-
-describe("the process", () => {
-  it("exits with the command's code, as the process sets it: 2 with changes (--detailed-exitcode), 1 on bad input (nothing sent), 0 once applied", async () => {
-    // The other tests run the command entry in process; here the built CLI runs as a process of its own.
-    const opts = { cwd: fx.repo, env: { ...DEMO_ENV, ...FAST } };
-    expect((await cliProcess(["plan", "--detailed-exitcode", "--quiet"], opts)).code).toBe(2);
-    await fx.emu.admin("DELETE", "requests");
-    const bad = await cliProcess(["apply", "--auto-approve", "--concurrency", "0"], opts);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain("--concurrency must be a whole number from 1 to 64");
-    expect(await fx.emu.writes()).toEqual([]);
-    expect((await cliProcess(["apply", "--auto-approve", "--quiet"], opts)).code).toBe(0);
-  });
-});
 
 describe("a saved plan is bound to the tenant it was made for", () => {
   it("applied with another tenant's URL or realm: refused, both named, zero requests (two-tenant emulator)", async () => {
@@ -296,52 +281,6 @@ describe("one retry budget, through apply", () => {
     const r = await run(["apply", "--auto-approve"]);
     expect(r.stdout).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");
     expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
-  });
-});
-
-describe("interrupts", () => {
-  it("a second SIGINT during apply stops at once: it lists the steps already finished and names the requests in flight", async () => {
-    // The batches' reviews and approves are held (until the next test's reset); the tenant configuration's
-    // update and the create are not. Held, not slowed: a slow review could finish before a loaded machine
-    // delivered the first interrupt.
-    await fx.emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 600_000, method: "PATCH", path: "/policy/ssp" }] });
-    const child = spawn(process.execPath, [BIN, "apply", "--auto-approve", "--verbose"], {
-      cwd: fx.repo,
-      env: { ...process.env, ...DEMO_ENV, NO_COLOR: "1", CI: "" },
-    });
-    let stderr = "";
-    let stdout = "";
-    let signals = 0;
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-      // Driven by what apply prints, not by timing: two steps have finished and a slow one has started;
-      // then the first interrupt is seen.
-      if (signals === 0 && stderr.includes("done create ssp/Training Courses SSP") && stderr.includes("start review ssp/Hardware SSP/batch/FY26-H2")) {
-        signals++;
-        child.kill("SIGINT");
-      } else if (signals === 1 && stderr.includes("starting nothing new")) {
-        signals++;
-        child.kill("SIGINT");
-      }
-    });
-    const code = await new Promise<number | null>((r) => child.on("close", r));
-    expect(code).toBe(130);
-    const said = stderr.slice(stderr.indexOf("interrupted again"));
-    expect(said).toMatch(
-      /^interrupted again: stopping now\.\nFinished before the stop:\n {2}done {4}update {3}tenant-configuration\/Default Tenant Configuration: updated\n {2}done {4}create {3}ssp\/Training Courses SSP: created\nThe outcome of these requests in flight is unknown:\n/,
-    );
-    expect(said).toContain("\n  review ssp/Hardware SSP/batch/FY26-H2\n");
-    expect(said).toContain("Run revsync plan to see what landed.");
-    expect(stdout).not.toContain("Apply complete");
-    // A write in flight: the lock is kept, never released under it; the next apply takes it over once this
-    // process is gone, after waiting out its request deadline.
-    expect(stderr).toContain(
-      'the lock of environment "demo" is kept: writes were in flight when the run stopped; the next apply on this machine takes it over',
-    );
-    const status = JSON.parse((await run(["lock", "status", "--format", "json"])).stdout);
-    expect(status).toMatchObject({ locked: true, holder_process: "gone", holder: { pid: child.pid, request_deadline_ms: 90_000 } });
-    dropKeptLock(fx.emu.url);
   });
 });
 

@@ -399,7 +399,7 @@ describe("--verbose never shows a secret", () => {
     try {
       await emu.admin("POST", "faults", {
         faults: [
-          // (A 429 is swept by test/secrets.e2e.test.ts: here it would slow the rest of the plan, as
+          // (A 429 is swept by test/secrets.process.test.ts: here it would slow the rest of the plan, as
           // revsync learns a lower rate, for nothing more to check.)
           { kind: "status", status: 503, path: "/ssp", times: 2 },
           { kind: "status", status: 502, path: "/token", times: 1 },

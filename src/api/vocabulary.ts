@@ -41,23 +41,38 @@ export interface UnknownValue {
   policy?: string;
 }
 
-/** Every string value of a documented field that is not in its list, anywhere in an answer. */
+/** Every string value of a documented field that is not in its list, anywhere in an answer. Every
+ *  answer is walked whole: the pointer is the path of keys, made into text only for a value found. */
 export function unknownValues(body: unknown): UnknownValue[] {
   const found: UnknownValue[] = [];
-  const walk = (node: unknown, pointer: string, policy: string | undefined): void => {
+  const path: (string | number)[] = [];
+  const pointer = (k: string): string => `${path.map((p) => `/${p}`).join("")}/${k}`;
+  const walk = (node: object, policy: string | undefined): void => {
     if (Array.isArray(node)) {
-      node.forEach((v, i) => walk(v, `${pointer}/${i}`, policy));
+      for (let i = 0; i < node.length; i++) {
+        const v: unknown = node[i];
+        if (!v || typeof v !== "object") continue;
+        path.push(i);
+        walk(v, policy);
+        path.pop();
+      }
       return;
     }
-    if (!node || typeof node !== "object") return;
     const o = node as Record<string, unknown>;
     const name = typeof o.compliance_name === "string" ? o.compliance_name : policy;
-    for (const [k, v] of Object.entries(o)) {
-      const list = DOCUMENTED_VALUES[k];
-      if (list && typeof v === "string" && !list.includes(v)) found.push({ field: k, value: v, pointer: `${pointer}/${k}`, policy: name });
-      else if (v && typeof v === "object") walk(v, `${pointer}/${k}`, name);
+    for (const k of Object.keys(o)) {
+      const v = o[k];
+      // Own fields of the list only: an answer's "constructor" or "toString" is no list.
+      const list = typeof v === "string" && Object.hasOwn(DOCUMENTED_VALUES, k) ? DOCUMENTED_VALUES[k] : undefined;
+      if (list) {
+        if (!list.includes(v as string)) found.push({ field: k, value: v as string, pointer: pointer(k), policy: name });
+      } else if (v && typeof v === "object") {
+        path.push(k);
+        walk(v, name);
+        path.pop();
+      }
     }
   };
-  walk(body, "", undefined);
+  if (body && typeof body === "object") walk(body, undefined);
   return found;
 }

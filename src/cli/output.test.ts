@@ -101,6 +101,21 @@ describe("secrets out of output", () => {
     expect(r.altered()).toEqual(["a token revsync received"]);
   });
 
+  it("secrets that overlap in text are blanked out as one, leaving no part of either; one without a run of letters is looked for in every text", () => {
+    const r = new Redactor();
+    r.add("abcd-1234-efgh", "REVSYNC_PASSWORD");
+    r.add("1234-efgh-ijkl-5678", "REVSYNC_CLIENT_SECRET");
+    r.add("12-34-56-78-90");
+    // One inside the other, sharing characters, side by side, and in another form.
+    expect(r.redact("<abcd-1234-efgh-ijkl-5678>")).toBe("<[redacted]>");
+    expect(r.redact("<abcd-1234-efgh>1234-efgh-ijkl-5678")).toBe("<[redacted]>[redacted]");
+    expect(r.redact("x1234&#45;efgh-ijkl-5678abcd-1234-efgh")).toBe("x[redacted][redacted]");
+    expect(r.altered()).toEqual(["REVSYNC_PASSWORD", "REVSYNC_CLIENT_SECRET"]);
+    expect(r.redact("n=12-34-56-78-90;")).toBe("n=[redacted];");
+    expect(r.altered()).toEqual(["REVSYNC_PASSWORD", "REVSYNC_CLIENT_SECRET", "a token revsync received"]);
+    expect(r.redact("efgh 1234 ijkl 12-34")).toBe("efgh 1234 ijkl 12-34");
+  });
+
   it("JSON output is redacted field by field: a secret that is a JSON word or a key cannot break it", () => {
     let written = "";
     const r = new Redactor();

@@ -117,6 +117,16 @@ const ownPackage = (): { version: string; repository?: string | { url?: string }
  *  such tag (a development clone) is pinned at the commit it runs, which npm can install as well. An
  *  origin that is a path on this machine gives no spec, only `local`: CI cannot install from it. */
 export function defaultPin(version: string): { spec?: string; local?: string } {
+  // What revsync's own clone and package.json say cannot change while it runs: asked once a process
+  // (each git start costs a process; a test run inits hundreds of repos).
+  const known = pins.get(version) ?? ownPin(version);
+  pins.set(version, known);
+  return { ...known };
+}
+
+const pins = new Map<string, { spec?: string; local?: string }>();
+
+function ownPin(version: string): { spec?: string; local?: string } {
   const git = (...args: string[]): string | undefined => {
     try {
       return execFileSync("git", ["-C", OWN_ROOT, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();

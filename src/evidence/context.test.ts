@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ciContext, gitState } from "./context.js";
+import { mayBeInGitRepository } from "../git-work-tree.js";
+import { changedPolicyFiles, ciContext, gitState, uncommittedFiles } from "./context.js";
 
 describe("the commit of a record", () => {
   it("git's commit and a clean tree, the evidence folder left out; a change not committed; no repository: unknown, said why", async () => {
@@ -46,6 +47,52 @@ describe("the commit of a record", () => {
       git("checkout", "--", "revsync.yaml");
       writeFileSync(join(dir, "only\nnewline.yaml"), "");
       expect(await gitState(dir, join(dir, "evidence"), process.env)).toMatchObject({ clean: false, not_clean_total: 1 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("git is not started where it cannot find a repository", () => {
+  it("a folder with no .git above it: the same answers as git's own, git never started; in a repository git is asked", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-nogit-"));
+    try {
+      // A git on PATH that notes each start, then runs the real one.
+      const bin = join(dir, "bin");
+      mkdirSync(bin);
+      const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+      writeFileSync(join(bin, "git"), `#!/bin/sh\necho started >> "${join(dir, "starts")}"\nexec "${real}" "$@"\n`);
+      chmodSync(join(bin, "git"), 0o755);
+      const env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` };
+      // Any variable that changes how git looks leaves it to git: its answers then are today's, by git.
+      const asked = { ...env, GIT_CEILING_DIRECTORIES: "" };
+      const work = join(dir, "work");
+      mkdirSync(work);
+      writeFileSync(join(work, "revsync.yaml"), "version: 1\n");
+      expect(mayBeInGitRepository(work, env)).toBe(false);
+      const answers = async (e: NodeJS.ProcessEnv) => [
+        await gitState(work, join(work, "evidence"), e, ["revsync.yaml"]),
+        await changedPolicyFiles(work, ["revsync.yaml"], work, e),
+        await uncommittedFiles(work, ["revsync.yaml"], e),
+      ];
+      const without = await answers(env);
+      expect(existsSync(join(dir, "starts"))).toBe(false);
+      expect(without).toEqual(await answers(asked));
+      expect(without[0]).toEqual({ commit: null, clean: null, note: "not a git repository" });
+      expect(existsSync(join(dir, "starts"))).toBe(true);
+      // No git on PATH at all: "git is not installed", as starting it says.
+      const none = { ...process.env, PATH: join(dir, "empty") };
+      expect(await gitState(work, work, none)).toEqual(await gitState(work, work, { ...none, GIT_DIR: join(work, ".git") }));
+      expect((await gitState(work, work, none)).note).toBe("git is not installed");
+      // A repository's folder (a .git above) or a bare one (HEAD) is git's to answer.
+      expect(mayBeInGitRepository(work, { ...env, GIT_DIR: "/x" })).toBe(true);
+      writeFileSync(join(dir, "HEAD"), "ref: refs/heads/main\n");
+      expect(mayBeInGitRepository(work, env)).toBe(true);
+      rmSync(join(dir, "HEAD"));
+      execFileSync("git", ["init", "-q"], { cwd: dir });
+      expect(mayBeInGitRepository(work, env)).toBe(true);
+      expect(await changedPolicyFiles(work, ["revsync.yaml"], work, env)).toEqual({ commit: null, files: ["revsync.yaml (untracked)"] });
+      expect(mayBeInGitRepository(join(dir, "gone"), env)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,9 +1,13 @@
 import { execFile } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
+import { mayBeInGitRepository, notARepositoryError } from "../git-work-tree.js";
 import type { CiContext, NotClean } from "./record.js";
 
+/** git's output, run in `cwd`; in a folder git cannot find a repository from, git's failure without
+ *  starting it. */
 function run(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
+  if (!mayBeInGitRepository(cwd, env)) return Promise.reject(notARepositoryError(env));
   return new Promise((resolve, reject) => {
     execFile("git", args, { cwd, timeout: 10_000, maxBuffer: 16 * 1024 * 1024, env: { ...env, GIT_OPTIONAL_LOCKS: "0" } }, (err, stdout) =>
       err ? reject(err) : resolve(stdout),

@@ -6,6 +6,7 @@
  *  an edited revsync, a revsync.yaml that dropped promote_from for one apply, or edited after. */
 import { execFile } from "node:child_process";
 import { parse } from "yaml";
+import { mayBeInGitRepository } from "../git-work-tree.js";
 import { comparedChecksum } from "../promotion/check.js";
 import { APPLIED_ACTIONS, type Action } from "../shared/entries.js";
 import { LANDED, type EvidenceRecord } from "./record.js";
@@ -76,6 +77,7 @@ export function promoteFromIn(text: string): Record<string, string> {
 }
 
 function gitShow(cwd: string, spec: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (!mayBeInGitRepository(cwd, env)) return Promise.resolve(undefined);
   return new Promise((resolve) => {
     execFile("git", ["show", spec], { cwd, timeout: 10_000, maxBuffer: 4 * 1024 * 1024, env: { ...env, GIT_OPTIONAL_LOCKS: "0" } }, (err, stdout) =>
       resolve(err ? undefined : stdout),

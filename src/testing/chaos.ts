@@ -1,5 +1,5 @@
 // The chaos scenario, shared by `npm run chaos` (20+ seeds, a table; it loads the built build/testing/)
-// and test/chaos.e2e.test.ts (a few fixed seeds in npm test). One seed: a fresh emulator, a policy repo of ~200 resources to apply, the
+// and test/chaos.process.test.ts (a few fixed seeds in `npm run test:slow`). One seed: a fresh emulator, a policy repo of ~200 resources to apply, the
 // emulator injecting faults (about a quarter of the API requests fail: 503, 502, dropped connections,
 // 429s, refusals); apply at most three times; then, faults off, the plan must show no changes and no
 // policy may exist twice.

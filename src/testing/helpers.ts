@@ -1,7 +1,8 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
+import { request as httpRequest } from "node:http";
 import { Readable } from "node:stream";
-import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,11 +27,32 @@ import type { SspCreateBody, TenantConfigurationUpdateBody } from "../schema/gen
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const BIN = join(ROOT, "dist", "bin.js");
 
-/** Each request of a test's own to the emulator (admin, sign-in, API) on a connection of its own, closed
- *  after it: Node's fetch otherwise keeps the connection for the next, and one left idle past the
- *  server's keep-alive timeout (5 s) is closed by the server as the next request goes out on it
- *  (ECONNRESET in a beforeEach's reset, on a loaded machine where the client's timer is late). */
-const CLOSE = { connection: "close" } as const;
+/** One request of a test's own to the emulator (admin, sign-in, API), on a connection of its own closed
+ *  after it: a kept connection left idle past the server's keep-alive timeout is closed by the server as
+ *  the next request goes out on it (ECONNRESET in a beforeEach's reset, on a loaded machine where the
+ *  client's timer is late). Through node:http rather than fetch: the suite sends a few thousand of
+ *  these, and fetch took three times the CPU of node:http for each (2.9 ms against 1.0 ms). */
+function localRequest(
+  url: string,
+  method: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<{ status: number; ok: boolean; text: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const length = body === undefined ? 0 : Buffer.byteLength(body);
+    const req = httpRequest(url, { method, agent: false, headers: { ...headers, connection: "close", "content-length": String(length) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("error", reject);
+      res.on("end", () => {
+        const status = res.statusCode ?? 0;
+        resolvePromise({ status, ok: status >= 200 && status < 300, text: Buffer.concat(chunks).toString("utf8") });
+      });
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
 
 export const DEMO_ENV = {
   REVSYNC_CLIENT_ID: "revsync",
@@ -55,13 +77,14 @@ export async function startEmu(
   const running = await startEmulator({ state: seedState(seed), host: "127.0.0.1", port: 0, ...opts });
   dropKeptLock(running.url);
   const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${running.url}/__admin/${path}`, {
+    const res = await localRequest(
+      `${running.url}/__admin/${path}`,
       method,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headers: { "content-type": "application/json", ...CLOSE },
-    });
-    if (!res.ok) throw new Error(`admin ${method} ${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as T;
+      { "content-type": "application/json" },
+      body === undefined ? undefined : JSON.stringify(body),
+    );
+    if (!res.ok) throw new Error(`admin ${method} ${path}: ${res.status} ${res.text}`);
+    return JSON.parse(res.text) as T;
   };
   return {
     url: running.url,
@@ -106,9 +129,9 @@ export async function startEmulatorProcess(args: string[] = []): Promise<Emulato
         const url = m[1] as string;
         dropKeptLock(url);
         const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-          const res = await fetch(`${url}/__admin/${path}`, { method, headers: CLOSE, body: body === undefined ? undefined : JSON.stringify(body) });
+          const res = await localRequest(`${url}/__admin/${path}`, method, {}, body === undefined ? undefined : JSON.stringify(body));
           if (!res.ok) throw new Error(`admin ${path}: ${res.status}`);
-          return (await res.json()) as T;
+          return JSON.parse(res.text) as T;
         };
         resolve({
           url,
@@ -306,16 +329,43 @@ export function dropKeptLock(url: string, realm = "demo"): void {
   rmSync(new LocalLock(machineLockDir(), { baseUrl: url, realm }).path, { force: true });
 }
 
-/** A temporary policy repo: the project's policies/ (or given files) and a revsync.yaml aimed at url. */
+/** The project's policies/ as a list of folders (text null) and files, relative to it, in an order that
+ *  makes each folder before what it holds: read once per process, as the suite makes some thousand
+ *  copies (cpSync took 4 ms of CPU for each, writing the files read once 0.4 ms). */
+let projectPolicies: { path: string; text: Buffer | null; mode: number }[] | undefined;
+
+function policiesOfProject(): { path: string; text: Buffer | null; mode: number }[] {
+  if (projectPolicies) return projectPolicies;
+  const out: { path: string; text: Buffer | null; mode: number }[] = [];
+  const walk = (rel: string): void => {
+    for (const e of readdirSync(join(ROOT, "policies", rel), { withFileTypes: true })) {
+      const path = join(rel, e.name);
+      const full = join(ROOT, "policies", path);
+      if (!e.isDirectory() && !e.isFile()) throw new Error(`tempRepo copies folders and files only: ${full}`);
+      out.push({ path, text: e.isDirectory() ? null : readFileSync(full), mode: statSync(full).mode & 0o777 });
+      if (e.isDirectory()) walk(path);
+    }
+  };
+  walk("");
+  projectPolicies = out;
+  return out;
+}
+
+/** A temporary policy repo: the project's policies/ (or given files) and a revsync.yaml aimed at url.
+ *  Its files are its own: a test may change them. */
 export function tempRepo(url: string, files: Record<string, string> | "default" = "default", envName = "demo"): string {
   const dir = mkdtempSync(join(tmpdir(), "revsync-test-"));
   writeFileSync(
     join(dir, "revsync.yaml"),
     `version: 1\npolicies: policies\nenvironments:\n  ${envName}:\n    base_url: ${url}\n    auth_url: ${url}\n    realm: demo\n    vars:\n      contra_account: MJ-CONTRA-100\n`,
   );
-  if (files === "default") cpSync(join(ROOT, "policies"), join(dir, "policies"), { recursive: true });
-  else {
-    mkdirSync(join(dir, "policies"), { recursive: true });
+  mkdirSync(join(dir, "policies"));
+  if (files === "default") {
+    for (const f of policiesOfProject()) {
+      if (f.text === null) mkdirSync(join(dir, "policies", f.path), { mode: f.mode });
+      else writeFileSync(join(dir, "policies", f.path), f.text, { mode: f.mode });
+    }
+  } else {
     for (const [name, text] of Object.entries(files)) {
       mkdirSync(dirname(join(dir, name)), { recursive: true });
       writeFileSync(join(dir, name), text);
@@ -324,8 +374,25 @@ export function tempRepo(url: string, files: Record<string, string> | "default" 
   return dir;
 }
 
+/** Removes a folder and all it holds (a file or a link: itself only; nothing when it is not there).
+ *  Walked by hand first: rmSync's recursive removal took 1.0 ms of CPU for a tempRepo, this 0.4 ms;
+ *  rmSync where the walk fails (a folder without write permission, one already gone). */
 export function removeDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
+  try {
+    if (lstatSync(dir).isSymbolicLink()) unlinkSync(dir);
+    else removeTree(dir);
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function removeTree(dir: string): void {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) removeTree(path);
+    else unlinkSync(path);
+  }
+  rmdirSync(dir);
 }
 
 /** The tenant configuration update body for a live envelope: its 14 fields, with overrides
@@ -338,27 +405,29 @@ export function updateBody(env: any, overrides: Record<string, unknown> = {}, us
 
 /** A token of the emulator's documented sign-in, for direct API calls (tests and benches). */
 export async function token(url: string, user = "alice", realm = "demo"): Promise<string> {
-  const res = await fetch(`${url}/auth/realms/${realm}/protocol/openid-connect/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", ...CLOSE },
-    body: new URLSearchParams({
+  const res = await localRequest(
+    `${url}/auth/realms/${realm}/protocol/openid-connect/token`,
+    "POST",
+    { "content-type": "application/x-www-form-urlencoded" },
+    new URLSearchParams({
       grant_type: "password",
       client_id: "revsync",
       client_secret: "demo-secret",
       username: user,
       password: `${user}-password`,
     }).toString(),
-  });
-  return ((await res.json()) as { access_token: string }).access_token;
+  );
+  return (JSON.parse(res.text) as { access_token: string }).access_token;
 }
 
 export async function api(url: string, tok: string, method: string, path: string, body?: unknown, raw?: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${url}${path}`, {
+  const res = await localRequest(
+    `${url}${path}`,
     method,
-    headers: { authorization: `Bearer ${tok}`, "content-type": "application/json", ...CLOSE },
-    body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
-  });
-  const text = await res.text();
+    { authorization: `Bearer ${tok}`, "content-type": "application/json" },
+    raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+  );
+  const text = res.text;
   let parsed: unknown = text;
   try {
     parsed = JSON.parse(text);
