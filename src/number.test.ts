@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { propertyRuns } from "./testing/property-runs.js";
 import { describe, expect, it } from "vitest";
 import { exactness, InexactNumber, isExact, MAX_EXACT_WHOLE, numberOf, numberOrNull, parseJson, plainData, readNumber, readWhole } from "./number.js";
 
@@ -71,6 +72,7 @@ describe("the number rule", () => {
         expect(isExact(`${negative ? "-" : ""}${digits[0]}.${digits.slice(1)}e${digits.length - 1}`)).toBe(within);
         if (within) expect(readNumber(text)).toEqual({ ok: true, value: Number(v) });
       }),
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 
@@ -81,6 +83,7 @@ describe("the number rule", () => {
         const r = readNumber(n.toString());
         expect(r.ok).toBe(false);
       }),
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 
@@ -91,6 +94,7 @@ describe("the number rule", () => {
         const whole = Number.isInteger(d);
         expect(isExact(text)).toBe(!whole || Math.abs(d) <= MAX_EXACT_WHOLE);
       }),
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 
@@ -107,11 +111,13 @@ describe("the number rule", () => {
       fc.property(decimal(2, 15), (t) => {
         expect(isExact(t)).toBe(true);
       }),
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
     fc.assert(
       fc.property(decimal(18, 30), (t) => {
         expect(isExact(t)).toBe(false);
       }),
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 });
@@ -158,6 +164,7 @@ describe("JSON answers", () => {
           else expect(got).toEqual(JSON.parse(v));
         });
       }),
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 });

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
+import { binaryString } from "../src/testing/arbitraries.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unsafeName } from "../src/config/rules.js";
 import { REASONS_NOT_IN_GIT } from "../src/kinds/ssp/compare.js";
@@ -33,7 +34,7 @@ const adversarial = fc
     fc.oneof(
       fc.constantFrom("$(touch /tmp/pwned)", "`id`", "'", '"', "\\", "$HOME", "${X}", "!", "!!", "*", "?", "[a]", "~", "{a,b}", ";", "&", "|", "<", ">", "#"),
       fc.constantFrom(" ", "\t", "\n", "..", ".", "-", "=", "%", "é", "\u202e", "\u0085", "\u00a0", "\u{1F600}", "'\\''", "--force"),
-      fc.string({ unit: "binary", maxLength: 6 }),
+      binaryString({ maxLength: 6 }),
     ),
     { minLength: 1, maxLength: 6 },
   )

@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { propertyRuns } from "../testing/property-runs.js";
 import { describe, expect, it } from "vitest";
 import { SIGN_IN_VARIABLES } from "../api/auth.js";
 import { interpolateString, literalText, variablesIn } from "./interpolate.js";
@@ -60,7 +61,7 @@ describe("literalText: text from outside reads back as itself, never as a variab
         expect(out).toEqual({ value: s, problems: [] });
         expect(variablesIn(literalText(s))).toEqual([]);
       }),
-      { numRuns: 500 },
+      propertyRuns({ quick: 500, deep: 5000 }),
     );
   });
   it.each([

@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { loadRepo, varsFor } from "./repo.js";
 import { loadTests } from "./test-files.js";
 
@@ -14,7 +15,7 @@ function repoWith(n: number, firstLine = "", date = "02/01/2026"): string {
     i === 2
       ? `  - name: case 2\n    line: { transaction_currency: USD, order_date: ${date}, unit_list_price: "1200.00" }\n    expect: { policy: null }`
       : i % 2
-        ? `  - name: case ${i}\n    line: { product_family: F${i}, unit_list_price: ${i} }\n    expect: { policy: P${i}, ssp: ${i * 0.9} }`
+        ? `  - name: case ${i}\n    line: { product_family: F${i}, unit_list_price: ${i} }\n    expect: { policy: P${i}, ssp: ${(i * 9) / 10} }`
         : `  - name: "case ${i}"\n    line:\n      product_family: F${i}\n      date: 2026-03-01\n    expect:\n      policy: null`,
   );
   writeFileSync(join(dir, "tests", "cases.yaml"), `${firstLine}apiVersion: revsync/v1\nkind: SspPolicyTest\ncases:\n${cases.join("\n")}\n`);
@@ -26,6 +27,22 @@ const load = (dir: string) => {
   if (!repo) throw new Error("no repo");
   return loadTests(repo, varsFor({ vars: {} }, {}));
 };
+
+/** The js-yaml that loadTests loads for a large plain file (the fast way), the same module instance. */
+const jsYaml = createRequire(import.meta.url)("js-yaml") as { load: (...args: unknown[]) => unknown };
+
+/** What load gives, and whether it read the test file the fast way (js-yaml), whatever it then gave: a
+ *  file that is not large or not plain goes the full way alone, and a test of the fast way would prove
+ *  nothing. */
+function loadSeen(dir: string): ReturnType<typeof load> & { fast: boolean } {
+  const spy = vi.spyOn(jsYaml, "load");
+  try {
+    const loaded = load(dir);
+    return { ...loaded, fast: spy.mock.calls.length > 0 };
+  } finally {
+    spy.mockRestore();
+  }
+}
 
 /** A repo holding one test file of 2 cases and `n` contracts of 3 lines (the last line of contract 1 in
  *  `currency`), with an optional first line. */
@@ -51,15 +68,16 @@ function repoWithContracts(n: number, firstLine = "", currency = "USD"): string 
 
 describe("loading test files", () => {
   it("contracts: the fast way gives what the full way gives; a line without a date takes the contract's", () => {
-    const fast = repoWithContracts(200);
-    const full = repoWithContracts(200, "# the full way: !\n");
+    const fast = repoWithContracts(180);
+    const full = repoWithContracts(180, "# the full way: !\n");
     try {
-      const a = load(fast);
-      const b = load(full);
+      const { fast: readFast, ...a } = loadSeen(fast);
+      const { fast: fullReadFast, ...b } = loadSeen(full);
+      expect([readFast, fullReadFast]).toEqual([true, false]);
       expect(a.diagnostics).toEqual([]);
       expect(b.diagnostics).toEqual([]);
       expect(a.cases).toHaveLength(1);
-      expect(a.contracts).toHaveLength(200);
+      expect(a.contracts).toHaveLength(180);
       expect(a.contracts).toEqual(b.contracts.map((c) => ({ ...c, line: c.line - 1 })));
       expect(a.contracts[1]).toEqual({
         name: "contract 1",
@@ -91,9 +109,10 @@ describe("loading test files", () => {
   });
 
   it("a contract's second currency, in a file the fast way would take, is an error at the line", () => {
-    const dir = repoWithContracts(200, "", "EUR");
+    const dir = repoWithContracts(180, "", "EUR");
     try {
-      const { contracts, diagnostics } = load(dir);
+      const { contracts, diagnostics, fast } = loadSeen(dir);
+      expect(fast).toBe(true);
       expect(contracts).toEqual([]);
       expect(diagnostics).toEqual([
         {
@@ -135,15 +154,16 @@ describe("loading test files", () => {
   });
 
   it("a large plain file read the fast way (js-yaml) gives exactly what the full way (yaml) gives", () => {
-    const fast = repoWith(1500);
+    const fast = repoWith(800);
     // A tag-like character in a comment sends the same content the full way.
-    const full = repoWith(1500, "# the full way: !\n");
+    const full = repoWith(800, "# the full way: !\n");
     try {
-      const a = load(fast);
-      const b = load(full);
+      const { fast: readFast, ...a } = loadSeen(fast);
+      const { fast: fullReadFast, ...b } = loadSeen(full);
+      expect([readFast, fullReadFast]).toEqual([true, false]);
       expect(a.diagnostics).toEqual([]);
       expect(b.diagnostics).toEqual([]);
-      expect(a.cases).toHaveLength(1500);
+      expect(a.cases).toHaveLength(800);
       // The full file has one more line at the top.
       expect(a.cases).toEqual(b.cases.map((c) => ({ ...c, line: c.line - 1 })));
       expect(a.cases[1]).toEqual({
@@ -164,9 +184,10 @@ describe("loading test files", () => {
   });
 
   it("a date that is not one, in a file the fast way would take, is an error at its place", () => {
-    const dir = repoWith(1500, "", "2026-13-01");
+    const dir = repoWith(800, "", "2026-13-01");
     try {
-      const { cases, diagnostics } = load(dir);
+      const { cases, diagnostics, fast } = loadSeen(dir);
+      expect(fast).toBe(true);
       expect(cases).toEqual([]);
       expect(diagnostics).toEqual([
         {

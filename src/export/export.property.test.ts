@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import fc from "fast-check";
+import { propertyRuns, runsOf } from "../testing/property-runs.js";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Diagnostic } from "../config/diagnostics.js";
 import { environmentVars, loadPolicies, loadRepo, varsFor } from "../config/repo.js";
@@ -29,7 +30,8 @@ import { exportFiles, renderFile } from "./mapping.js";
 // service lacks is left as it is by design, and plan shows its create: not part of this property.)
 // Pure functions in process over a real folder; the CLI runs of the same path are
 // test/export-truth.e2e.test.ts.
-const RUNS = 15;
+const DEPTH = { quick: 8, deep: 60 };
+const RUNS = runsOf(DEPTH);
 const META = { environment: "p", baseUrl: "http://127.0.0.1:1", authUrl: "http://127.0.0.1:1", realm: "demo", user: null, targets: [] };
 const STATUS = fc.constantFrom("file uploaded", "reviewed", "approved");
 
@@ -196,7 +198,7 @@ describe("export properties over random repos and service states", () => {
     it(`${profile}: after export, validate, plan --detailed-exitcode and drift exit 0, and a second export writes nothing (${RUNS} cases)`, () => {
       fc.assert(
         fc.property(side, side, gitEdits, (service, gitSide, e) => check(profile, service, gitSide, e)),
-        { numRuns: RUNS },
+        propertyRuns(DEPTH),
       );
     });
   }
@@ -348,7 +350,7 @@ describe("export properties over the service's text", () => {
     it(`${profile}: any text in names, batch names and string fields reads back as itself: validate is clean, plan has nothing to apply, a second export writes nothing (${RUNS} cases)`, () => {
       fc.assert(
         fc.property(texts, (x) => checkText(profile, x)),
-        { numRuns: RUNS },
+        propertyRuns(DEPTH),
       );
     });
   }

@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { propertyRuns, runsOf } from "../testing/property-runs.js";
 import { describe, expect, it } from "vitest";
 import { PROFILES } from "../emulator/profile.js";
 import { valuesFromCsv, valuesToCsv } from "../ssp/csv.js";
@@ -19,7 +20,8 @@ import { buildDrift } from "./drift.js";
 //  1. export, read back as git, plans to no change;
 //  2. random edits in git, planned, then applied to the tenant in memory, leave nothing to plan;
 //  3. a live policy removed from git (after random edits) always appears in the plan, as not in git.
-export const RUNS = 100;
+const DEPTH = { quick: 25, deep: 300 };
+export const RUNS = runsOf(DEPTH);
 
 const META = { environment: "p", baseUrl: "http://127.0.0.1:1", authUrl: "http://127.0.0.1:1", realm: "demo", user: null, targets: [] };
 const OPERATORS = ["equality", "inequality", "greater than", "less than", ">=", "<=", "in", "not in", "contains", "starts with", "null"] as const;
@@ -189,7 +191,7 @@ describe("plan properties over random live states", () => {
           const plan = buildPlan(desiredFrom(exportFiles(live, [])), live, META);
           expect(plan.changes).toEqual([]);
         }),
-        { numRuns: RUNS },
+        propertyRuns(DEPTH),
       );
     });
 
@@ -209,7 +211,7 @@ describe("plan properties over random live states", () => {
           expect(again.changes.filter((c) => c.action !== "unsupported")).toEqual([]);
           expect(again.changes).toEqual(first.changes.filter((c) => c.action === "unsupported").map((c) => ({ ...c, ...pickVersion(again, c.address) })));
         }),
-        { numRuns: RUNS },
+        propertyRuns(DEPTH),
       );
     });
 
@@ -237,7 +239,7 @@ describe("plan properties over random live states", () => {
             expect(drift.drift.filter((d) => d.class === "unmanaged").map((d) => d.address)).toEqual([sspAddress.policy(removed.name)]);
           },
         ),
-        { numRuns: RUNS },
+        propertyRuns(DEPTH),
       );
     });
   }

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
+import { propertyRuns } from "../testing/property-runs.js";
 import { describe, expect, it } from "vitest";
 import { allocate, largestRemainder, ruleReader, sellCents, type Contract } from "./allocate.js";
 import { order, type PolicyModel } from "./evaluate.js";
@@ -328,7 +329,7 @@ describe("allocation properties", () => {
         expect(sum).toBe(ls.reduce((s, l) => s + l.sellCents, 0));
         expect(a.lines.reduce((s, l) => s + Math.round((l.carve as number) * 100), 0)).toBe(0);
       }),
-      { numRuns: 300 },
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 
@@ -349,7 +350,7 @@ describe("allocation properties", () => {
           expect(l.carve).toBe(0);
         }
       }),
-      { numRuns: 200 },
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 
@@ -365,7 +366,7 @@ describe("allocation properties", () => {
           expect(Math.abs((l.allocated as number) / k - (a1.lines[i]?.allocated as number))).toBeLessThanOrEqual(0.01 + 0.01 / k + 1e-9);
         });
       }),
-      { numRuns: 200 },
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 });

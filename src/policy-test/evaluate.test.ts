@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { propertyRuns } from "../testing/property-runs.js";
 import { describe, expect, it } from "vitest";
 import { firstFailing, holds, matchLine, order, showSsp, sspOf, type BatchModel, type PolicyModel, type ValueRow } from "./evaluate.js";
 import { evaluate, ExprError, parseExpr } from "./expr.js";
@@ -246,7 +247,7 @@ describe("showSsp", () => {
     expect(showSsp(null)).toBe("no SSP");
     fc.assert(
       fc.property(fc.oneof(fc.double(), fc.double({ min: -1e7, max: 1e7 }), fc.integer()), (v) => showSsp(v) === icu(v)),
-      { numRuns: 2000 },
+      propertyRuns({ quick: 500, deep: 10000 }),
     );
   });
 });
@@ -285,7 +286,7 @@ describe("the policy index", () => {
           }
         },
       ),
-      { numRuns: 300 },
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 });

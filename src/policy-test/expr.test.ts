@@ -1,4 +1,6 @@
 import fc from "fast-check";
+import { propertyRuns } from "../testing/property-runs.js";
+import { binaryString } from "../testing/arbitraries.js";
 import { describe, expect, it } from "vitest";
 import { evaluateText, ExprError, MAX_DEPTH, parseExpr, sspScope } from "./expr.js";
 
@@ -39,7 +41,7 @@ describe("the expression evaluator on any input", () => {
     const token = fc.constantFrom("(", ")", "-", "+", "*", "/", " ", "1", "0", "2.5", "unit_list_price", "discount", "x", ".", ",");
     const text = fc.oneof(
       fc.string({ maxLength: 10_000 }),
-      fc.string({ unit: "binary", maxLength: 2_000 }),
+      binaryString({ maxLength: 2_000 }),
       fc.array(token, { maxLength: 4_000 }).map((t) => t.join("").slice(0, 10_000)),
     );
     fc.assert(
@@ -48,7 +50,7 @@ describe("the expression evaluator on any input", () => {
         if ("other" in r) return false;
         return "error" in r || Number.isFinite(r.value);
       }),
-      { numRuns: 300 },
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 });

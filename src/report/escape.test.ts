@@ -1,4 +1,6 @@
 import fc from "fast-check";
+import { binaryString } from "../testing/arbitraries.js";
+import { propertyRuns } from "../testing/property-runs.js";
 import { describe, expect, it } from "vitest";
 import { ACTIONS, DRIFT_CLASSES, summarize, type Change, type DriftItem, type DriftReport } from "../plan/model.js";
 import { planOf } from "../testing/builders.js";
@@ -95,9 +97,7 @@ const PIECES = [
   "/",
   "@",
 ] as const;
-const adversarial = fc
-  .array(fc.oneof(fc.constantFrom(...PIECES), fc.string({ unit: "binary", maxLength: 3 })), { minLength: 1, maxLength: 8 })
-  .map((p) => p.join(""));
+const adversarial = fc.array(fc.oneof(fc.constantFrom(...PIECES), binaryString({ maxLength: 3 })), { minLength: 1, maxLength: 8 }).map((p) => p.join(""));
 
 interface Entry {
   name: string;
@@ -211,7 +211,7 @@ describe("the markdown plan and drift, rendered by a GFM renderer, whatever the 
         const cells = elementsOf(html, "td").map(textOf);
         for (const e of entries) expect(cells).toContain(terminalText(JSON.stringify(e.before)));
       }),
-      { numRuns: 80 },
+      propertyRuns({ quick: 25, deep: 300 }),
     );
   });
 
@@ -245,7 +245,7 @@ describe("the markdown plan and drift, rendered by a GFM renderer, whatever the 
         const cells = elementsOf(rows, "tr").map((r) => elementsOf(r, "td").map(textOf));
         expect(cells.map((c) => [c[1], c[2]])).toEqual(entries.map((e) => [`ssp/${terminalText(e.name)}`, terminalText(e.reason)]));
       }),
-      { numRuns: 80 },
+      propertyRuns({ quick: 25, deep: 300 }),
     );
   });
 
@@ -276,7 +276,7 @@ describe("the markdown plan and drift, rendered by a GFM renderer, whatever the 
         expect(elementsOf(html, "strong").map(textOf)).toEqual([terminalText(contract)]);
         expect(elementsOf(elementsOf(html, "tbody")[0] ?? "", "tr").map((r) => textOf(elementsOf(r, "td")[0] ?? ""))).toEqual([terminalText(line)]);
       }),
-      { numRuns: 80 },
+      propertyRuns({ quick: 25, deep: 300 }),
     );
   });
 
@@ -315,7 +315,7 @@ describe("outside text as code reads, and copies, as the text itself", () => {
         expect(codes(renderGfm(`<details><summary>${htmlCode(text)}</summary>\n\nbody\n</details>\n`))).toEqual([text]);
         expect(mentionsOf(renderGfm(`A name: ${markdownCode(text)}`))).toEqual([]);
       }),
-      { numRuns: 300 },
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
     // The fence is longer than any run inside; a name that starts or ends with a backtick is padded.
     expect(markdownCode("a``b")).toBe("```a``b```");

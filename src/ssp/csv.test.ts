@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { propertyRuns } from "../testing/property-runs.js";
 import { describe, expect, it } from "vitest";
 import { csvCell, CsvSyntaxError, fromCsvCell, parseCsv, runsAsFormula, valuesColumns, valuesFromCsv } from "./csv.js";
 
@@ -123,6 +124,7 @@ describe("a CSV cell revsync writes", () => {
         expect(fromCsvCell(csvCell(t))).toBe(t);
         expect(runsAsFormula(csvCell(t))).toBe(false);
       }),
+      propertyRuns({ quick: 100, deep: 1000 }),
     );
   });
 });
