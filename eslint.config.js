@@ -18,7 +18,7 @@ export default tseslint.config(
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
   {
-    files: ["**/*.mjs", "**/*.js", "vitest.config.ts", "vitest.tools.config.ts", "vitest.slow.config.ts"],
+    files: ["**/*.mjs", "**/*.js", "vitest.config.ts", "vitest.tools.config.ts", "vitest.slow.config.ts", "vitest.deep.config.ts"],
     languageOptions: {
       globals: {
         process: "readonly",
