@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { mayBeInGitRepository } from "../git-work-tree.js";
+import { mayBeInGitRepository, workTreeTop } from "../git-work-tree.js";
 import { changedPolicyFiles, ciContext, gitState, uncommittedFiles } from "./context.js";
 
 describe("the commit of a record", () => {
@@ -153,5 +153,27 @@ describe("the CI run of a record", () => {
       event: "push",
     });
     expect(ciContext({ CI: "true" })).toBeNull();
+  });
+});
+
+describe("the repository's top folder, read from the file system", () => {
+  it("is git's own answer where a plain .git folder is found; a .git file, a core.worktree or a variable that changes how git looks leave it to git", () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-top-"));
+    try {
+      const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+      const sub = join(dir, "repo", "policies", "ssp");
+      mkdirSync(sub, { recursive: true });
+      expect(workTreeTop(sub, process.env)).toBeUndefined();
+      git(join(dir, "repo"), "init", "-q");
+      expect(workTreeTop(sub, process.env)).toBe(git(sub, "rev-parse", "--show-toplevel"));
+      expect(workTreeTop(sub, { ...process.env, GIT_DIR: join(dir, "repo", ".git") })).toBeUndefined();
+      git(join(dir, "repo"), "config", "core.worktree", dir);
+      expect(workTreeTop(sub, process.env)).toBeUndefined();
+      git(join(dir, "repo"), "config", "--unset", "core.worktree");
+      writeFileSync(join(sub, ".git"), `gitdir: ${join(dir, "repo", ".git")}\n`);
+      expect(workTreeTop(sub, process.env)).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

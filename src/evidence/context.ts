@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
-import { mayBeInGitRepository, notARepositoryError } from "../git-work-tree.js";
+import { mayBeInGitRepository, notARepositoryError, workTreeTop } from "../git-work-tree.js";
 import type { CiContext, NotClean } from "./record.js";
 
 /** git's output, run in `cwd`; in a folder git cannot find a repository from, git's failure without
@@ -77,13 +77,7 @@ async function notClean(
   policyPaths: readonly string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ not_clean: NotClean[]; not_clean_total: number }> {
-  // git names them from the repository's top folder, which may lie above revsync's.
-  let top = root;
-  try {
-    top = (await run(["rev-parse", "--show-toplevel"], root, env)).trim() || root;
-  } catch {
-    /* named from revsync's folder */
-  }
+  const top = await topFolder(root, env);
   const from = realOr(root);
   const isPolicy = (p: string): boolean =>
     policyPaths.some((pp) => {
@@ -123,6 +117,18 @@ export async function uncommittedFiles(cwd: string, files: string[], env: NodeJS
   return out;
 }
 
+/** The repository's top folder, from which git names the files it lists (it may lie above revsync's):
+ *  read from the file system where that is certain, else git's answer; `root` when git cannot tell. */
+async function topFolder(root: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const known = workTreeTop(root, env);
+  if (known) return known;
+  try {
+    return (await run(["rev-parse", "--show-toplevel"], root, env)).trim() || root;
+  } catch {
+    return root;
+  }
+}
+
 /** A folder's real path (git names files by real paths), or the folder as given. */
 function realOr(dir: string): string {
   try {
@@ -145,7 +151,7 @@ const POLICY_FILE = /\.(ya?ml|csv)$/i;
  *  from `cwd`: under `paths` (revsync.yaml and the policies folder, from `root`), every file git holds
  *  that is changed, added or deleted (staged or not), and the YAML and CSV files git does not hold
  *  (untracked, or ignored). `commit`: the commit (null when git cannot tell, or there is none yet). Empty
- *  when git cannot tell (no git, not a repository): one git process, two when something differs. */
+ *  when git cannot tell (no git, not a repository): one git process, two when something differs and the top folder is not plain from the file system. */
 export async function changedPolicyFiles(
   root: string,
   paths: string[],
@@ -165,13 +171,7 @@ export async function changedPolicyFiles(
   const found = statusEntries(entries).filter((f) => (f.what !== "untracked" && f.what !== "ignored by git") || POLICY_FILE.test(f.path));
   const commit = oid && oid !== "(initial)" ? oid : null;
   if (!found.length) return { commit, files: [] };
-  // git names them from the repository's top folder, which may lie above revsync's.
-  let top = root;
-  try {
-    top = (await run(["rev-parse", "--show-toplevel"], root, env)).trim() || root;
-  } catch {
-    /* named from revsync's folder */
-  }
+  const top = await topFolder(root, env);
   const from = realOr(cwd);
   found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { commit, files: found.map((f) => `${relative(from, join(top, f.path)) || f.path} (${f.what})`) };
