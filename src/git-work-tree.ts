@@ -33,16 +33,23 @@ const exists = (path: string): boolean => {
  *  often in no repository at all. A folder that cannot be read (gone, no permission) is left to git. */
 export function mayBeInGitRepository(dir: string, env: NodeJS.ProcessEnv): boolean {
   if (DISCOVERY_VARIABLES.some((v) => env[v] !== undefined)) return true;
+  return nearestMark(dir) !== null;
+}
+
+/** The nearest folder at or above `dir` (its real path) that holds a `.git` (folder, file or link) or a
+ *  `HEAD`, and which; null when none does, undefined when `dir` cannot be resolved (gone, no permission). */
+function nearestMark(dir: string): { at: string; mark: ".git" | "HEAD" } | null | undefined {
   let at: string;
   try {
     at = realpathSync(dir);
   } catch {
-    return true;
+    return undefined;
   }
   for (;;) {
-    if (exists(join(at, ".git")) || exists(join(at, "HEAD"))) return true;
+    if (exists(join(at, ".git"))) return { at, mark: ".git" };
+    if (exists(join(at, "HEAD"))) return { at, mark: "HEAD" };
     const up = dirname(at);
-    if (up === at) return false;
+    if (up === at) return null;
     at = up;
   }
 }
@@ -81,20 +88,8 @@ export function notARepositoryError(env: NodeJS.ProcessEnv): NodeJS.ErrnoExcepti
  *  to 20 ms from a large Node process) in the common case. */
 export function workTreeTop(dir: string, env: NodeJS.ProcessEnv): string | undefined {
   if (DISCOVERY_VARIABLES.some((v) => env[v] !== undefined)) return undefined;
-  let at: string;
-  try {
-    at = realpathSync(dir);
-  } catch {
-    return undefined;
-  }
-  for (;;) {
-    const dotGit = join(at, ".git");
-    if (exists(dotGit)) return plainGitFolder(dotGit) ? at : undefined;
-    if (exists(join(at, "HEAD"))) return undefined;
-    const up = dirname(at);
-    if (up === at) return undefined;
-    at = up;
-  }
+  const found = nearestMark(dir);
+  return found?.mark === ".git" && plainGitFolder(join(found.at, ".git")) ? found.at : undefined;
 }
 
 /** Whether `dotGit` is a folder (not a link, not a file) whose config names no work tree of its own. */

@@ -6,6 +6,16 @@ import { describe, expect, it } from "vitest";
 import { mayBeInGitRepository, workTreeTop } from "../git-work-tree.js";
 import { changedPolicyFiles, ciContext, gitState, TreeStatus, uncommittedFiles } from "./context.js";
 
+/** The environment of a git on PATH that notes each start (a line in DIR/starts), then runs the real one. */
+function countingGit(dir: string): NodeJS.ProcessEnv {
+  const bin = join(dir, "bin");
+  mkdirSync(bin);
+  const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+  writeFileSync(join(bin, "git"), `#!/bin/sh\necho "$1" >> "${join(dir, "starts")}"\nexec "${real}" "$@"\n`);
+  chmodSync(join(bin, "git"), 0o755);
+  return { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` };
+}
+
 describe("the commit of a record", () => {
   it("git's commit and a clean tree, the evidence folder left out; a change not committed; no repository: unknown, said why", async () => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-git-"));
@@ -57,13 +67,7 @@ describe("git is not started where it cannot find a repository", () => {
   it("a folder with no .git above it: the same answers as git's own, git never started; in a repository git is asked", async () => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-nogit-"));
     try {
-      // A git on PATH that notes each start, then runs the real one.
-      const bin = join(dir, "bin");
-      mkdirSync(bin);
-      const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-      writeFileSync(join(bin, "git"), `#!/bin/sh\necho started >> "${join(dir, "starts")}"\nexec "${real}" "$@"\n`);
-      chmodSync(join(bin, "git"), 0o755);
-      const env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` };
+      const env = countingGit(dir);
       // Any variable that changes how git looks leaves it to git: its answers then are today's, by git.
       const asked = { ...env, GIT_CEILING_DIRECTORIES: "" };
       const work = join(dir, "work");
@@ -182,12 +186,7 @@ describe("one git status for a whole apply", () => {
   it("answers gitState, changedPolicyFiles and uncommittedFiles as their own git status did, with git started once; an ignored folder or a rename among the policy files is asked of git", async () => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-tree-"));
     try {
-      const bin = join(dir, "bin");
-      mkdirSync(bin);
-      const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-      writeFileSync(join(bin, "git"), `#!/bin/sh\necho "$1" >> "${join(dir, "starts")}"\nexec "${real}" "$@"\n`);
-      chmodSync(join(bin, "git"), 0o755);
-      const env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` };
+      const env = countingGit(dir);
       const starts = (): number => (existsSync(join(dir, "starts")) ? readFileSync(join(dir, "starts"), "utf8").split("\n").length - 1 : 0);
       const repo = join(dir, "repo");
       const root = join(repo, "revsync");
