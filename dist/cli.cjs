@@ -68017,7 +68017,6 @@ var init_recorder = __esm({
         this.init = init;
         this.started = init.now();
         this.tree = new TreeStatus(init.repoRoot, init.dir, init.env);
-        this.git = gitState(init.repoRoot, init.dir, init.env, init.policyPaths, this.tree);
       }
       init;
       started;
@@ -68196,7 +68195,10 @@ var init_recorder = __esm({
         if (this.written) return this.written;
         const plan = this.plan;
         if (!plan) throw new Error("an evidence record is written only for a run that planned");
-        const git = await this.policyFilesCommitted(plan, await this.git);
+        const git = await this.policyFilesCommitted(
+          plan,
+          await (this.git ??= gitState(this.init.repoRoot, this.init.dir, this.init.env, this.init.policyPaths, this.tree))
+        );
         const now = this.init.now();
         for (const list3 of this.pending.values()) for (const q of list3) q.duration_ms = Math.max(0, now - Date.parse(q.started_at));
         for (const o of end.report?.outcomes ?? [])
