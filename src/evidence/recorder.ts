@@ -61,7 +61,7 @@ export interface RecorderInit {
  *  never holds revsync's credentials: the token goes in a header, a policy file cannot read them). */
 export class EvidenceRecorder implements ApplyObserver {
   private readonly started: number;
-  private git: Promise<EvidenceRecord["git"]> | undefined;
+  private readonly git: Promise<EvidenceRecord["git"]>;
   /** git's status of the policy repo, asked once for the whole run (apply asks it too). */
   readonly tree: TreeStatus;
   private plan: Plan | undefined;
@@ -83,9 +83,8 @@ export class EvidenceRecorder implements ApplyObserver {
 
   constructor(private readonly init: RecorderInit) {
     this.started = init.now();
-    // Asked when first needed, not now: apply asks it once the plan has read the policy files, so that
-    // what it finds not clean covers the files as the plan read them.
     this.tree = new TreeStatus(init.repoRoot, init.dir, init.env);
+    this.git = gitState(init.repoRoot, init.dir, init.env, init.policyPaths, this.tree);
   }
 
   /** ClientOptions.onRequestStart: the attempt is listed as it is sent, in flight until `observe` says
@@ -258,10 +257,7 @@ export class EvidenceRecorder implements ApplyObserver {
     if (this.written) return this.written;
     const plan = this.plan;
     if (!plan) throw new Error("an evidence record is written only for a run that planned");
-    const git = await this.policyFilesCommitted(
-      plan,
-      await (this.git ??= gitState(this.init.repoRoot, this.init.dir, this.init.env, this.init.policyPaths, this.tree)),
-    );
+    const git = await this.policyFilesCommitted(plan, await this.git);
     const now = this.init.now();
     for (const list of this.pending.values()) for (const q of list) q.duration_ms = Math.max(0, now - Date.parse(q.started_at));
     // The apply report, when the run made one, is the outcome of each step: the one count the closing
