@@ -183,12 +183,15 @@ function openRun(req: ApplyRequest, w: ApplyWiring): Run {
 
 /** An apply from a tree whose policy files differ from its commit: said on stderr, naming the files (the
  *  evidence record says it too). What apply holds a saved plan to, or plans from, is the files as they are. */
-async function warnUncommitted(run: Run, plan: { changes: readonly Change[] }): Promise<void> {
+async function warnUncommitted(run: Run, plan: { changes: readonly Change[]; four_eyes?: unknown }): Promise<void> {
   const { repo, out, w } = run;
   const paths = [relative(repo.root, repo.configFile), relative(repo.root, repo.policiesDir) || "."];
   // A values file may lie anywhere in the repo, outside the policies folder: each one the plan reads too.
   for (const c of plan.changes) if (c.values?.file) paths.push(relative(repo.root, resolve(w.cwd, c.values.file)));
-  const { commit, files } = await changedPolicyFiles(repo.root, paths, w.cwd, w.penv, run.gitStatus);
+  // Under four eyes the tree must be clean as the plan read it: git is asked now, after the plan read
+  // the files, not the run's status asked as it started.
+  const shared = run.env.fourEyes || plan.four_eyes ? undefined : run.gitStatus;
+  const { commit, files } = await changedPolicyFiles(repo.root, paths, w.cwd, w.penv, shared);
   run.tree = { commit, files };
   if (!files.length) return;
   const what = run.saved ? "holds the saved plan to them" : "plans from them";
