@@ -68017,6 +68017,7 @@ var init_recorder = __esm({
         this.init = init;
         this.started = init.now();
         this.tree = new TreeStatus(init.repoRoot, init.dir, init.env);
+        this.git = gitState(init.repoRoot, init.dir, init.env, init.policyPaths, this.tree);
       }
       init;
       started;
@@ -68195,10 +68196,7 @@ var init_recorder = __esm({
         if (this.written) return this.written;
         const plan = this.plan;
         if (!plan) throw new Error("an evidence record is written only for a run that planned");
-        const git = await this.policyFilesCommitted(
-          plan,
-          await (this.git ??= gitState(this.init.repoRoot, this.init.dir, this.init.env, this.init.policyPaths, this.tree))
-        );
+        const git = await this.policyFilesCommitted(plan, await this.git);
         const now = this.init.now();
         for (const list3 of this.pending.values()) for (const q of list3) q.duration_ms = Math.max(0, now - Date.parse(q.started_at));
         for (const o of end.report?.outcomes ?? [])
@@ -69570,7 +69568,8 @@ async function warnUncommitted(run2, plan) {
   const { repo, out, w: w2 } = run2;
   const paths = [(0, import_node_path37.relative)(repo.root, repo.configFile), (0, import_node_path37.relative)(repo.root, repo.policiesDir) || "."];
   for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path37.relative)(repo.root, (0, import_node_path37.resolve)(w2.cwd, c2.values.file)));
-  const { commit, files } = await changedPolicyFiles(repo.root, paths, w2.cwd, w2.penv, run2.gitStatus);
+  const shared = run2.env.fourEyes || plan.four_eyes ? void 0 : run2.gitStatus;
+  const { commit, files } = await changedPolicyFiles(repo.root, paths, w2.cwd, w2.penv, shared);
   run2.tree = { commit, files };
   if (!files.length) return;
   const what = run2.saved ? "holds the saved plan to them" : "plans from them";
