@@ -21,16 +21,16 @@ export default defineConfig({
     // seconds each failed at a load average of 30 on two cores, and passed when run again.
     testTimeout: 90_000,
     hookTimeout: 90_000,
-    // Many tests wait: on child processes (npm installs, shells running the README and the CI recipes,
-    // the CLI where the process is the point) and on the emulator's injected latency; most commands run
-    // in process (docs/architecture.md). So more workers than the 2 cores. As processes, not threads:
-    // each child process is forked from its worker, and forking copies the page tables of the whole
-    // process (threads shared one of some 750 MB, and
-    // stalled one another meanwhile); two runs each on two loaded cores, user+sys of the whole run:
-    // threads 95 s and 105 s, forks 90 s and 96 s. Earlier, on a smaller suite: 4 workers 62 s wall,
-    // 3 workers 66 s; 1 worker took 114 s.
+    // Some tests wait: on the emulator's injected latency, a time limit running out, the few child
+    // processes left in npm test; most commands run in process (docs/architecture.md). So one worker
+    // more than the 2 cores: `vitest run --maxWorkers N` on a quiet machine (2026-11-29, 1,082 tests),
+    // wall 47.7 s with 2 (user+sys 75.6 s), 44.0, 44.9 and 46.7 s with 3 (82 to 85 s), 45.5 s with 4
+    // (87 s): each worker loads the sources once. As processes, not threads: each child process is
+    // forked from its worker, and forking copies the page tables of the whole process (threads shared
+    // one of some 750 MB, and stalled one another meanwhile); two runs each on two loaded cores,
+    // user+sys of the whole run: threads 95 s and 105 s, forks 90 s and 96 s.
     pool: "forks",
-    maxWorkers: 4,
+    maxWorkers: 3,
     // Test files of one worker share loaded modules (no file relies on module state of another).
     isolate: false,
     // Modules as transformed are kept on disk between runs (in the clone's ignored .revsync-tmp/, keyed by
