@@ -1,12 +1,12 @@
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import { Ajv } from "ajv";
 import { canonicalize } from "json-canonicalize";
 import { describe, expect, it } from "vitest";
-import { api, cli, cliProcess, DEMO_ENV, dropKeptLock, ROOT, token, updateBody, useEmulatorRepo } from "../src/testing/helpers.js";
+import { evidenceRecords } from "../src/testing/evidence-records.js";
+import { api, cli, DEMO_ENV, token, updateBody, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // apply --evidence (issue 30) through the real CLI against the emulator: the emulator's request journal
 // is the witness of what was sent, and every record is checked against schemas/evidence-record.schema.json
@@ -18,19 +18,7 @@ const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const run = (args: string[], env: Record<string, string | undefined> = {}) => cli(args, { cwd: fx.repo, env: { ...DEMO_ENV, ...env } });
 const journal = () => fx.emu.admin<{ method: string; path: string; query: string; status: number }[]>("GET", "requests");
 
-const validate = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true }).compile(
-  JSON.parse(readFileSync(join(ROOT, "schemas", "evidence-record.schema.json"), "utf8")) as object,
-);
-function records(dir: string): { file: string; record: any }[] {
-  return readdirSync(dir)
-    .filter((n) => n.endsWith(".json"))
-    .sort()
-    .map((file) => {
-      const record = JSON.parse(readFileSync(join(dir, file), "utf8"));
-      expect({ file, errors: validate(record) ? null : validate.errors }).toEqual({ file, errors: null });
-      return { file, record };
-    });
-}
+const records = evidenceRecords;
 const sha256 = (text: string): string => `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
 const requestsOf = (r: any): any[] => [...r.other_requests, ...r.changes.flatMap((c: any) => c.requests)];
 const asSent = (q: { method: string; path: string; status: number | null }) => `${q.method} ${q.path} ${q.status ?? "no answer"}`;
@@ -274,7 +262,7 @@ describe("apply --evidence", () => {
     });
   });
 
-  it("under faults each request's outcome is told as it was: a lost answer confirmed by reading back, a 429 sent again, a run interrupted at once (exit 130)", async () => {
+  it("under faults each request's outcome is told as it was: a lost answer confirmed by reading back, a 429 sent again (a run interrupted at once: evidence.process.test.ts)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-evidence-"));
     try {
       await fx.emu.admin("POST", "faults", {
@@ -307,51 +295,6 @@ describe("apply --evidence", () => {
         [429, false],
         [200, true],
       ]);
-
-      // Interrupted at once while the PATCH is held (until a reset: a slow one could land first on a loaded
-      // machine): its outcome is unknown, nothing else claims more.
-      await fx.emu.reset();
-      await fx.emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 600_000, method: "PATCH", path: "/tenant-configurations/" }] });
-      let signals = 0;
-      // Driven by what apply prints: the update has started; then, once the first interrupt is seen, again.
-      const stopped = await cliProcess(["apply", "--auto-approve", "--verbose", "--evidence", dir], {
-        cwd: fx.repo,
-        env: DEMO_ENV,
-        when: {
-          stderr: "start update tenant-configuration/",
-          act: (child) => {
-            let seen = "";
-            child.stderr?.on("data", (d: Buffer) => {
-              seen += d.toString();
-              if (signals !== 1 || !seen.includes("starting nothing new")) return;
-              signals++;
-              child.kill("SIGINT");
-            });
-            child.kill("SIGINT");
-            signals++;
-          },
-        },
-      });
-      expect(signals).toBe(2);
-      expect(stopped.stderr).toContain("interrupted again: stopping now");
-      expect(stopped.code).toBe(130);
-      const second = records(dir)[1]?.record;
-      expect(second).toMatchObject({ sequence: 2, prev: rec.hash, exit_code: 130, interrupted: true });
-      const held = second.changes.find((c: any) => c.action === "update");
-      expect(held.outcome).toBe("unknown");
-      // The lock is kept under the write in flight, and the record, written while it was held, says so.
-      expect(second.lock).toMatchObject({ backend: "local", released: false, note: "kept: writes were in flight when the run stopped at once" });
-      dropKeptLock(fx.emu.url);
-      // The PATCH the emulator holds (until the next reset) was sent and never answered:
-      // listed, in flight, without a status.
-      expect(held.requests.filter((q: any) => q.method === "PATCH")).toEqual([
-        expect.objectContaining({ path: expect.stringMatching(/\/tenant-configurations\/TC-/), status: null, in_flight: true, resend: false }),
-      ]);
-      // The rest either finished before the interrupt (with the write's answer) or never started.
-      for (const c of second.changes.filter((x: any) => x.action !== "update")) {
-        if (c.outcome === "done") expect(c.requests.some((q: any) => q.method !== "GET" && q.status === 200)).toBe(true);
-        else expect([c.address, c.outcome, c.why]).toEqual([c.address, "skipped", expect.stringMatching(/^(not started|skipped)/)]);
-      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

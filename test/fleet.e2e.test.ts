@@ -1,62 +1,19 @@
-import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { elementsOf, renderGfm } from "../src/testing/gfm.js";
-import { BIN, cli, DEMO_ENV, fleetConfig, fleetState, removeDir, startEmu, tempRepo, type Emu } from "../src/testing/helpers.js";
+import { IN_STEP, ORDER, REALMS, useFleet } from "../src/testing/fleet.js";
+import { cli, DEMO_ENV, removeDir } from "../src/testing/helpers.js";
 
-// A fleet of 12 environments on one emulator in this process: 11 tenants (realms t01 to t11) under
-// /tenants/<realm>, t01 to t06 in step with git (the demo tenant after an apply), t07 to t11 not (the
-// demo seed), and "down", whose service nothing answers, fifth in revsync.yaml.
-const REALMS = Array.from({ length: 11 }, (_, i) => `t${String(i + 1).padStart(2, "0")}`);
-const ORDER = [...REALMS.slice(0, 4), "down", ...REALMS.slice(4)];
-const IN_STEP = new Set(REALMS.slice(0, 6));
-// One policy test case that holds where Hardware SSP's batch was approved (the tenants in step).
-const CASES =
-  'apiVersion: revsync/v1\nkind: SspPolicyTest\ncases:\n  - name: US appliance\n    line: { product_family: Hardware, legal_entity: US01, product_id: HW-1000, currency_code: USD, date: "2026-03-01", unit_list_price: 1000 }\n    expect: { policy: Hardware SSP, ssp: 1030 }\n';
+// The fleet of src/testing/fleet.ts: 12 environments on one emulator in this process, one of them down.
+const fx = useFleet();
 
-let emu: Emu;
-let repo: string;
-let fleet: object;
-
-const run = (args: string[], env: Record<string, string> = {}) => cli(args, { cwd: repo, env: { ...DEMO_ENV, ...env } });
+const run = (args: string[], env: Record<string, string> = {}) => cli(args, { cwd: fx.repo, env: { ...DEMO_ENV, ...env } });
 const json = (text: string): any => JSON.parse(text);
 const tokenRequests = async (): Promise<string[]> =>
-  (await emu.admin<{ method: string; path: string }[]>("GET", "requests"))
+  (await fx.emu.admin<{ method: string; path: string }[]>("GET", "requests"))
     .filter((r) => r.path.includes("/openid-connect/token"))
     .map((r) => r.path.split("/")[3] ?? "");
-
-beforeAll(async () => {
-  emu = await startEmu("demo");
-  repo = tempRepo(emu.url);
-  expect((await run(["apply", "--auto-approve", "--quiet"])).code).toBe(0);
-  const applied = (await emu.admin<{ tenants: unknown[] }>("GET", "state")).tenants[0];
-  await emu.reset();
-  const seeded = (await emu.admin<{ tenants: unknown[] }>("GET", "state")).tenants[0];
-  fleet = fleetState(
-    REALMS.map((r) => (IN_STEP.has(r) ? applied : seeded)),
-    REALMS,
-  );
-  writeFileSync(
-    join(repo, "revsync.yaml"),
-    fleetConfig(
-      emu.url,
-      ORDER.map((n) => (n === "down" ? { down: n } : { realm: n })),
-      "tests: tests\n",
-    ),
-  );
-  mkdirSync(join(repo, "tests"));
-  writeFileSync(join(repo, "tests", "cases.yaml"), CASES);
-});
-afterAll(async () => {
-  removeDir(repo);
-  await emu.close();
-});
-beforeEach(async () => {
-  await emu.admin("POST", "reset", { state: fleet });
-  await emu.admin("DELETE", "requests");
-  await emu.admin("DELETE", "faults");
-});
 
 describe("drift across 12 environments, one of them unreachable", () => {
   it("text: each environment's report in revsync.yaml's order, then the summary, failures first; exit 1", async () => {
@@ -115,8 +72,8 @@ describe("plan and policy tests across the fleet", () => {
   it("plan --envs … --out DIR: one saved plan per environment; --detailed-exitcode aggregates", async () => {
     const r = await run(["plan", "--envs", "t01,down,t07", "--out", "plans", "--detailed-exitcode", "--format", "json"]);
     expect(r.code).toBe(1);
-    expect(readdirSync(join(repo, "plans")).sort()).toEqual(["t01.plan.json", "t07.plan.json"]);
-    const saved = json(readFileSync(join(repo, "plans", "t07.plan.json"), "utf8"));
+    expect(readdirSync(join(fx.repo, "plans")).sort()).toEqual(["t01.plan.json", "t07.plan.json"]);
+    const saved = json(readFileSync(join(fx.repo, "plans", "t07.plan.json"), "utf8"));
     const entry = json(r.stdout).environments.find((e: any) => e.environment === "t07");
     expect(saved.checksum).toBe(entry.checksum);
     expect(r.stderr).toContain(
@@ -127,7 +84,7 @@ describe("plan and policy tests across the fleet", () => {
     expect((await run(["plan", "--envs", "t07,t01", "--detailed-exitcode", "--quiet"])).code).toBe(2);
     expect((await run(["plan", "--envs", "t01,t02", "--detailed-exitcode", "--quiet"])).code).toBe(0);
     expect((await run(["plan", "--envs", "t07,t01", "--quiet"])).code).toBe(0);
-    removeDir(join(repo, "plans"));
+    removeDir(join(fx.repo, "plans"));
   });
 
   it("test --live --all-envs: each environment's cases against its own service's policies; markdown lists each failing one", async () => {
@@ -154,7 +111,7 @@ describe("plan and policy tests across the fleet", () => {
 
 describe("revsync summary of a CI matrix's outputs", () => {
   it("merges single environments' JSON (a failed run's included) into the fleet's summary; an expected environment without output is a failure", async () => {
-    const outputs = join(repo, "outputs");
+    const outputs = join(fx.repo, "outputs");
     mkdirSync(outputs, { recursive: true });
     for (const env of ["t01", "t07", "down"]) {
       const r = await run(["drift", "--env", env, "--format", "json"]);
@@ -190,20 +147,20 @@ describe("revsync summary of a CI matrix's outputs", () => {
 
   it("plans: --detailed-exitcode as plan's; a plan edited after revsync wrote it, or two outputs of one environment, are refused naming the files", async () => {
     const plan = (await run(["plan", "--env", "t08", "--format", "json"])).stdout;
-    writeFileSync(join(repo, "plan-t08.json"), plan);
-    writeFileSync(join(repo, "plan-t08-again.json"), plan);
-    writeFileSync(join(repo, "plan-t09.json"), (await run(["plan", "--env", "t09", "--format", "json"])).stdout);
+    writeFileSync(join(fx.repo, "plan-t08.json"), plan);
+    writeFileSync(join(fx.repo, "plan-t08-again.json"), plan);
+    writeFileSync(join(fx.repo, "plan-t09.json"), (await run(["plan", "--env", "t09", "--format", "json"])).stdout);
     expect((await run(["summary", "plan-t08.json", "plan-t09.json", "--quiet"])).code).toBe(0);
     expect((await run(["summary", "plan-t08.json", "plan-t09.json", "--detailed-exitcode", "--quiet"])).code).toBe(2);
     const twice = await run(["summary", "plan-t08.json", "plan-t08-again.json"]);
     expect(twice.stderr).toContain('Error: environment "t08" (plan) is in two outputs: plan-t08.json and plan-t08-again.json');
-    writeFileSync(join(repo, "plan-t09.json"), plan.replace('"MJ-CONTRA-100"', '"MJ-CONTRA-999"').replace('"t08"', '"t09"'));
+    writeFileSync(join(fx.repo, "plan-t09.json"), plan.replace('"MJ-CONTRA-100"', '"MJ-CONTRA-999"').replace('"t08"', '"t09"'));
     const edited = await run(["summary", "plan-t08.json", "plan-t09.json"]);
     expect(edited.code).toBe(1);
     expect(edited.stderr).toContain("Error: plan-t09.json was changed after revsync wrote it (its checksum does not match), so it is not summed up");
     const notOurs = await run(["summary", "revsync.yaml"]);
     expect(notOurs.stderr).toContain("Error: revsync.yaml is not a JSON output of revsync: it is not valid JSON");
-    for (const f of ["plan-t08.json", "plan-t08-again.json", "plan-t09.json"]) removeDir(join(repo, f));
+    for (const f of ["plan-t08.json", "plan-t08-again.json", "plan-t09.json"]) removeDir(join(fx.repo, f));
   });
 });
 
@@ -223,33 +180,6 @@ describe("a run across environments, asked wrongly", () => {
       expect(r.code, args.join(" ")).toBe(1);
       expect(r.stderr, args.join(" ")).toContain(said);
     }
-    expect(await emu.admin("GET", "requests")).toEqual([]);
-  });
-});
-
-describe("on a terminal", () => {
-  it("the progress line names the environments in flight, at most --parallel of them", async () => {
-    // Slow enough that the line is drawn while they are in flight.
-    await emu.admin("POST", "faults", { kind: "latency", latency_ms: 100, path: "/tenants/" });
-    // Not in CI (the suite may run there): ora draws no line where CI is set at all.
-    const env: NodeJS.ProcessEnv = { ...process.env, ...DEMO_ENV, NO_COLOR: "1" };
-    delete env.CI;
-    const out = await new Promise<string>((resolve) => {
-      const child = spawn("script", ["-qfec", `stty cols 200; ${process.execPath} ${BIN} drift --envs t01,t02,t07,t08 --parallel 2`, "/dev/null"], {
-        cwd: repo,
-        env,
-      });
-      let text = "";
-      child.stdout.on("data", (d: Buffer) => (text += d.toString()));
-      child.on("close", () => resolve(text));
-    });
-    // The line's text ends where the terminal's next code (ESC) or a new line starts.
-    const ESC = String.fromCharCode(27);
-    const lines = [...out.matchAll(/Checking drift in 4 environments: (\d) done; now ([^\r\n]*)/g)].map((m) => [m[1], m[2]?.split(ESC)[0]?.trim()]);
-    expect(lines.length).toBeGreaterThan(0);
-    const inFlight = lines.map(([, now]) => (now ?? "").split(", ").map((n) => n.replace(/ \(.*$/, "")));
-    expect(inFlight.some((names) => names.includes("t01") || names.includes("t02"))).toBe(true);
-    expect(inFlight.every((names) => names.length <= 2 && names.every((n) => ["t01", "t02", "t07", "t08"].includes(n)))).toBe(true);
-    expect(out).toContain("Summary of revsync drift across 4 environments: 0 failed, 2 drifted, 2 without drift.");
+    expect(await fx.emu.admin("GET", "requests")).toEqual([]);
   });
 });

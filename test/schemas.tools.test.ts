@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ajv, examples, oneDocumentEach, outputs, typos, yamlLanguageServer, type Check } from "../scripts/schema-validators.mjs";
 import { KINDS } from "../src/kinds/registry.js";
 import { REPO_SCHEMA_FILES, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../src/repo/schemas.js";
+import { datedExport } from "../src/testing/dated-export.js";
 import { cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, type Emu } from "../src/testing/helpers.js";
 
 // The JSON Schemas of schemas/ as standard tools read them, not as revsync registers them: each stands
@@ -61,7 +62,23 @@ describe("schemas/ for standard tools", () => {
     expect(applied.code, applied.stderr).toBe(0);
     writeFileSync(join(work, "apply-report.json"), applied.stdout);
     const record = readdirSync(join(repo, "evidence")).find((n) => n.endsWith(".json")) ?? "none";
-    checks = [...examples(), ...typos(work), ...outputs(join(repo, "plan.json"), join(repo, "evidence", record), work, join(work, "apply-report.json"))];
+    // Policy files revsync writes with dates in them, which a reader of YAML 1.1 (ajv-cli) must read as
+    // text: export's, new and edited in place (export-edges.e2e.test.ts), and the cases test record
+    // writes from the service's order lines (policy-tests.e2e.test.ts).
+    const exported = join(work, "exported");
+    mkdirSync(exported);
+    const { files: exportedFiles } = await datedExport(exported, emu.url);
+    const recorded = await cli(["test", "record", "--from-errors", "--out", "recorded.yaml"], { cwd: repo, env: DEMO_ENV });
+    expect(recorded.code, recorded.stderr).toBe(0);
+    expect(readFileSync(join(repo, "recorded.yaml"), "utf8")).toMatch(/^ {6}ssp_date: '\d{4}-\d\d-\d\d'$/m);
+    const policyFile = join(SCHEMAS, "policy-file.schema.json");
+    const written = [...exportedFiles, join(repo, "recorded.yaml")].map((file) => ({ file, schema: policyFile, valid: true }));
+    checks = [
+      ...examples(),
+      ...typos(work),
+      ...outputs(join(repo, "plan.json"), join(repo, "evidence", record), work, join(work, "apply-report.json")),
+      ...written,
+    ];
   });
   afterAll(async () => {
     removeDir(repo);
