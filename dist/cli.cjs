@@ -27998,9 +27998,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve23, reject) => {
+          return new Promise((resolve24, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve23(data);
+              return err ? reject(err) : resolve24(data);
             });
           });
         }
@@ -28038,9 +28038,9 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve23, reject) => {
+          return new Promise((resolve24, reject) => {
             this.destroy(err, (err2, data) => {
-              return err2 ? reject(err2) : resolve23(data);
+              return err2 ? reject(err2) : resolve24(data);
             });
           });
         }
@@ -28316,8 +28316,8 @@ var require_pool_base = __commonJS({
           }
           return Promise.all(closeAll);
         } else {
-          return new Promise((resolve23) => {
-            this[kClosedResolve] = resolve23;
+          return new Promise((resolve24) => {
+            this[kClosedResolve] = resolve24;
           });
         }
       }
@@ -32440,8 +32440,8 @@ var require_promise = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve23, reject) => {
-        res = resolve23;
+      const promise = new Promise((resolve24, reject) => {
+        res = resolve24;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -33867,12 +33867,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve23, reject) => {
+      const waitForDrain = () => new Promise((resolve24, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve23;
+          callback = resolve24;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -34756,12 +34756,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve23, reject) => {
+      const waitForDrain = () => new Promise((resolve24, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve23;
+          callback = resolve24;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -35078,16 +35078,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       [kClose]() {
-        return new Promise((resolve23) => {
+        return new Promise((resolve24) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve23;
+            this[kClosedResolve] = resolve24;
           } else {
-            resolve23(null);
+            resolve24(null);
           }
         });
       }
       [kDestroy](err) {
-        return new Promise((resolve23) => {
+        return new Promise((resolve24) => {
           const requests2 = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests2.length; i++) {
             const request2 = requests2[i];
@@ -35100,7 +35100,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve23(null);
+            resolve24(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -36116,7 +36116,7 @@ var require_socks5_proxy_agent = __commonJS({
         const proxyHost = this[kProxyUrl].hostname;
         const proxyPort = parseInt(this[kProxyUrl].port) || 1080;
         debug("creating SOCKS5 connection to", proxyHost, proxyPort);
-        const socket = await new Promise((resolve23, reject) => {
+        const socket = await new Promise((resolve24, reject) => {
           this[kConnector]({
             hostname: proxyHost,
             host: proxyHost,
@@ -36126,7 +36126,7 @@ var require_socks5_proxy_agent = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve23(socket2);
+              resolve24(socket2);
             }
           });
         });
@@ -36136,14 +36136,14 @@ var require_socks5_proxy_agent = __commonJS({
           socket.destroy();
         });
         await socks5Client.handshake();
-        await new Promise((resolve23, reject) => {
+        await new Promise((resolve24, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 authentication timeout"));
           }, 5e3);
           const onAuthenticated = () => {
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve23();
+            resolve24();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -36152,14 +36152,14 @@ var require_socks5_proxy_agent = __commonJS({
           };
           if (socks5Client.state === STATES.AUTHENTICATED) {
             clearTimeout(timeout);
-            resolve23();
+            resolve24();
           } else {
             socks5Client.once("authenticated", onAuthenticated);
             socks5Client.once("error", onError);
           }
         });
         await socks5Client.connect(targetHost, targetPort);
-        await new Promise((resolve23, reject) => {
+        await new Promise((resolve24, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 connection timeout"));
           }, 5e3);
@@ -36167,7 +36167,7 @@ var require_socks5_proxy_agent = __commonJS({
             debug("SOCKS5 tunnel established to", targetHost, targetPort, "via", info2);
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve23();
+            resolve24();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -36210,8 +36210,8 @@ var require_socks5_proxy_agent = __commonJS({
                       socket,
                       servername: this[kRequestTls]?.servername || targetHost
                     });
-                    await new Promise((resolve23, reject) => {
-                      finalSocket.once("secureConnect", resolve23);
+                    await new Promise((resolve24, reject) => {
+                      finalSocket.once("secureConnect", resolve24);
                       finalSocket.once("error", reject);
                     });
                   }
@@ -36861,7 +36861,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return Promise.resolve(null);
         }
-        return new Promise((resolve23, reject) => {
+        return new Promise((resolve24, reject) => {
           if (this[kContentLength] && this[kContentLength] > limit || this[kBytesRead] > limit) {
             this.destroy(new AbortError());
           }
@@ -36875,11 +36875,11 @@ var require_readable = __commonJS({
               if (signal.aborted) {
                 reject(signal.reason ?? new AbortError());
               } else {
-                resolve23(null);
+                resolve24(null);
               }
             });
           } else {
-            this.on("close", resolve23);
+            this.on("close", resolve24);
           }
           this.on("error", noop).on("data", () => {
             if (this[kBytesRead] > limit) {
@@ -36907,7 +36907,7 @@ var require_readable = __commonJS({
     }
     function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve23, reject) => {
+      return new Promise((resolve24, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -36922,7 +36922,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve23,
+              resolve: resolve24,
               reject,
               length: 0,
               body: []
@@ -36996,18 +36996,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2, encoding) {
-      const { type, body, resolve: resolve23, stream, length } = consume2;
+      const { type, body, resolve: resolve24, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve23(chunksDecode(body, length, encoding));
+          resolve24(chunksDecode(body, length, encoding));
         } else if (type === "json") {
-          resolve23(JSON.parse(chunksDecode(body, length, encoding)));
+          resolve24(JSON.parse(chunksDecode(body, length, encoding)));
         } else if (type === "arrayBuffer") {
-          resolve23(chunksConcat(body, length).buffer);
+          resolve24(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve23(new Blob(body, { type: stream[kContentType] }));
+          resolve24(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve23(chunksConcat(body, length));
+          resolve24(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -37197,9 +37197,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve23, reject) => {
+        return new Promise((resolve24, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve23(data);
+            return err ? reject(err) : resolve24(data);
           });
         });
       }
@@ -37411,9 +37411,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve23, reject) => {
+        return new Promise((resolve24, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve23(data);
+            return err ? reject(err) : resolve24(data);
           });
         });
       }
@@ -37701,9 +37701,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve23, reject) => {
+        return new Promise((resolve24, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve23(data);
+            return err ? reject(err) : resolve24(data);
           });
         });
       }
@@ -37796,9 +37796,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve23, reject) => {
+        return new Promise((resolve24, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve23(data);
+            return err ? reject(err) : resolve24(data);
           });
         });
       }
@@ -38084,7 +38084,7 @@ var init_clock = __esm({
     "use strict";
     systemClock = {
       now: () => Date.now(),
-      sleep: (ms) => new Promise((resolve23) => setTimeout(resolve23, ms))
+      sleep: (ms) => new Promise((resolve24) => setTimeout(resolve24, ms))
     };
   }
 });
@@ -38215,8 +38215,8 @@ var init_governor = __esm({
       /** Resolves when a request may be sent: after any pause, within the window, paced by the rate.
        *  Rejects with TimeLimitReached when that moment is past the run's time limit. */
       acquire() {
-        return new Promise((resolve23, reject) => {
-          this.queue.push({ resolve: resolve23, reject });
+        return new Promise((resolve24, reject) => {
+          this.queue.push({ resolve: resolve24, reject });
           this.pump();
         });
       }
@@ -40344,9 +40344,9 @@ function distance(a, b2) {
   return row[b2.length] ?? 0;
 }
 function nearest(word, candidates2, opts = {}) {
-  const within2 = opts.within ?? Math.max(2, Math.floor(word.length / 3));
+  const within3 = opts.within ?? Math.max(2, Math.floor(word.length / 3));
   const w2 = word.toLowerCase();
-  return [...new Set(candidates2)].map((c2) => ({ c: c2, d: distance(w2, c2.toLowerCase()) })).filter((x2) => x2.d <= within2).sort((a, b2) => a.d - b2.d || a.c.localeCompare(b2.c)).slice(0, opts.max ?? 3).map((x2) => x2.c);
+  return [...new Set(candidates2)].map((c2) => ({ c: c2, d: distance(w2, c2.toLowerCase()) })).filter((x2) => x2.d <= within3).sort((a, b2) => a.d - b2.d || a.c.localeCompare(b2.c)).slice(0, opts.max ?? 3).map((x2) => x2.c);
 }
 var init_did_you_mean = __esm({
   "src/did-you-mean.ts"() {
@@ -56668,20 +56668,20 @@ var init_service3 = __esm({
 
 // src/emulator/reply.ts
 function trickle(res, body, ms) {
-  return new Promise((resolve23) => {
+  return new Promise((resolve24) => {
     let i = 0;
     const timer = setInterval(() => {
       if (res.destroyed || i >= body.length) {
         clearInterval(timer);
         if (!res.destroyed) res.end();
-        resolve23();
+        resolve24();
         return;
       }
       res.write(body.subarray(i, ++i));
     }, ms);
     res.on("close", () => {
       clearInterval(timer);
-      resolve23();
+      resolve24();
     });
   });
 }
@@ -56689,7 +56689,7 @@ function isLoopback(address) {
   return !!address && (address.startsWith("127.") || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("::ffff:127."));
 }
 function readBody2(req) {
-  return new Promise((resolve23, reject) => {
+  return new Promise((resolve24, reject) => {
     const chunks = [];
     let size = 0;
     let over = false;
@@ -56698,7 +56698,7 @@ function readBody2(req) {
       if (size > MAX_BODY) over = true;
       else chunks.push(c2);
     });
-    req.on("end", () => resolve23(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve24(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -57716,9 +57716,9 @@ async function startEmulator(opts) {
   const server = (0, import_node_http.createServer)({ keepAliveTimeout: 3e4 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());
   });
-  await new Promise((resolve23, reject) => {
+  await new Promise((resolve24, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve23());
+    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve24());
   });
   const addr = server.address();
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
@@ -57726,9 +57726,9 @@ async function startEmulator(opts) {
     url: `http://${host}:${addr.port}`,
     server,
     emulator,
-    close: () => new Promise((resolve23) => {
+    close: () => new Promise((resolve24) => {
       server.closeAllConnections();
-      server.close(() => resolve23());
+      server.close(() => resolve24());
     })
   };
 }
@@ -57786,13 +57786,13 @@ var init_server = __esm({
       }
       /** A latency fault's wait: its `latency_ms`, or until the fault is no longer set. */
       hold(fault) {
-        return new Promise((resolve23) => {
+        return new Promise((resolve24) => {
           const h = {
             fault,
             done: () => {
               clearTimeout(timer);
               this.held.delete(h);
-              resolve23();
+              resolve24();
             }
           };
           const timer = setTimeout(h.done, fault.latency_ms ?? 100);
@@ -65710,16 +65710,20 @@ var init_make = __esm({
 // src/git-work-tree.ts
 function mayBeInGitRepository(dir, env2) {
   if (DISCOVERY_VARIABLES.some((v2) => env2[v2] !== void 0)) return true;
+  return nearestMark(dir) !== null;
+}
+function nearestMark(dir) {
   let at2;
   try {
     at2 = (0, import_node_fs13.realpathSync)(dir);
   } catch {
-    return true;
+    return void 0;
   }
   for (; ; ) {
-    if (exists((0, import_node_path23.join)(at2, ".git")) || exists((0, import_node_path23.join)(at2, "HEAD"))) return true;
+    if (exists((0, import_node_path23.join)(at2, ".git"))) return { at: at2, mark: ".git" };
+    if (exists((0, import_node_path23.join)(at2, "HEAD"))) return { at: at2, mark: "HEAD" };
     const up = (0, import_node_path23.dirname)(at2);
-    if (up === at2) return false;
+    if (up === at2) return null;
     at2 = up;
   }
 }
@@ -65740,6 +65744,19 @@ function notARepositoryError(env2) {
   const e = new Error(missing2 ? "spawn git ENOENT" : "fatal: not a git repository (or any of the parent directories): .git");
   e.code = missing2 ? "ENOENT" : 128;
   return e;
+}
+function workTreeTop(dir, env2) {
+  if (DISCOVERY_VARIABLES.some((v2) => env2[v2] !== void 0)) return void 0;
+  const found = nearestMark(dir);
+  return found?.mark === ".git" && plainGitFolder((0, import_node_path23.join)(found.at, ".git")) ? found.at : void 0;
+}
+function plainGitFolder(dotGit) {
+  try {
+    if (!(0, import_node_fs13.lstatSync)(dotGit).isDirectory()) return false;
+    return !/^\s*worktree\s*=/im.test((0, import_node_fs13.readFileSync)((0, import_node_path23.join)(dotGit, "config"), "utf8"));
+  } catch {
+    return false;
+  }
 }
 var import_node_fs13, import_node_path23, DISCOVERY_VARIABLES, exists;
 var init_git_work_tree = __esm({
@@ -65768,21 +65785,19 @@ var init_git_work_tree = __esm({
 // src/evidence/context.ts
 function run(args, cwd, env2) {
   if (!mayBeInGitRepository(cwd, env2)) return Promise.reject(notARepositoryError(env2));
-  return new Promise((resolve23, reject) => {
+  return new Promise((resolve24, reject) => {
     (0, import_node_child_process2.execFile)(
       "git",
       args,
       { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => err ? reject(err) : resolve23(stdout)
+      (err, stdout) => err ? reject(err) : resolve24(stdout)
     );
   });
 }
-async function gitState(root, evidenceDir, env2, policyPaths = []) {
-  const inside = (0, import_node_path24.relative)(root, evidenceDir);
-  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path24.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
+async function gitState(root, evidenceDir, env2, policyPaths = [], tree = new TreeStatus(root, evidenceDir, env2)) {
   let status;
   try {
-    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env2);
+    status = (await tree.read()).split("\0").filter((e) => !e.startsWith("! ")).join("\0");
   } catch (e) {
     const code = e.code;
     return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository" };
@@ -65813,11 +65828,7 @@ function statusEntries(entries2) {
   return found;
 }
 async function notClean(root, found, policyPaths, env2) {
-  let top = root;
-  try {
-    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
-  } catch {
-  }
+  const top = await topFolder(root, env2);
   const from = realOr(root);
   const isPolicy = (p) => policyPaths.some((pp) => {
     const rel = (0, import_node_path24.relative)(pp || ".", p);
@@ -65829,15 +65840,11 @@ async function notClean(root, found, policyPaths, env2) {
   }).sort((a, b2) => a.policy !== b2.policy ? a.policy ? -1 : 1 : a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
   return { not_clean: all2.slice(0, NOT_CLEAN_LISTED), not_clean_total: all2.length };
 }
-async function uncommittedFiles(cwd, files, env2) {
+async function uncommittedFiles(cwd, files, env2, tree) {
   if (!files.length) return [];
   let status;
   try {
-    status = await run(
-      ["status", "--porcelain=v2", "--untracked-files=all", "--ignored=matching", "-z", "--", ...files.map((f2) => `:(literal)${f2}`)],
-      cwd,
-      env2
-    );
+    status = (tree && await fromTree(tree, (t) => treeUncommitted(t, tree, cwd, files))) ?? await run(["status", "--porcelain=v2", "--untracked-files=all", "--ignored=matching", "-z", "--", ...files.map((f2) => `:(literal)${f2}`)], cwd, env2);
   } catch {
     return [];
   }
@@ -65847,6 +65854,51 @@ async function uncommittedFiles(cwd, files, env2) {
     if (m?.[2]) out.push(`${m[2]} (${m[1] === "!" ? "ignored by git" : "untracked"})`);
   }
   return out;
+}
+async function topFolder(root, env2) {
+  const known = workTreeTop(root, env2);
+  if (known) return known;
+  try {
+    return (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
+  } catch {
+    return root;
+  }
+}
+async function fromTree(tree, answer3) {
+  const t = await tree.entries();
+  const kept = t && answer3(t);
+  return kept && kept.join("\0");
+}
+function narrowed(t, specs, exclude) {
+  if (exclude !== void 0 && specs.some((p) => within2(p, exclude) || within2(exclude, p))) return void 0;
+  const kept = [];
+  for (const e of t.entries) {
+    if (e.startsWith("# ")) kept.push(e);
+    else if (e.startsWith("2 ")) return void 0;
+    else if (!e) continue;
+    else {
+      const path = statusEntries([e])[0]?.path ?? e;
+      const folder = e.startsWith("! ") && path.endsWith("/");
+      if (folder && specs.some((p) => within2(p, path) || within2(path, p))) return void 0;
+      if (specs.some((p) => within2(path, p))) kept.push(e);
+    }
+  }
+  return kept;
+}
+function treePolicyFiles(t, tree, paths) {
+  if (paths.some((p) => (0, import_node_path24.isAbsolute)(p) || (0, import_node_path24.relative)(".", p).startsWith(".."))) return void 0;
+  return narrowed(
+    t,
+    paths.map((p) => (0, import_node_path24.join)(t.under, p)),
+    tree.exclude ? (0, import_node_path24.join)(t.under, tree.exclude) : void 0
+  );
+}
+function treeUncommitted(t, tree, cwd, files) {
+  const specs = files.map((f2) => (0, import_node_path24.relative)(t.top, (0, import_node_path24.resolve)(realOr(cwd), f2)));
+  const root = (0, import_node_path24.relative)(t.top, realOr(tree.root));
+  if (specs.some((p) => (0, import_node_path24.isAbsolute)(p) || p.startsWith("..") || !within2(p, root))) return void 0;
+  const kept = narrowed(t, specs, tree.exclude ? (0, import_node_path24.join)(root, tree.exclude) : void 0);
+  return kept?.filter((e) => specs.includes(statusEntries([e])[0]?.path ?? ""));
 }
 function realOr(dir) {
   try {
@@ -65859,11 +65911,11 @@ function changeWords(xy) {
   const c2 = xy[1] !== "." ? xy[1] : xy[0];
   return c2 === "D" ? "deleted" : c2 === "A" ? "added" : c2 === "R" || c2 === "C" ? "renamed" : "modified";
 }
-async function changedPolicyFiles(root, paths, cwd, env2) {
+async function changedPolicyFiles(root, paths, cwd, env2, tree) {
   let status;
   try {
     const specs = paths.map((p) => `:(literal)${p}`);
-    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=traditional", "--", ...specs], root, env2);
+    status = tree?.root === root && await fromTree(tree, (t) => treePolicyFiles(t, tree, paths)) || await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=traditional", "--", ...specs], root, env2);
   } catch {
     return { commit: null, files: [] };
   }
@@ -65872,11 +65924,7 @@ async function changedPolicyFiles(root, paths, cwd, env2) {
   const found = statusEntries(entries2).filter((f2) => f2.what !== "untracked" && f2.what !== "ignored by git" || POLICY_FILE.test(f2.path));
   const commit = oid && oid !== "(initial)" ? oid : null;
   if (!found.length) return { commit, files: [] };
-  let top = root;
-  try {
-    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
-  } catch {
-  }
+  const top = await topFolder(root, env2);
   const from = realOr(cwd);
   found.sort((a, b2) => a.path < b2.path ? -1 : a.path > b2.path ? 1 : 0);
   return { commit, files: found.map((f2) => `${(0, import_node_path24.relative)(from, (0, import_node_path24.join)(top, f2.path)) || f2.path} (${f2.what})`) };
@@ -65921,7 +65969,7 @@ function ciOwnContext(env2, readEvent) {
   }
   return null;
 }
-var import_node_child_process2, import_node_fs14, import_node_path24, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
+var import_node_child_process2, import_node_fs14, import_node_path24, NOT_CLEAN_LISTED, TreeStatus, within2, POLICY_FILE, nonEmpty, number;
 var init_context2 = __esm({
   "src/evidence/context.ts"() {
     "use strict";
@@ -65930,6 +65978,39 @@ var init_context2 = __esm({
     import_node_path24 = require("node:path");
     init_git_work_tree();
     NOT_CLEAN_LISTED = 50;
+    TreeStatus = class {
+      constructor(root, evidenceDir, env2) {
+        this.root = root;
+        this.env = env2;
+        const inside = evidenceDir === void 0 ? "" : (0, import_node_path24.relative)(root, evidenceDir);
+        this.exclude = inside && !inside.startsWith("..") && !(0, import_node_path24.isAbsolute)(inside) ? inside : "";
+      }
+      root;
+      env;
+      status;
+      exclude;
+      /** git's answer, asked once. */
+      read() {
+        const exclude = this.exclude ? [`:(exclude)${this.exclude}`] : [];
+        this.status ??= run(
+          ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=matching", "--", ".", ...exclude],
+          this.root,
+          this.env
+        );
+        return this.status;
+      }
+      /** The entries, top-relative, with the top folder and `root`'s place under it; undefined when only git
+       *  can name the top folder. Rejects as git did. */
+      async entries() {
+        const entries2 = (await this.read()).split("\0");
+        const top = workTreeTop(this.root, this.env);
+        return top === void 0 ? void 0 : { entries: entries2, top, under: (0, import_node_path24.relative)(top, realOr(this.root)) };
+      }
+    };
+    within2 = (p, spec) => {
+      const rel = (0, import_node_path24.relative)(spec || ".", p.replace(/\/$/, "") || ".");
+      return rel === "" || !rel.startsWith("..") && !(0, import_node_path24.isAbsolute)(rel);
+    };
     POLICY_FILE = /\.(ya?ml|csv)$/i;
     nonEmpty = (v2) => v2 && v2.trim() ? v2 : null;
     number = (v2) => v2 && /^\d+$/.test(v2) ? Number(v2) : null;
@@ -66652,13 +66733,13 @@ function testsOf(repo, source, penv) {
   const broken = t.diagnostics.filter((d) => d.severity === "error").map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`);
   return { cases: t.cases, contracts: t.contracts, rules: source.service.allocationRules, broken };
 }
-async function openPromotion(repo, env2, w2) {
+async function openPromotion(repo, env2, w2, tree) {
   if (!env2.promoteFrom) return void 0;
   const source = sourceEnv(repo, env2, w2.penv);
   const desired = w2.desiredState(source);
   const tests = testsOf(repo, source, w2.penv);
   const paths = [(0, import_node_path28.relative)(repo.root, repo.configFile), (0, import_node_path28.relative)(repo.root, repo.policiesDir) || "."];
-  const { commit, files } = await changedPolicyFiles(repo.root, paths, w2.cwd, w2.penv);
+  const { commit, files } = await changedPolicyFiles(repo.root, paths, w2.cwd, w2.penv, tree);
   return {
     name: source.name,
     baseUrl: source.baseUrl,
@@ -66695,8 +66776,8 @@ function promotionWiring(repo, flags, out) {
     openClient: (source) => openClient(source, flags, out)
   };
 }
-function openPromotion2(repo, env2, flags, out) {
-  return openPromotion(repo, env2, promotionWiring(repo, flags, out));
+function openPromotion2(repo, env2, flags, out, tree) {
+  return openPromotion(repo, env2, promotionWiring(repo, flags, out), tree);
 }
 var init_promotion7 = __esm({
   "src/cli/promotion.ts"() {
@@ -66987,7 +67068,7 @@ var init_show = __esm({
 function applySignals(source, warn) {
   let stopping = false;
   let stop = () => void 0;
-  const stopNow = new Promise((resolve23) => stop = () => resolve23("stop now"));
+  const stopNow = new Promise((resolve24) => stop = () => resolve24("stop now"));
   const running2 = /* @__PURE__ */ new Map();
   const done = [];
   const handler = (signal) => () => {
@@ -67071,7 +67152,7 @@ function skipDependents(steps, outcomes, running2, settle3) {
 async function schedule(steps, exec, opts) {
   const outcomes = /* @__PURE__ */ new Map();
   const running2 = /* @__PURE__ */ new Set();
-  return new Promise((resolve23) => {
+  return new Promise((resolve24) => {
     const settle3 = (o) => {
       outcomes.set(o.step.id, o);
       opts.onFinish?.(o);
@@ -67106,7 +67187,7 @@ async function schedule(steps, exec, opts) {
           pump();
         });
       }
-      if (running2.size === 0 && outcomes.size === steps.length) resolve23(steps.map((s3) => outcomes.get(s3.id)));
+      if (running2.size === 0 && outcomes.size === steps.length) resolve24(steps.map((s3) => outcomes.get(s3.id)));
     };
     pump();
   });
@@ -67597,8 +67678,8 @@ async function approverConfirmed(core) {
     );
   }
 }
-async function readPullRequestApproval(penv, repo, ci) {
-  const applied = (await gitState(repo.root, repo.root, penv)).commit ?? ci.commit;
+async function readPullRequestApproval(penv, repo, ci, tree) {
+  const applied = (tree ?? await gitState(repo.root, repo.root, penv)).commit ?? ci.commit;
   const forge = forgeClient(penv);
   try {
     return await pullRequestApproval(ci, penv, applied, forge.get);
@@ -67649,7 +67730,7 @@ async function fourEyesBeforeWriting(core, plan, ctx) {
   }
   if (!fourEyes && !ctx.record && !ctx.approval) return void 0;
   if (fourEyes) cleanTree(ctx.tree);
-  const approval = ctx.approval ?? await readPullRequestApproval(ctx.penv, ctx.repo, ci);
+  const approval = ctx.approval ?? await readPullRequestApproval(ctx.penv, ctx.repo, ci, ctx.tree);
   ctx.record?.(approval);
   const name = ci.provider === "gitlab" ? "merge request" : "pull request";
   if (approval.holds)
@@ -67935,11 +68016,14 @@ var init_recorder = __esm({
       constructor(init) {
         this.init = init;
         this.started = init.now();
-        this.git = gitState(init.repoRoot, init.dir, init.env, init.policyPaths);
+        this.tree = new TreeStatus(init.repoRoot, init.dir, init.env);
+        this.git = gitState(init.repoRoot, init.dir, init.env, init.policyPaths, this.tree);
       }
       init;
       started;
       git;
+      /** git's status of the policy repo, asked once for the whole run (apply asks it too). */
+      tree;
       plan;
       user = null;
       approval = "not asked";
@@ -68083,7 +68167,7 @@ var init_recorder = __esm({
         }
         const read = new Set([...files].map((f2) => (0, import_node_path32.relative)(this.init.repoRoot, (0, import_node_path32.resolve)(this.init.cwd, f2))));
         if (git.not_clean) git = { ...git, not_clean: git.not_clean.map((p) => read.has(p.path) ? { ...p, policy: true } : p) };
-        const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
+        const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env, this.tree);
         if (!outside.length) return git;
         return { ...git, clean: false, note: `policy files the plan used are not in the commit: ${outside.join(", ")}` };
       }
@@ -68263,12 +68347,16 @@ function promotionProblems2(r, promoteFrom) {
 }
 async function promoteFromAtCommits(root, configPath, commits, env2) {
   const out = /* @__PURE__ */ new Map();
-  await Promise.all(
-    [...new Set(commits)].map(async (commit) => {
-      const text4 = await gitShow(root, `${commit}:${configPath}`, env2);
-      if (text4 !== void 0) out.set(commit, promoteFromIn(text4));
-    })
+  const asked = [...new Set(commits)].filter((c2) => c2 && ![...c2].some((ch) => ch.charCodeAt(0) < 32));
+  const texts = await gitShowAll(
+    root,
+    asked.map((c2) => `${c2}:${configPath}`),
+    env2
   );
+  asked.forEach((commit, i) => {
+    const text4 = texts[i];
+    if (text4 !== void 0) out.set(commit, promoteFromIn(text4));
+  });
   return out;
 }
 function promoteFromIn(text4) {
@@ -68283,16 +68371,39 @@ function promoteFromIn(text4) {
   for (const [name, e] of Object.entries(envs)) if (typeof e?.promote_from === "string") out[name] = e.promote_from;
   return out;
 }
-function gitShow(cwd, spec, env2) {
-  if (!mayBeInGitRepository(cwd, env2)) return Promise.resolve(void 0);
-  return new Promise((resolve23) => {
-    (0, import_node_child_process3.execFile)(
+function gitShowAll(cwd, specs, env2) {
+  const none = specs.map(() => void 0);
+  if (!specs.length || !mayBeInGitRepository(cwd, env2)) return Promise.resolve(none);
+  return new Promise((resolve24) => {
+    const child = (0, import_node_child_process3.execFile)(
       "git",
-      ["show", spec],
-      { cwd, timeout: 1e4, maxBuffer: 4 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => resolve23(err ? void 0 : stdout)
+      ["cat-file", "--batch"],
+      { cwd, timeout: 1e4, maxBuffer: 4 * 1024 * 1024 * specs.length, encoding: "buffer", env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
+      (err, stdout) => resolve24(err ? none : batchAnswers(stdout, specs.length))
     );
+    child.stdin?.on("error", () => void 0);
+    child.stdin?.end(specs.map((s3) => `${s3}
+`).join(""));
   });
+}
+function batchAnswers(out, count2) {
+  const texts = [];
+  let at2 = 0;
+  while (texts.length < count2 && at2 < out.length) {
+    const eol = out.indexOf(10, at2);
+    if (eol < 0) break;
+    const head = /^[0-9a-f]+ (\S+) (\d+)$/.exec(out.subarray(at2, eol).toString("utf8"));
+    if (!head) {
+      texts.push(void 0);
+      at2 = eol + 1;
+      continue;
+    }
+    const size = Number(head[2]);
+    texts.push(head[1] === "blob" ? out.subarray(eol + 1, eol + 1 + size).toString("utf8") : "");
+    at2 = eol + 1 + size + 1;
+  }
+  while (texts.length < count2) texts.push(void 0);
+  return texts;
 }
 var import_node_child_process3, import_yaml8, landedWrites;
 var init_promotion8 = __esm({
@@ -68979,7 +69090,7 @@ var init_git_lock = __esm({
         return h.host === (0, import_node_os4.hostname)() ? holderState(h, thisProcessSpace()) : "unknown";
       }
       git(args, extraEnv = {}) {
-        return new Promise((resolve23, reject) => {
+        return new Promise((resolve24, reject) => {
           const child = (0, import_node_child_process4.execFile)(
             "git",
             args,
@@ -69002,7 +69113,7 @@ var init_git_lock = __esm({
                 return;
               }
               const killed = err && err.killed;
-              resolve23({
+              resolve24({
                 code: err ? typeof err.code === "number" ? err.code ?? 1 : 1 : 0,
                 stdout: String(stdout),
                 stderr: withoutCredentials(String(stderr)) + (killed ? `
@@ -69449,14 +69560,16 @@ function openRun(req, w2) {
   const backend = noLock ? void 0 : lockBackend(repo, env2, w2.penv);
   const evidence = startEvidence({ evidence: req.evidence, cwd: w2.cwd, penv: w2.penv }, repo, env2, planFile);
   const core = w2.openClient(env2, evidence?.recorder);
+  const gitStatus = evidence?.recorder.tree ?? new TreeStatus(repo.root, void 0, w2.penv);
   const signals2 = w2.signals((line) => out.warn(line));
-  return { req, w: w2, out, repo, env: env2, planFile, saved, backend, evidence, core, signals: signals2, ...guardrails ? { guardrails } : {} };
+  return { req, w: w2, out, repo, env: env2, planFile, saved, backend, evidence, gitStatus, core, signals: signals2, ...guardrails ? { guardrails } : {} };
 }
 async function warnUncommitted(run2, plan) {
   const { repo, out, w: w2 } = run2;
   const paths = [(0, import_node_path37.relative)(repo.root, repo.configFile), (0, import_node_path37.relative)(repo.root, repo.policiesDir) || "."];
   for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path37.relative)(repo.root, (0, import_node_path37.resolve)(w2.cwd, c2.values.file)));
-  const { commit, files } = await changedPolicyFiles(repo.root, paths, w2.cwd, w2.penv);
+  const shared = run2.env.fourEyes || plan.four_eyes ? void 0 : run2.gitStatus;
+  const { commit, files } = await changedPolicyFiles(repo.root, paths, w2.cwd, w2.penv, shared);
   run2.tree = { commit, files };
   if (!files.length) return;
   const what = run2.saved ? "holds the saved plan to them" : "plans from them";
@@ -69667,7 +69780,7 @@ function unreadCode(run2, plan, code, say = true) {
 }
 async function work(run2) {
   if (run2.saved && run2.planFile) checkSavedPromotion(run2.saved, run2.env.promoteFrom, run2.planFile);
-  run2.promotion = await run2.w.openPromotion(run2.repo, run2.env);
+  run2.promotion = await run2.w.openPromotion(run2.repo, run2.env, run2.gitStatus);
   if (run2.saved && run2.planFile) checkSavedSource(run2.saved, run2.promotion, run2.planFile);
   const ready = await beforeWriting(run2, await planToApply(run2));
   if (typeof ready === "number") return ready;
@@ -69832,7 +69945,7 @@ async function runApply(flags, out, _r, args) {
       ...promotion ? { promotion } : {}
     }),
     approverNamed: (env2) => approverNamedFor(env2, flags),
-    openPromotion: (repo, env2) => openPromotion2(repo, env2, flags, out),
+    openPromotion: (repo, env2, tree) => openPromotion2(repo, env2, flags, out, tree),
     ci: () => ciOf(flags),
     ask: (q) => askYes(out, q),
     signals: (warn) => applySignals(out.io.signals, warn),
@@ -72093,8 +72206,8 @@ var init_lock3 = __esm({
 async function listenForAnswer(judge) {
   let settle3;
   let fail;
-  const verdict2 = new Promise((resolve23, reject) => {
-    settle3 = resolve23;
+  const verdict2 = new Promise((resolve24, reject) => {
+    settle3 = resolve24;
     fail = reject;
   });
   verdict2.catch(() => void 0);
@@ -72121,15 +72234,15 @@ async function listenForAnswer(judge) {
     answer2(res, v2.accepted ? 200 : 400, v2.message);
     settle3(v2);
   };
-  await new Promise((resolve23, reject) => {
+  await new Promise((resolve24, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve23());
+    server.listen(0, "127.0.0.1", () => resolve24());
   });
   return {
     redirectUri: `${origin()}${CALLBACK_PATH}`,
     verdict: verdict2,
-    close: () => new Promise((resolve23) => {
-      server.close(() => resolve23());
+    close: () => new Promise((resolve24) => {
+      server.close(() => resolve24());
       server.closeAllConnections();
     })
   };
@@ -72142,17 +72255,17 @@ function refused(req, origin) {
   return void 0;
 }
 function readAnswer(req) {
-  return new Promise((resolve23, reject) => {
+  return new Promise((resolve24, reject) => {
     const chunks = [];
     let size = 0;
     req.on("data", (c2) => {
       size += c2.length;
       if (size > MAX_ANSWER) {
-        resolve23(void 0);
+        resolve24(void 0);
         req.destroy();
       } else chunks.push(c2);
     });
-    req.on("end", () => resolve23(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve24(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -72323,8 +72436,8 @@ function keep(target, accepted, deps) {
 function waitFor(verdict2, deps) {
   let timer;
   let onAbort;
-  const timeout = new Promise((resolve23) => {
-    timer = setTimeout(() => resolve23("timeout"), deps.waitMs);
+  const timeout = new Promise((resolve24) => {
+    timer = setTimeout(() => resolve24("timeout"), deps.waitMs);
   });
   const aborted = new Promise((_resolve, reject) => {
     onAbort = () => reject(new Cancelled());
@@ -72364,12 +72477,12 @@ async function openBrowser(url, penv, platform = process.platform) {
   return false;
 }
 function started(command, args, penv) {
-  return new Promise((resolve23) => {
+  return new Promise((resolve24) => {
     const child = (0, import_node_child_process5.spawn)(command, args, { stdio: "ignore", detached: true, env: penv, windowsHide: true });
-    child.once("error", () => resolve23(false));
+    child.once("error", () => resolve24(false));
     child.once("spawn", () => {
       child.unref();
-      resolve23(true);
+      resolve24(true);
     });
   });
 }

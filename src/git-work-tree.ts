@@ -1,4 +1,4 @@
-import { lstatSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 
 /** The variables by which git finds a repository other than by looking for one from its working folder
@@ -33,16 +33,23 @@ const exists = (path: string): boolean => {
  *  often in no repository at all. A folder that cannot be read (gone, no permission) is left to git. */
 export function mayBeInGitRepository(dir: string, env: NodeJS.ProcessEnv): boolean {
   if (DISCOVERY_VARIABLES.some((v) => env[v] !== undefined)) return true;
+  return nearestMark(dir) !== null;
+}
+
+/** The nearest folder at or above `dir` (its real path) that holds a `.git` (folder, file or link) or a
+ *  `HEAD`, and which; null when none does, undefined when `dir` cannot be resolved (gone, no permission). */
+function nearestMark(dir: string): { at: string; mark: ".git" | "HEAD" } | null | undefined {
   let at: string;
   try {
     at = realpathSync(dir);
   } catch {
-    return true;
+    return undefined;
   }
   for (;;) {
-    if (exists(join(at, ".git")) || exists(join(at, "HEAD"))) return true;
+    if (exists(join(at, ".git"))) return { at, mark: ".git" };
+    if (exists(join(at, "HEAD"))) return { at, mark: "HEAD" };
     const up = dirname(at);
-    if (up === at) return false;
+    if (up === at) return null;
     at = up;
   }
 }
@@ -71,4 +78,26 @@ export function notARepositoryError(env: NodeJS.ProcessEnv): NodeJS.ErrnoExcepti
   const e: NodeJS.ErrnoException = new Error(missing ? "spawn git ENOENT" : "fatal: not a git repository (or any of the parent directories): .git");
   (e as { code?: unknown }).code = missing ? "ENOENT" : 128;
   return e;
+}
+
+/** The top folder of the work tree git would find from `dir` (its real path, as `git rev-parse
+ *  --show-toplevel` prints it), read from the file system: the nearest folder at or above `dir` that holds
+ *  a `.git` folder whose config sets no core.worktree. Undefined when only git can tell: a variable that
+ *  changes how git looks, a `.git` file (a linked work tree, a submodule), a config that names the work
+ *  tree elsewhere or cannot be read, a bare repository, or no repository at all. Saves starting git (10
+ *  to 20 ms from a large Node process) in the common case. */
+export function workTreeTop(dir: string, env: NodeJS.ProcessEnv): string | undefined {
+  if (DISCOVERY_VARIABLES.some((v) => env[v] !== undefined)) return undefined;
+  const found = nearestMark(dir);
+  return found?.mark === ".git" && plainGitFolder(join(found.at, ".git")) ? found.at : undefined;
+}
+
+/** Whether `dotGit` is a folder (not a link, not a file) whose config names no work tree of its own. */
+function plainGitFolder(dotGit: string): boolean {
+  try {
+    if (!lstatSync(dotGit).isDirectory()) return false;
+    return !/^\s*worktree\s*=/im.test(readFileSync(join(dotGit, "config"), "utf8"));
+  } catch {
+    return false;
+  }
 }

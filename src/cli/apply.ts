@@ -58,7 +58,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
         ...(promotion ? { promotion } : {}),
       }),
     approverNamed: (env) => approverNamedFor(env, flags),
-    openPromotion: (repo, env) => openPromotion(repo, env, flags, out),
+    openPromotion: (repo, env, tree) => openPromotion(repo, env, flags, out, tree),
     ci: () => ciOf(flags),
     ask: (q) => askYes(out, q),
     signals: (warn) => applySignals(out.io.signals, warn),

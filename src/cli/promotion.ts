@@ -3,6 +3,7 @@ import type { Repo, ResolvedEnv } from "../config/repo.js";
 import type { PromotionSource } from "../promotion/source.js";
 import { openPromotion as openSource, type PromotionWiring } from "../session/promotion.js";
 import { concurrencyOf, cwdOf, desiredState, envOf, openClient } from "./context.js";
+import type { TreeStatus } from "../evidence/context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 
@@ -18,6 +19,6 @@ export function promotionWiring(repo: Repo, flags: GlobalFlags, out: Output): Pr
 }
 
 /** The environment's source, opened; undefined without promote_from. Its client is the caller's to close. */
-export function openPromotion(repo: Repo, env: ResolvedEnv, flags: GlobalFlags, out: Output): Promise<PromotionSource | undefined> {
-  return openSource(repo, env, promotionWiring(repo, flags, out));
+export function openPromotion(repo: Repo, env: ResolvedEnv, flags: GlobalFlags, out: Output, tree?: TreeStatus): Promise<PromotionSource | undefined> {
+  return openSource(repo, env, promotionWiring(repo, flags, out), tree);
 }

@@ -1,10 +1,20 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { mayBeInGitRepository } from "../git-work-tree.js";
-import { changedPolicyFiles, ciContext, gitState, uncommittedFiles } from "./context.js";
+import { mayBeInGitRepository, workTreeTop } from "../git-work-tree.js";
+import { changedPolicyFiles, ciContext, gitState, TreeStatus, uncommittedFiles } from "./context.js";
+
+/** The environment of a git on PATH that notes each start (a line in DIR/starts), then runs the real one. */
+function countingGit(dir: string): NodeJS.ProcessEnv {
+  const bin = join(dir, "bin");
+  mkdirSync(bin);
+  const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+  writeFileSync(join(bin, "git"), `#!/bin/sh\necho "$1" >> "${join(dir, "starts")}"\nexec "${real}" "$@"\n`);
+  chmodSync(join(bin, "git"), 0o755);
+  return { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` };
+}
 
 describe("the commit of a record", () => {
   it("git's commit and a clean tree, the evidence folder left out; a change not committed; no repository: unknown, said why", async () => {
@@ -57,13 +67,7 @@ describe("git is not started where it cannot find a repository", () => {
   it("a folder with no .git above it: the same answers as git's own, git never started; in a repository git is asked", async () => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-nogit-"));
     try {
-      // A git on PATH that notes each start, then runs the real one.
-      const bin = join(dir, "bin");
-      mkdirSync(bin);
-      const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-      writeFileSync(join(bin, "git"), `#!/bin/sh\necho started >> "${join(dir, "starts")}"\nexec "${real}" "$@"\n`);
-      chmodSync(join(bin, "git"), 0o755);
-      const env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` };
+      const env = countingGit(dir);
       // Any variable that changes how git looks leaves it to git: its answers then are today's, by git.
       const asked = { ...env, GIT_CEILING_DIRECTORIES: "" };
       const work = join(dir, "work");
@@ -153,5 +157,82 @@ describe("the CI run of a record", () => {
       event: "push",
     });
     expect(ciContext({ CI: "true" })).toBeNull();
+  });
+});
+
+describe("the repository's top folder, read from the file system", () => {
+  it("is git's own answer where a plain .git folder is found; a .git file, a core.worktree or a variable that changes how git looks leave it to git", () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-top-"));
+    try {
+      const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+      const sub = join(dir, "repo", "policies", "ssp");
+      mkdirSync(sub, { recursive: true });
+      expect(workTreeTop(sub, process.env)).toBeUndefined();
+      git(join(dir, "repo"), "init", "-q");
+      expect(workTreeTop(sub, process.env)).toBe(git(sub, "rev-parse", "--show-toplevel"));
+      expect(workTreeTop(sub, { ...process.env, GIT_DIR: join(dir, "repo", ".git") })).toBeUndefined();
+      git(join(dir, "repo"), "config", "core.worktree", dir);
+      expect(workTreeTop(sub, process.env)).toBeUndefined();
+      git(join(dir, "repo"), "config", "--unset", "core.worktree");
+      writeFileSync(join(sub, ".git"), `gitdir: ${join(dir, "repo", ".git")}\n`);
+      expect(workTreeTop(sub, process.env)).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("one git status for a whole apply", () => {
+  it("answers gitState, changedPolicyFiles and uncommittedFiles as their own git status did, with git started once; an ignored folder or a rename among the policy files is asked of git", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-tree-"));
+    try {
+      const env = countingGit(dir);
+      const starts = (): number => (existsSync(join(dir, "starts")) ? readFileSync(join(dir, "starts"), "utf8").split("\n").length - 1 : 0);
+      const repo = join(dir, "repo");
+      const root = join(repo, "revsync");
+      mkdirSync(join(root, "policies", "ssp"), { recursive: true });
+      const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=a", "-c", "user.email=a@example.com", ...args], { cwd: repo, encoding: "utf8" });
+      git("init", "-q");
+      writeFileSync(join(root, "revsync.yaml"), "version: 1\n");
+      writeFileSync(join(root, "policies", "ssp", "a.yaml"), "a: 1\n");
+      writeFileSync(join(root, "policies", "ssp", "b.yaml"), "b: 1\n");
+      writeFileSync(join(repo, ".gitignore"), "*.local.yaml\nbuild/\n");
+      git("add", "-A");
+      git("commit", "-qm", "x");
+      const paths = ["revsync.yaml", "policies"];
+      const answers = async (tree?: TreeStatus) => [
+        await gitState(root, join(root, "evidence"), env, paths, tree),
+        await changedPolicyFiles(root, paths, root, env, tree),
+        await uncommittedFiles(root, ["policies/ssp/a.yaml", "policies/x.local.yaml", "policies/new.yaml", "notes.txt"], env, tree),
+      ];
+      const same = async (): Promise<number> => {
+        const before = starts();
+        const once = await answers(new TreeStatus(root, join(root, "evidence"), env));
+        const gits = starts() - before;
+        expect(once).toEqual(await answers());
+        return gits;
+      };
+      expect(await same()).toBe(1);
+      // Changed, untracked and ignored files, in and out of the policies, and the evidence folder.
+      writeFileSync(join(root, "policies", "ssp", "a.yaml"), "a: 2\n");
+      writeFileSync(join(root, "policies", "x.local.yaml"), "x: 1\n");
+      writeFileSync(join(root, "policies", "new.yaml"), "n: 1\n");
+      writeFileSync(join(root, "notes.txt"), "n\n");
+      mkdirSync(join(root, "evidence"));
+      writeFileSync(join(root, "evidence", "r.json"), "{}");
+      mkdirSync(join(repo, "build"));
+      writeFileSync(join(repo, "build", "out.yaml"), "o: 1\n");
+      expect(await same()).toBe(1);
+      // An ignored folder among the policy files: git walks it for changedPolicyFiles, as before.
+      mkdirSync(join(root, "policies", "build"));
+      writeFileSync(join(root, "policies", "build", "c.yaml"), "c: 1\n");
+      expect(await same()).toBeGreaterThan(1);
+      rmSync(join(root, "policies", "build"), { recursive: true });
+      // A rename, which a status of the policy files alone may see otherwise.
+      git("mv", "revsync/policies/ssp/b.yaml", "revsync/policies/ssp/c.yaml");
+      expect(await same()).toBeGreaterThan(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

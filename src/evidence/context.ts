@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { realpathSync } from "node:fs";
-import { isAbsolute, join, relative } from "node:path";
-import { mayBeInGitRepository, notARepositoryError } from "../git-work-tree.js";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { mayBeInGitRepository, notARepositoryError, workTreeTop } from "../git-work-tree.js";
 import type { CiContext, NotClean } from "./record.js";
 
 /** git's output, run in `cwd`; in a folder git cannot find a repository from, git's failure without
@@ -18,6 +18,50 @@ function run(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<strin
 /** How many of the paths that are not clean a record lists (the rest are counted). */
 export const NOT_CLEAN_LISTED = 50;
 
+/** What `git status` said of the policy repo once in a command (apply), for all who ask during it: the
+ *  commit, what is not clean, what git does not hold (ignored folders named, not walked), from `root`,
+ *  the evidence folder left out when it lies inside. Each question it cannot answer exactly as its own
+ *  git status would (a path under an ignored folder or the evidence folder, a rename, a top folder only
+ *  git knows) is asked of git as before. One process where there were up to five. */
+export class TreeStatus {
+  private status: Promise<string> | undefined;
+  readonly exclude: string;
+
+  constructor(
+    readonly root: string,
+    evidenceDir: string | undefined,
+    readonly env: NodeJS.ProcessEnv,
+  ) {
+    const inside = evidenceDir === undefined ? "" : relative(root, evidenceDir);
+    this.exclude = inside && !inside.startsWith("..") && !isAbsolute(inside) ? inside : "";
+  }
+
+  /** git's answer, asked once. */
+  read(): Promise<string> {
+    const exclude = this.exclude ? [`:(exclude)${this.exclude}`] : [];
+    this.status ??= run(
+      ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=matching", "--", ".", ...exclude],
+      this.root,
+      this.env,
+    );
+    return this.status;
+  }
+
+  /** The entries, top-relative, with the top folder and `root`'s place under it; undefined when only git
+   *  can name the top folder. Rejects as git did. */
+  async entries(): Promise<{ entries: string[]; top: string; under: string } | undefined> {
+    const entries = (await this.read()).split("\0");
+    const top = workTreeTop(this.root, this.env);
+    return top === undefined ? undefined : { entries, top, under: relative(top, realOr(this.root)) };
+  }
+}
+
+/** Whether top-relative path `p` lies at or under `spec` (a folder or file, top-relative; "" the top). */
+const within = (p: string, spec: string): boolean => {
+  const rel = relative(spec || ".", p.replace(/\/$/, "") || ".");
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+};
+
 /** The commit the policy repo is at and whether its working tree is clean (the evidence folder itself
  *  left out, when it lies inside), and when it is not, which paths (the first NOT_CLEAN_LISTED, and how
  *  many in all), each marked when it is a policy or values file (`policyPaths`: revsync.yaml and the
@@ -28,13 +72,16 @@ export async function gitState(
   evidenceDir: string,
   env: NodeJS.ProcessEnv,
   policyPaths: readonly string[] = [],
+  tree: TreeStatus = new TreeStatus(root, evidenceDir, env),
 ): Promise<{ commit: string | null; clean: boolean | null; note?: string; not_clean?: NotClean[]; not_clean_total?: number }> {
-  const inside = relative(root, evidenceDir);
-  const exclude = inside && !inside.startsWith("..") && !isAbsolute(inside) ? [`:(exclude)${inside}`] : [];
-  // One process: the porcelain v2 header names the commit (branch.oid), the entries what is not committed.
+  // One process: the porcelain v2 header names the commit (branch.oid), the entries what is not committed
+  // (what git ignores left out: a clean tree holds ignored files).
   let status: string;
   try {
-    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env);
+    status = (await tree.read())
+      .split("\0")
+      .filter((e) => !e.startsWith("! "))
+      .join("\0");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository" };
@@ -77,13 +124,7 @@ async function notClean(
   policyPaths: readonly string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ not_clean: NotClean[]; not_clean_total: number }> {
-  // git names them from the repository's top folder, which may lie above revsync's.
-  let top = root;
-  try {
-    top = (await run(["rev-parse", "--show-toplevel"], root, env)).trim() || root;
-  } catch {
-    /* named from revsync's folder */
-  }
+  const top = await topFolder(root, env);
   const from = realOr(root);
   const isPolicy = (p: string): boolean =>
     policyPaths.some((pp) => {
@@ -103,15 +144,13 @@ async function notClean(
 /** The files among `files` (paths from `cwd`) that git does not hold: untracked, or ignored (which
  *  `git status` leaves out of a clean tree). Files that do not exist are not named. Empty when git
  *  cannot tell (no git, not a repository). */
-export async function uncommittedFiles(cwd: string, files: string[], env: NodeJS.ProcessEnv): Promise<string[]> {
+export async function uncommittedFiles(cwd: string, files: string[], env: NodeJS.ProcessEnv, tree?: TreeStatus): Promise<string[]> {
   if (!files.length) return [];
   let status: string;
   try {
-    status = await run(
-      ["status", "--porcelain=v2", "--untracked-files=all", "--ignored=matching", "-z", "--", ...files.map((f) => `:(literal)${f}`)],
-      cwd,
-      env,
-    );
+    status =
+      (tree && (await fromTree(tree, (t) => treeUncommitted(t, tree, cwd, files)))) ??
+      (await run(["status", "--porcelain=v2", "--untracked-files=all", "--ignored=matching", "-z", "--", ...files.map((f) => `:(literal)${f}`)], cwd, env));
   } catch {
     return [];
   }
@@ -121,6 +160,65 @@ export async function uncommittedFiles(cwd: string, files: string[], env: NodeJS
     if (m?.[2]) out.push(`${m[2]} (${m[1] === "!" ? "ignored by git" : "untracked"})`);
   }
   return out;
+}
+
+/** The repository's top folder, from which git names the files it lists (it may lie above revsync's):
+ *  read from the file system where that is certain, else git's answer; `root` when git cannot tell. */
+async function topFolder(root: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const known = workTreeTop(root, env);
+  if (known) return known;
+  try {
+    return (await run(["rev-parse", "--show-toplevel"], root, env)).trim() || root;
+  } catch {
+    return root;
+  }
+}
+
+/** A question answered from `tree` (git's status text of those entries alone), or undefined when it
+ *  cannot be exactly: git is asked then. Rejects as git did. */
+async function fromTree(tree: TreeStatus, answer: (t: { entries: string[]; top: string; under: string }) => string[] | undefined): Promise<string | undefined> {
+  const t = await tree.entries();
+  const kept = t && answer(t);
+  return kept && kept.join("\0");
+}
+
+/** The entries of `git status -- PATHS` (top-relative `specs`), from the whole tree's: the header and
+ *  each entry under one of them; undefined where they could differ (a rename, which a narrower status
+ *  sees as an add; an ignored folder, which a narrower one walks). */
+function narrowed(t: { entries: string[] }, specs: string[], exclude: string | undefined): string[] | undefined {
+  if (exclude !== undefined && specs.some((p) => within(p, exclude) || within(exclude, p))) return undefined;
+  const kept: string[] = [];
+  for (const e of t.entries) {
+    if (e.startsWith("# ")) kept.push(e);
+    else if (e.startsWith("2 ")) return undefined;
+    else if (!e) continue;
+    else {
+      const path = statusEntries([e])[0]?.path ?? e;
+      const folder = e.startsWith("! ") && path.endsWith("/");
+      if (folder && specs.some((p) => within(p, path) || within(path, p))) return undefined;
+      if (specs.some((p) => within(path, p))) kept.push(e);
+    }
+  }
+  return kept;
+}
+
+/** changedPolicyFiles' status from the tree's: `paths` from the tree's root. */
+function treePolicyFiles(t: { entries: string[]; under: string }, tree: TreeStatus, paths: string[]): string[] | undefined {
+  if (paths.some((p) => isAbsolute(p) || relative(".", p).startsWith(".."))) return undefined;
+  return narrowed(
+    t,
+    paths.map((p) => join(t.under, p)),
+    tree.exclude ? join(t.under, tree.exclude) : undefined,
+  );
+}
+
+/** uncommittedFiles' status from the tree's: `files` from `cwd`, each one under the tree's root. */
+function treeUncommitted(t: { entries: string[]; top: string }, tree: TreeStatus, cwd: string, files: string[]): string[] | undefined {
+  const specs = files.map((f) => relative(t.top, resolve(realOr(cwd), f)));
+  const root = relative(t.top, realOr(tree.root));
+  if (specs.some((p) => isAbsolute(p) || p.startsWith("..") || !within(p, root))) return undefined;
+  const kept = narrowed(t, specs, tree.exclude ? join(root, tree.exclude) : undefined);
+  return kept?.filter((e) => specs.includes(statusEntries([e])[0]?.path ?? ""));
 }
 
 /** A folder's real path (git names files by real paths), or the folder as given. */
@@ -145,17 +243,20 @@ const POLICY_FILE = /\.(ya?ml|csv)$/i;
  *  from `cwd`: under `paths` (revsync.yaml and the policies folder, from `root`), every file git holds
  *  that is changed, added or deleted (staged or not), and the YAML and CSV files git does not hold
  *  (untracked, or ignored). `commit`: the commit (null when git cannot tell, or there is none yet). Empty
- *  when git cannot tell (no git, not a repository): one git process, two when something differs. */
+ *  when git cannot tell (no git, not a repository): one git process, two when something differs and the top folder is not plain from the file system. */
 export async function changedPolicyFiles(
   root: string,
   paths: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
+  tree?: TreeStatus,
 ): Promise<{ commit: string | null; files: string[] }> {
   let status: string;
   try {
     const specs = paths.map((p) => `:(literal)${p}`);
-    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=traditional", "--", ...specs], root, env);
+    status =
+      (tree?.root === root && (await fromTree(tree, (t) => treePolicyFiles(t, tree, paths)))) ||
+      (await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=traditional", "--", ...specs], root, env));
   } catch {
     return { commit: null, files: [] };
   }
@@ -165,13 +266,7 @@ export async function changedPolicyFiles(
   const found = statusEntries(entries).filter((f) => (f.what !== "untracked" && f.what !== "ignored by git") || POLICY_FILE.test(f.path));
   const commit = oid && oid !== "(initial)" ? oid : null;
   if (!found.length) return { commit, files: [] };
-  // git names them from the repository's top folder, which may lie above revsync's.
-  let top = root;
-  try {
-    top = (await run(["rev-parse", "--show-toplevel"], root, env)).trim() || root;
-  } catch {
-    /* named from revsync's folder */
-  }
+  const top = await topFolder(root, env);
   const from = realOr(cwd);
   found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { commit, files: found.map((f) => `${relative(from, join(top, f.path)) || f.path} (${f.what})`) };

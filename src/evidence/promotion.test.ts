@@ -1,6 +1,10 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { comparedChecksum } from "../promotion/check.js";
-import { promoteFromIn, promotionProblems } from "./promotion.js";
+import { promoteFromAtCommits, promoteFromIn, promotionProblems } from "./promotion.js";
 import type { EvidenceRecord } from "./record.js";
 
 const promoted = { status: "promoted", from: "sandbox", action: "update", compared: { carves_allocation: true } } as const;
@@ -46,5 +50,39 @@ describe("evidence verify's promotion", () => {
       production: "sandbox",
     });
     expect(promoteFromIn("environments: [")).toEqual({});
+  });
+});
+
+describe("revsync.yaml's promote_from at the commits records name", () => {
+  it("reads each commit's revsync.yaml (one git for all); a commit git cannot show, or whose name is no commit's, is left out", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-promote-from-"));
+    try {
+      const git = (...args: string[]) =>
+        execFileSync("git", ["-c", "user.name=a", "-c", "user.email=a@example.com", ...args], { cwd: dir, encoding: "utf8" }).trim();
+      git("init", "-q");
+      const commit = (text: string): string => {
+        writeFileSync(join(dir, "revsync.yaml"), text);
+        git("add", "-A");
+        git("commit", "-qm", "x");
+        return git("rev-parse", "HEAD");
+      };
+      const a = commit("environments:\n  production: { promote_from: sandbox }\n  sandbox: {}\n");
+      const b = commit("environments:\n  production: {}\n");
+      mkdirSync(join(dir, "sub", "revsync.yaml"), { recursive: true });
+      writeFileSync(join(dir, "sub", "revsync.yaml", "x"), "y");
+      const c = commit("not: [yaml\n");
+      const missing = "0".repeat(40);
+      const asked = [a, b, a, c, missing, `${b}\n${a}`, "--output=x", ""];
+      const got = await promoteFromAtCommits(dir, "./revsync.yaml", asked, process.env);
+      expect([...got.entries()]).toEqual([
+        [a, { production: "sandbox" }],
+        [b, {}],
+        [c, {}],
+      ]);
+      // A path that names a folder at that commit reads as no promote_from, as git show's listing did.
+      expect([...(await promoteFromAtCommits(join(dir, "sub"), "./revsync.yaml", [c], process.env)).entries()]).toEqual([[c, {}]]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -53,12 +53,17 @@ export async function promoteFromAtCommits(
   env: NodeJS.ProcessEnv,
 ): Promise<Map<string, Record<string, string>>> {
   const out = new Map<string, Record<string, string>>();
-  await Promise.all(
-    [...new Set(commits)].map(async (commit) => {
-      const text = await gitShow(root, `${commit}:${configPath}`, env);
-      if (text !== undefined) out.set(commit, promoteFromIn(text));
-    }),
+  // A commit is outside text (a record's): one that could end a line of git's batch names nothing.
+  const asked = [...new Set(commits)].filter((c) => c && ![...c].some((ch) => ch.charCodeAt(0) < 32));
+  const texts = await gitShowAll(
+    root,
+    asked.map((c) => `${c}:${configPath}`),
+    env,
   );
+  asked.forEach((commit, i) => {
+    const text = texts[i];
+    if (text !== undefined) out.set(commit, promoteFromIn(text));
+  });
   return out;
 }
 
@@ -76,11 +81,42 @@ export function promoteFromIn(text: string): Record<string, string> {
   return out;
 }
 
-function gitShow(cwd: string, spec: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  if (!mayBeInGitRepository(cwd, env)) return Promise.resolve(undefined);
+/** The text of each `commit:path` in `specs`, one `git cat-file --batch` for all (a process per file costs
+ *  10 to 20 ms from a large Node process); undefined for one git cannot show (not in this clone), all
+ *  undefined without git or a repository. An object that is not a file reads as empty text. */
+function gitShowAll(cwd: string, specs: readonly string[], env: NodeJS.ProcessEnv): Promise<(string | undefined)[]> {
+  const none = specs.map(() => undefined);
+  if (!specs.length || !mayBeInGitRepository(cwd, env)) return Promise.resolve(none);
   return new Promise((resolve) => {
-    execFile("git", ["show", spec], { cwd, timeout: 10_000, maxBuffer: 4 * 1024 * 1024, env: { ...env, GIT_OPTIONAL_LOCKS: "0" } }, (err, stdout) =>
-      resolve(err ? undefined : stdout),
+    const child = execFile(
+      "git",
+      ["cat-file", "--batch"],
+      { cwd, timeout: 10_000, maxBuffer: 4 * 1024 * 1024 * specs.length, encoding: "buffer", env: { ...env, GIT_OPTIONAL_LOCKS: "0" } },
+      (err, stdout) => resolve(err ? none : batchAnswers(stdout, specs.length)),
     );
+    child.stdin?.on("error", () => undefined);
+    child.stdin?.end(specs.map((s) => `${s}\n`).join(""));
   });
+}
+
+/** `git cat-file --batch`'s answers, in the order asked: "<oid> <type> <size>" and that many bytes, or
+ *  "<name> missing" (or ambiguous). */
+function batchAnswers(out: Buffer, count: number): (string | undefined)[] {
+  const texts: (string | undefined)[] = [];
+  let at = 0;
+  while (texts.length < count && at < out.length) {
+    const eol = out.indexOf(10, at);
+    if (eol < 0) break;
+    const head = /^[0-9a-f]+ (\S+) (\d+)$/.exec(out.subarray(at, eol).toString("utf8"));
+    if (!head) {
+      texts.push(undefined);
+      at = eol + 1;
+      continue;
+    }
+    const size = Number(head[2]);
+    texts.push(head[1] === "blob" ? out.subarray(eol + 1, eol + 1 + size).toString("utf8") : "");
+    at = eol + 1 + size + 1;
+  }
+  while (texts.length < count) texts.push(undefined);
+  return texts;
 }

@@ -7,7 +7,7 @@ import { isApplied, type Plan } from "../plan/model.js";
 import type { PlanGuardrails } from "../guardrails/judge.js";
 import type { GuardrailOutcome } from "../shared/facts.js";
 import type { PromotionTests } from "../shared/promotion.js";
-import { gitState, uncommittedFiles } from "./context.js";
+import { gitState, TreeStatus, uncommittedFiles } from "./context.js";
 import {
   EVIDENCE_FORMAT_VERSION,
   type CiContext,
@@ -62,6 +62,8 @@ export interface RecorderInit {
 export class EvidenceRecorder implements ApplyObserver {
   private readonly started: number;
   private readonly git: Promise<EvidenceRecord["git"]>;
+  /** git's status of the policy repo, asked once for the whole run (apply asks it too). */
+  readonly tree: TreeStatus;
   private plan: Plan | undefined;
   private user: string | null = null;
   private approval: EvidenceRecord["approval"] = "not asked";
@@ -81,7 +83,8 @@ export class EvidenceRecorder implements ApplyObserver {
 
   constructor(private readonly init: RecorderInit) {
     this.started = init.now();
-    this.git = gitState(init.repoRoot, init.dir, init.env, init.policyPaths);
+    this.tree = new TreeStatus(init.repoRoot, init.dir, init.env);
+    this.git = gitState(init.repoRoot, init.dir, init.env, init.policyPaths, this.tree);
   }
 
   /** ClientOptions.onRequestStart: the attempt is listed as it is sent, in flight until `observe` says
@@ -223,7 +226,7 @@ export class EvidenceRecorder implements ApplyObserver {
     // A values file may lie outside the policies folder: the ones the plan read are policy files too.
     const read = new Set([...files].map((f) => relative(this.init.repoRoot, resolve(this.init.cwd, f))));
     if (git.not_clean) git = { ...git, not_clean: git.not_clean.map((p) => (read.has(p.path) ? { ...p, policy: true } : p)) };
-    const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
+    const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env, this.tree);
     if (!outside.length) return git;
     return { ...git, clean: false, note: `policy files the plan used are not in the commit: ${outside.join(", ")}` };
   }

@@ -27,7 +27,7 @@ import { shellQuote } from "../shell-quote.js";
 import { applyLine, hasApplied, hasChanges, planText } from "../report/plan.js";
 import type { ApplyView } from "../report/views/apply.js";
 import type { ApplySignals } from "./apply-signals.js";
-import { changedPolicyFiles } from "../evidence/context.js";
+import { changedPolicyFiles, TreeStatus } from "../evidence/context.js";
 import { guardrailsBeforeWriting, heldBackError } from "./apply-guardrails.js";
 import { approversOf as approvers, approverUser } from "./guardrails.js";
 import { loadGuardrails, type GuardrailSetup } from "../guardrails/setup.js";
@@ -86,7 +86,7 @@ export interface ApplyWiring {
    *  REVSYNC_APPROVER_USER's text alone names it. */
   approverNamed(env: ResolvedEnv): { user: string | null; variable?: true };
   /** promote_from: the environment's source, opened (its own client); undefined without one. */
-  openPromotion(repo: Repo, env: ResolvedEnv): Promise<PromotionSource | undefined>;
+  openPromotion(repo: Repo, env: ResolvedEnv, tree?: TreeStatus): Promise<PromotionSource | undefined>;
   /** The CI run this apply is part of, or null. */
   ci(): CiContext | null;
   ask: AskYes;
@@ -117,6 +117,8 @@ interface Run {
   saved: PayloadsChecked | undefined;
   backend: LockBackend | undefined;
   evidence: Evidence | undefined;
+  /** git's status of the policy repo, asked once for the run (the record's, when it keeps one). */
+  gitStatus: TreeStatus;
   core: ApiCore;
   signals: ApplySignals;
   /** The environment's lock, held from before the first write to after the last. */
@@ -174,18 +176,22 @@ function openRun(req: ApplyRequest, w: ApplyWiring): Run {
   // The record is written at the end of every run that got as far as a plan, whatever its end.
   const evidence = startEvidence({ evidence: req.evidence, cwd: w.cwd, penv: w.penv }, repo, env, planFile);
   const core = w.openClient(env, evidence?.recorder);
+  const gitStatus = evidence?.recorder.tree ?? new TreeStatus(repo.root, undefined, w.penv);
   const signals = w.signals((line) => out.warn(line));
-  return { req, w, out, repo, env, planFile, saved, backend, evidence, core, signals, ...(guardrails ? { guardrails } : {}) };
+  return { req, w, out, repo, env, planFile, saved, backend, evidence, gitStatus, core, signals, ...(guardrails ? { guardrails } : {}) };
 }
 
 /** An apply from a tree whose policy files differ from its commit: said on stderr, naming the files (the
  *  evidence record says it too). What apply holds a saved plan to, or plans from, is the files as they are. */
-async function warnUncommitted(run: Run, plan: { changes: readonly Change[] }): Promise<void> {
+async function warnUncommitted(run: Run, plan: { changes: readonly Change[]; four_eyes?: unknown }): Promise<void> {
   const { repo, out, w } = run;
   const paths = [relative(repo.root, repo.configFile), relative(repo.root, repo.policiesDir) || "."];
   // A values file may lie anywhere in the repo, outside the policies folder: each one the plan reads too.
   for (const c of plan.changes) if (c.values?.file) paths.push(relative(repo.root, resolve(w.cwd, c.values.file)));
-  const { commit, files } = await changedPolicyFiles(repo.root, paths, w.cwd, w.penv);
+  // Under four eyes the tree must be clean as the plan read it: git is asked now, after the plan read
+  // the files, not the run's status asked as it started.
+  const shared = run.env.fourEyes || plan.four_eyes ? undefined : run.gitStatus;
+  const { commit, files } = await changedPolicyFiles(repo.root, paths, w.cwd, w.penv, shared);
   run.tree = { commit, files };
   if (!files.length) return;
   const what = run.saved ? "holds the saved plan to them" : "plans from them";
@@ -449,7 +455,7 @@ function unreadCode(run: Run, plan: Pick<Plan, "unread">, code: number, say = tr
 /** The run from the plan to the report. */
 async function work(run: Run): Promise<number> {
   if (run.saved && run.planFile) checkSavedPromotion(run.saved, run.env.promoteFrom, run.planFile);
-  run.promotion = await run.w.openPromotion(run.repo, run.env);
+  run.promotion = await run.w.openPromotion(run.repo, run.env, run.gitStatus);
   if (run.saved && run.planFile) checkSavedSource(run.saved, run.promotion, run.planFile);
   const ready = await beforeWriting(run, await planToApply(run));
   if (typeof ready === "number") return ready;

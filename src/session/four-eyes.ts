@@ -74,8 +74,14 @@ export async function approverConfirmed(core: ApiCore): Promise<void> {
 }
 
 /** The pull (merge) request's approval of the commit this run applies, read from the forge. */
-export async function readPullRequestApproval(penv: NodeJS.ProcessEnv, repo: Repo, ci: CiContext): Promise<PullRequestApproval> {
-  const applied = (await gitState(repo.root, repo.root, penv)).commit ?? ci.commit;
+export async function readPullRequestApproval(
+  penv: NodeJS.ProcessEnv,
+  repo: Repo,
+  ci: CiContext,
+  tree?: { commit: string | null },
+): Promise<PullRequestApproval> {
+  // The commit apply found the tree at (from the same git status as the policy files it checked).
+  const applied = (tree ?? (await gitState(repo.root, repo.root, penv))).commit ?? ci.commit;
   const forge = forgeClient(penv);
   try {
     return await pullRequestApproval(ci, penv, applied, forge.get);
@@ -181,7 +187,7 @@ export async function fourEyesBeforeWriting(
   }
   if (!fourEyes && !ctx.record && !ctx.approval) return undefined;
   if (fourEyes) cleanTree(ctx.tree);
-  const approval = ctx.approval ?? (await readPullRequestApproval(ctx.penv, ctx.repo, ci));
+  const approval = ctx.approval ?? (await readPullRequestApproval(ctx.penv, ctx.repo, ci, ctx.tree));
   ctx.record?.(approval);
   const name = ci.provider === "gitlab" ? "merge request" : "pull request";
   if (approval.holds)

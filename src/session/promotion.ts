@@ -6,7 +6,7 @@ import type { ApiCore } from "../api/core.js";
 import { resolveEnv, varsFor, OVERRIDE_VARS, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { loadTests } from "../config/test-files.js";
 import { UserError } from "../errors.js";
-import { changedPolicyFiles } from "../evidence/context.js";
+import { changedPolicyFiles, type TreeStatus } from "../evidence/context.js";
 import type { PromotionSource } from "../promotion/source.js";
 import { tenantIdentity } from "../tenant.js";
 
@@ -46,13 +46,13 @@ function testsOf(repo: Repo, source: ResolvedEnv, penv: NodeJS.ProcessEnv): Prom
 }
 
 /** The environment's source, opened; undefined without promote_from. Its client is the caller's to close. */
-export async function openPromotion(repo: Repo, env: ResolvedEnv, w: PromotionWiring): Promise<PromotionSource | undefined> {
+export async function openPromotion(repo: Repo, env: ResolvedEnv, w: PromotionWiring, tree?: TreeStatus): Promise<PromotionSource | undefined> {
   if (!env.promoteFrom) return undefined;
   const source = sourceEnv(repo, env, w.penv);
   const desired = w.desiredState(source);
   const tests = testsOf(repo, source, w.penv);
   const paths = [relative(repo.root, repo.configFile), relative(repo.root, repo.policiesDir) || "."];
-  const { commit, files } = await changedPolicyFiles(repo.root, paths, w.cwd, w.penv);
+  const { commit, files } = await changedPolicyFiles(repo.root, paths, w.cwd, w.penv, tree);
   return {
     name: source.name,
     baseUrl: source.baseUrl,
