@@ -1,8 +1,9 @@
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { api, cli, startEmulatorProcess, sspCreateBody, token, updateBody } from "../src/testing/helpers.js";
+import { api, BIN, cli, DEMO_ENV, removeDir, ROOT, startEmulatorProcess, sspCreateBody, token, updateBody } from "../src/testing/helpers.js";
 
 // `revsync emulator` as a process of its own (npm run test:slow; docs/development.md): its flags, the
 // URLs it prints, its state kept across a restart. The emulator's behaviour in process:
@@ -47,5 +48,33 @@ describe("revsync emulator as a process", () => {
     expect(after.compliance_spec[0].ui_mode).toBe("Modern");
     expect((await api(second.url, t, "GET", `${SSP}?policy_name=Persisted`)).status).toBe(200);
     await second.stop();
+  });
+
+  it("--seed multi-env serves the two realms of examples/multi-env", async () => {
+    const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", "--seed", "multi-env"]);
+    try {
+      const out = await new Promise<string>((ok) => {
+        let text = "";
+        child.stdout.on("data", (d: Buffer) => {
+          text += d.toString();
+          if (/^token_url /m.test(text)) ok(text);
+        });
+      });
+      const base = /^base_url (\S+)$/m.exec(out)?.[1] ?? "";
+      expect(out).toContain(`base_url[acme] ${base}/tenants/acme`);
+      const ex = mkdtempSync(join(tmpdir(), "revsync-multi-"));
+      cpSync(join(ROOT, "examples", "multi-env"), ex, { recursive: true });
+      try {
+        const env = { SANDBOX_BASE_URL: base, SANDBOX_AUTH_URL: base, PRODUCTION_BASE_URL: `${base}/tenants/acme`, PRODUCTION_AUTH_URL: base };
+        for (const e of ["sandbox", "production"]) {
+          const p = await cli(["plan", "--env", e, "--format", "json"], { cwd: ex, env: { ...DEMO_ENV, ...env } });
+          expect({ e, code: p.code, realm: JSON.parse(p.stdout).realm }).toEqual({ e, code: 0, realm: e === "sandbox" ? "acme-sandbox" : "acme" });
+        }
+      } finally {
+        removeDir(ex);
+      }
+    } finally {
+      child.kill("SIGTERM");
+    }
   });
 });
