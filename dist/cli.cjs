@@ -65753,7 +65753,12 @@ function workTreeTop(dir, env2) {
 function plainGitFolder(dotGit) {
   try {
     if (!(0, import_node_fs13.lstatSync)(dotGit).isDirectory()) return false;
-    return !/^\s*worktree\s*=/im.test((0, import_node_fs13.readFileSync)((0, import_node_path23.join)(dotGit, "config"), "utf8"));
+    if (!["HEAD", "objects", "refs"].every((name) => exists((0, import_node_path23.join)(dotGit, name)))) return false;
+    if (exists((0, import_node_path23.join)(dotGit, "config.worktree"))) return false;
+    const config = (0, import_node_fs13.readFileSync)((0, import_node_path23.join)(dotGit, "config"), "utf8");
+    const names = /(^|\])\s*(worktree|worktreeconfig)\s*=/im.test(config);
+    const bare = /(^|\])\s*bare\s*=\s*(true|yes|on|1)\s*$/im.test(config);
+    return !names && !bare && !/\[\s*include/i.test(config);
   } catch {
     return false;
   }

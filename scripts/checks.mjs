@@ -7,18 +7,19 @@
 // output is printed whole after them, in this order, and the exit status is 1 when any failed.
 //
 // A check that passed leaves a stamp in the clone's ignored .revsync-tmp/checks/: the digest of every
-// file of the clone that git does not ignore (tracked or not: the sources, the tests, the configs,
-// package-lock.json, which fixes node_modules), of the check's command and of Node's version. The next
-// run whose digest is the same does not run that check again and says so: nothing it reads has changed
-// by a byte since it passed (a run after any change runs every check). Outside a git work tree there
-// are no stamps: every check runs.
+// file of the clone (cloneDigest: ignored ones too, the caches and node_modules aside, whose installs
+// npm's own lock file inside it records), of the check's command and of Node's version, taken before the
+// checks start and stamped only when the files are the same after them. The next run whose digest is
+// the same does not run that check again and says so: nothing it reads has changed by a byte since it
+// passed (a run after any change runs every check). A tool changed by hand inside node_modules is not
+// seen: delete .revsync-tmp/checks/ after such an edit.
 //
 //   node scripts/checks.mjs              the six checks only
 //   node scripts/checks.mjs --tests [ARGS]
 //                                        the six checks and `vitest run ARGS` (npm test -- ARGS)
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -41,25 +42,33 @@ function buffered(name, command) {
   });
 }
 
-/** The digest of the clone's files that git does not ignore, in path order (a file listed but gone counts
- *  as gone), with Node's version; undefined outside a git work tree. */
+/** The digest of every file of the clone, in path order: its sources, tests and configs, what git ignores
+ *  too (a folder a pattern ignores may still hold sources the type checker reads), folders behind links
+ *  and nested repositories walked like any other; all but git's own folder, node_modules and
+ *  .revsync-tmp (the caches), with node_modules/.package-lock.json, which npm writes on every install,
+ *  and Node's version. Undefined when a folder cannot be read: then every check runs. */
 function cloneDigest() {
-  let listed;
+  const hash = createHash("sha256").update(`${process.version}\0`);
+  const seen = new Set();
+  const walk = (rel) => {
+    const real = realpathSync(join(root, rel));
+    if (seen.has(real)) return;
+    seen.add(real);
+    for (const name of readdirSync(join(root, rel)).sort()) {
+      const path = rel ? join(rel, name) : name;
+      if (!rel && [".git", "node_modules", ".revsync-tmp"].includes(name)) continue;
+      const st = statSync(join(root, path), { throwIfNoEntry: false });
+      if (st?.isDirectory()) walk(path);
+      else if (st?.isFile()) hash.update(`${path}\0${st.size}\0`).update(readFileSync(join(root, path)));
+      else hash.update(`${path}\0gone\0`);
+    }
+  };
   try {
-    listed = execFileSync("git", ["ls-files", "-z", "-c", "-o", "--exclude-standard"], { cwd: root, encoding: "utf8", maxBuffer: 64 << 20 });
+    walk("");
+    const npmLock = join(root, "node_modules", ".package-lock.json");
+    hash.update(existsSync(npmLock) ? readFileSync(npmLock) : "no node_modules/.package-lock.json");
   } catch {
     return undefined;
-  }
-  const hash = createHash("sha256").update(`${process.version}\0`);
-  for (const path of [...new Set(listed.split("\0").filter(Boolean))].sort()) {
-    let bytes;
-    try {
-      bytes = readFileSync(join(root, path));
-    } catch {
-      bytes = undefined;
-    }
-    hash.update(`${path}\0${bytes ? bytes.length : "gone"}\0`);
-    if (bytes) hash.update(bytes);
   }
   return hash.digest("hex");
 }
@@ -68,20 +77,25 @@ const digest = cloneDigest();
 const stampOf = (name) => join(root, ".revsync-tmp", "checks", `${name.replace(/\W/g, "-")}.passed`);
 const stampText = (name) => `${digest}\n${scripts[name]}\n`;
 
-/** A check, unless it passed before on exactly these files (its stamp); a pass is stamped. */
+/** A check, unless it passed before on exactly these files (its stamp); `ran` when it ran. */
 async function check(name) {
-  const stamp = stampOf(name);
   try {
-    if (digest && readFileSync(stamp, "utf8") === stampText(name)) return { name, code: 0, out: "passed before on these same files: not run again\n" };
+    if (digest && readFileSync(stampOf(name), "utf8") === stampText(name)) return { name, code: 0, out: "passed before on these same files: not run again\n" };
   } catch {
     // No stamp: the check runs.
   }
-  const result = await buffered(name, scripts[name]);
-  if (result.code === 0 && digest) {
-    mkdirSync(dirname(stamp), { recursive: true });
-    writeFileSync(stamp, stampText(name));
+  return { ...(await buffered(name, scripts[name])), ran: true };
+}
+
+/** Stamps each check that ran and passed, when the clone's files are still what they were before the
+ *  checks started (one changed meanwhile: what passed may not be what a stamp would name). */
+function stamp(results) {
+  if (!digest || !results.some((r) => r.ran && r.code === 0) || cloneDigest() !== digest) return;
+  for (const { name, code, ran } of results) {
+    if (!ran || code !== 0) continue;
+    mkdirSync(dirname(stampOf(name)), { recursive: true });
+    writeFileSync(stampOf(name), stampText(name));
   }
-  return result;
 }
 
 const checks = ["typecheck", "lint", "layers", "format:check", "functions", "gen:check"].map(check);
@@ -92,9 +106,10 @@ const tests = withTests
     })
   : Promise.resolve(0);
 const testCode = await tests;
+const results = await Promise.all(checks);
+stamp(results);
 const failed = [];
-for (const run of checks) {
-  const { name, code, out } = await run;
+for (const { name, code, out } of results) {
   process.stdout.write(`> ${name}: ${scripts[name]}\n${out}`);
   if (code !== 0) {
     failed.push(name);

@@ -82,7 +82,8 @@ export function notARepositoryError(env: NodeJS.ProcessEnv): NodeJS.ErrnoExcepti
 
 /** The top folder of the work tree git would find from `dir` (its real path, as `git rev-parse
  *  --show-toplevel` prints it), read from the file system: the nearest folder at or above `dir` that holds
- *  a `.git` folder whose config sets no core.worktree. Undefined when only git can tell: a variable that
+ *  a `.git` folder git takes for a repository whose config sets no work tree elsewhere (plainGitFolder).
+ *  Undefined when only git can tell: a variable that
  *  changes how git looks, a `.git` file (a linked work tree, a submodule), a config that names the work
  *  tree elsewhere or cannot be read, a bare repository, or no repository at all. Saves starting git (10
  *  to 20 ms from a large Node process) in the common case. */
@@ -92,11 +93,21 @@ export function workTreeTop(dir: string, env: NodeJS.ProcessEnv): string | undef
   return found?.mark === ".git" && plainGitFolder(join(found.at, ".git")) ? found.at : undefined;
 }
 
-/** Whether `dotGit` is a folder (not a link, not a file) whose config names no work tree of its own. */
+/** Whether `dotGit` is a folder (not a link, not a file) that git takes for a repository (a HEAD, an
+ *  objects and a refs folder: git passes over a `.git` without them and looks further up) and whose
+ *  config can name no work tree elsewhere: no `worktree` key anywhere in it (a section line may carry
+ *  one: `[core] worktree = ..`), no per-work-tree config (extensions.worktreeConfig, config.worktree),
+ *  not bare. Anything else is left to git. */
 function plainGitFolder(dotGit: string): boolean {
   try {
     if (!lstatSync(dotGit).isDirectory()) return false;
-    return !/^\s*worktree\s*=/im.test(readFileSync(join(dotGit, "config"), "utf8"));
+    if (!["HEAD", "objects", "refs"].every((name) => exists(join(dotGit, name)))) return false;
+    if (exists(join(dotGit, "config.worktree"))) return false;
+    const config = readFileSync(join(dotGit, "config"), "utf8");
+    const names = /(^|\])\s*(worktree|worktreeconfig)\s*=/im.test(config);
+    const bare = /(^|\])\s*bare\s*=\s*(true|yes|on|1)\s*$/im.test(config);
+    // An included file may set any of these.
+    return !names && !bare && !/\[\s*include/i.test(config);
   } catch {
     return false;
   }

@@ -180,6 +180,50 @@ describe("the repository's top folder, read from the file system", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("is left to git wherever git would look elsewhere: a per-work-tree core.worktree, a worktree on a section's line, a .git folder git passes over", () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-top-"));
+    try {
+      const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+      const proj = join(dir, "proj");
+      mkdirSync(proj);
+      const layouts: [string, () => void][] = [
+        [
+          "config.worktree",
+          () => {
+            git(proj, "init", "-q");
+            git(proj, "config", "extensions.worktreeConfig", "true");
+            git(proj, "config", "--worktree", "core.worktree", "../..");
+          },
+        ],
+        [
+          "a section's line",
+          () => {
+            git(proj, "init", "-q");
+            writeFileSync(join(proj, ".git", "config"), `[core] worktree = ../..\n\trepositoryformatversion = 0\n`);
+          },
+        ],
+        [
+          "a stray .git folder inside another repository",
+          () => {
+            git(dir, "init", "-q");
+            mkdirSync(join(proj, ".git"));
+            writeFileSync(join(proj, ".git", "config"), "[core]\n\tbare = false\n");
+          },
+        ],
+      ];
+      for (const [layout, make] of layouts) {
+        rmSync(join(proj, ".git"), { recursive: true, force: true });
+        rmSync(join(dir, ".git"), { recursive: true, force: true });
+        make();
+        // git's own answer is the outer folder; the file system alone cannot tell it.
+        expect({ layout, git: git(proj, "rev-parse", "--show-toplevel") }).toEqual({ layout, git: dir });
+        expect({ layout, top: workTreeTop(proj, process.env) }).toEqual({ layout, top: undefined });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("one git status for a whole apply", () => {
