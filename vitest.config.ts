@@ -15,7 +15,7 @@ export default defineConfig({
     // (vitest.tools.config.ts). The tests whose subject is the process itself (signals, kill -9, two
     // real applies racing, a terminal, the built package, every byte a process writes) run the CLI as
     // processes, a third of the suite's CPU: `npm run test:slow` runs them (vitest.slow.config.ts). CI
-    // runs both after `npm test` (docs/development.md).
+    // runs both after `npm test`, and `npm run test:deep` (docs/development.md).
     exclude: ["**/node_modules/**", "**/*.tools.test.ts", "**/*.process.test.ts"],
     // A time limit ends a hang; it never judges speed (bench/ does). At 30 s some fifteen tests of a few
     // seconds each failed at a load average of 30 on two cores, and passed when run again.
