@@ -51,10 +51,12 @@ function letterRun(secret: string): string {
   return (secret.match(/[A-Za-z]+/g) ?? []).reduce((a, b) => (b.length > a.length ? b : a), "");
 }
 
-/** One secret as redact looks for it: its pattern (compiled once: a long secret's is a long regex, which
- *  V8 compiles at first use), the run of letters any text holding it holds, and what holds it. */
+/** One secret as redact looks for it: its pattern, the run of letters any text holding it holds, and
+ *  what holds it. The pattern is built the first time a text holds that run (a long secret's is a long
+ *  regex, which V8 compiles at first use, kept for every text after): most secrets of a run, a token
+ *  received among them, never stand in anything it prints. */
 interface Sought {
-  readonly pattern: RegExp;
+  readonly pattern: () => RegExp;
   /** Undefined when the secret has no run of letters long enough to look for: it is always looked for. */
   readonly anchor: string | undefined;
   readonly holder: string;
@@ -62,8 +64,9 @@ interface Sought {
 
 function sought(secret: string, holder: string): Sought {
   const anchor = letterRun(secret);
+  let pattern: RegExp | undefined;
   return {
-    pattern: new RegExp([...secret].map(charForms).join(""), "g"),
+    pattern: () => (pattern ??= new RegExp([...secret].map(charForms).join(""), "g")),
     anchor: anchor.length >= MIN_ANCHOR ? anchor : undefined,
     holder,
   };
@@ -76,9 +79,10 @@ function spansOf(text: string, sought: readonly Sought[]): { spans: [number, num
   const spans: [number, number][] = [];
   const holders: string[] = [];
   for (const s of sought) {
-    s.pattern.lastIndex = 0;
+    const pattern = s.pattern();
+    pattern.lastIndex = 0;
     const before = spans.length;
-    for (let m = s.pattern.exec(text); m; m = s.pattern.exec(text)) spans.push([m.index, m.index + m[0].length]);
+    for (let m = pattern.exec(text); m; m = pattern.exec(text)) spans.push([m.index, m.index + m[0].length]);
     if (spans.length > before) holders.push(s.holder);
   }
   spans.sort((a, b) => a[0] - b[0]);

@@ -36,7 +36,8 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
       ran.code = await fn(flags, out, redactor, cmd.args);
       saySecretsAltered(redactor, out);
     };
-  (await import("./commands.js")).register(program, run);
+  // The command the command line names, alone when that is enough (register says when it is not).
+  (await import("./commands.js")).register(program, run, argv[2]);
   // The command whose command line commander refused: its flags, as parsed, pick the failure's view.
   let refused: Command | undefined;
   for (const cmd of commandsOf(program))
