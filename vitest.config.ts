@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { LoadSequencer } from "./test/load-sequencer.js";
 
 // Node reads and parses every certificate of NODE_EXTRA_CA_CERTS as it starts, before any code runs:
 // with a system bundle there (as on the project's machines) that was about 0.05 s of CPU in each of
@@ -37,6 +38,11 @@ export default defineConfig({
     // content and config): a run after the first transforms only what changed. `vitest run
     // test/command-entry.e2e.test.ts`, user+sys: 8.0 s without, 5.2 s with a warm cache (load 20+).
     experimental: { fsModuleCache: true, fsModuleCachePath: ".revsync-tmp/vitest-cache" },
+    // The order of files: those that mostly wait handed out among those that keep a core busy, learnt
+    // from the last run's record in .revsync-tmp/test-load/ (docs/development.md); vitest's own order
+    // (longest first) when there is none.
+    setupFiles: ["./test/record-file-load.ts"],
+    sequence: { sequencer: LoadSequencer },
     // The JSON report lets .ci/run print a plain "N passed, N failed" closing line.
     reporters: ["default", ["json", { outputFile: ".revsync-tmp/vitest-results.json" }]],
   },

@@ -1,7 +1,7 @@
-import { execFileSync } from "node:child_process";
-import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { commitAll } from "../src/testing/git-commit.js";
 import { cli, DEMO_ENV, removeDir, startEmu, tempRepo, type Emu } from "../src/testing/helpers.js";
 
 // An evidence record of a tree that was not clean says why: which paths, what became of each, and which
@@ -11,10 +11,7 @@ let repo: string;
 beforeAll(async () => {
   emu = await startEmu("demo");
   repo = tempRepo(emu.url);
-  const git = (...a: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t.invalid", ...a], { cwd: repo });
-  git("init", "-q");
-  git("add", ".");
-  git("commit", "-qm", "policies");
+  commitAll(repo);
 });
 afterAll(async () => {
   removeDir(repo);
@@ -59,13 +56,10 @@ it("a values file outside the policies folder, not committed: apply warns of it 
   await emu.reset();
   const dir = tempRepo(emu.url);
   try {
-    const git = (...a: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t.invalid", ...a], { cwd: dir });
-    git("init", "-q");
-    git("add", ".");
-    git("commit", "-qm", "policies");
+    commitAll(dir);
     // The batch's values move to a folder beside policies/, and the move is not committed.
     const hw = join(dir, "policies", "ssp", "hardware.yaml");
-    execFileSync("mkdir", ["-p", join(dir, "prices")]);
+    mkdirSync(join(dir, "prices"), { recursive: true });
     writeFileSync(join(dir, "prices", "hw-h1.csv"), readFileSync(join(dir, "policies", "ssp", "values", "hardware-fy26-h1.csv")));
     writeFileSync(hw, readFileSync(hw, "utf8").replace("values/hardware-fy26-h1.csv", "../../prices/hw-h1.csv"));
     const r = await cli(["apply", "--auto-approve", "--evidence", "ev", "--target", "ssp/Hardware SSP/batch/FY26-H1"], { cwd: dir, env: DEMO_ENV });

@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { canonicalize } from "json-canonicalize";
 import { describe, expect, it } from "vitest";
 import { evidenceRecords } from "../src/testing/evidence-records.js";
+import { commitAll } from "../src/testing/git-commit.js";
 import { api, cli, DEMO_ENV, token, updateBody, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // apply --evidence (issue 30) through the real CLI against the emulator: the emulator's request journal
@@ -34,10 +35,7 @@ async function changeAs(user: string, overrides: Record<string, unknown>): Promi
 describe("apply --evidence", () => {
   it("writes one record per run naming the commit, the plan checksum and every request; runs chain; verify names each edited, removed and reordered record; --live names a later change and who made it", async () => {
     const git = (...args: string[]) => execFileSync("git", args, { cwd: fx.repo, encoding: "utf8" }).trim();
-    git("init", "-q");
-    git("add", "-A");
-    git("-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", "policies");
-    const head = git("rev-parse", "HEAD");
+    const head = commitAll(fx.repo);
     const ev = join(fx.repo, "evidence");
 
     expect((await run(["plan", "--out", "demo.plan.json"])).code).toBe(0);
@@ -250,13 +248,12 @@ describe("apply --evidence", () => {
     const tenantFile = (all[1]?.record.changes[0].source as string).replace(/:\d+$/, "");
     git("rm", "-q", "--cached", tenantFile);
     writeFileSync(join(fx.repo, ".gitignore"), `${tenantFile}\nevidence*/\n*.plan.json\n`);
-    git("add", ".gitignore");
-    git("-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", "ignore the tenant file");
+    const ignored = commitAll(fx.repo, "ignore the tenant file");
     expect(git("status", "--porcelain")).toBe("");
     await changeAs("carol", { carves_allocation: false });
     expect((await run(["apply", "--auto-approve", "--evidence", "evidence-ignored"])).code).toBe(0);
     expect(records(join(fx.repo, "evidence-ignored"))[0]?.record.git).toEqual({
-      commit: git("rev-parse", "HEAD"),
+      commit: ignored,
       clean: false,
       note: `policy files the plan used are not in the commit: ${tenantFile} (ignored by git)`,
     });

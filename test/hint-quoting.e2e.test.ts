@@ -14,10 +14,13 @@ import { cli, DEMO_ENV, removeDir, startEmu, tempRepo, type Emu } from "../src/t
 // A hint's command runs as written: outside text (a policy's name from the service, a lock id, an
 // environment's name) is one word a real shell reads back as exactly that text, never a command.
 
-/** The words bash makes of each command line (without its leading `revsync`), all in one bash run. */
+/** The words bash makes of each command line (without its leading `revsync`), all in one bash run.
+ *  --norc: a `bash -c` whose stdin is a socket (as node's pipes are) takes itself for one started by
+ *  sshd and reads ~/.bashrc first, which is the user's, not the test's (a second and more on a machine
+ *  whose .bashrc loads tools, and its aliases or functions could change the words). */
 function wordsOf(commands: string[]): string[][] {
   const script = ["f() { printf '%s\\0' \"$@\"; printf '\\1\\0'; }", ...commands.map((c) => `f ${c.replace(/^revsync /, "")}`)].join("\n");
-  const r = spawnSync("bash", ["-c", script], { encoding: "utf8", env: { PATH: process.env.PATH, LC_ALL: "C.UTF-8" }, maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync("bash", ["--norc", "-c", script], { encoding: "utf8", env: { PATH: process.env.PATH, LC_ALL: "C.UTF-8" }, maxBuffer: 64 * 1024 * 1024 });
   expect(r.status, r.stderr).toBe(0);
   const out: string[][] = [[]];
   for (const w of r.stdout.split("\0").slice(0, -1)) {

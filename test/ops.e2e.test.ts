@@ -70,18 +70,25 @@ describe("approvals", () => {
   );
 
   it("approvals approve answered 429 and not processed, and someone else rejects them meanwhile: never 'approved' nor counted, exit 1, nothing sent again", async () => {
-    await fx.emu.admin("POST", "faults", { kind: "rate_limit", retry_after: 1, method: "POST", path: "/oingest-approval/v1/action", times: 1 });
+    // revsync's POST (its comment) is held, then turned away with a 429; alice rejects both while it is
+    // held, so before revsync hears its 429 and reads the pending list again. Held until the test lets it
+    // go, not a real Retry-After to act in: the order is certain, however loaded the machine.
+    const mine = { method: "POST", path: "/oingest-approval/v1/action", body_contains: "Checked", times: 1 };
+    await fx.emu.admin("POST", "faults", {
+      faults: [
+        { kind: "latency", latency_ms: 60_000, ...mine },
+        { kind: "rate_limit", retry_after: 0, ...mine },
+      ],
+    });
     const sent = run(["approvals", "approve", "APR-0003", "APR-0004", "--comment", "Checked", "--yes", "--format", "json"]);
-    // Alice rejects both while revsync waits out the Retry-After of its 429.
-    const turnedAway = async () =>
-      (await fx.emu.admin<{ method: string; status: number }[]>("GET", "requests")).some((j) => j.method === "POST" && j.status === 429);
-    while (!(await turnedAway())) await new Promise((r) => setTimeout(r, 20));
+    while (!(await fx.emu.admin<{ faults: { hits: number }[] }>("GET", "faults")).faults[0]?.hits) await new Promise((r) => setTimeout(r, 5));
     const other = await api(fx.emu.url, await token(fx.emu.url, "alice"), "POST", "/apis/oingest-approval/v1/action", {
       action: "Rejected",
       comments: "not ours",
       approval_ids: ["APR-0003", "APR-0004"],
     });
     expect(other.status).toBe(200);
+    await fx.emu.admin("DELETE", "faults");
     const r = await sent;
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ action: "approve", processed_count: 0, status: "no longer pending", recovered: true, settled: false });

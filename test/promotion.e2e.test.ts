@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { fileValidator } from "../src/schema/ajv.js";
 import { api, cli, DEMO_ENV, fleetState, removeDir, startEmu, tempRepo, token, updateBody, type Emu } from "../src/testing/helpers.js";
+import { commitAll } from "../src/testing/git-commit.js";
 
 // Promotion (promote_from) end to end: one emulator in this process serving three tenants (realms
 // sandbox, uat and production under /tenants/<realm>), each the demo tenant as seeded or as the project's
@@ -24,20 +25,7 @@ const CASES =
 
 const run = (args: string[], extra: Record<string, string> = {}) => cli(args, { cwd: repo, env: { ...DEMO_ENV, EMU: emu.url, ...extra } });
 const git = (...args: string[]) => spawnSync("git", ["-c", "user.name=ci", "-c", "user.email=ci@example.com", ...args], { cwd: repo, encoding: "utf8" });
-/** Everything committed, and the commit: one shell for the three gits (each process this large worker
- *  starts costs 10 to 20 ms; the shell's own children do not). */
-const commit = (message: string): string => {
-  const r = spawnSync(
-    "sh",
-    ["-c", 'git add -A && git -c user.name=ci -c user.email=ci@example.com commit --quiet -m "$1" && git rev-parse HEAD', "sh", message],
-    {
-      cwd: repo,
-      encoding: "utf8",
-    },
-  );
-  expect(r.status, r.stderr).toBe(0);
-  return r.stdout.trim();
-};
+const commit = (message: string): string => commitAll(repo, message);
 /** The tenants' state: each realm as seeded or applied. */
 const tenants = (of: Record<string, unknown>) => emu.admin("POST", "reset", { state: fleetState(Object.values(of), Object.keys(of)) });
 /** What was written to one realm's service (the journal of the emulator). */

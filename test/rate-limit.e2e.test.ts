@@ -45,9 +45,12 @@ describe("behind the service's rate limit", () => {
   it("rate_limit in revsync.yaml: apply keeps to it and meets no 429, so no note", async () => {
     const config = join(fx.repo, "revsync.yaml");
     const original = readFileSync(config, "utf8");
-    writeFileSync(config, original.replace("    realm: demo\n", "    realm: demo\n    rate_limit: 20\n"));
+    // A gateway of twice revsync's rate, with room for a burst of ten (revsync's pacing sends at most two
+    // at once, a stall of 0.16 s at most), as 20/s behind 40/s with five had. Not faster: unpaced, its
+    // 55-odd requests (eight at a time, about a second's work in process) must still meet a 429.
+    writeFileSync(config, original.replace("    realm: demo\n", "    realm: demo\n    rate_limit: 50\n"));
     try {
-      await gateway(40, 5);
+      await gateway(100, 10);
       const r = await run(["apply", "--auto-approve"]);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");

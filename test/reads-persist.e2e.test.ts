@@ -4,10 +4,10 @@ import { cli, DEMO_ENV, useEmulatorRepo } from "../src/testing/helpers.js";
 // Reads change nothing, so they persist (503, 502 and dropped connections alike, within the run's time
 // limit), and a read that still fails fails only what it feeds: the plan, drift and apply say what was
 // not read, do the rest, and exit 1; the next run reads it again. Retry waits are capped (tests count
-// sends, not time).
+// sends, not time): here at 1 ms, as each run waits out some ten of them.
 
 const fx = useEmulatorRepo();
-const run = (args: string[]) => cli(args, { cwd: fx.repo, env: DEMO_ENV });
+const run = (args: string[]) => cli(args, { cwd: fx.repo, env: { ...DEMO_ENV, REVSYNC_MAX_RETRY_WAIT_MS: "1" } });
 const SSP = "/policy/ssp";
 
 describe("reads that persist", () => {

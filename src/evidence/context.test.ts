@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { mayBeInGitRepository, workTreeTop } from "../git-work-tree.js";
+import { commitAll } from "../testing/git-commit.js";
 import { changedPolicyFiles, ciContext, gitState, TreeStatus, uncommittedFiles } from "./context.js";
 
 /** The environment of a git on PATH that notes each start (a line in DIR/starts), then runs the real one. */
@@ -31,11 +32,10 @@ describe("the commit of a record", () => {
         not_clean: [{ path: "revsync.yaml", what: "untracked", policy: true }],
         not_clean_total: 1,
       });
-      git("add", "-A");
-      git("-c", "user.email=a@example.com", "-c", "user.name=a", "commit", "-qm", "x");
+      const head = commitAll(dir, "x");
       mkdirSync(join(dir, "evidence"), process.env);
       writeFileSync(join(dir, "evidence", "r.json"), "{}");
-      expect(await gitState(dir, join(dir, "evidence"), process.env)).toEqual({ commit: git("rev-parse", "HEAD"), clean: true });
+      expect(await gitState(dir, join(dir, "evidence"), process.env)).toEqual({ commit: head, clean: true });
       writeFileSync(join(dir, "revsync.yaml"), "version: 1\n# changed\n");
       expect((await gitState(dir, join(dir, "evidence"), process.env)).clean).toBe(false);
       // Bounded: the first 50 paths, the files revsync reads as policy first (no number of other files
@@ -190,11 +190,8 @@ describe("the repository's top folder, read from the file system", () => {
       const layouts: [string, () => void][] = [
         [
           "config.worktree",
-          () => {
-            git(proj, "init", "-q");
-            git(proj, "config", "extensions.worktreeConfig", "true");
-            git(proj, "config", "--worktree", "core.worktree", "../..");
-          },
+          () =>
+            execFileSync("sh", ["-c", "git init -q && git config extensions.worktreeConfig true && git config --worktree core.worktree ../.."], { cwd: proj }),
         ],
         [
           "a section's line",
@@ -236,13 +233,11 @@ describe("one git status for a whole apply", () => {
       const root = join(repo, "revsync");
       mkdirSync(join(root, "policies", "ssp"), { recursive: true });
       const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=a", "-c", "user.email=a@example.com", ...args], { cwd: repo, encoding: "utf8" });
-      git("init", "-q");
       writeFileSync(join(root, "revsync.yaml"), "version: 1\n");
       writeFileSync(join(root, "policies", "ssp", "a.yaml"), "a: 1\n");
       writeFileSync(join(root, "policies", "ssp", "b.yaml"), "b: 1\n");
       writeFileSync(join(repo, ".gitignore"), "*.local.yaml\nbuild/\n");
-      git("add", "-A");
-      git("commit", "-qm", "x");
+      commitAll(repo, "x");
       const paths = ["revsync.yaml", "policies"];
       const answers = async (tree?: TreeStatus) => [
         await gitState(root, join(root, "evidence"), env, paths, tree),

@@ -1,9 +1,9 @@
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { comparedChecksum } from "../promotion/check.js";
+import { commitAll } from "../testing/git-commit.js";
 import { promoteFromAtCommits, promoteFromIn, promotionProblems } from "./promotion.js";
 import type { EvidenceRecord } from "./record.js";
 
@@ -57,14 +57,9 @@ describe("revsync.yaml's promote_from at the commits records name", () => {
   it("reads each commit's revsync.yaml (one git for all); a commit git cannot show, or whose name is no commit's, is left out", async () => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-promote-from-"));
     try {
-      const git = (...args: string[]) =>
-        execFileSync("git", ["-c", "user.name=a", "-c", "user.email=a@example.com", ...args], { cwd: dir, encoding: "utf8" }).trim();
-      git("init", "-q");
       const commit = (text: string): string => {
         writeFileSync(join(dir, "revsync.yaml"), text);
-        git("add", "-A");
-        git("commit", "-qm", "x");
-        return git("rev-parse", "HEAD");
+        return commitAll(dir, "x");
       };
       const a = commit("environments:\n  production: { promote_from: sandbox }\n  sandbox: {}\n");
       const b = commit("environments:\n  production: {}\n");
