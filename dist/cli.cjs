@@ -2049,18 +2049,18 @@ Expecting one of '${allowedValues.join("', '")}'`);
        *
        * @private
        */
-      _prepareUserArgs(argv, parseOptions) {
+      _prepareUserArgs(argv, parseOptions2) {
         if (argv !== void 0 && !Array.isArray(argv)) {
           throw new Error("first parameter to parse must be array or undefined");
         }
-        parseOptions = parseOptions || {};
-        if (argv === void 0 && parseOptions.from === void 0) {
+        parseOptions2 = parseOptions2 || {};
+        if (argv === void 0 && parseOptions2.from === void 0) {
           if (process9.versions?.electron) {
-            parseOptions.from = "electron";
+            parseOptions2.from = "electron";
           }
           const execArgv = process9.execArgv ?? [];
           if (execArgv.includes("-e") || execArgv.includes("--eval") || execArgv.includes("-p") || execArgv.includes("--print")) {
-            parseOptions.from = "eval";
+            parseOptions2.from = "eval";
           }
         }
         if (argv === void 0) {
@@ -2068,7 +2068,7 @@ Expecting one of '${allowedValues.join("', '")}'`);
         }
         this.rawArgs = argv.slice();
         let userArgs;
-        switch (parseOptions.from) {
+        switch (parseOptions2.from) {
           case void 0:
           case "node":
             this._scriptPath = argv[1];
@@ -2090,7 +2090,7 @@ Expecting one of '${allowedValues.join("', '")}'`);
             break;
           default:
             throw new Error(
-              `unexpected parse option { from: '${parseOptions.from}' }`
+              `unexpected parse option { from: '${parseOptions2.from}' }`
             );
         }
         if (!this._name && this._scriptPath)
@@ -2120,9 +2120,9 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {string} [parseOptions.from] - where the args are from: 'node', 'user', 'electron'
        * @return {Command} `this` command for chaining
        */
-      parse(argv, parseOptions) {
+      parse(argv, parseOptions2) {
         this._prepareForParse();
-        const userArgs = this._prepareUserArgs(argv, parseOptions);
+        const userArgs = this._prepareUserArgs(argv, parseOptions2);
         this._parseCommand([], userArgs);
         return this;
       }
@@ -2146,9 +2146,9 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {string} parseOptions.from - where the args are from: 'node', 'user', 'electron'
        * @return {Promise}
        */
-      async parseAsync(argv, parseOptions) {
+      async parseAsync(argv, parseOptions2) {
         this._prepareForParse();
-        const userArgs = this._prepareUserArgs(argv, parseOptions);
+        const userArgs = this._prepareUserArgs(argv, parseOptions2);
         await this._parseCommand([], userArgs);
         return this;
       }
@@ -32918,7 +32918,7 @@ var require_client_h1 = __commonJS({
     var TIMEOUT_HEADERS = 2 | USE_FAST_TIMER;
     var TIMEOUT_BODY = 4 | USE_FAST_TIMER;
     var TIMEOUT_KEEP_ALIVE = 8 | USE_NATIVE_TIMER;
-    var Parser = class {
+    var Parser2 = class {
       /**
          * @param {import('./client.js')} client
          * @param {import('net').Socket} socket
@@ -33399,7 +33399,7 @@ var require_client_h1 = __commonJS({
       socket[kIdleSocketValidation] = 0;
       socket[kIdleSocketValidationTimeout] = null;
       socket[kSocketUsed] = false;
-      socket[kParser] = new Parser(client, socket, llhttpInstance);
+      socket[kParser] = new Parser2(client, socket, llhttpInstance);
       util.addListener(socket, "error", onHttpSocketError);
       util.addListener(socket, "readable", onHttpSocketReadable);
       util.addListener(socket, "end", onHttpSocketEnd);
@@ -45509,7 +45509,7 @@ var require_composer = __commonJS({
       }
       return { comment, afterEmptyLine };
     }
-    var Composer = class {
+    var Composer2 = class {
       constructor(options = {}) {
         this.doc = null;
         this.atDirectives = false;
@@ -45669,7 +45669,7 @@ ${end.comment}` : end.comment;
         }
       }
     };
-    exports2.Composer = Composer;
+    exports2.Composer = Composer2;
   }
 });
 
@@ -46800,7 +46800,7 @@ var require_parser = __commonJS({
         }
       }
     }
-    var Parser = class {
+    var Parser2 = class {
       /**
        * @param onNewLine - If defined, called separately with the start position of
        *   each new line (in `parse()`, including the start of input).
@@ -47573,7 +47573,7 @@ var require_parser = __commonJS({
         }
       }
     };
-    exports2.Parser = Parser;
+    exports2.Parser = Parser2;
   }
 });
 
@@ -47588,13 +47588,13 @@ var require_public_api = __commonJS({
     var identity = require_identity();
     var lineCounter = require_line_counter();
     var parser = require_parser();
-    function parseOptions(options) {
+    function parseOptions2(options) {
       const prettyErrors = options.prettyErrors !== false;
       const lineCounter$1 = options.lineCounter || prettyErrors && new lineCounter.LineCounter() || null;
       return { lineCounter: lineCounter$1, prettyErrors };
     }
-    function parseAllDocuments4(source, options = {}) {
-      const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
+    function parseAllDocuments3(source, options = {}) {
+      const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
       const docs = Array.from(composer$1.compose(parser$1.parse(source)));
@@ -47608,7 +47608,7 @@ var require_public_api = __commonJS({
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
     function parseDocument2(source, options = {}) {
-      const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
+      const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
       let doc = null;
@@ -47668,7 +47668,7 @@ var require_public_api = __commonJS({
       return new Document4.Document(value2, _replacer, options).toString(options);
     }
     exports2.parse = parse3;
-    exports2.parseAllDocuments = parseAllDocuments4;
+    exports2.parseAllDocuments = parseAllDocuments3;
     exports2.parseDocument = parseDocument2;
     exports2.stringify = stringify;
   }
@@ -47808,7 +47808,7 @@ function fileError(action, path, e) {
 function realOf(path, hops = 0) {
   if (hops > 40) throw Object.assign(new Error("too many symbolic links"), { code: "ELOOP" });
   try {
-    return (0, import_node_fs3.realpathSync)(path);
+    return import_node_fs3.realpathSync.native(path);
   } catch (e) {
     if (e.code !== "ENOENT") throw e;
   }
@@ -48466,21 +48466,28 @@ function position(lines, offset) {
   const p = lines.linePos(offset ?? 0);
   return { line: p.line, column: p.col };
 }
-function readYamlFile(absPath, shownPath, diagnostics, vars, inside, keep2) {
+function parseDocs(text4, reads) {
+  let read = reads?.get(text4);
+  if (!read) {
+    const lines = new import_yaml.LineCounter();
+    read = { tokens: Array.from(new import_yaml.Parser(lines.addNewLine).parse(text4)), lines };
+    reads?.set(text4, read);
+  }
+  return { docs: Array.from(new import_yaml.Composer(parseOptions()).compose(read.tokens)), lines: read.lines };
+}
+function readYamlFile(absPath, shownPath, diagnostics, vars, inside, keep2, reads) {
   const at2 = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
   const text4 = readText(absPath, at2, inside);
   if (text4 === void 0) return [];
-  return readYamlText(text4, shownPath, diagnostics, vars, keep2);
+  return readYamlText(text4, shownPath, diagnostics, vars, keep2, reads);
 }
-function readYamlText(text4, shownPath, diagnostics, vars, keep2) {
+function readYamlText(text4, shownPath, diagnostics, vars, keep2, reads) {
   const at2 = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
-  const lines = new import_yaml.LineCounter();
-  const docs = (0, import_yaml.parseAllDocuments)(text4, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, customTags: [], resolveKnownTags: false, strict: true });
-  const list3 = Array.isArray(docs) ? docs : [];
+  const { docs: list3, lines } = parseDocs(text4, reads);
   const out = [];
   const flowVars = anyErrors(list3) ? unquotedFlowVariables(text4) : [];
   list3.forEach((doc, index) => {
@@ -48712,7 +48719,7 @@ function interpolate(doc, lines, vars, file, diagnostics) {
   });
   return { unresolved, envTexts, variables };
 }
-var import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS, itemColumn, opensBlock, inFlow;
+var import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS, parseOptions, itemColumn, opensBlock, inFlow;
 var init_yaml_source = __esm({
   "src/config/yaml-source.ts"() {
     "use strict";
@@ -48724,6 +48731,13 @@ var init_yaml_source = __esm({
     init_words();
     MAX_FILE_BYTES = READ_CAPS.text;
     FORBIDDEN_KEYS = /* @__PURE__ */ new Set(["__proto__", "constructor", "prototype"]);
+    parseOptions = () => ({
+      uniqueKeys: true,
+      prettyErrors: false,
+      customTags: [],
+      resolveKnownTags: false,
+      strict: true
+    });
     itemColumn = (l) => l.indent + (/^(-\s+)+/.exec(l.content)?.[0].length ?? 0);
     opensBlock = (l) => /:$/.test(l.content) || /^-$/.test(l.content);
     inFlow = (l) => (l.content.match(/[[{]/g)?.length ?? 0) > (l.content.match(/[\]}]/g)?.length ?? 0);
@@ -49611,11 +49625,11 @@ function resolveValuesPath(root, policyFile, value2) {
   let real;
   try {
     if ((0, import_node_fs5.statSync)(path).isDirectory()) return { problem: `values ${JSON.stringify(value2)} is a folder: name the CSV file of the batch's values` };
-    real = (0, import_node_fs5.realpathSync)(path);
+    real = import_node_fs5.realpathSync.native(path);
   } catch (e) {
     return { problem: `values file ${JSON.stringify(value2)} cannot be read: ${plainReason(e)}` };
   }
-  const realRoot = (0, import_node_fs5.realpathSync)(root);
+  const realRoot = import_node_fs5.realpathSync.native(root);
   if (real !== realRoot && !real.startsWith(realRoot + import_node_path6.sep))
     return { problem: `values file ${JSON.stringify(value2)} is a link that leads outside the policy repo` };
   return { path };
@@ -58235,7 +58249,7 @@ function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
   ];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return void 0;
-  return { cwd, root, configFile, policiesDir: (0, import_node_path15.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
+  return { cwd, root, configFile, policiesDir: (0, import_node_path15.resolve)(root, config.policies ?? "policies"), config, configDoc: doc, reads: /* @__PURE__ */ new Map() };
 }
 function batchStatusProblems(config, doc, file) {
   const problems = [];
@@ -58478,7 +58492,7 @@ function policyDocs(repo, vars, kinds, diagnostics, environment) {
   for (const abs of listYamlFiles(repo.policiesDir)) {
     const shown4 = (0, import_node_path15.relative)(repo.cwd, abs) || abs;
     const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file: shown4, diagnostics });
-    for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside, keep2)) {
+    for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside, keep2, repo.reads)) {
       const kind = src.value?.kind;
       if (typeof kind === "string" && known.includes(kind)) {
         docs.push({ src, absFile: abs, kind });
@@ -58701,7 +58715,7 @@ function loadTests(repo, vars) {
       contracts.push(...fast.contracts);
       continue;
     }
-    for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside)) {
+    for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside, void 0, repo.reads)) {
       const kind = src.value?.kind;
       if (kind === GUARDRAIL_TEST) continue;
       if (kind !== "SspPolicyTest") {
@@ -61348,7 +61362,7 @@ function loadGuardrailTests(repo) {
   for (const abs of listYamlFiles(dir)) {
     const shown4 = (0, import_node_path21.relative)(repo.cwd, abs) || abs;
     const docs = [];
-    for (const src of readYamlFile(abs, shown4, docs, void 0, inside)) {
+    for (const src of readYamlFile(abs, shown4, docs, void 0, inside, void 0, repo.reads)) {
       if (src.value?.kind !== GUARDRAIL_TEST) continue;
       const problems = schemaDiagnostics(src, "policy/guardrail-test.schema.json");
       diagnostics.push(...problems);
@@ -66062,7 +66076,7 @@ function readWithProgress(core, desired, flags, out, extra) {
   );
 }
 async function makePlan2(repo, env2, core, flags, out, opts) {
-  const desired = desiredState(repo, env2, out, flags);
+  const desired = opts.promotion?.here ?? desiredState(repo, env2, out, flags);
   const tests = opts.impact || opts.guardrails?.setup.needsTests ? loadTests(repo, varsFor(env2, envOf(flags))) : void 0;
   const broken = tests?.diagnostics.some((d) => d.severity === "error") ?? false;
   if (tests && broken) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
@@ -69591,7 +69605,7 @@ async function warnUncommitted(run2, plan) {
 }
 async function planToApply(run2) {
   if (run2.saved) await warnUncommitted(run2, run2.saved);
-  const plan = run2.saved ? checkAgainstGit(run2.saved, run2.w.desiredState(run2.repo, run2.env), run2.w.kinds) : checkPayloads(
+  const plan = run2.saved ? checkAgainstGit(run2.saved, run2.promotion?.here ?? run2.w.desiredState(run2.repo, run2.env), run2.w.kinds) : checkPayloads(
     await run2.w.makePlan(run2.repo, run2.env, run2.core, { ...guardrailsOpt(run2), ...run2.promotion ? { promotion: run2.promotion } : {} }),
     run2.w.kinds
   );
@@ -70385,7 +70399,7 @@ function gitFileAs(file, text4, vars, repo, environment, kinds) {
   const dropped = /* @__PURE__ */ new Set();
   const scopedLists = (fileKind) => kinds.find((k2) => k2.fileKind === fileKind)?.scopedLists ?? [];
   const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file, diagnostics: [], keepPlaces: true, dropped });
-  for (const src of readYamlText(text4, file, [], vars, keep2)) if (!src.unresolved?.size) values2[src.index] = src.value;
+  for (const src of readYamlText(text4, file, [], vars, keep2, repo.reads)) if (!src.unresolved?.size) values2[src.index] = src.value;
   return { file, text: text4, values: values2, outOfScope: dropped };
 }
 function gitFiles(dir, vars, inside, unreadable, at2) {

@@ -60,7 +60,9 @@ export async function makePlan(
   out: Output,
   opts: { impact: boolean; applies?: boolean; guardrails?: { setup: GuardrailSetup; judging: Judging }; promotion?: PromotionSource },
 ): Promise<Plan> {
-  const desired = desiredState(repo, env, out, flags);
+  // With promote_from, git's state as this environment reads it was read as the source was opened, in
+  // this run: the plan is made from those same documents (the promotion check compares with them).
+  const desired = opts.promotion?.here ?? desiredState(repo, env, out, flags);
   // A rule that reads the contracts' allocation shift needs the tests, whether or not the impact is shown.
   const tests = opts.impact || opts.guardrails?.setup.needsTests ? loadTests(repo, varsFor(env, envOf(flags))) : undefined;
   const broken = tests?.diagnostics.some((d) => d.severity === "error") ?? false;

@@ -37,11 +37,11 @@ export function resolveValuesPath(root: string, policyFile: string, value: strin
   try {
     // Follows links: a folder, a link that leads nowhere or round in a loop is said here, at values:.
     if (statSync(path).isDirectory()) return { problem: `values ${JSON.stringify(value)} is a folder: name the CSV file of the batch's values` };
-    real = realpathSync(path);
+    real = realpathSync.native(path);
   } catch (e) {
     return { problem: `values file ${JSON.stringify(value)} cannot be read: ${plainReason(e)}` };
   }
-  const realRoot = realpathSync(root);
+  const realRoot = realpathSync.native(root);
   if (real !== realRoot && !real.startsWith(realRoot + sep))
     return { problem: `values file ${JSON.stringify(value)} is a link that leads outside the policy repo` };
   return { path };

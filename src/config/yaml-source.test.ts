@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Diagnostic } from "./diagnostics.js";
-import { indentationSlip, readYamlText } from "./yaml-source.js";
+import { indentationSlip, readYamlText, type SourceDoc, type YamlReads } from "./yaml-source.js";
 
 const problems = (text: string): string[] => {
   const d: Diagnostic[] = [];
@@ -23,5 +23,40 @@ describe("an indentation slip is said at its line, once", () => {
     expect(problems(fine)).toEqual([]);
     expect(indentationSlip(fine, 3)).toBeUndefined();
     expect(problems("a: [1, 2\nb: 3\n")[0]).toMatch(/^\d+:\d+ YAML syntax: /);
+  });
+});
+
+describe("a text read again in one command (YamlReads)", () => {
+  const vars = { vars: { region: "eu" }, env: {} };
+  const read = (text: string, reads?: YamlReads, v: typeof vars | undefined = vars): { docs: SourceDoc[]; said: string[] } => {
+    const d: Diagnostic[] = [];
+    const docs = readYamlText(text, "f.yaml", d, v, undefined, reads);
+    return { docs, said: d.map((x) => `${x.line}:${x.column} ${x.message}`) };
+  };
+  const seen = (r: { docs: SourceDoc[]; said: string[] }): unknown => [
+    r.docs.map((s) => [s.index, s.value, s.doc.toString(), [...(s.unresolved ?? [])]]),
+    r.said,
+  ];
+
+  it("reads as a first read does, each read with documents of its own; an edited text is read anew", () => {
+    const texts = [
+      "kind: A\nname: ${region}-x\nn: 1.5\n---\nkind: B\nm: ${nope}\n",
+      "a: 1\n  b: 2\n",
+      "n: 123456789012345678\n__proto__: 1\n",
+      "x: !!binary aGk=\n",
+    ];
+    const reads: YamlReads = new Map();
+    for (const text of texts) {
+      const alone = seen(read(text));
+      const first = read(text, reads);
+      const again = read(text, reads);
+      expect(seen(first)).toEqual(alone);
+      expect(seen(again)).toEqual(alone);
+      if (first.docs[0]) expect(again.docs[0]?.doc).not.toBe(first.docs[0].doc);
+    }
+    expect(reads.size).toBe(texts.length);
+    // Filled with other vars (another environment), the same text reads with them, not the first read's.
+    expect(read(texts[0] as string, reads, { vars: { region: "us" }, env: {} }).docs[0]?.value).toMatchObject({ name: "us-x" });
+    expect(read("kind: A\nname: ${region}-y\n", reads).docs[0]?.value).toMatchObject({ name: "eu-y" });
   });
 });

@@ -1,4 +1,19 @@
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Document, type Node } from "yaml";
+import {
+  Composer,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  Parser,
+  visit,
+  type CST,
+  type Document,
+  type DocumentOptions,
+  type Node,
+  type ParseOptions,
+  type SchemaOptions,
+} from "yaml";
 import type { Diagnostic } from "./diagnostics.js";
 import { FileRefused, READ_CAPS, readFailure, readUserFileBytes, type PathWords } from "../user-files.js";
 import { interpolateString, variableWords, type VarSource } from "./interpolate.js";
@@ -41,6 +56,37 @@ type At = (line: number, column: number, message: string) => void;
  *  of this environment's variables. */
 export type KeepDoc = (doc: Document.Parsed, lines: LineCounter, index: number) => boolean;
 
+/** The texts one command has read, each as the parser's tokens and its lines (the repo's: Repo.reads).
+ *  A text read again in the same command (the same file for another environment, a promotion's source
+ *  and target, the policy tests and the guardrail tests of one folder) is composed into documents from
+ *  its tokens, not lexed and parsed again: lexing and parsing are some three quarters of a parse.
+ *  Keyed by the exact text, never by a path: a file edited meanwhile is another text, and read as such.
+ *  Each read composes documents of its own, which it may change (KeepDoc, ${VAR}); the tokens are only
+ *  read. */
+export type YamlReads = Map<string, { tokens: CST.Token[]; lines: LineCounter }>;
+
+// resolveKnownTags: false, so that !!binary, !!set, !!timestamp and the like are tags like any other
+// (refused, named as written) instead of turning a value into bytes, a set or a date.
+const parseOptions = (): ParseOptions & DocumentOptions & SchemaOptions => ({
+  uniqueKeys: true,
+  prettyErrors: false,
+  customTags: [],
+  resolveKnownTags: false,
+  strict: true,
+});
+
+/** The documents of a text, and its lines: as yaml's parseAllDocuments reads them, from the tokens
+ *  `reads` holds of the same text when it holds them. */
+function parseDocs(text: string, reads?: YamlReads): { docs: Document.Parsed[]; lines: LineCounter } {
+  let read = reads?.get(text);
+  if (!read) {
+    const lines = new LineCounter();
+    read = { tokens: Array.from(new Parser(lines.addNewLine).parse(text)), lines };
+    reads?.set(text, read);
+  }
+  return { docs: Array.from(new Composer(parseOptions()).compose(read.tokens)), lines: read.lines };
+}
+
 /** Reads one YAML file defensively: a regular file only, size cap, strict UTF-8, no unknown tags, no
  *  prototype keys, bounded alias expansion; `inside`: the folder it must really lie in (a policy or
  *  policy test file: the policy repo, links followed). Every problem becomes a diagnostic; nothing throws. */
@@ -51,25 +97,22 @@ export function readYamlFile(
   vars?: VarSource,
   inside?: { folder: string; words?: PathWords },
   keep?: KeepDoc,
+  reads?: YamlReads,
 ): SourceDoc[] {
   const at: At = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
   const text = readText(absPath, at, inside);
   if (text === undefined) return [];
-  return readYamlText(text, shownPath, diagnostics, vars, keep);
+  return readYamlText(text, shownPath, diagnostics, vars, keep, reads);
 }
 
 /** readYamlFile of a text already read (export reads the files it is about to change this way). */
-export function readYamlText(text: string, shownPath: string, diagnostics: Diagnostic[], vars?: VarSource, keep?: KeepDoc): SourceDoc[] {
+export function readYamlText(text: string, shownPath: string, diagnostics: Diagnostic[], vars?: VarSource, keep?: KeepDoc, reads?: YamlReads): SourceDoc[] {
   const at: At = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
-  const lines = new LineCounter();
-  // resolveKnownTags: false, so that !!binary, !!set, !!timestamp and the like are tags like any other
-  // (refused, named as written) instead of turning a value into bytes, a set or a date.
-  const docs = parseAllDocuments(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, customTags: [], resolveKnownTags: false, strict: true });
-  const list = Array.isArray(docs) ? docs : [];
+  const { docs: list, lines } = parseDocs(text, reads);
   const out: SourceDoc[] = [];
   const flowVars = anyErrors(list) ? unquotedFlowVariables(text) : [];
   list.forEach((doc, index) => {

@@ -207,7 +207,7 @@ async function planToApply(run: Run): Promise<PayloadsChecked> {
   // Said before a saved plan is held to git (the files may be why it is refused), after a new plan is made.
   if (run.saved) await warnUncommitted(run, run.saved);
   const plan = run.saved
-    ? checkAgainstGit(run.saved, run.w.desiredState(run.repo, run.env), run.w.kinds)
+    ? checkAgainstGit(run.saved, run.promotion?.here ?? run.w.desiredState(run.repo, run.env), run.w.kinds)
     : checkPayloads(
         await run.w.makePlan(run.repo, run.env, run.core, { ...guardrailsOpt(run), ...(run.promotion ? { promotion: run.promotion } : {}) }),
         run.w.kinds,
