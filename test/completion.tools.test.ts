@@ -83,7 +83,7 @@ describe("revsync completion", () => {
         return `COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; COMPREPLY=(); _revsync; printf '%s\\n' "\${COMPREPLY[@]}"; echo --`;
       })
       .join("\n");
-    const r = spawnSync("bash", ["-c", `source '${scripts.bash}'\n${probe}`], { cwd: dir, encoding: "utf8" });
+    const r = spawnSync("bash", ["--norc", "-c", `source '${scripts.bash}'\n${probe}`], { cwd: dir, encoding: "utf8" });
     expect(r.stderr).toBe("");
     const answers = r.stdout
       .split("--\n")

@@ -33,7 +33,7 @@ afterAll(() => {
 
 function run(cmd: string, env: Record<string, string>): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn("bash", ["-c", cmd], { cwd: work, env });
+    const child = spawn("bash", ["--norc", "-c", cmd], { cwd: work, env });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.on("data", (d: Buffer) => (out += d.toString()));
@@ -45,7 +45,7 @@ function startBackground(cmd: string, env: Record<string, string>): Promise<stri
   return new Promise((resolve, reject) => {
     // The real npx, not the shim: the quick start's first command is resolved as a user's would be.
     const realEnv = { ...env, PATH: env.PATH?.split(":").slice(1).join(":") ?? "" };
-    const child = spawn("bash", ["-c", `exec ${cmd} --port 0`], { cwd: work, env: realEnv, detached: true });
+    const child = spawn("bash", ["--norc", "-c", `exec ${cmd} --port 0`], { cwd: work, env: realEnv, detached: true });
     background.push(child);
     let out = "";
     const onData = (d: Buffer): void => {

@@ -165,7 +165,7 @@ describe("schemas/ for standard tools", () => {
         .split(":")
         .filter((p) => !p.endsWith(join("node_modules", ".bin")))
         .join(":");
-      const r = spawnSync("bash", ["-c", commands[0] ?? ""], { cwd: dir, encoding: "utf8", env: { ...process.env, PATH } });
+      const r = spawnSync("bash", ["--norc", "-c", commands[0] ?? ""], { cwd: dir, encoding: "utf8", env: { ...process.env, PATH } });
       expect({ code: r.status, said: `${r.stdout}${r.stderr}` }).toEqual({ code: 0, said: "policies/tenant-configuration.yaml valid\n" });
     } finally {
       removeDir(dir);

@@ -61,7 +61,7 @@ const INSTALL = /\bnpm (ci|install)\b/;
 /** Async on purpose: the emulator answers from this same process. */
 function sh(script: string, env: Record<string, string>, cwd = work): Promise<{ code: number; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-e", "-c", script], { cwd, env });
+    const child = spawn("bash", ["--norc", "-e", "-c", script], { cwd, env });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.on("data", (d: Buffer) => (out += d.toString()));

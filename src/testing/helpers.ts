@@ -443,7 +443,7 @@ export async function api(url: string, tok: string, method: string, path: string
  *  npx, and npm start through npm. */
 export function npxShim(): string {
   const dir = mkdtempSync(join(tmpdir(), "revsync-npx-"));
-  const real = execFileSync("bash", ["-c", "command -v npx"], { encoding: "utf8" }).trim();
+  const real = execFileSync("bash", ["--norc", "-c", "command -v npx"], { encoding: "utf8" }).trim();
   writeFileSync(
     join(dir, "npx"),
     [
