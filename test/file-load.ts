@@ -21,6 +21,15 @@ export function noteFileLoad(root: string, file: string, load: FileLoad): void {
   appendFileSync(join(dir, `${process.pid}.jsonl`), `${JSON.stringify(line)}\n`);
 }
 
+/** A file's figures as a record holds them, when they are figures: finite, the CPU not below 0, the
+ *  wall time above it (anything else in a record is not used). */
+const loadOf = (v: unknown): FileLoad | undefined => {
+  const { cpu, wall } = (v ?? {}) as Partial<Record<keyof FileLoad, unknown>>;
+  return typeof cpu === "number" && typeof wall === "number" && Number.isFinite(cpu) && Number.isFinite(wall) && cpu >= 0 && wall > 0
+    ? { cpu, wall }
+    : undefined;
+};
+
 /** The figures of every file recorded so far (the lines of the runs since folded in), or an empty map. */
 export function foldFileLoads(root: string): Map<string, FileLoad> {
   const dir = loadDir(root);
@@ -28,14 +37,18 @@ export function foldFileLoads(root: string): Map<string, FileLoad> {
   const loads = new Map<string, FileLoad>();
   try {
     if (existsSync(lastPath))
-      for (const [file, load] of Object.entries(JSON.parse(readFileSync(lastPath, "utf8")) as Record<string, FileLoad>)) loads.set(file, load);
+      for (const [file, v] of Object.entries(JSON.parse(readFileSync(lastPath, "utf8")) as Record<string, unknown>)) {
+        const load = loadOf(v);
+        if (load) loads.set(file, load);
+      }
     const runDir = join(dir, "run");
     if (!existsSync(runDir)) return loads;
     for (const name of readdirSync(runDir))
       for (const line of readFileSync(join(runDir, name), "utf8").split("\n"))
         if (line.trim()) {
-          const { file, cpu, wall } = JSON.parse(line) as FileLoad & { file: string };
-          if (typeof file === "string" && cpu >= 0 && wall > 0) loads.set(file, { cpu, wall });
+          const { file, ...figures } = JSON.parse(line) as { file?: unknown };
+          const load = loadOf(figures);
+          if (typeof file === "string" && load) loads.set(file, load);
         }
     writeFileSync(lastPath, JSON.stringify(Object.fromEntries(loads)));
     rmSync(runDir, { recursive: true, force: true });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -44,6 +44,28 @@ describe("the order of test files", () => {
       rmSync(join(loadDir(root), "last.json"));
       noteFileLoad(root, "x", { cpu: 1, wall: 1 });
       expect(foldFileLoads(root).size).toBe(2);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("uses only figures from a record: an entry that is not a file's CPU and wall time is left out", () => {
+    const root = mkdtempSync(join(tmpdir(), "revsync-load-"));
+    try {
+      mkdirSync(loadDir(root), { recursive: true });
+      const bad = { a: null, b: "fast", c: { cpu: -1, wall: 2 }, d: { cpu: 1, wall: 0 }, e: { cpu: "1", wall: 2 }, f: { cpu: 1 }, g: [1, 2] };
+      writeFileSync(join(loadDir(root), "last.json"), JSON.stringify({ ...bad, ok: { cpu: 1, wall: 2 } }));
+      expect(foldFileLoads(root)).toEqual(new Map([["ok", { cpu: 1, wall: 2 }]]));
+      // Lines of a run: the same rule.
+      mkdirSync(join(loadDir(root), "run"));
+      writeFileSync(
+        join(loadDir(root), "run", "1.jsonl"),
+        `${JSON.stringify({ file: "x", cpu: null, wall: 1 })}\n${JSON.stringify({ file: "y", cpu: 1, wall: 3 })}\n`,
+      );
+      expect([...foldFileLoads(root).keys()].sort()).toEqual(["ok", "y"]);
+      // A record that is not an object of files: started again.
+      writeFileSync(join(loadDir(root), "last.json"), "null");
+      expect(foldFileLoads(root)).toEqual(new Map());
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
