@@ -2498,11 +2498,11 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @private
        */
       _parseCommand(operands, unknown) {
-        const parsed = this.parseOptions(unknown);
+        const parsed2 = this.parseOptions(unknown);
         this._parseOptionsEnv();
         this._parseOptionsImplied();
-        operands = operands.concat(parsed.operands);
-        unknown = parsed.unknown;
+        operands = operands.concat(parsed2.operands);
+        unknown = parsed2.unknown;
         this.args = operands.concat(unknown);
         if (operands && this._findCommand(operands[0])) {
           return this._dispatchSubcommand(operands[0], operands.slice(1), unknown);
@@ -2521,12 +2521,12 @@ Expecting one of '${allowedValues.join("', '")}'`);
         if (this.commands.length && this.args.length === 0 && !this._actionHandler && !this._defaultCommandName) {
           this.help({ error: true });
         }
-        this._outputHelpIfRequested(parsed.unknown);
+        this._outputHelpIfRequested(parsed2.unknown);
         this._checkForMissingMandatoryOptions();
         this._checkForConflictingOptions();
         const checkForUnknownOptions = () => {
-          if (parsed.unknown.length > 0) {
-            this.unknownOption(parsed.unknown[0]);
+          if (parsed2.unknown.length > 0) {
+            this.unknownOption(parsed2.unknown[0]);
           }
         };
         const commandEvent = `command:${this.name()}`;
@@ -25870,9 +25870,9 @@ function lost(answer3, req, fail) {
 }
 function readBody(text4) {
   try {
-    const parsed = text4 === "" ? void 0 : parseJson(text4);
-    const body = parsed?.value;
-    return { body, json: true, marked: parsed?.inexact ? parsed.marked : () => body };
+    const parsed2 = text4 === "" ? void 0 : parseJson(text4);
+    const body = parsed2?.value;
+    return { body, json: true, marked: parsed2?.inexact ? parsed2.marked : () => body };
   } catch {
     return { body: text4, json: false, marked: () => text4 };
   }
@@ -32655,9 +32655,9 @@ Content-Type: ${value2.type || "application/octet-stream"}\r
             if (mimeType !== null) {
               switch (mimeType.essence) {
                 case "multipart/form-data": {
-                  const parsed = multipartFormDataParser(value2, mimeType);
+                  const parsed2 = multipartFormDataParser(value2, mimeType);
                   const fd = new FormData();
-                  setFormDataState(fd, parsed);
+                  setFormDataState(fd, parsed2);
                   return fd;
                 }
                 case "application/x-www-form-urlencoded": {
@@ -36615,11 +36615,11 @@ var require_env_http_proxy_agent = __commonJS({
           if (!entry) {
             continue;
           }
-          const parsed = entry.match(/^(.+):(\d+)$/);
+          const parsed2 = entry.match(/^(.+):(\d+)$/);
           noProxyEntries.push({
             // strip leading dot or asterisk with dot
-            hostname: (parsed ? parsed[1] : entry).replace(/^\*?\./, "").toLowerCase(),
-            port: parsed ? Number.parseInt(parsed[2], 10) : 0
+            hostname: (parsed2 ? parsed2[1] : entry).replace(/^\*?\./, "").toLowerCase(),
+            port: parsed2 ? Number.parseInt(parsed2[2], 10) : 0
           });
         }
         this.#noProxyValue = noProxyValue;
@@ -48466,28 +48466,42 @@ function position(lines, offset) {
   const p = lines.linePos(offset ?? 0);
   return { line: p.line, column: p.col };
 }
-function parseDocs(text4, reads) {
-  let read = reads?.get(text4);
-  if (!read) {
-    const lines = new import_yaml.LineCounter();
-    read = { tokens: Array.from(new import_yaml.Parser(lines.addNewLine).parse(text4)), lines };
-    reads?.set(text4, read);
+function tokensOf(text4) {
+  let read = parsed.get(text4);
+  if (read) {
+    parsed.delete(text4);
+    parsed.set(text4, read);
+    return read;
   }
+  const lines = new import_yaml.LineCounter();
+  read = { tokens: Array.from(new import_yaml.Parser(lines.addNewLine).parse(text4)), lines };
+  if (text4.length > KEPT_CHARS) return read;
+  parsed.set(text4, read);
+  parsedChars += text4.length;
+  for (const old of parsed.keys()) {
+    if (parsedChars <= KEPT_CHARS) break;
+    parsed.delete(old);
+    parsedChars -= old.length;
+  }
+  return read;
+}
+function parseDocs(text4) {
+  const read = tokensOf(text4);
   return { docs: Array.from(new import_yaml.Composer(parseOptions()).compose(read.tokens)), lines: read.lines };
 }
-function readYamlFile(absPath, shownPath, diagnostics, vars, inside, keep2, reads) {
+function readYamlFile(absPath, shownPath, diagnostics, vars, inside, keep2) {
   const at2 = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
   const text4 = readText(absPath, at2, inside);
   if (text4 === void 0) return [];
-  return readYamlText(text4, shownPath, diagnostics, vars, keep2, reads);
+  return readYamlText(text4, shownPath, diagnostics, vars, keep2);
 }
-function readYamlText(text4, shownPath, diagnostics, vars, keep2, reads) {
+function readYamlText(text4, shownPath, diagnostics, vars, keep2) {
   const at2 = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
-  const { docs: list3, lines } = parseDocs(text4, reads);
+  const { docs: list3, lines } = parseDocs(text4);
   const out = [];
   const flowVars = anyErrors(list3) ? unquotedFlowVariables(text4) : [];
   list3.forEach((doc, index) => {
@@ -48719,7 +48733,7 @@ function interpolate(doc, lines, vars, file, diagnostics) {
   });
   return { unresolved, envTexts, variables };
 }
-var import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS, parseOptions, itemColumn, opensBlock, inFlow;
+var import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS, parsed, parsedChars, KEPT_CHARS, parseOptions, itemColumn, opensBlock, inFlow;
 var init_yaml_source = __esm({
   "src/config/yaml-source.ts"() {
     "use strict";
@@ -48731,6 +48745,9 @@ var init_yaml_source = __esm({
     init_words();
     MAX_FILE_BYTES = READ_CAPS.text;
     FORBIDDEN_KEYS = /* @__PURE__ */ new Set(["__proto__", "constructor", "prototype"]);
+    parsed = /* @__PURE__ */ new Map();
+    parsedChars = 0;
+    KEPT_CHARS = 4 * 1024 * 1024;
     parseOptions = () => ({
       uniqueKeys: true,
       prettyErrors: false,
@@ -48907,7 +48924,7 @@ function namingVariables(src, d) {
   const from = d.pointer === void 0 || d.rule === "unknown-field" ? void 0 : src.variables?.get(d.pointer);
   return from ? { ...d, message: `${d.message} (${from.words})`, variables: from.names } : d;
 }
-function runRules(root, docs, kinds, parsed = /* @__PURE__ */ new Map()) {
+function runRules(root, docs, kinds, parsed2 = /* @__PURE__ */ new Map()) {
   const out = [];
   const emit = (doc, pointer2, message, opts) => {
     const p = at(doc.src, pointer2, opts?.key);
@@ -48938,7 +48955,7 @@ function runRules(root, docs, kinds, parsed = /* @__PURE__ */ new Map()) {
     );
   }
   duplicateNames(docs, emit);
-  const ctx = { root, emit, extra: out, parsed };
+  const ctx = { root, emit, extra: out, parsed: parsed2 };
   for (const k2 of kinds)
     k2.rules?.(
       docs.filter((d) => d.kind === k2.fileKind),
@@ -50387,7 +50404,7 @@ function formulaExpressionParses(docs, emit) {
     }
   }
 }
-function batchRules(docs, { root, emit, extra, parsed }) {
+function batchRules(docs, { root, emit, extra, parsed: parsed2 }) {
   for (const d of docs) {
     const batches = d.src.value.batches;
     if (!Array.isArray(batches)) continue;
@@ -50426,10 +50443,10 @@ function batchRules(docs, { root, emit, extra, parsed }) {
         emit(d, `/batches/${i}/values`, problem2 ?? "values file not found", { rule: "batch-values" });
         return;
       }
-      let values2 = parsed.get(path);
+      let values2 = parsed2.get(path);
       if (!values2) {
         values2 = readValuesCsv(path, (0, import_node_path8.normalize)((0, import_node_path8.join)((0, import_node_path8.dirname)(d.src.file), b2.values)));
-        parsed.set(path, values2);
+        parsed2.set(path, values2);
         extra.push(...values2.diagnostics);
       }
     });
@@ -56789,15 +56806,15 @@ function loadStateFile(path) {
     if (e.code === "ENOENT") return void 0;
     throw e;
   }
-  let parsed;
+  let parsed2;
   try {
-    parsed = JSON.parse(text4);
+    parsed2 = JSON.parse(text4);
   } catch (e) {
     throw new Error(`it is not JSON (${e.message})`);
   }
-  const problem2 = checkState(parsed);
+  const problem2 = checkState(parsed2);
   if (problem2) throw new Error(`it is not an emulator state: ${problem2}`);
-  return parsed;
+  return parsed2;
 }
 function saveStateFile(path, state) {
   writeFileAtomic(path, JSON.stringify(state), 384);
@@ -56891,10 +56908,10 @@ function faults(host, method, body) {
     return new Reply(200, { status: "cleared" });
   }
   if (method !== "POST") return void 0;
-  const parsed = parseFaults(body());
-  if (typeof parsed === "string") throw new EmuError(400, parsed);
-  host.expireTokens(parsed.faults);
-  host.faults.set(parsed.faults, parsed.seed, parsed.replace);
+  const parsed2 = parseFaults(body());
+  if (typeof parsed2 === "string") throw new EmuError(400, parsed2);
+  host.expireTokens(parsed2.faults);
+  host.faults.set(parsed2.faults, parsed2.seed, parsed2.replace);
   host.release();
   return new Reply(200, { faults: host.faults.list() });
 }
@@ -58249,7 +58266,7 @@ function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
   ];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return void 0;
-  return { cwd, root, configFile, policiesDir: (0, import_node_path15.resolve)(root, config.policies ?? "policies"), config, configDoc: doc, reads: /* @__PURE__ */ new Map() };
+  return { cwd, root, configFile, policiesDir: (0, import_node_path15.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
 }
 function batchStatusProblems(config, doc, file) {
   const problems = [];
@@ -58492,7 +58509,7 @@ function policyDocs(repo, vars, kinds, diagnostics, environment) {
   for (const abs of listYamlFiles(repo.policiesDir)) {
     const shown4 = (0, import_node_path15.relative)(repo.cwd, abs) || abs;
     const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file: shown4, diagnostics });
-    for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside, keep2, repo.reads)) {
+    for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside, keep2)) {
       const kind = src.value?.kind;
       if (typeof kind === "string" && known.includes(kind)) {
         docs.push({ src, absFile: abs, kind });
@@ -58522,14 +58539,14 @@ function loadPolicies(repo, vars, kinds, environment) {
     return { desired, diagnostics, docs: [] };
   }
   const docs = policyDocs(repo, vars, kinds, diagnostics, environment);
-  const parsed = /* @__PURE__ */ new Map();
-  diagnostics.push(...runRules(repo.root, docs, kinds, parsed));
+  const parsed2 = /* @__PURE__ */ new Map();
+  diagnostics.push(...runRules(repo.root, docs, kinds, parsed2));
   const failed2 = new Set(diagnostics.filter((d) => d.severity === "error").map((d) => d.file));
   const byFile = new Map(kinds.map((k2) => [k2.fileKind, k2]));
   for (const d of docs) {
     const kind = byFile.get(d.kind);
     if (!kind || failed2.has(d.src.file)) continue;
-    desired.get(kind.name)?.push(kind.entry(d, { cwd: repo.cwd, parsed }));
+    desired.get(kind.name)?.push(kind.entry(d, { cwd: repo.cwd, parsed: parsed2 }));
   }
   return { desired, diagnostics: sortDiagnostics(diagnostics), docs };
 }
@@ -58715,7 +58732,7 @@ function loadTests(repo, vars) {
       contracts.push(...fast.contracts);
       continue;
     }
-    for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside, void 0, repo.reads)) {
+    for (const src of readYamlFile(abs, shown4, diagnostics, vars, inside)) {
       const kind = src.value?.kind;
       if (kind === GUARDRAIL_TEST) continue;
       if (kind !== "SspPolicyTest") {
@@ -61362,7 +61379,7 @@ function loadGuardrailTests(repo) {
   for (const abs of listYamlFiles(dir)) {
     const shown4 = (0, import_node_path21.relative)(repo.cwd, abs) || abs;
     const docs = [];
-    for (const src of readYamlFile(abs, shown4, docs, void 0, inside, void 0, repo.reads)) {
+    for (const src of readYamlFile(abs, shown4, docs, void 0, inside)) {
       if (src.value?.kind !== GUARDRAIL_TEST) continue;
       const problems = schemaDiagnostics(src, "policy/guardrail-test.schema.json");
       diagnostics.push(...problems);
@@ -70399,7 +70416,7 @@ function gitFileAs(file, text4, vars, repo, environment, kinds) {
   const dropped = /* @__PURE__ */ new Set();
   const scopedLists = (fileKind) => kinds.find((k2) => k2.fileKind === fileKind)?.scopedLists ?? [];
   const keep2 = keepInScope({ environment, known: environmentNames(repo), scopedLists, file, diagnostics: [], keepPlaces: true, dropped });
-  for (const src of readYamlText(text4, file, [], vars, keep2, repo.reads)) if (!src.unresolved?.size) values2[src.index] = src.value;
+  for (const src of readYamlText(text4, file, [], vars, keep2)) if (!src.unresolved?.size) values2[src.index] = src.value;
   return { file, text: text4, values: values2, outOfScope: dropped };
 }
 function gitFiles(dir, vars, inside, unreadable, at2) {
@@ -70779,13 +70796,13 @@ function rewrite(original, docs, edits) {
   return sameJson(meaning3(text4), meaning3(whole)) ? text4 : whole;
 }
 function readGit(git, kinds) {
-  const parsed = /* @__PURE__ */ new Map();
+  const parsed2 = /* @__PURE__ */ new Map();
   const where2 = /* @__PURE__ */ new Map();
   const broken = /* @__PURE__ */ new Map();
   for (const g2 of git) {
     const docs = (0, import_yaml10.parseAllDocuments)(g2.text);
     if (!Array.isArray(docs)) continue;
-    parsed.set(g2.file, docs);
+    parsed2.set(g2.file, docs);
     const err = docs.flatMap((d) => d.errors)[0];
     if (err) {
       const pos = err.linePos?.[0] ?? { line: 1, col: 1 };
@@ -70800,7 +70817,7 @@ function readGit(git, kinds) {
       if (!where2.has(k2)) where2.set(k2, { file: g2, index });
     });
   }
-  return { parsed, where: where2, broken };
+  return { parsed: parsed2, where: where2, broken };
 }
 function valuesNamedIn(git, kinds = KINDS) {
   const named4 = /* @__PURE__ */ new Set();

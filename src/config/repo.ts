@@ -10,7 +10,7 @@ import { runRules, type FileKind, type ParsedValuesByPath, type PolicyDoc } from
 import { andList } from "../words.js";
 import { listYamlFiles } from "./walk.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
-import { readYamlFile, type SourceDoc, type YamlReads } from "./yaml-source.js";
+import { readYamlFile, type SourceDoc } from "./yaml-source.js";
 import { keepInScope } from "./scope.js";
 import { promotionProblems } from "./promotion.js";
 import { serviceChoices, type ServiceChoices } from "../api/service-choices.js";
@@ -26,9 +26,6 @@ export interface Repo {
   policiesDir: string;
   config: RevsyncConfig;
   configDoc: SourceDoc;
-  /** The YAML texts this command has read (yaml-source.ts, YamlReads): a file read again in it, for
-   *  another environment or by another loader, is not parsed again. One repo is opened per command. */
-  reads?: YamlReads;
 }
 
 export interface ResolvedEnv {
@@ -113,7 +110,7 @@ export function loadRepo(configFile: string, diagnostics: Diagnostic[], cwd = pr
   ];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return undefined;
-  return { cwd, root, configFile, policiesDir: resolve(root, config.policies ?? "policies"), config, configDoc: doc, reads: new Map() };
+  return { cwd, root, configFile, policiesDir: resolve(root, config.policies ?? "policies"), config, configDoc: doc };
 }
 
 /** An environment's service.batch_status must give each of revsync's three statuses its own text: a
@@ -434,7 +431,7 @@ function policyDocs(repo: Repo, vars: VarSource, kinds: readonly FileKind[], dia
   for (const abs of listYamlFiles(repo.policiesDir)) {
     const shown = relative(repo.cwd, abs) || abs;
     const keep = keepInScope({ environment, known: environmentNames(repo), scopedLists, file: shown, diagnostics });
-    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside, keep, repo.reads)) {
+    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside, keep)) {
       const kind = (src.value as { kind?: unknown } | null)?.kind;
       if (typeof kind === "string" && known.includes(kind)) {
         docs.push({ src, absFile: abs, kind });

@@ -212,7 +212,7 @@ export function loadTests(repo: Repo, vars: VarSource): { cases: TestCase[]; con
       contracts.push(...fast.contracts);
       continue;
     }
-    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside, undefined, repo.reads)) {
+    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside)) {
       const kind = (src.value as { kind?: unknown } | null)?.kind;
       // A guardrail test is read by the guardrails (revsync test runs both kinds).
       if (kind === GUARDRAIL_TEST) continue;

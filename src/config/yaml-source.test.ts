@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Diagnostic } from "./diagnostics.js";
-import { indentationSlip, readYamlText, type SourceDoc, type YamlReads } from "./yaml-source.js";
+import { indentationSlip, keptParsed, readYamlText, type SourceDoc } from "./yaml-source.js";
 
 const problems = (text: string): string[] => {
   const d: Diagnostic[] = [];
@@ -26,11 +26,11 @@ describe("an indentation slip is said at its line, once", () => {
   });
 });
 
-describe("a text read again in one command (YamlReads)", () => {
+describe("a text read again: composed from the tokens the process keeps", () => {
   const vars = { vars: { region: "eu" }, env: {} };
-  const read = (text: string, reads?: YamlReads, v: typeof vars | undefined = vars): { docs: SourceDoc[]; said: string[] } => {
+  const read = (text: string, v: typeof vars | undefined = vars): { docs: SourceDoc[]; said: string[] } => {
     const d: Diagnostic[] = [];
-    const docs = readYamlText(text, "f.yaml", d, v, undefined, reads);
+    const docs = readYamlText(text, "f.yaml", d, v);
     return { docs, said: d.map((x) => `${x.line}:${x.column} ${x.message}`) };
   };
   const seen = (r: { docs: SourceDoc[]; said: string[] }): unknown => [
@@ -45,18 +45,40 @@ describe("a text read again in one command (YamlReads)", () => {
       "n: 123456789012345678\n__proto__: 1\n",
       "x: !!binary aGk=\n",
     ];
-    const reads: YamlReads = new Map();
     for (const text of texts) {
-      const alone = seen(read(text));
-      const first = read(text, reads);
-      const again = read(text, reads);
-      expect(seen(first)).toEqual(alone);
-      expect(seen(again)).toEqual(alone);
+      const first = read(text);
+      const shown = seen(first);
+      expect(keptParsed(text)).toBe(true);
+      // A read that changes its documents (as KeepDoc and ${VAR} do) leaves the next read as the first.
+      first.docs[0]?.doc.set("kind", "changed");
+      const again = read(text);
+      expect(seen(again)).toEqual(shown);
       if (first.docs[0]) expect(again.docs[0]?.doc).not.toBe(first.docs[0].doc);
     }
-    expect(reads.size).toBe(texts.length);
     // Filled with other vars (another environment), the same text reads with them, not the first read's.
-    expect(read(texts[0] as string, reads, { vars: { region: "us" }, env: {} }).docs[0]?.value).toMatchObject({ name: "us-x" });
-    expect(read("kind: A\nname: ${region}-y\n", reads).docs[0]?.value).toMatchObject({ name: "eu-y" });
+    expect(read(texts[0] as string, { vars: { region: "us" }, env: {} }).docs[0]?.value).toMatchObject({ name: "us-x" });
+    expect(read("kind: A\nname: ${region}-y\n").docs[0]?.value).toMatchObject({ name: "eu-y" });
+  });
+
+  it("keeps a bounded amount of text: the texts read longest ago go first; a text over the bound is never kept", () => {
+    const { limit } = keptParsed();
+    // A text of exactly n characters (a comment: it has no documents).
+    const fill = (n: number, c = "x"): string => `# ${c.repeat(n - 3)}\n`;
+    read(fill(limit));
+    expect(keptParsed().chars).toBe(limit);
+    read("kept: first\n");
+    expect(keptParsed(fill(limit))).toBe(false);
+    read("kept: second\n");
+    read("kept: first\n");
+    read(fill(limit - keptParsed().chars, "y"));
+    expect(keptParsed().chars).toBe(limit);
+    read("kept: third\n");
+    // The one read longest ago is second: first was read again after it.
+    expect(keptParsed("kept: second\n")).toBe(false);
+    expect(["kept: first\n", "kept: third\n"].map((text) => keptParsed(text))).toEqual([true, true]);
+    expect(keptParsed().chars).toBeLessThanOrEqual(limit);
+    const over = `${fill(limit, "z")}n: 1\n`;
+    expect(read(over).docs[0]?.value).toEqual({ n: 1 });
+    expect(["kept: first\n", "kept: third\n", over].map((text) => keptParsed(text))).toEqual([true, true, false]);
   });
 });

@@ -56,14 +56,45 @@ type At = (line: number, column: number, message: string) => void;
  *  of this environment's variables. */
 export type KeepDoc = (doc: Document.Parsed, lines: LineCounter, index: number) => boolean;
 
-/** The texts one command has read, each as the parser's tokens and its lines (the repo's: Repo.reads).
- *  A text read again in the same command (the same file for another environment, a promotion's source
- *  and target, the policy tests and the guardrail tests of one folder) is composed into documents from
- *  its tokens, not lexed and parsed again: lexing and parsing are some three quarters of a parse.
- *  Keyed by the exact text, never by a path: a file edited meanwhile is another text, and read as such.
- *  Each read composes documents of its own, which it may change (KeepDoc, ${VAR}); the tokens are only
- *  read. */
-export type YamlReads = Map<string, { tokens: CST.Token[]; lines: LineCounter }>;
+/** The texts this process has parsed, each as the parser's tokens and its lines, the one read last at
+ *  the end. A text read again (the same file for another environment, a promotion's source and target,
+ *  the policy tests and the guardrail tests of one folder, the next command of a long-lived process) is
+ *  composed into documents from its tokens, not lexed and parsed again: lexing and parsing are some three
+ *  quarters of a parse. Keyed by the exact text, never by a path: a file edited meanwhile is another text,
+ *  and read as such. Each read composes documents of its own, which it may change (KeepDoc, ${VAR}); the
+ *  tokens are only read. Bounded (KEPT_CHARS of text): past that, the texts read longest ago go first
+ *  (docs/decisions.md, "A text is parsed once a process"). */
+const parsed = new Map<string, { tokens: CST.Token[]; lines: LineCounter }>();
+let parsedChars = 0;
+const KEPT_CHARS = 4 * 1024 * 1024;
+
+/** Whether the process keeps `text` parsed; without one, how many characters of text it keeps, and its
+ *  bound (for tests). */
+export function keptParsed(text: string): boolean;
+export function keptParsed(): { chars: number; limit: number };
+export function keptParsed(text?: string): boolean | { chars: number; limit: number } {
+  return text === undefined ? { chars: parsedChars, limit: KEPT_CHARS } : parsed.has(text);
+}
+
+function tokensOf(text: string): { tokens: CST.Token[]; lines: LineCounter } {
+  let read = parsed.get(text);
+  if (read) {
+    parsed.delete(text);
+    parsed.set(text, read);
+    return read;
+  }
+  const lines = new LineCounter();
+  read = { tokens: Array.from(new Parser(lines.addNewLine).parse(text)), lines };
+  if (text.length > KEPT_CHARS) return read;
+  parsed.set(text, read);
+  parsedChars += text.length;
+  for (const old of parsed.keys()) {
+    if (parsedChars <= KEPT_CHARS) break;
+    parsed.delete(old);
+    parsedChars -= old.length;
+  }
+  return read;
+}
 
 // resolveKnownTags: false, so that !!binary, !!set, !!timestamp and the like are tags like any other
 // (refused, named as written) instead of turning a value into bytes, a set or a date.
@@ -75,15 +106,10 @@ const parseOptions = (): ParseOptions & DocumentOptions & SchemaOptions => ({
   strict: true,
 });
 
-/** The documents of a text, and its lines: as yaml's parseAllDocuments reads them, from the tokens
- *  `reads` holds of the same text when it holds them. */
-function parseDocs(text: string, reads?: YamlReads): { docs: Document.Parsed[]; lines: LineCounter } {
-  let read = reads?.get(text);
-  if (!read) {
-    const lines = new LineCounter();
-    read = { tokens: Array.from(new Parser(lines.addNewLine).parse(text)), lines };
-    reads?.set(text, read);
-  }
+/** The documents of a text, and its lines: as yaml's parseAllDocuments reads them, from the tokens this
+ *  process keeps of the same text when it keeps them. */
+function parseDocs(text: string): { docs: Document.Parsed[]; lines: LineCounter } {
+  const read = tokensOf(text);
   return { docs: Array.from(new Composer(parseOptions()).compose(read.tokens)), lines: read.lines };
 }
 
@@ -97,22 +123,21 @@ export function readYamlFile(
   vars?: VarSource,
   inside?: { folder: string; words?: PathWords },
   keep?: KeepDoc,
-  reads?: YamlReads,
 ): SourceDoc[] {
   const at: At = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
   const text = readText(absPath, at, inside);
   if (text === undefined) return [];
-  return readYamlText(text, shownPath, diagnostics, vars, keep, reads);
+  return readYamlText(text, shownPath, diagnostics, vars, keep);
 }
 
 /** readYamlFile of a text already read (export reads the files it is about to change this way). */
-export function readYamlText(text: string, shownPath: string, diagnostics: Diagnostic[], vars?: VarSource, keep?: KeepDoc, reads?: YamlReads): SourceDoc[] {
+export function readYamlText(text: string, shownPath: string, diagnostics: Diagnostic[], vars?: VarSource, keep?: KeepDoc): SourceDoc[] {
   const at: At = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
-  const { docs: list, lines } = parseDocs(text, reads);
+  const { docs: list, lines } = parseDocs(text);
   const out: SourceDoc[] = [];
   const flowVars = anyErrors(list) ? unquotedFlowVariables(text) : [];
   list.forEach((doc, index) => {

@@ -71,7 +71,7 @@ export function gitFileAs(file: string, text: string, vars: VarSource, repo: Rep
   const dropped = new Set<number>();
   const scopedLists = (fileKind: string): readonly string[] => kinds.find((k) => k.fileKind === fileKind)?.scopedLists ?? [];
   const keep = keepInScope({ environment, known: environmentNames(repo), scopedLists, file, diagnostics: [], keepPlaces: true, dropped });
-  for (const src of readYamlText(text, file, [], vars, keep, repo.reads)) if (!src.unresolved?.size) values[src.index] = src.value;
+  for (const src of readYamlText(text, file, [], vars, keep)) if (!src.unresolved?.size) values[src.index] = src.value;
   return { file, text, values, outOfScope: dropped };
 }
 

@@ -49,7 +49,7 @@ export function loadGuardrailTests(repo: Repo): { tests: GuardrailTest[]; diagno
   for (const abs of listYamlFiles(dir)) {
     const shown = relative(repo.cwd, abs) || abs;
     const docs: Diagnostic[] = [];
-    for (const src of readYamlFile(abs, shown, docs, undefined, inside, undefined, repo.reads)) {
+    for (const src of readYamlFile(abs, shown, docs, undefined, inside)) {
       if ((src.value as { kind?: unknown } | null)?.kind !== GUARDRAIL_TEST) continue;
       const problems = schemaDiagnostics(src, "policy/guardrail-test.schema.json");
       diagnostics.push(...problems);
