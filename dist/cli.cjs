@@ -48747,7 +48747,7 @@ var init_yaml_source = __esm({
     FORBIDDEN_KEYS = /* @__PURE__ */ new Set(["__proto__", "constructor", "prototype"]);
     parsed = /* @__PURE__ */ new Map();
     parsedChars = 0;
-    KEPT_CHARS = 4 * 1024 * 1024;
+    KEPT_CHARS = 1024 * 1024;
     parseOptions = () => ({
       uniqueKeys: true,
       prettyErrors: false,

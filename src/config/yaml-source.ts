@@ -66,7 +66,7 @@ export type KeepDoc = (doc: Document.Parsed, lines: LineCounter, index: number) 
  *  (docs/decisions.md, "A text is parsed once a process"). */
 const parsed = new Map<string, { tokens: CST.Token[]; lines: LineCounter }>();
 let parsedChars = 0;
-const KEPT_CHARS = 4 * 1024 * 1024;
+const KEPT_CHARS = 1024 * 1024;
 
 /** Whether the process keeps `text` parsed; without one, how many characters of text it keeps, and its
  *  bound (for tests). */
