@@ -48761,7 +48761,7 @@ var init_yaml_source = __esm({
     parsed = /* @__PURE__ */ new Map();
     parsedChars = 0;
     parsedParts = 0;
-    KEPT_CHARS = 4 * 1024 * 1024;
+    KEPT_CHARS = 1024 * 1024;
     KEPT_PARTS = 256 * 1024;
     parseOptions = () => ({
       uniqueKeys: true,

@@ -69,7 +69,7 @@ export type KeepDoc = (doc: Document.Parsed, lines: LineCounter, index: number) 
 const parsed = new Map<string, { tokens: CST.Token[]; lines: LineCounter; parts: number }>();
 let parsedChars = 0;
 let parsedParts = 0;
-const KEPT_CHARS = 4 * 1024 * 1024;
+const KEPT_CHARS = 1024 * 1024;
 const KEPT_PARTS = 256 * 1024;
 
 /** Whether the process keeps `text` parsed; without one, how many characters of text and parts of tokens
