@@ -48474,16 +48474,29 @@ function tokensOf(text4) {
     return read;
   }
   const lines = new import_yaml.LineCounter();
-  read = { tokens: Array.from(new import_yaml.Parser(lines.addNewLine).parse(text4)), lines };
-  if (text4.length > KEPT_CHARS) return read;
+  const tokens = Array.from(new import_yaml.Parser(lines.addNewLine).parse(text4));
+  read = { tokens, lines, parts: partsOf(tokens) };
+  if (text4.length > KEPT_CHARS || read.parts > KEPT_PARTS) return read;
   parsed.set(text4, read);
   parsedChars += text4.length;
-  for (const old of parsed.keys()) {
-    if (parsedChars <= KEPT_CHARS) break;
+  parsedParts += read.parts;
+  for (const [old, kept] of parsed) {
+    if (parsedChars <= KEPT_CHARS && parsedParts <= KEPT_PARTS) break;
     parsed.delete(old);
     parsedChars -= old.length;
+    parsedParts -= kept.parts;
   }
   return read;
+}
+function partsOf(tokens) {
+  let parts = 0;
+  const todo = [...tokens];
+  for (let next = todo.pop(); next !== void 0; next = todo.pop()) {
+    parts++;
+    const values2 = Array.isArray(next) ? next : Object.values(next);
+    for (const v2 of values2) if (v2 !== null && typeof v2 === "object") todo.push(v2);
+  }
+  return parts;
 }
 function parseDocs(text4) {
   const read = tokensOf(text4);
@@ -48733,7 +48746,7 @@ function interpolate(doc, lines, vars, file, diagnostics) {
   });
   return { unresolved, envTexts, variables };
 }
-var import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS, parsed, parsedChars, KEPT_CHARS, parseOptions, itemColumn, opensBlock, inFlow;
+var import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS, parsed, parsedChars, parsedParts, KEPT_CHARS, KEPT_PARTS, parseOptions, itemColumn, opensBlock, inFlow;
 var init_yaml_source = __esm({
   "src/config/yaml-source.ts"() {
     "use strict";
@@ -48747,7 +48760,9 @@ var init_yaml_source = __esm({
     FORBIDDEN_KEYS = /* @__PURE__ */ new Set(["__proto__", "constructor", "prototype"]);
     parsed = /* @__PURE__ */ new Map();
     parsedChars = 0;
+    parsedParts = 0;
     KEPT_CHARS = 1024 * 1024;
+    KEPT_PARTS = 256 * 1024;
     parseOptions = () => ({
       uniqueKeys: true,
       prettyErrors: false,

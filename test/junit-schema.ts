@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { validateXML } from "xmllint-wasm";
 import { ROOT } from "../src/testing/helpers.js";
@@ -26,20 +27,27 @@ export async function junitProblemsOf(reports: string[]): Promise<string[][]> {
     }
     return own;
   });
-  const fileName = (i: number): string => `report-${i}.xml`;
+  // A name no report can write (xmllint quotes a report's text, which could read "report-1.xml: …").
+  const tag = randomUUID();
+  const names = reports.map((_, i) => `report-${tag}-${i}.xml`);
   const result = await validateXML({
-    xml: reports.map((contents, i) => ({ fileName: fileName(i), contents })),
+    xml: reports.map((contents, i) => ({ fileName: names[i] as string, contents })),
     schema: [{ fileName: "junit.xsd", contents: XSD }],
   });
-  // Each of xmllint's messages starts with the file it is about, and may go on over lines of its own (the
-  // text at fault); "X fails to validate" only sums up the messages before it. A message about none of
-  // them (the schema's own) is every report's problem.
+  // xmllint checks the reports in turn: each of its messages starts with the report it is about and may
+  // go on over lines of its own (the text at fault), and each report it could read ends with "X validates"
+  // or "X fails to validate". One that validates has no problem (what xmllint said of it were warnings),
+  // as checked alone. A message before any report's (the schema's own) is every report's problem.
+  const said: string[][] = reports.map(() => []);
+  const common: string[] = [];
   let at = -1;
-  for (const e of result.errors) {
-    const i = reports.findIndex((_, k) => e.rawMessage.startsWith(`${fileName(k)}:`) || e.rawMessage.startsWith(`${fileName(k)} `));
+  for (const line of result.rawOutput ? result.rawOutput.replace(/\n$/, "").split("\n") : []) {
+    const i = names.findIndex((n) => line.startsWith(`${n}:`) || line.startsWith(`${n} `));
     if (i !== -1) at = i;
-    if (i !== -1 && e.rawMessage === `${fileName(i)} fails to validate`) continue;
-    for (const [k, own] of problems.entries()) if (at === -1 || at === k) own.push(e.rawMessage.replace(fileName(k), "report.xml"));
+    if (i !== -1 && line === `${names[i]} validates`) said[i] = [];
+    else if (i === -1 || line !== `${names[i]} fails to validate`)
+      (said[at] ?? common).push(at === -1 ? line : line.replace(names[at] as string, "report.xml"));
   }
+  for (const [k, own] of problems.entries()) own.push(...common, ...(said[k] ?? []));
   return problems;
 }

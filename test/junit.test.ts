@@ -77,4 +77,20 @@ describe("JUnit", () => {
     // Checked one by one, a report's problems are the same.
     expect(await junitProblems(good.replace("/>", "><oops/></testcase>"))).toEqual(unknown);
   });
+
+  it("checked together, each report's problems are its own: none taken from the others, none lent to them", async () => {
+    const good = junitXml("t", [{ name: "s", cases: [{ classname: "c", name: "n", seconds: 0 }] }]);
+    const [warned, unknown, echoing, fine] = await junitProblemsOf([
+      // xmllint warns of the version and the schema accepts the report: alone, it has no problem.
+      good.replace('version="1.0"', 'version="1.7"'),
+      good.replace("/>", "><oops/></testcase>"),
+      // Not well-formed: xmllint quotes the line at fault, which reads like a message about the next report.
+      good.replace("</testsuite>", "</testsuite>\nreport-3.xml:9: made up <\n"),
+      good,
+    ]);
+    expect(warned).toEqual([]);
+    expect(unknown).toEqual([expect.stringMatching(/^report\.xml:4: .*Element 'oops'/)]);
+    expect(echoing).toEqual([expect.stringMatching(/^report\.xml:6: parser error/), "report-3.xml:9: made up <", expect.stringMatching(/^ +\^$/)]);
+    expect(fine).toEqual([]);
+  });
 });

@@ -81,4 +81,15 @@ describe("a text read again: composed from the tokens the process keeps", () => 
     expect(read(over).docs[0]?.value).toEqual({ n: 1 });
     expect(["kept: first\n", "kept: third\n", over].map((text) => keptParsed(text))).toEqual([true, true, false]);
   });
+
+  it("keeps a bounded amount of the parser's tokens, not only of text: a text of few characters and many tokens is not kept", () => {
+    const { partLimit } = keptParsed();
+    // Parts of 100 to 150 bytes: what is kept takes at most some 40 MB.
+    expect(partLimit * 150).toBeLessThanOrEqual(40 * 2 ** 20);
+    // Lines of an empty comment: two parts of tokens (of 100 to 150 bytes each) for two characters.
+    const dense = "#\n".repeat(partLimit / 2 + 1);
+    expect(read(dense).docs).toEqual([]);
+    expect(keptParsed(dense)).toBe(false);
+    expect(keptParsed().parts).toBeLessThanOrEqual(partLimit);
+  });
 });

@@ -62,18 +62,22 @@ export type KeepDoc = (doc: Document.Parsed, lines: LineCounter, index: number) 
  *  composed into documents from its tokens, not lexed and parsed again: lexing and parsing are some three
  *  quarters of a parse. Keyed by the exact text, never by a path: a file edited meanwhile is another text,
  *  and read as such. Each read composes documents of its own, which it may change (KeepDoc, ${VAR}); the
- *  tokens are only read. Bounded (KEPT_CHARS of text): past that, the texts read longest ago go first
- *  (docs/decisions.md, "A text is parsed once a process"). */
-const parsed = new Map<string, { tokens: CST.Token[]; lines: LineCounter }>();
+ *  tokens are only read. Bounded twice, past either the texts read longest ago go first: KEPT_CHARS of
+ *  text, and KEPT_PARTS of tokens (the objects and arrays of the parser's tokens, some 100 to 150 bytes
+ *  each), as a text's characters do not bound them: a policy file makes some 0.5 parts a character, a
+ *  long flow list of short items 2.5 (docs/decisions.md, "A text is parsed once a process"). */
+const parsed = new Map<string, { tokens: CST.Token[]; lines: LineCounter; parts: number }>();
 let parsedChars = 0;
+let parsedParts = 0;
 const KEPT_CHARS = 1024 * 1024;
+const KEPT_PARTS = 256 * 1024;
 
-/** Whether the process keeps `text` parsed; without one, how many characters of text it keeps, and its
- *  bound (for tests). */
+/** Whether the process keeps `text` parsed; without one, how many characters of text and parts of tokens
+ *  it keeps, and their bounds (for tests). */
 export function keptParsed(text: string): boolean;
-export function keptParsed(): { chars: number; limit: number };
-export function keptParsed(text?: string): boolean | { chars: number; limit: number } {
-  return text === undefined ? { chars: parsedChars, limit: KEPT_CHARS } : parsed.has(text);
+export function keptParsed(): { chars: number; limit: number; parts: number; partLimit: number };
+export function keptParsed(text?: string): boolean | { chars: number; limit: number; parts: number; partLimit: number } {
+  return text === undefined ? { chars: parsedChars, limit: KEPT_CHARS, parts: parsedParts, partLimit: KEPT_PARTS } : parsed.has(text);
 }
 
 function tokensOf(text: string): { tokens: CST.Token[]; lines: LineCounter } {
@@ -84,16 +88,32 @@ function tokensOf(text: string): { tokens: CST.Token[]; lines: LineCounter } {
     return read;
   }
   const lines = new LineCounter();
-  read = { tokens: Array.from(new Parser(lines.addNewLine).parse(text)), lines };
-  if (text.length > KEPT_CHARS) return read;
+  const tokens = Array.from(new Parser(lines.addNewLine).parse(text));
+  read = { tokens, lines, parts: partsOf(tokens) };
+  if (text.length > KEPT_CHARS || read.parts > KEPT_PARTS) return read;
   parsed.set(text, read);
   parsedChars += text.length;
-  for (const old of parsed.keys()) {
-    if (parsedChars <= KEPT_CHARS) break;
+  parsedParts += read.parts;
+  for (const [old, kept] of parsed) {
+    if (parsedChars <= KEPT_CHARS && parsedParts <= KEPT_PARTS) break;
     parsed.delete(old);
     parsedChars -= old.length;
+    parsedParts -= kept.parts;
   }
   return read;
+}
+
+/** The objects and arrays the parser's tokens are made of: what keeping them costs. A loop, not recursion:
+ *  tokens nest as deep as the text does. */
+function partsOf(tokens: readonly CST.Token[]): number {
+  let parts = 0;
+  const todo: object[] = [...tokens];
+  for (let next = todo.pop(); next !== undefined; next = todo.pop()) {
+    parts++;
+    const values: unknown[] = Array.isArray(next) ? next : Object.values(next);
+    for (const v of values) if (v !== null && typeof v === "object") todo.push(v);
+  }
+  return parts;
 }
 
 // resolveKnownTags: false, so that !!binary, !!set, !!timestamp and the like are tags like any other
