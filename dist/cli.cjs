@@ -48502,6 +48502,17 @@ function parseDocs(text4) {
   const read = tokensOf(text4);
   return { docs: Array.from(new import_yaml.Composer(parseOptions()).compose(read.tokens)), lines: read.lines };
 }
+function aliasAt(doc, name) {
+  let offset;
+  (0, import_yaml.visit)(doc, {
+    Alias(_2, node) {
+      if (node.source !== name) return void 0;
+      offset = node.range?.[0];
+      return import_yaml.visit.BREAK;
+    }
+  });
+  return offset;
+}
 function readYamlFile(absPath, shownPath, diagnostics, vars, inside, keep2) {
   const at2 = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
@@ -48530,7 +48541,11 @@ function readYamlText(text4, shownPath, diagnostics, vars, keep2) {
       value2 = doc.toJS({ maxAliasCount: 50 });
     } catch (e) {
       const msg = e.message;
-      at2(1, 1, /alias/i.test(msg) ? "too many YAML aliases (a possible alias bomb): expand them by hand" : `YAML: ${msg}`);
+      const unresolved = /^Unresolved alias .*: (.*)$/.exec(msg)?.[1];
+      if (unresolved !== void 0) {
+        const p = position(lines, aliasAt(doc, unresolved));
+        at2(p.line, p.column, `*${unresolved} names no anchor set before it: write &${unresolved} on the value it stands for, above it`);
+      } else at2(1, 1, /alias/i.test(msg) ? "too many YAML aliases (a possible alias bomb): expand them by hand" : `YAML: ${msg}`);
       return;
     }
     out.push({ file: shownPath, index, doc, lines, value: value2, ...filled, ...inexact.size ? { inexact } : {} });

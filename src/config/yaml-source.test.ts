@@ -26,6 +26,15 @@ describe("an indentation slip is said at its line, once", () => {
   });
 });
 
+describe("an alias", () => {
+  it("that names no anchor set before it is said at its place; too many are a possible alias bomb", () => {
+    expect(problems("- &a [1]\n- *a\n- *b\n")).toEqual(["3:3 *b names no anchor set before it: write &b on the value it stands for, above it"]);
+    expect(problems("x: *later\ny: &later 1\n")).toEqual(["1:4 *later names no anchor set before it: write &later on the value it stands for, above it"]);
+    const bomb = `a: &a [x, x]\n${Array.from({ length: 60 }, (_, i) => `k${i}: *a`).join("\n")}\n`;
+    expect(problems(bomb)).toEqual(["1:1 too many YAML aliases (a possible alias bomb): expand them by hand"]);
+  });
+});
+
 describe("a text read again: composed from the tokens the process keeps", () => {
   const vars = { vars: { region: "eu" }, env: {} };
   const read = (text: string, v: typeof vars | undefined = vars): { docs: SourceDoc[]; said: string[] } => {

@@ -133,6 +133,19 @@ function parseDocs(text: string): { docs: Document.Parsed[]; lines: LineCounter 
   return { docs: Array.from(new Composer(parseOptions()).compose(read.tokens)), lines: read.lines };
 }
 
+/** Where the first alias `*name` of a document stands (its offset), for a problem with it. */
+function aliasAt(doc: Document.Parsed, name: string): number | undefined {
+  let offset: number | undefined;
+  visit(doc, {
+    Alias(_, node) {
+      if (node.source !== name) return undefined;
+      offset = node.range?.[0];
+      return visit.BREAK;
+    },
+  });
+  return offset;
+}
+
 /** Reads one YAML file defensively: a regular file only, size cap, strict UTF-8, no unknown tags, no
  *  prototype keys, bounded alias expansion; `inside`: the folder it must really lie in (a policy or
  *  policy test file: the policy repo, links followed). Every problem becomes a diagnostic; nothing throws. */
@@ -175,7 +188,11 @@ export function readYamlText(text: string, shownPath: string, diagnostics: Diagn
       value = doc.toJS({ maxAliasCount: 50 });
     } catch (e) {
       const msg = (e as Error).message;
-      at(1, 1, /alias/i.test(msg) ? "too many YAML aliases (a possible alias bomb): expand them by hand" : `YAML: ${msg}`);
+      const unresolved = /^Unresolved alias .*: (.*)$/.exec(msg)?.[1];
+      if (unresolved !== undefined) {
+        const p = position(lines, aliasAt(doc, unresolved));
+        at(p.line, p.column, `*${unresolved} names no anchor set before it: write &${unresolved} on the value it stands for, above it`);
+      } else at(1, 1, /alias/i.test(msg) ? "too many YAML aliases (a possible alias bomb): expand them by hand" : `YAML: ${msg}`);
       return;
     }
     out.push({ file: shownPath, index, doc, lines, value, ...filled, ...(inexact.size ? { inexact } : {}) });
